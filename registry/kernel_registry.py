@@ -1,0 +1,249 @@
+"""Kernel classes and their registry: TF's REGISTER_KERNEL_BUILDER and kernel selection."""
+
+import threading
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from registry import memory
+from registry.errors import AlreadyExistsError, InternalError, InvalidArgumentError, NotFoundError
+from registry.op_def import format_attr_value
+
+DEVICE_PREFERENCE = ("GPU", "CPU")   # unpinned nodes prefer earlier device types
+
+
+@dataclass(frozen=True)
+class KernelDef:
+    """One registration: which op, device and attr values a kernel class serves."""
+
+    op: str
+    device_type: str
+    kernel_class: type
+    type_constraints: dict = field(default_factory=dict)
+    attr_constraints: dict = field(default_factory=dict)
+    host_memory: tuple = ()
+    priority: int = 0
+    label: str = ""
+
+    def matches(self, attrs):
+        for constraints in (self.type_constraints, self.attr_constraints):
+            for name, allowed in constraints.items():
+                value = attrs.get(name)
+                if isinstance(value, list):
+                    if not all(v in allowed for v in value):
+                        return False
+                elif value not in allowed:
+                    return False
+        return True
+
+    def summary(self):
+        text = f"  device='{self.device_type}'"
+        if self.label:
+            text += f"; label='{self.label}'"
+        for constraints in (self.type_constraints, self.attr_constraints):
+            for name, allowed in constraints.items():
+                text += f"; {name} in {format_attr_value(list(allowed))}"
+        if self.priority:
+            text += f"; priority={self.priority}"
+        return text
+
+
+_lock = threading.Lock()
+_kernels = {}     # (op, device_type, label) -> [KernelDef]
+
+
+def _could_overlap(a, b):
+    """True when some attr values would match both registrations."""
+    for mine, theirs in ((a.type_constraints, b.type_constraints),
+                         (a.attr_constraints, b.attr_constraints)):
+        for name in mine.keys() & theirs.keys():
+            if not set(mine[name]) & set(theirs[name]):
+                return False
+    return True
+
+
+def register_kernel(op, device="CPU", type_constraints=None, attr_constraints=None,
+                    host_memory=(), priority=0, label=""):
+    """Class decorator registering an OpKernel subclass for `op` on `device`.
+
+    `type_constraints`/`attr_constraints` map attr names to allowed values; `host_memory`
+    names inputs that stay NumPy arrays on any device. A registration that would match the
+    same node at the same priority as an existing one is refused.
+    """
+    from registry.dtypes import as_dtype
+
+    types = {k: tuple(as_dtype(t) for t in v) for k, v in (type_constraints or {}).items()}
+    others = {k: tuple(v) for k, v in (attr_constraints or {}).items()}
+
+    def decorate(cls):
+        if not (isinstance(cls, type) and issubclass(cls, OpKernel)):
+            raise TypeError(f"register_kernel expects an OpKernel subclass, got {cls!r}")
+        kdef = KernelDef(op, device, cls, types, others, tuple(host_memory), priority, label)
+        with _lock:
+            existing = _kernels.setdefault((op, device, label), [])
+            for other in existing:
+                if other.priority == priority and _could_overlap(other, kdef):
+                    raise AlreadyExistsError(
+                        f"Multiple OpKernel registrations match NodeDef at the same priority "
+                        f"'{priority}': '{other.kernel_class.__name__}' and '{cls.__name__}' "
+                        f"for op {op} on {device}")
+            existing.append(kdef)
+        return cls
+
+    return decorate
+
+
+def deregister_kernels(op):
+    """Removes every kernel of `op` (for tests and interactive redefinition)."""
+    with _lock:
+        for key in [k for k in _kernels if k[0] == op]:
+            del _kernels[key]
+
+
+def registered_kernels(op=None):
+    """All KernelDefs, or those of one op."""
+    return [k for key, defs in sorted(_kernels.items()) if op is None or key[0] == op for k in defs]
+
+
+def kernels_registered_for_op(op):
+    """TF's listing of the kernels registered for `op`, one per line."""
+    defs = registered_kernels(op)
+    if not defs:
+        return "  <no registered kernels>\n"
+    return "".join(k.summary() + "\n" for k in defs)
+
+
+def find_kernel(op_type, device_type, attrs, label="", node_name=None):
+    """The highest-priority KernelDef matching the node's attrs, or NotFoundError."""
+    candidates = _kernels.get((op_type, device_type, label), ())
+    best = None
+    for kdef in candidates:
+        if kdef.matches(attrs) and (best is None or kdef.priority > best.priority):
+            best = kdef
+    if best is not None:
+        return best
+    node = f"{{{{node {node_name}}}}}" if node_name else f"{{{{node {op_type}}}}}"
+    message = (f"No registered '{op_type}' OpKernel for '{device_type}' devices compatible "
+               f"with node {node}")
+    if candidates:
+        requested = ", ".join(f"{k}={format_attr_value(v)}" for k, v in sorted(attrs.items())
+                              if not k.startswith("_") and not _is_bulky(v))
+        message += ("\n\t (OpKernel was found, but attributes didn't match) Requested "
+                    f"Attributes: {requested}")
+    message += f"\n\t.  Registered:{kernels_registered_for_op(op_type)}"
+    raise NotFoundError(message.rstrip("\n"))
+
+
+def _is_bulky(value):
+    return isinstance(value, np.ndarray)
+
+
+def supported_device_types(op_type, attrs, label=""):
+    """Device types with a matching kernel, most preferred first (priority, then GPU > CPU)."""
+    found = []
+    for (op, device, lab), defs in list(_kernels.items()):
+        if op == op_type and lab == label:
+            matching = [k.priority for k in defs if k.matches(attrs)]
+            if matching:
+                found.append((device, max(matching)))
+    rank = {d: i for i, d in enumerate(DEVICE_PREFERENCE)}
+    found.sort(key=lambda dp: (-dp[1], rank.get(dp[0], len(rank))))
+    return [d for d, _ in found]
+
+
+# ----------------------------------------------------------------------------- kernel API
+
+class OpKernelConstruction:
+    """What a kernel's constructor sees, once per node: attrs, dtypes, device."""
+
+    def __init__(self, op_def, node_name, attrs, input_dtypes, output_dtypes, device_type="CPU",
+                 xp=np, device_name=None):
+        self.op_def = op_def
+        self.op_type = op_def.name
+        self.node_name = node_name
+        self.attrs = attrs
+        self.input_dtypes = list(input_dtypes)
+        self.output_dtypes = list(output_dtypes)
+        self.device_type = device_type
+        self.device_name = device_name or f"/device:{device_type}:0"
+        self.xp = xp
+        self.np_output_dtypes = [d.np_dtype for d in self.output_dtypes]
+
+    def get_attr(self, name):
+        try:
+            return self.attrs[name]
+        except KeyError:
+            raise InvalidArgumentError(
+                f"No attr named '{name}' in NodeDef {self.node_name} ({self.op_type})") from None
+
+    def has_attr(self, name):
+        return name in self.attrs
+
+
+class OpKernelContext:
+    """What `compute` sees, once per run: the input arrays; it collects the outputs."""
+
+    __slots__ = ("construction", "inputs", "outputs")
+
+    def __init__(self, construction, inputs):
+        self.construction = construction
+        self.inputs = inputs
+        self.outputs = [None] * len(construction.output_dtypes)
+
+    def input(self, i):
+        return self.inputs[i]
+
+    @property
+    def num_inputs(self):
+        return len(self.inputs)
+
+    @property
+    def xp(self):
+        return self.construction.xp
+
+    @property
+    def device_type(self):
+        return self.construction.device_type
+
+    @property
+    def node_name(self):
+        return self.construction.node_name
+
+    @property
+    def op_type(self):
+        return self.construction.op_type
+
+    def output_dtype(self, i):
+        return self.construction.output_dtypes[i]
+
+    def set_output(self, i, value):
+        """Sets output `i`; 0-d results become arrays, the dtype must be the declared one."""
+        xp = self.construction.xp
+        if not isinstance(value, xp.ndarray):
+            value = xp.asarray(value)
+        expected = self.construction.np_output_dtypes[i]
+        if value.dtype != expected:
+            raise InternalError(
+                f"Kernel for {self.construction.op_type} produced output {i} of dtype "
+                f"{value.dtype}, expected {expected}")
+        self.outputs[i] = value
+
+    def check_allocation(self, shape, dtype):
+        """ResourceExhaustedError/InvalidArgumentError before allocating an absurd output."""
+        return memory.check_allocation(shape, dtype, self.construction.node_name)
+
+
+class OpKernel:
+    """Base class of kernels: read and validate attrs in `__init__`, compute in `compute`.
+
+    One instance serves one node and may run in several threads at once, so `compute`
+    must not mutate `self`.
+    """
+
+    def __init__(self, ctx):
+        self.node_name = ctx.node_name
+        self.op_type = ctx.op_type
+        self.device_type = ctx.device_type
+
+    def compute(self, ctx):
+        raise NotImplementedError(f"{type(self).__name__}.compute")

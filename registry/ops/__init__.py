@@ -1,0 +1,7 @@
+"""Op definitions: every module of this package registers its ops on import."""
+
+import importlib
+import pkgutil
+
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")

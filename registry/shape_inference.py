@@ -1,0 +1,82 @@
+"""Build-time shape inference: the context handed to an op's shape function."""
+
+from registry.errors import InvalidArgumentError
+from registry.tensor_shape import TensorShape, as_shape, unknown_shape
+
+
+class InferenceContext:
+    """What a shape function sees: input shapes, constant input values, attrs; sets outputs."""
+
+    def __init__(self, op_def, node_name, input_shapes, input_values, attrs, num_outputs):
+        self.op_def = op_def
+        self.op_type = op_def.name
+        self.node_name = node_name
+        self._inputs = [as_shape(s) for s in input_shapes]
+        self._values = list(input_values) if input_values is not None else [None] * len(self._inputs)
+        self._attrs = attrs
+        self._outputs = [unknown_shape() for _ in range(num_outputs)]
+
+    @property
+    def num_inputs(self):
+        return len(self._inputs)
+
+    @property
+    def num_outputs(self):
+        return len(self._outputs)
+
+    def input(self, i):
+        return self._inputs[i]
+
+    def input_value(self, i):
+        """The input's value as a NumPy array when it is known while building, else None."""
+        return self._values[i]
+
+    def get_attr(self, name):
+        try:
+            return self._attrs[name]
+        except KeyError:
+            raise InvalidArgumentError(
+                f"No attr named '{name}' in NodeDef {self.node_name} ({self.op_type})") from None
+
+    def has_attr(self, name):
+        return name in self._attrs
+
+    def set_output(self, i, shape):
+        self._outputs[i] = as_shape(shape)
+
+    def output(self, i):
+        return self._outputs[i]
+
+    def with_rank(self, shape, rank):
+        """`shape` merged with an unknown shape of `rank`; TF's message when it cannot be."""
+        shape = as_shape(shape)
+        if shape.rank is not None and shape.rank != rank:
+            raise InvalidArgumentError(f"Shape must be rank {rank} but is rank {shape.rank}")
+        return shape if shape.rank is not None else unknown_shape(rank)
+
+    def with_rank_at_least(self, shape, rank):
+        shape = as_shape(shape)
+        if shape.rank is not None and shape.rank < rank:
+            raise InvalidArgumentError(
+                f"Shape must be at least rank {rank} but is rank {shape.rank}")
+        return shape
+
+    def merge(self, a, b):
+        """The merge of two shapes; TF's message when they are incompatible."""
+        try:
+            return as_shape(a).merge_with(b)
+        except ValueError:
+            raise InvalidArgumentError(
+                f"Dimensions must be equal, but are {as_shape(a).debug_string()} and "
+                f"{as_shape(b).debug_string()}") from None
+
+
+def run_shape_fn(op_def, node_name, input_shapes, input_values, attrs, num_outputs):
+    """Output shapes of a node; unknown shapes for ops without a shape function."""
+    ctx = InferenceContext(op_def, node_name, input_shapes, input_values, attrs, num_outputs)
+    if op_def.shape_fn is not None:
+        op_def.shape_fn(ctx)
+    return [ctx.output(i) for i in range(num_outputs)]
+
+
+__all__ = ["InferenceContext", "run_shape_fn", "TensorShape"]
