@@ -135,7 +135,7 @@ def as_dtype(type_value):
             return found
     elif isinstance(type_value, type) and type_value in _PYTHON_TYPES:
         return _PYTHON_TYPES[type_value]
-    else:
+    elif type_value is not None:
         try:
             np_dtype = np.dtype(type_value)
         except (TypeError, ValueError):
