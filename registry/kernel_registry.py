@@ -8,6 +8,7 @@ import numpy as np
 from registry import memory
 from registry.errors import AlreadyExistsError, InternalError, InvalidArgumentError, NotFoundError
 from registry.op_def import format_attr_value
+from registry.resources import DEFAULT_RESOURCES
 
 DEVICE_PREFERENCE = ("GPU", "CPU")   # unpinned nodes prefer earlier device types
 
@@ -157,7 +158,7 @@ class OpKernelConstruction:
     """What a kernel's constructor sees, once per node: attrs, dtypes, device."""
 
     def __init__(self, op_def, node_name, attrs, input_dtypes, output_dtypes, device_type="CPU",
-                 xp=np, device_name=None):
+                 xp=np, device_name=None, resources=None):
         self.op_def = op_def
         self.op_type = op_def.name
         self.node_name = node_name
@@ -167,6 +168,7 @@ class OpKernelConstruction:
         self.device_type = device_type
         self.device_name = device_name or f"/device:{device_type}:0"
         self.xp = xp
+        self.resources = resources if resources is not None else DEFAULT_RESOURCES
         self.np_output_dtypes = [d.np_dtype for d in self.output_dtypes]
 
     def get_attr(self, name):
@@ -212,6 +214,11 @@ class OpKernelContext:
     @property
     def op_type(self):
         return self.construction.op_type
+
+    @property
+    def resources(self):
+        """The Session's ResourceMgr (variables live there)."""
+        return self.construction.resources
 
     def output_dtype(self, i):
         return self.construction.output_dtypes[i]

@@ -1,0 +1,43 @@
+"""Per-session state (variables and other resources), shared by the kernels of a Session."""
+
+import threading
+
+from registry.errors import AlreadyExistsError, NotFoundError
+
+
+class ResourceMgr:
+    """A thread-safe map name -> resource object; one per Session (and one for eager mode)."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._resources = {}
+
+    def create(self, name, resource):
+        with self._lock:
+            if name in self._resources:
+                raise AlreadyExistsError(f"Resource {name} already exists")
+            self._resources[name] = resource
+
+    def lookup(self, name):
+        try:
+            return self._resources[name]
+        except KeyError:
+            raise NotFoundError(f"Resource {name} does not exist.") from None
+
+    def lookup_or_create(self, name, factory):
+        with self._lock:
+            found = self._resources.get(name)
+            if found is None:
+                found = self._resources[name] = factory()
+            return found
+
+    def names(self):
+        with self._lock:
+            return sorted(self._resources)
+
+    def clear(self):
+        with self._lock:
+            self._resources.clear()
+
+
+DEFAULT_RESOURCES = ResourceMgr()   # eager mode's state
