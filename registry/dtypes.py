@@ -156,9 +156,17 @@ def _names(*names):
 _REAL = _names("float", "double", "int32", "uint8", "int16", "int8", "int64", "bfloat16",
                "uint16", "half", "uint32", "uint64")
 _QUANTIZED = _names("qint8", "quint8", "qint32", "qint16", "quint16")
+_COMPLEX = _names("complex64", "complex128")
+
+
+def _by_enum(types):
+    return tuple(sorted(types, key=lambda d: d.enum))
+
+
+# TF lists each set in enum order (types.cc); the order shows in "allowed values" errors.
 _TYPE_SETS = {
-    "numbertype": _REAL + _names("complex64", "complex128") + _names("qint8", "quint8", "qint32"),
-    "numerictype": _REAL + _names("complex64", "complex128"),
+    "numbertype": _by_enum(_REAL + _COMPLEX + _QUANTIZED),
+    "numerictype": _by_enum(_REAL + _COMPLEX),
     "realnumbertype": _REAL,
     "realnumerictype": _REAL,
     "quantizedtype": _QUANTIZED,
