@@ -158,7 +158,7 @@ class OpKernelConstruction:
     """What a kernel's constructor sees, once per node: attrs, dtypes, device."""
 
     def __init__(self, op_def, node_name, attrs, input_dtypes, output_dtypes, device_type="CPU",
-                 xp=np, device_name=None, resources=None):
+                 xp=np, device_name=None, resources=None, host_outputs=frozenset()):
         self.op_def = op_def
         self.op_type = op_def.name
         self.node_name = node_name
@@ -169,6 +169,7 @@ class OpKernelConstruction:
         self.device_name = device_name or f"/device:{device_type}:0"
         self.xp = xp
         self.resources = resources if resources is not None else DEFAULT_RESOURCES
+        self.host_outputs = frozenset(host_outputs)   # output indices kept in host memory
         self.np_output_dtypes = [d.np_dtype for d in self.output_dtypes]
 
     def get_attr(self, name):
@@ -224,8 +225,11 @@ class OpKernelContext:
         return self.construction.output_dtypes[i]
 
     def set_output(self, i, value):
-        """Sets output `i`; 0-d results become arrays, the dtype must be the declared one."""
-        xp = self.construction.xp
+        """Sets output `i`; 0-d results become arrays, the dtype must be the declared one.
+
+        Host-memory outputs stay NumPy arrays on every device."""
+        construction = self.construction
+        xp = np if i in construction.host_outputs else construction.xp
         if not isinstance(value, xp.ndarray):
             value = xp.asarray(value)
         expected = self.construction.np_output_dtypes[i]

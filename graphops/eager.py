@@ -1,0 +1,116 @@
+"""Eager execution: run one op at once through the same placement and kernel lookup.
+
+`execute(op_def, inputs, attrs, name)` places the op (GPU when present with a kernel,
+else CPU), instantiates its kernel — cached per (op type, frozen attrs, input dtypes) and
+device table — moves the inputs where the kernel wants them and returns the output arrays
+(NumPy on CPU, CuPy on GPU).
+"""
+
+import threading
+
+import numpy as np
+
+from graphops import devices, executor, placement
+from registry import dtypes
+from registry.errors import InternalError, OpError
+from registry.kernel_registry import OpKernelConstruction, OpKernelContext
+from registry.resources import DEFAULT_RESOURCES
+from registry.tensor_shape import TensorShape
+
+_MAX_CACHED = 4096
+_cache = {}
+_lock = threading.Lock()
+
+
+def _freeze(value):
+    """A hashable stand-in for an attr value (lists, arrays and shapes included)."""
+    if isinstance(value, (list, tuple)):
+        return tuple(_freeze(v) for v in value)
+    if isinstance(value, np.ndarray):
+        return ("ndarray", value.dtype.str, value.shape, value.tobytes())
+    if isinstance(value, TensorShape):
+        return ("shape", value.as_tuple())
+    return value
+
+
+def _location_of(array):
+    """The non-host Device an array lives on, or None for host (NumPy) arrays."""
+    if type(array) is np.ndarray:
+        return None
+    for dtype in devices.device_types():
+        if dtype.owns is not None and dtype.owns(array):
+            return devices.Device(dtype, 0)
+    return None
+
+
+class _Entry:
+    """A cached, ready kernel: what `execute` needs besides the inputs."""
+
+    __slots__ = ("kernel", "construction", "device", "host_in")
+
+    def __init__(self, op_def, name, attrs, input_dtypes):
+        placed = placement.place_node(name, op_def.name, attrs)
+        self.device = device = placed.device
+        self.construction = OpKernelConstruction(
+            op_def, name, attrs, input_dtypes, executor.output_dtypes(op_def, attrs),
+            device_type=device.type.name, xp=device.type.xp, device_name=device.name,
+            resources=DEFAULT_RESOURCES,
+            host_outputs=executor.host_memory_indices(placed.kernel_def, op_def.output_arg, attrs))
+        self.kernel = placed.kernel_def.kernel_class(self.construction)
+        self.host_in = executor.host_memory_indices(placed.kernel_def, op_def.input_arg, attrs)
+
+
+def _entry(op_def, name, attrs, input_dtypes):
+    try:
+        key = (op_def.name, tuple(sorted((k, _freeze(v)) for k, v in attrs.items())),
+               tuple(input_dtypes), devices.table_version())
+        hash(key)
+    except TypeError:     # an attr value we cannot freeze: no caching
+        return _Entry(op_def, name, attrs, input_dtypes)
+    entry = _cache.get(key)
+    if entry is None:
+        entry = _Entry(op_def, name, attrs, input_dtypes)
+        with _lock:
+            if len(_cache) >= _MAX_CACHED:
+                _cache.clear()
+            _cache[key] = entry
+    return entry
+
+
+def _error(exc, op_type, name, device_name, inputs):
+    tail = f" [Op:{op_type}]" + (f" name: {name}" if name else "")
+    return executor.node_error(exc, name or op_type, op_type, device_name, inputs, tail=tail,
+                               header="Eager execution error")
+
+
+def _cause(exc):
+    """Chain the original traceback only for unexpected (non-OpError) failures."""
+    return None if isinstance(exc, OpError) else exc
+
+
+def execute(op_def, inputs, attrs, name=None):
+    """Runs one op on arrays and returns the list of output arrays."""
+    places = [_location_of(x) for x in inputs]
+    inputs = [x if place is not None or isinstance(x, np.ndarray) else np.asarray(x)
+              for x, place in zip(inputs, places)]
+    node_name = name or op_def.name
+    try:
+        input_dtypes = [dtypes.as_dtype(x.dtype) for x in inputs]
+        entry = _entry(op_def, node_name, attrs, input_dtypes)
+    except Exception as exc:
+        raise _error(exc, op_def.name, name, "(not placed)", inputs) from _cause(exc)
+    device = entry.device
+    target = None if device.type.is_host else device
+    for j, (x, have) in enumerate(zip(inputs, places)):
+        want = None if j in entry.host_in else target
+        if have != want:
+            inputs[j] = executor.transfer(x, have, want)
+    ctx = OpKernelContext(entry.construction, inputs)
+    try:
+        entry.kernel.compute(ctx)
+        missing = [k for k, v in enumerate(ctx.outputs) if v is None]
+        if missing:
+            raise InternalError(f"The kernel did not set output {missing[0]}.")
+    except Exception as exc:
+        raise _error(exc, op_def.name, name, device.name, inputs) from _cause(exc)
+    return list(ctx.outputs)

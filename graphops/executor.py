@@ -1,0 +1,319 @@
+"""Execution plans and the run loop.
+
+`build_plan` prunes the graph to what the fetches and targets need (stopping at fed tensors,
+following data and control edges), orders it topologically, places every node,
+instantiates its kernel and lays out a flat list of steps over numbered buffer slots:
+one kernel step per node, plus one copy step per tensor and destination whenever a value
+crosses between host and device memory. Each slot is released right after its last
+reader. `Plan.run` is then a short loop: `for step in steps: step(buf)`.
+"""
+
+import numpy as np
+
+from graphops import placement
+from registry.errors import InternalError, InvalidArgumentError, OpError
+from registry.kernel_registry import OpKernelConstruction, OpKernelContext
+
+_SITE_FRAMES = 5     # creation-site frames shown in error messages (innermost last)
+
+# ------------------------------------------------------------------------ shared helpers
+
+
+def arg_ranges(arg_defs, attrs):
+    """{arg name: range of flat indices} for OpDef input or output args."""
+    ranges, start = {}, 0
+    for arg in arg_defs:
+        if arg.type_list_attr:
+            n = len(attrs[arg.type_list_attr])
+        elif arg.number_attr:
+            n = attrs[arg.number_attr]
+        else:
+            n = 1
+        ranges[arg.name] = range(start, start + n)
+        start += n
+    return ranges
+
+
+def output_dtypes(op_def, attrs):
+    """The flat list of output DTypes of a node with these attrs."""
+    out = []
+    for arg in op_def.output_arg:
+        if arg.type_list_attr:
+            out.extend(attrs[arg.type_list_attr])
+        else:
+            dtype = arg.type if arg.type is not None else attrs[arg.type_attr]
+            out.extend([dtype] * (attrs[arg.number_attr] if arg.number_attr else 1))
+    return out
+
+
+def host_memory_indices(kernel_def, arg_defs, attrs):
+    """Flat indices of the args the kernel keeps in host memory."""
+    if not kernel_def.host_memory:
+        return frozenset()
+    ranges = arg_ranges(arg_defs, attrs)
+    return frozenset(i for name in kernel_def.host_memory for i in ranges.get(name, ()))
+
+
+def describe_value(value):
+    """`float32[2,3]` for an array (what error messages show of each input)."""
+    dtype, shape = getattr(value, "dtype", None), getattr(value, "shape", None)
+    if dtype is None or shape is None:
+        return type(value).__name__
+    name = getattr(dtype, "name", str(dtype))
+    if isinstance(shape, tuple):
+        shape = "[" + ",".join(str(d) for d in shape) + "]"
+    elif hasattr(shape, "debug_string"):
+        shape = shape.debug_string()
+    return f"{name}{shape}"
+
+
+def node_error(exc, node_name, op_type, device_name, inputs, creation_site=(), tail=None,
+               op=None, node_def=None, header="Graph execution error"):
+    """The error to raise for `exc` raised by (or while preparing) a node.
+
+    OpErrors keep their class; anything else becomes InternalError. The message is TF's
+    "Graph execution error" layout: creation site, node, op type, device and inputs, then
+    the original message, then `tail` (default "\\n\\t [[{{node NAME}}]]").
+    """
+    if isinstance(exc, OpError):
+        cls, text = type(exc), exc.message
+    else:
+        cls, text = InternalError, f"{type(exc).__name__}: {exc}"
+    site = "".join(f"\n  {frame}" for frame in list(creation_site)[-_SITE_FRAMES:])
+    if site:
+        site = f"Detected at node '{node_name}' defined at (most recent call last):{site}\n"
+    described = ", ".join(describe_value(v) for v in inputs)
+    if tail is None:
+        tail = f"\n\t [[{{{{node {node_name}}}}}]]"
+    message = (f"{header}:\n\n{site}Node: '{node_name}' (op: {op_type}, "
+               f"device: {device_name})\nInputs: [{described}]\n{text}{tail}")
+    try:
+        return cls(message, op=op, node_def=node_def)
+    except TypeError:     # an OpError subclass with another constructor
+        return InternalError(message, op=op, node_def=node_def)
+
+
+def raise_node_error(exc, op, device, inputs):
+    new = node_error(exc, op.name, op.type, device.name, inputs, getattr(op, "traceback", ()),
+                     op=op, node_def=getattr(op, "node_def", None))
+    if isinstance(exc, OpError):
+        raise new from None
+    raise new from exc
+
+
+def instantiate(op, placed, resources=None):
+    """(construction, kernel) for a placed graph node; constructor errors name the node."""
+    device = placed.device
+    construction = OpKernelConstruction(
+        op.op_def, op.name, op.attrs, [t.dtype for t in op.inputs],
+        [t.dtype for t in op.outputs], device_type=device.type.name, xp=device.type.xp,
+        device_name=device.name, resources=resources,
+        host_outputs=host_memory_indices(placed.kernel_def, op.op_def.output_arg, op.attrs))
+    try:
+        return construction, placed.kernel_def.kernel_class(construction)
+    except Exception as exc:
+        raise_node_error(exc, op, device, [t for t in op.inputs])
+
+
+# ------------------------------------------------------------------------------ steps
+
+class _KernelStep:
+    """Runs one node: gather inputs, compute, scatter the outputs read later, free slots."""
+
+    __slots__ = ("kernel", "construction", "op", "device", "ins", "outs", "frees")
+
+    def __init__(self, kernel, construction, op, device, ins, outs):
+        self.kernel, self.construction, self.op, self.device = kernel, construction, op, device
+        self.ins, self.outs, self.frees = ins, outs, ()
+
+    def reads(self):
+        return self.ins
+
+    def __call__(self, buf):
+        ctx = OpKernelContext(self.construction, [buf[i] for i in self.ins])
+        try:
+            self.kernel.compute(ctx)
+        except Exception as exc:
+            raise_node_error(exc, self.op, self.device, ctx.inputs)
+        outputs = ctx.outputs
+        for k, slot in self.outs:
+            value = outputs[k]
+            if value is None:
+                raise_node_error(InternalError(f"The kernel did not set output {k}."),
+                                 self.op, self.device, ctx.inputs)
+            buf[slot] = value
+        for slot in self.frees:
+            buf[slot] = None
+
+
+def transfer(value, src, dst):
+    """Moves an array from location `src` to `dst` (None = host memory, else a Device)."""
+    if src is not None:
+        value = src.type.to_host(value)
+    if dst is not None:
+        value = dst.type.to_device(value, dst.index)
+    return value
+
+
+class _CopyStep:
+    """Copies one tensor between host and device memory (once per destination)."""
+
+    __slots__ = ("tensor", "src_slot", "dst_slot", "src", "dst", "frees")
+
+    def __init__(self, tensor, src_slot, dst_slot, src, dst):
+        self.tensor, self.src_slot, self.dst_slot = tensor, src_slot, dst_slot
+        self.src, self.dst, self.frees = src, dst, ()
+
+    def reads(self):
+        return (self.src_slot,)
+
+    def __call__(self, buf):
+        try:
+            buf[self.dst_slot] = transfer(buf[self.src_slot], self.src, self.dst)
+        except Exception as exc:
+            where = [d.name if d is not None else "host memory" for d in (self.src, self.dst)]
+            op = self.tensor.op
+            raise InternalError(f"Copying tensor '{self.tensor.name}' from {where[0]} to "
+                                f"{where[1]} failed: {type(exc).__name__}: {exc}",
+                                op=op, node_def=op.node_def) from exc
+        for slot in self.frees:
+            buf[slot] = None
+
+
+# ------------------------------------------------------------------------------- plan
+
+class Plan:
+    """A pruned, placed, ordered graph: `run(feed_values)` -> fetched NumPy arrays."""
+
+    __slots__ = ("steps", "num_slots", "feed_slots", "fetch_slots", "ops", "placements")
+
+    def __init__(self, steps, num_slots, feed_slots, fetch_slots, ops, placements):
+        self.steps, self.num_slots = steps, num_slots
+        self.feed_slots, self.fetch_slots = feed_slots, fetch_slots
+        self.ops, self.placements = ops, placements
+
+    def run(self, feed_values):
+        buf = [None] * self.num_slots
+        for slot, value in zip(self.feed_slots, feed_values):
+            buf[slot] = value
+        for step in self.steps:
+            step(buf)
+        return [buf[slot] for slot in self.fetch_slots]
+
+    def reordered(self, feed_order, fetch_order):
+        """The same plan taking feeds and returning fetches in another order (index lists)."""
+        return Plan(self.steps, self.num_slots, [self.feed_slots[i] for i in feed_order],
+                    [self.fetch_slots[i] for i in fetch_order], self.ops, self.placements)
+
+    def device_of(self, op_name):
+        """The Device a node of this plan runs on."""
+        for op, placed in zip(self.ops, self.placements):
+            if op.name == op_name:
+                return placed.device
+        raise KeyError(op_name)
+
+
+def tensor_key(t):
+    return (t.op._id, t.value_index)
+
+
+def _prune_and_sort(feeds, fetches, targets):
+    """The ops fetches/targets need, stopping at fed tensors, in topological order."""
+    import networkx as nx
+
+    fed = {tensor_key(t) for t in feeds}
+    dag = nx.DiGraph()
+    ops = {}
+    stack = [t.op for t in fetches if tensor_key(t) not in fed] + list(targets)
+    while stack:
+        op = stack.pop()
+        if op._id in ops:
+            continue
+        ops[op._id] = op
+        dag.add_node(op._id)
+        producers = [t.op for t in op.inputs if tensor_key(t) not in fed]
+        for producer in producers + list(op.control_inputs):
+            dag.add_edge(producer._id, op._id)
+            stack.append(producer)
+    try:
+        order = list(nx.lexicographical_topological_sort(dag))
+    except nx.NetworkXUnfeasible:
+        cycle = nx.find_cycle(dag)
+        names = " -> ".join(ops[a].name for a, _ in cycle) + " -> " + ops[cycle[0][0]].name
+        raise InvalidArgumentError(f"Graph has a cycle: {names}") from None
+    return [ops[i] for i in order]
+
+
+def build_plan(feeds, fetches, targets, allow_soft_placement=True,
+               log_device_placement=False, kernel_cache=None, resources=None):
+    """Builds the Plan for feed tensors, fetch tensors and target operations.
+
+    `kernel_cache` (a dict the caller keeps) shares kernel instances between plans;
+    `resources` is the Session's ResourceMgr, handed to every kernel.
+    """
+    kernel_cache = {} if kernel_cache is None else kernel_cache
+    ops = _prune_and_sort(feeds, fetches, targets)
+    placements = placement.place(ops, allow_soft_placement, log_device_placement)
+    slots = {}       # (tensor key, location) -> slot;  location None = host memory
+    where = {}       # tensor key -> location of its primary value
+    steps = []
+
+    def new_slot(key, loc):
+        slots[(key, loc)] = len(slots)
+        return slots[(key, loc)]
+
+    def slot_at(t, loc):
+        key = tensor_key(t)
+        src = where[key]
+        if (key, loc) not in slots:   # first crossing of this tensor to `loc`: one copy
+            steps.append(_CopyStep(t, slots[(key, src)], new_slot(key, loc), src, loc))
+        return slots[(key, loc)]
+
+    feed_slots = []
+    for t in feeds:
+        where[tensor_key(t)] = None
+        feed_slots.append(new_slot(tensor_key(t), None))
+    for op, placed in zip(ops, placements):
+        device = placed.device
+        loc = None if device.type.is_host else device
+        cache_key = (op._id, device)
+        if cache_key not in kernel_cache:
+            kernel_cache[cache_key] = instantiate(op, placed, resources)
+        construction, kernel = kernel_cache[cache_key]
+        host_in = host_memory_indices(placed.kernel_def, op.op_def.input_arg, op.attrs)
+        ins = [slot_at(t, None if j in host_in else loc) for j, t in enumerate(op.inputs)]
+        host_out = host_memory_indices(placed.kernel_def, op.op_def.output_arg, op.attrs)
+        outs = []
+        for k, t in enumerate(op.outputs):
+            key = tensor_key(t)
+            if key not in where:   # a fed output keeps its fed value
+                where[key] = None if k in host_out else loc
+                outs.append((k, new_slot(key, where[key])))
+        steps.append(_KernelStep(kernel, construction, op, device, ins, outs))
+    fetch_slots = [slot_at(t, None) for t in fetches]
+    _schedule_frees(steps, set(fetch_slots))
+    return Plan(steps, len(slots), feed_slots, fetch_slots, ops, placements)
+
+
+def _schedule_frees(steps, keep):
+    """Frees each slot after its last reader; drops outputs nobody reads."""
+    last = {}
+    for i, step in enumerate(steps):
+        for slot in step.reads():
+            last[slot] = i
+    frees = [[] for _ in steps]
+    for slot, i in last.items():
+        if slot not in keep:
+            frees[i].append(slot)
+    for step, free in zip(steps, frees):
+        step.frees = tuple(free)
+        if isinstance(step, _KernelStep):
+            step.outs = tuple((k, s) for k, s in step.outs if s in last or s in keep)
+            step.ins = tuple(step.ins)
+
+
+def to_numpy(value):
+    """A fetched value as NumPy: 0-d arrays become NumPy scalars, as TF's Session returns."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        return value[()]
+    return value

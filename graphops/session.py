@@ -1,0 +1,305 @@
+"""Session: TF1's `Session.run` semantics over cached execution plans.
+
+Fetches may be any nesting of lists, tuples, namedtuples and mappings whose leaves are
+tensors, operations (run as targets, value None) or their names; feeds are keyed by tensor
+or tensor name, and any tensor may be fed. One plan is cached per (feeds, fetches, targets),
+with a second, order-insensitive key as TF's DirectSession has; plans are dropped when the
+graph (or the device table) changes. `run` may be called from several threads at once.
+"""
+
+import contextlib
+import operator
+import threading
+from collections import defaultdict
+from collections.abc import Mapping
+
+import numpy as np
+
+from graphops import devices, executor
+from graphops.tensor import Operation, Tensor
+from registry.errors import InvalidArgumentError, UnimplementedError
+from registry.resources import ResourceMgr
+
+_tensor_key = executor.tensor_key
+_to_numpy = executor.to_numpy
+_default_sessions = threading.local()
+
+
+def get_default_session():
+    """The innermost Session entered with `with sess:` / `sess.as_default()`, or None."""
+    stack = getattr(_default_sessions, "stack", None)
+    return stack[-1] if stack else None
+
+
+def _none(_):
+    return None
+
+
+class _FetchHandler:
+    """Flattens a fetch structure into unique tensors and target ops; rebuilds results."""
+
+    def __init__(self, graph, fetches):
+        self.tensors = []        # unique fetched tensors, in first-seen order
+        self.targets = []        # unique fetched operations
+        self._positions = {}     # tensor key -> index in self.tensors
+        self._target_ids = set()
+        self.build = self._mapper(graph, fetches)
+
+    def _mapper(self, graph, fetch):
+        if fetch is None:
+            raise TypeError(f"Fetch argument None has invalid type {type(fetch)!r}")
+        if isinstance(fetch, (list, tuple)):
+            subs = [self._mapper(graph, f) for f in fetch]
+            kind = type(fetch)
+            if issubclass(kind, list):
+                return lambda values: [sub(values) for sub in subs]
+            if kind is tuple:
+                return lambda values: tuple(sub(values) for sub in subs)
+            return lambda values: kind(*[sub(values) for sub in subs])   # namedtuple
+        if isinstance(fetch, Mapping):
+            keys = list(fetch.keys())
+            subs = [self._mapper(graph, fetch[k]) for k in keys]
+            kind = type(fetch)
+            factory = getattr(fetch, "default_factory", None)
+
+            def build(values):
+                out = kind(factory) if isinstance(fetch, defaultdict) else kind()
+                for key, sub in zip(keys, subs):
+                    out[key] = sub(values)
+                return out
+            return build
+        element = self._resolve(graph, fetch)
+        if isinstance(element, Operation):
+            if element._id not in self._target_ids:
+                self._target_ids.add(element._id)
+                self.targets.append(element)
+            return _none
+        key = _tensor_key(element)
+        if key not in self._positions:
+            self._positions[key] = len(self.tensors)
+            self.tensors.append(element)
+        return operator.itemgetter(self._positions[key])
+
+    @staticmethod
+    def _resolve(graph, fetch):
+        try:
+            return graph.as_graph_element(fetch, allow_tensor=True, allow_operation=True)
+        except TypeError as e:
+            raise TypeError(f"Fetch argument {fetch!r} has invalid type {type(fetch)!r}, "
+                            f"must be a string or Tensor. ({_text(e)})") from None
+        except (ValueError, KeyError) as e:
+            raise InvalidArgumentError(f"Fetch argument {fetch!r} cannot be interpreted as a "
+                                       f"Tensor. ({_text(e)})") from None
+
+
+def _text(exc):
+    return str(exc.args[0]) if exc.args else str(exc)
+
+
+def _shape_ok(dims, shape):
+    if dims is None:
+        return True
+    return len(dims) == len(shape) and all(d is None or d == s for d, s in zip(dims, shape))
+
+
+def convert_feed(tensor, value, key):
+    """A fed value as the NumPy array the kernels see, with TF's checks and messages."""
+    if isinstance(value, (Tensor, Operation)) or hasattr(value, "_as_graph_element"):
+        raise TypeError(
+            "The value of a feed cannot be a tf.Tensor object. Acceptable feed values include "
+            "Python scalars, strings, lists, numpy ndarrays, or TensorHandles. For reference, "
+            f"the tensor object was {value} which was passed to the feed with key {key}.")
+    dtype = tensor.dtype
+    np_type = dtype.as_numpy_dtype
+    if isinstance(value, int) and dtype.kind not in ("string", "handle"):
+        try:
+            fits = bool(np_type(value) == value)
+        except OverflowError:
+            fits = False
+        if not fits:
+            raise TypeError(f"Type of feed value {value} with type {type(value)} is not "
+                            f"compatible with Tensor type {np_type}. Try explicitly setting the "
+                            "type of the feed tensor to a larger type (e.g. int64).")
+    try:
+        array = np.asarray(value, dtype=np_type)
+    except OverflowError as e:
+        raise TypeError(f"Feed value for Tensor '{tensor.name}' is not compatible with Tensor "
+                        f"type {np_type}: {e}") from None
+    except (TypeError, ValueError) as e:
+        raise InvalidArgumentError(f"Cannot convert the feed value for Tensor '{tensor.name}' "
+                                   f"to {dtype.name}: {e}") from None
+    if not _shape_ok(tensor.shape.as_tuple(), array.shape):
+        raise InvalidArgumentError("Cannot feed value of shape %r for Tensor %r, which has "
+                                   "shape %r" % (array.shape, tensor.name, str(tensor.shape)))
+    return array
+
+
+class Session:
+    """Runs (parts of) a graph, as tf.compat.v1.Session."""
+
+    def __init__(self, graph=None, config=None, allow_soft_placement=True,
+                 log_device_placement=False, target=""):
+        if target not in ("", "local"):
+            raise UnimplementedError(f"Session target '{target}' is not supported: graphops "
+                                     "runs in-process only (use target='').")
+        if graph is None:
+            from graphops.graph import get_default_graph
+            graph = get_default_graph()
+        if config is not None:
+            get = config.get if isinstance(config, Mapping) else (
+                lambda name, default: getattr(config, name, default))
+            allow_soft_placement = get("allow_soft_placement", allow_soft_placement)
+            log_device_placement = get("log_device_placement", log_device_placement)
+        self._graph = graph
+        self._allow_soft_placement = bool(allow_soft_placement)
+        self._log_device_placement = bool(log_device_placement)
+        self._resources = ResourceMgr()
+        self._lock = threading.Lock()
+        self._plans = {}          # (feed keys, fetch keys, target ids) in caller order -> Plan
+        self._sorted_plans = {}   # the same, each part sorted -> Plan
+        self._kernels = {}        # (op id, Device) -> (construction, kernel)
+        self._state = None        # (graph.version, device table version) the caches are for
+        self._closed = False
+        self._contexts = []
+
+    @property
+    def graph(self):
+        return self._graph
+
+    @property
+    def sess_str(self):
+        return ""
+
+    def list_devices(self):
+        """The devices this session can place nodes on."""
+        return devices.local_devices()
+
+    # ------------------------------------------------------------------------- running
+
+    def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+        """Runs what `fetches` needs and returns their values in the same structure."""
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        handler = _FetchHandler(self._graph, fetches)
+        feeds, values = self._feeds(feed_dict) if feed_dict else ((), ())
+        plan = self._plan(feeds, handler.tensors, handler.targets)
+        return handler.build([_to_numpy(v) for v in plan.run(values)])
+
+    def make_callable(self, fetches, feed_list=None, accept_options=False):
+        """A function of the `feed_list` values returning the fetches, planned once."""
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        handler = _FetchHandler(self._graph, fetches)
+        feed_list = list(feed_list or ())
+        tensors = [self._feed_tensor(key) for key in feed_list]
+        last = {_tensor_key(t): i for i, t in enumerate(tensors)}    # repeated feed: last wins
+        positions = sorted(last.values())
+        feeds = [tensors[i] for i in positions]
+        plan = self._plan(feeds, handler.tensors, handler.targets)
+        run, build, count = plan.run, handler.build, len(feed_list)
+
+        def call(*args, **run_kwargs):
+            if self._closed:
+                raise RuntimeError("Attempted to use a closed Session.")
+            if len(args) != count:
+                raise TypeError(f"This callable takes {count} feed value(s) "
+                                f"({len(args)} given).")
+            values = [convert_feed(feeds[j], args[i], feed_list[i])
+                      for j, i in enumerate(positions)]
+            return build([_to_numpy(v) for v in run(values)])
+        return call
+
+    def _feed_tensor(self, key):
+        try:
+            return self._graph.as_graph_element(key, allow_tensor=True, allow_operation=False)
+        except Exception as e:
+            raise TypeError(f"Cannot interpret feed_dict key as Tensor: {_text(e)}") from None
+
+    def _feeds(self, feed_dict):
+        """Unique fed tensors and their converted values (a repeated tensor: last wins)."""
+        index, tensors, values = {}, [], []
+        for key, value in feed_dict.items():
+            tensor = self._feed_tensor(key)
+            array = convert_feed(tensor, value, key)
+            k = _tensor_key(tensor)
+            if k in index:
+                values[index[k]] = array
+            else:
+                index[k] = len(tensors)
+                tensors.append(tensor)
+                values.append(array)
+        return tensors, values
+
+    def _plan(self, feeds, fetches, targets):
+        key = (tuple(map(_tensor_key, feeds)), tuple(map(_tensor_key, fetches)),
+               tuple(op._id for op in targets))
+        state = (self._graph.version, devices.table_version())
+        if state == self._state:
+            plan = self._plans.get(key)
+            if plan is not None:
+                return plan
+        with self._lock:
+            if state != self._state:
+                self._plans.clear()
+                self._sorted_plans.clear()
+                if state[1] != (self._state or (None, None))[1]:
+                    self._kernels.clear()
+                self._state = state
+            plan = self._plans.get(key)
+            if plan is None:
+                plan = self._plans[key] = self._reordered_plan(key, feeds, fetches, targets)
+            return plan
+
+    def _reordered_plan(self, key, feeds, fetches, targets):
+        feed_keys, fetch_keys, target_ids = key
+        feed_rank = sorted(range(len(feeds)), key=lambda i: feed_keys[i])
+        fetch_rank = sorted(range(len(fetches)), key=lambda i: fetch_keys[i])
+        sorted_key = (tuple(feed_keys[i] for i in feed_rank),
+                      tuple(fetch_keys[i] for i in fetch_rank), tuple(sorted(target_ids)))
+        base = self._sorted_plans.get(sorted_key)
+        if base is None:
+            if not self._graph.get_operations():
+                raise RuntimeError("The Session graph is empty. Add operations to the graph "
+                                   "before calling run().")
+            base = executor.build_plan(
+                [feeds[i] for i in feed_rank], [fetches[i] for i in fetch_rank],
+                sorted(targets, key=lambda op: op._id), self._allow_soft_placement,
+                self._log_device_placement, self._kernels, self._resources)
+            self._sorted_plans[sorted_key] = base
+        feed_pos = {k: n for n, k in enumerate(sorted_key[0])}
+        fetch_pos = {k: n for n, k in enumerate(sorted_key[1])}
+        return base.reordered([feed_pos[k] for k in feed_keys], [fetch_pos[k] for k in fetch_keys])
+
+    # ---------------------------------------------------------------------- lifecycle
+
+    def close(self):
+        """Releases plans, kernels and resources; later runs raise RuntimeError."""
+        with self._lock:
+            self._closed = True
+            self._plans.clear()
+            self._sorted_plans.clear()
+            self._kernels.clear()
+            self._resources.clear()
+
+    @contextlib.contextmanager
+    def as_default(self):
+        """Makes this the default session (for Tensor.eval / Operation.run) in this thread."""
+        stack = _default_sessions.__dict__.setdefault("stack", [])
+        stack.append(self)
+        try:
+            yield self
+        finally:
+            stack.remove(self)
+
+    def __enter__(self):
+        graph_ctx, session_ctx = self._graph.as_default(), self.as_default()
+        graph_ctx.__enter__()
+        session_ctx.__enter__()
+        self._contexts.append((graph_ctx, session_ctx))
+        return self
+
+    def __exit__(self, exc_type, exc_value, tb):
+        graph_ctx, session_ctx = self._contexts.pop()
+        session_ctx.__exit__(exc_type, exc_value, tb)
+        graph_ctx.__exit__(exc_type, exc_value, tb)
+        self.close()
