@@ -12,7 +12,6 @@ import re
 import warnings
 from dataclasses import dataclass
 
-import networkx as nx
 import numpy as np
 
 from graphops import graph_json
@@ -201,6 +200,8 @@ def _check_versions(graph_def):
 
 def _topological_order(nodes, parsed):
     """Node names in an order where every node follows its inputs; TF's errors otherwise."""
+    import networkx as nx   # lazily: `import graphops` stays fast
+
     dag = nx.DiGraph()
     dag.add_nodes_from(nodes)
     for name, (data, control) in parsed.items():

@@ -1,0 +1,181 @@
+"""Tensor and Operation: the edges and nodes of a Graph.
+
+Both are created only by `Graph._create_op`. A Tensor is `(op, value_index)`, named
+"op_name:i". Anything with a `_as_graph_element()` method (TF's protocol; the Scope API's op
+objects have one) is accepted wherever a Tensor or Operation is expected.
+"""
+
+from types import MappingProxyType
+
+from registry.attr_values import attr_value_string
+from registry.errors import InvalidArgumentError
+from registry.tensor_shape import as_shape
+
+
+def as_graph_element(obj):
+    """`obj` itself, or what its `_as_graph_element()` returns (TF's conversion protocol)."""
+    convert = getattr(obj, "_as_graph_element", None)
+    return convert() if callable(convert) and not isinstance(obj, type) else obj
+
+
+class Tensor:
+    """A symbolic output of an Operation; supports + - * / @ and unary - (they add nodes)."""
+
+    __slots__ = ("_op", "_value_index", "_dtype", "_shape", "_consumers", "__weakref__")
+    __array_ufunc__ = None     # NumPy defers `array + tensor` to Tensor.__radd__
+
+    def __init__(self, op, value_index, dtype, shape):
+        self._op = op
+        self._value_index = value_index
+        self._dtype = dtype
+        self._shape = as_shape(shape)
+        self._consumers = []
+
+    op = property(lambda self: self._op)
+    value_index = property(lambda self: self._value_index)
+    dtype = property(lambda self: self._dtype)
+    shape = property(lambda self: self._shape)
+    graph = property(lambda self: self._op.graph)
+    device = property(lambda self: self._op.device)
+
+    @property
+    def name(self):
+        return f"{self._op.name}:{self._value_index}"
+
+    def get_shape(self):
+        return self._shape
+
+    def set_shape(self, shape):
+        """Refines the static shape with a compatible one (as TF1's Tensor.set_shape)."""
+        try:
+            self._shape = self._shape.merge_with(shape)
+        except ValueError:
+            raise InvalidArgumentError(f"Tensor's shape {self._shape} is not compatible with "
+                                       f"supplied shape {as_shape(shape)}.") from None
+
+    def consumers(self):
+        """The Operations that take this tensor as a data input, in creation order."""
+        return list(self._consumers)
+
+    def __repr__(self):
+        return f"<gp.Tensor '{self.name}' shape={self._shape} dtype={self._dtype.name}>"
+
+    def __str__(self):
+        return f'Tensor("{self.name}", shape={self._shape}, dtype={self._dtype.name})'
+
+    def __bool__(self):
+        raise TypeError("Using a `gp.Tensor` as a Python `bool` is not allowed. Use `if t is "
+                        "not None:` instead of `if t:` to test if a tensor is defined.")
+
+    __hash__ = object.__hash__
+
+    def __add__(self, other):
+        return _binary("AddV2", "add", self, other)
+
+    def __radd__(self, other):
+        return _binary("AddV2", "add", other, self)
+
+    def __sub__(self, other):
+        return _binary("Sub", "sub", self, other)
+
+    def __rsub__(self, other):
+        return _binary("Sub", "sub", other, self)
+
+    def __mul__(self, other):
+        return _binary("Mul", "mul", self, other)
+
+    def __rmul__(self, other):
+        return _binary("Mul", "mul", other, self)
+
+    def __truediv__(self, other):
+        return _binary("RealDiv", "truediv", self, other)
+
+    def __rtruediv__(self, other):
+        return _binary("RealDiv", "truediv", other, self)
+
+    def __matmul__(self, other):
+        return _binary("MatMul", "MatMul", self, other, names=("a", "b"))
+
+    def __rmatmul__(self, other):
+        return _binary("MatMul", "MatMul", other, self, names=("a", "b"))
+
+    def __neg__(self):
+        from graphops.op_builder import apply_op
+        return apply_op("Neg", x=self, name="Neg")
+
+
+def _binary(op_type, scope_name, x, y, names=("x", "y")):
+    """x <op> y as TF1's operator wrappers: the non-Tensor side gets the Tensor's dtype."""
+    from graphops.constant_op import convert_to_tensor
+    from graphops.op_builder import apply_op
+    x, y = as_graph_element(x), as_graph_element(y)
+    tensor = x if isinstance(x, Tensor) else y
+    with tensor.graph.as_default(), tensor.graph.name_scope(scope_name) as scope:
+        x, y = (v if isinstance(v, (Tensor, Operation)) else
+                convert_to_tensor(v, dtype=tensor.dtype, name=n) for v, n in zip((x, y), names))
+        return apply_op(op_type, name=scope, **{names[0]: x, names[1]: y})
+
+
+class Operation:
+    """A node: an op type, canonical attrs, data inputs, control inputs and outputs."""
+
+    __slots__ = ("_graph", "_name", "_op_def", "_attrs", "_inputs", "_control_inputs",
+                 "_outputs", "_device", "_traceback", "_id", "__weakref__")
+
+    def __init__(self, graph, name, op_def, attrs, inputs, control_inputs, output_types,
+                 output_shapes, traceback, op_id):
+        self._graph = graph
+        self._name = name
+        self._op_def = op_def
+        self._attrs = MappingProxyType(dict(attrs))
+        self._inputs = tuple(inputs)
+        self._control_inputs = tuple(control_inputs)
+        self._outputs = tuple(Tensor(self, i, dt, shape)
+                              for i, (dt, shape) in enumerate(zip(output_types, output_shapes)))
+        self._device = ""
+        self._traceback = tuple(traceback)
+        self._id = op_id
+
+    name = property(lambda self: self._name)
+    type = property(lambda self: self._op_def.name)
+    op_def = property(lambda self: self._op_def)
+    attrs = property(lambda self: self._attrs)
+    inputs = property(lambda self: self._inputs)
+    control_inputs = property(lambda self: self._control_inputs)
+    outputs = property(lambda self: self._outputs)
+    device = property(lambda self: self._device)
+    graph = property(lambda self: self._graph)
+
+    @property
+    def traceback(self):
+        """The creation site, as "file:line" strings, innermost user frame last."""
+        return list(self._traceback)
+
+    def values(self):
+        return self._outputs
+
+    def get_attr(self, name):
+        try:
+            return self._attrs[name]
+        except KeyError:
+            raise InvalidArgumentError(
+                f"Operation '{self._name}' has no attr named '{name}'.") from None
+
+    @property
+    def node_def(self):
+        """The NodeDef as a dict: name, op, input (with "^ctrl" entries), device, attr."""
+        inputs = [t.op.name if t.value_index == 0 else t.name for t in self._inputs]
+        inputs += ["^" + op.name for op in self._control_inputs]
+        return {"name": self._name, "op": self.type, "input": inputs, "device": self._device,
+                "attr": dict(self._attrs)}
+
+    def __repr__(self):
+        return f"<gp.Operation '{self._name}' type={self.type}>"
+
+
+def summarize_node(name, op_type, attrs, inputs, control_inputs=()):
+    """TF's SummarizeNodeDef: `{{node n}} = Op[a=1, b="x"](in, in:1, ^ctrl)`."""
+    attr_text = ", ".join(f"{k}={attr_value_string(attrs[k])}" for k in sorted(attrs))
+    names = [t.op.name if t.value_index == 0 else t.name for t in inputs]
+    names += ["^" + op.name for op in control_inputs]
+    return f"{{{{node {name}}}}} = {op_type}[{attr_text}]({', '.join(names)})"
