@@ -1,0 +1,242 @@
+"""CPU kernels of the math ops, written against `ctx.xp`, with TF's runtime checks.
+
+float16/bfloat16 transcendental functions, matmuls and reductions run in float32 and are
+rounded once. Integer arithmetic wraps, as in TF. Kernels run under `np.errstate(all="ignore")`
+(set once per run by the executor and by eager execution): NaN/Inf follow IEEE rules silently.
+"""
+
+import numpy as np
+
+from kernels.array_kernels import computable_types, shape_str
+from registry import dtypes
+from registry.errors import InvalidArgumentError, UnimplementedError
+from registry.kernel_registry import OpKernel, register_kernel
+from registry.ops.array_ops import int_values
+
+HALF_TYPES = (dtypes.float16, dtypes.bfloat16)
+
+
+def float32_if_half(x, dtype):
+    """`x` as float32 when `dtype` is a half type, else `x` itself."""
+    return x.astype(np.float32) if dtype in HALF_TYPES else x
+
+
+# ----------------------------------------------------------------------------- unary
+
+def _sigmoid(xp, x):
+    if x.dtype.kind == "c":
+        return 1 / (1 + xp.exp(-x))
+    e = xp.exp(-xp.abs(x))                         # never overflows
+    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
+_UNARY = {
+    "Neg": lambda xp, x: xp.negative(x),
+    "Square": lambda xp, x: xp.multiply(x, x),
+    "Sqrt": lambda xp, x: xp.sqrt(x),
+    "Rsqrt": lambda xp, x: 1 / xp.sqrt(x),
+    "Exp": lambda xp, x: xp.exp(x),
+    "Log": lambda xp, x: xp.log(x),
+    "Tanh": lambda xp, x: xp.tanh(x),
+    "Sigmoid": _sigmoid,
+}
+
+
+class UnaryOp(OpKernel):
+    """y = f(x) element-wise; `fn(xp, x)` comes from the `_UNARY` table."""
+
+    fn = None
+
+    def compute(self, ctx):
+        x, dtype = ctx.input(0), ctx.output_dtype(0)
+        y = type(self).fn(ctx.xp, float32_if_half(x, dtype))
+        ctx.set_output(0, y.astype(dtype.np_dtype, copy=False))
+
+
+for _name, _fn in _UNARY.items():
+    register_kernel(_name, type_constraints={"T": computable_types(_name)})(
+        type(_name + "Op", (UnaryOp,), {"fn": staticmethod(_fn)}))
+
+
+# ----------------------------------------------------------------------------- binary
+
+def broadcast_shape(x, y):
+    """NumPy/TF broadcasting of two concrete shapes, or None when they are incompatible."""
+    rank = max(len(x), len(y))
+    x, y = (1,) * (rank - len(x)) + tuple(x), (1,) * (rank - len(y)) + tuple(y)
+    out = []
+    for a, b in zip(x, y):
+        if a != b and a != 1 and b != 1:
+            return None
+        out.append(b if a == 1 else a)
+    return out
+
+
+_BINARY = {
+    "AddV2": "add", "Sub": "subtract", "Mul": "multiply", "RealDiv": "true_divide",
+    "Maximum": "maximum", "Minimum": "minimum", "Less": "less", "LessEqual": "less_equal",
+    "Greater": "greater", "GreaterEqual": "greater_equal", "Equal": "equal",
+    "NotEqual": "not_equal",
+}
+_REAL_DIV_TYPES = [t for t in computable_types("RealDiv") if t.is_floating or t.is_complex]
+
+
+class BinaryOp(OpKernel):
+    """z = f(x, y) element-wise with broadcasting; `ufunc` names the xp function."""
+
+    ufunc = None
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self._shape_error = (ctx.get_attr("incompatible_shape_error")
+                             if ctx.has_attr("incompatible_shape_error") else True)
+        self._fn = getattr(ctx.xp, self.ufunc)
+        self._out_dtype = ctx.output_dtypes[0].np_dtype
+
+    def compute(self, ctx):
+        x, y = ctx.inputs
+        if x.shape != y.shape:     # broadcasting: the output may outgrow both inputs
+            shape = broadcast_shape(x.shape, y.shape)
+            if shape is None:
+                if not self._shape_error:     # Equal/NotEqual: a scalar verdict instead
+                    ctx.set_output(0, ctx.xp.asarray(self.op_type == "NotEqual"))
+                    return
+                raise InvalidArgumentError(
+                    f"Incompatible shapes: {shape_str(x.shape)} vs. {shape_str(y.shape)}")
+            ctx.check_allocation(shape, self._out_dtype)
+        z = self._fn(x, y)
+        if z.dtype != self._out_dtype:
+            z = z.astype(self._out_dtype)
+        ctx.set_output(0, z)
+
+
+for _name, _ufunc in _BINARY.items():
+    _types = _REAL_DIV_TYPES if _name == "RealDiv" else computable_types(_name)
+    register_kernel(_name, type_constraints={"T": _types} if _types else None)(
+        type(_name + "Op", (BinaryOp,), {"ufunc": _ufunc}))
+
+
+# ----------------------------------------------------------------------------- MatMul
+
+@register_kernel("MatMul", type_constraints={"T": computable_types("MatMul")})
+class MatMulOp(OpKernel):
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self._ta, self._tb = ctx.get_attr("transpose_a"), ctx.get_attr("transpose_b")
+
+    def compute(self, ctx):
+        a, b = ctx.input(0), ctx.input(1)
+        for i, m in enumerate((a, b)):
+            if m.ndim != 2:
+                raise InvalidArgumentError(
+                    f"In[{i}] is not a matrix. Instead it has shape {shape_str(m.shape)}")
+        if a.shape[0 if self._ta else 1] != b.shape[1 if self._tb else 0]:
+            raise InvalidArgumentError(
+                f"Matrix size-incompatible: In[0]: {shape_str(a.shape)}, In[1]: "
+                f"{shape_str(b.shape)}")
+        a, b = (a.T if self._ta else a), (b.T if self._tb else b)
+        dtype = ctx.output_dtype(0)
+        ctx.check_allocation((a.shape[0], b.shape[1]), dtype.np_dtype)
+        product = ctx.xp.matmul(float32_if_half(a, dtype), float32_if_half(b, dtype))
+        ctx.set_output(0, product.astype(dtype.np_dtype, copy=False))
+
+
+# ----------------------------------------------------------------------------- Cast
+
+_MANTISSA_BITS = {dtypes.float64: 52, dtypes.float32: 23, dtypes.float16: 10, dtypes.bfloat16: 7}
+_UINT_VIEW = {8: np.uint64, 4: np.uint32, 2: np.uint16}
+_NOT_CASTABLE = ("string", "handle")
+
+
+@register_kernel("Cast")
+class CastOp(OpKernel):
+    """C++ static_cast semantics (NumPy's astype); complex to real keeps the real part.
+
+    With `Truncate`, a float narrowed to a float with fewer mantissa bits is truncated
+    (TF zeroes the low mantissa bits that would be lost) instead of rounded.
+    """
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self._src, self._dst = ctx.get_attr("SrcT"), ctx.get_attr("DstT")
+        if self._src != self._dst and (self._src.kind in _NOT_CASTABLE
+                                       or self._dst.kind in _NOT_CASTABLE):
+            raise UnimplementedError(
+                f"Cast {self._src.short_name} to {self._dst.short_name} is not supported")
+        lost = _MANTISSA_BITS.get(self._src, 0) - _MANTISSA_BITS.get(self._dst, 99)
+        self._truncate_bits = lost if ctx.get_attr("Truncate") and lost > 0 else 0
+
+    def compute(self, ctx):
+        x, xp = ctx.input(0), ctx.xp
+        if self._src == self._dst:
+            ctx.set_output(0, x)
+            return
+        if self._src.is_complex and not self._dst.is_complex:
+            x = x.real
+        if self._truncate_bits:
+            view = _UINT_VIEW[x.dtype.itemsize]
+            mask = view(~((1 << self._truncate_bits) - 1) & np.iinfo(view).max)
+            x = xp.where(xp.isnan(x), x, (x.view(view) & mask).view(x.dtype))
+        with np.errstate(all="ignore"):
+            ctx.set_output(0, x.astype(self._dst.np_dtype))
+
+
+# ----------------------------------------------------------------------------- reductions
+
+def reduction_axes(axes_t, rank):
+    """TF's ReductionHelper checks: the axes to reduce, wrapped, as a tuple."""
+    axes = []
+    for axis in int_values(axes_t):
+        if not -rank <= axis < rank:
+            raise InvalidArgumentError(
+                f"Invalid reduction dimension ({axis} for input with {rank} dimension(s)")
+        axis %= rank
+        if axis in axes:
+            raise InvalidArgumentError(
+                f"Invalid reduction arguments: Axes contains duplicate dimension: {axis}")
+        axes.append(axis)
+    return tuple(axes)
+
+
+class ReductionOp(OpKernel):
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self._keep_dims = ctx.get_attr("keep_dims")
+
+    def compute(self, ctx):
+        x, dtype = ctx.input(0), ctx.output_dtype(0)
+        axes = reduction_axes(ctx.input(1), x.ndim)
+        with np.errstate(all="ignore"):
+            y = self.reduce(ctx.xp, x, dtype, axes)
+        ctx.set_output(0, y.astype(dtype.np_dtype, copy=False))
+
+
+_REDUCTION_TYPES = {"T": computable_types("Sum")}
+
+
+@register_kernel("Sum", type_constraints=_REDUCTION_TYPES, host_memory=("reduction_indices",))
+class SumOp(ReductionOp):
+    """Integer sums wrap in their own type; half types accumulate in float32."""
+
+    def reduce(self, xp, x, dtype, axes):
+        acc = x.dtype if dtype.is_integer else None
+        return xp.sum(float32_if_half(x, dtype), axis=axes, dtype=acc, keepdims=self._keep_dims)
+
+
+@register_kernel("Mean", type_constraints=_REDUCTION_TYPES, host_memory=("reduction_indices",))
+class MeanOp(ReductionOp):
+    """Integer means sum in 64 bits (wrapping) and divide truncating toward zero."""
+
+    def reduce(self, xp, x, dtype, axes):
+        count = 1
+        for axis in axes:
+            count *= x.shape[axis]
+        if not dtype.is_integer:             # an empty mean is 0 / 0 = nan
+            x = float32_if_half(x, dtype)
+            return xp.sum(x, axis=axes, keepdims=self._keep_dims) / x.dtype.type(count)
+        acc = np.uint64 if dtype.is_unsigned else np.int64
+        total = xp.sum(x, axis=axes, dtype=acc, keepdims=self._keep_dims)
+        quotient = total // acc(max(count, 1))
+        if not dtype.is_unsigned:           # floor division -> truncation toward zero
+            quotient += ((total < 0) & (total % max(count, 1) != 0)).astype(acc)
+        return quotient

@@ -1,0 +1,48 @@
+"""Everyday neural-net op definitions (TF's nn_ops.cc): Relu, BiasAdd, Softmax."""
+
+from registry.op_registry import register_op
+from registry.ops.array_ops import merge_dim
+from registry.tensor_shape import TensorShape, unknown_shape
+
+register_op("Relu") \
+    .input("features: T") \
+    .output("activations: T") \
+    .attr("T: {realnumbertype, qint8}") \
+    .set_shape_fn(lambda c: c.set_output(0, c.input(0))) \
+    .doc("Computes rectified linear: `max(features, 0)`.")
+
+
+def _bias_add_shape(c):
+    """TF's BiasAddShape: the bias length merges into the channel dim."""
+    channels_first = c.get_attr("data_format") == "NCHW"
+    value = c.with_rank_at_least(c.input(0), 3 if channels_first else 2)
+    bias = c.with_rank(c.input(1), 1)
+    if value.rank is None:
+        c.set_output(0, unknown_shape())
+        return
+    dims = value.dims
+    channel = 1 if channels_first else len(dims) - 1
+    dims[channel] = merge_dim(dims[channel], bias[0])
+    c.set_output(0, TensorShape(dims))
+
+
+register_op("BiasAdd") \
+    .input("value: T") \
+    .input("bias: T") \
+    .output("output: T") \
+    .attr("T: numbertype") \
+    .attr("data_format: { 'NHWC', 'NCHW' } = 'NHWC' ") \
+    .set_shape_fn(_bias_add_shape) \
+    .doc("Adds `bias` to `value`.")
+
+
+def _softmax_shape(c):
+    c.set_output(0, c.with_rank_at_least(c.input(0), 1))
+
+
+register_op("Softmax") \
+    .input("logits: T") \
+    .output("softmax: T") \
+    .attr("T: {half, bfloat16, float, double}") \
+    .set_shape_fn(_softmax_shape) \
+    .doc("Computes softmax activations: `exp(logits) / reduce_sum(exp(logits), -1)`.")
