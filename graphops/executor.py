@@ -196,8 +196,9 @@ class Plan:
         buf = [None] * self.num_slots
         for slot, value in zip(self.feed_slots, feed_values):
             buf[slot] = value
-        for step in self.steps:
-            step(buf)
+        with np.errstate(all="ignore"):     # NaN/Inf follow IEEE rules, silently
+            for step in self.steps:
+                step(buf)
         return [buf[slot] for slot in self.fetch_slots]
 
     def reordered(self, feed_order, fetch_order):
@@ -313,7 +314,11 @@ def _schedule_frees(steps, keep):
 
 
 def to_numpy(value):
-    """A fetched value as NumPy: 0-d arrays become NumPy scalars, as TF's Session returns."""
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        return value[()]
+    """A fetched value as NumPy: 0-d arrays become NumPy scalars, as TF's Session returns;
+    read-only buffers (constants, variables' storage) are copied so the caller may write."""
+    if isinstance(value, np.ndarray):
+        if value.ndim == 0:
+            return value[()]
+        if not value.flags.writeable:
+            return value.copy()
     return value

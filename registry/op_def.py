@@ -79,6 +79,7 @@ class OpDef:
     deprecation: Optional[Deprecation] = None
     is_stateful: bool = False
     is_commutative: bool = False
+    is_aggregate: bool = False
     shape_fn: Optional[Callable] = None
 
     def __post_init__(self):

@@ -34,6 +34,7 @@ class OpDefBuilder:
         self._shape_fn = None
         self._is_stateful = False
         self._is_commutative = False
+        self._is_aggregate = False
         self._op_def = None
 
     def _changed(self):
@@ -80,6 +81,10 @@ class OpDefBuilder:
         self._is_commutative = True
         return self._changed()
 
+    def set_is_aggregate(self):
+        self._is_aggregate = True
+        return self._changed()
+
     def finalize(self):
         """The validated OpDef (cached until the builder changes)."""
         op_def = self._op_def
@@ -123,7 +128,8 @@ class OpDefBuilder:
         return OpDef(name=self.name, input_arg=args[False], output_arg=args[True],
                      attr=list(attrs.values()), summary=summary, description=description,
                      deprecation=self._deprecation, is_stateful=self._is_stateful,
-                     is_commutative=self._is_commutative, shape_fn=self._shape_fn)
+                     is_commutative=self._is_commutative, is_aggregate=self._is_aggregate,
+                     shape_fn=self._shape_fn)
 
 
 def _copy_attr(attr):

@@ -361,3 +361,34 @@ def test_memory_checks():
         assert memory.check_allocation([250], dtypes.float32) == 250
     finally:
         memory.set_memory_budget(old)
+
+
+def test_host_memory_outputs_stay_numpy():
+    """A device kernel's host-memory output (a Shape-like result) is never moved."""
+    from registry.kernel_registry import OpKernelConstruction, OpKernelContext
+
+    class FakeArray(np.ndarray):
+        pass
+
+    class FakeXp:
+        ndarray = FakeArray
+
+        @staticmethod
+        def asarray(value):
+            return np.asarray(value).view(FakeArray)
+
+    op = get_op_def("Identity")
+    construction = OpKernelConstruction(op, "n", {"T": dtypes.int32}, [dtypes.int32, dtypes.int32],
+                                        [dtypes.int32, dtypes.int32], device_type="FAKE",
+                                        xp=FakeXp, host_outputs={1})
+    ctx = OpKernelContext(construction, [])
+    ctx.set_output(0, np.array([1, 2], np.int32))
+    ctx.set_output(1, np.array([3], np.int32))
+    assert type(ctx.outputs[0]) is FakeArray and type(ctx.outputs[1]) is np.ndarray
+    with pytest.raises(errors.InternalError, match="produced output 0 of dtype float64"):
+        ctx.set_output(0, np.zeros(2))
+
+
+def test_aggregate_flag():
+    assert get_op_def("AddV2").is_aggregate and get_op_def("AddV2").is_commutative
+    assert not get_op_def("Sub").is_aggregate

@@ -482,3 +482,13 @@ def test_dtypes_survive_the_round_trip(fresh):
             out = sess.run(count(p), {p: [1, 0]})
         assert out.dtype == dtype.as_numpy_dtype and out.tolist() == [1, 0]
     assert dtypes.float32.as_numpy_dtype is np.float32
+
+
+def test_fetched_constants_are_writable_copies():
+    g = gp.Graph()
+    with g.as_default():
+        c = gp.constant([1.0, 2.0], name="c")
+    with gp.Session(graph=g) as sess:
+        first = sess.run(c)
+        first[0] = 5.0                       # the caller owns what it fetched
+        assert sess.run(c).tolist() == [1.0, 2.0]

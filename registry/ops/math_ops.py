@@ -76,6 +76,8 @@ def _register_binary(name, types, out="T", commutative=False, doc=""):
         builder.attr("incompatible_shape_error: bool = true")
     if commutative:
         builder.set_is_commutative()
+    if name == "AddV2":
+        builder.set_is_aggregate()
     builder.set_shape_fn(_broadcast_binary_shape).doc(doc)
 
 
