@@ -1,0 +1,369 @@
+"""The 13 convolution op definitions (TF's nn_ops.cc) and their shape functions.
+
+Each shape function first runs TF's own shape inference (same checks, same messages),
+then the checks the op's kernel would run (``registry.conv_shapes``) on whatever is known
+at build time, so a bad combination fails while building as InvalidArgumentError.
+"""
+
+from registry.conv_shapes import (backprop_geometry, check_valid_padding, conv_params,
+                                  format_dims, forward_geometry, is_channels_last, make_shape,
+                                  spatial_explicit_pads, windowed_output_dim)
+from registry.errors import InvalidArgumentError, OpError
+from registry.op_registry import register_op
+from registry.tensor_shape import TensorShape, unknown_shape
+
+PADDING = "padding: {'SAME', 'VALID'}"
+PADDING_EXPLICIT = "padding: {'SAME', 'VALID', 'EXPLICIT'}"
+EXPLICIT_PADDINGS = "explicit_paddings: list(int) = []"
+DATA_FORMAT = "data_format: { 'NHWC', 'NCHW' } = 'NHWC' "
+DATA_FORMAT_3D = "data_format: { 'NDHWC', 'NCDHW' } = 'NDHWC' "
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _merge_dim(a, b):
+    if a is None:
+        return b
+    if b is not None and a != b:
+        raise InvalidArgumentError(f"Dimensions must be equal, but are {a} and {b}")
+    return a
+
+
+def _multiply_dim(a, b):
+    if a == 1:
+        return b
+    if b == 1:
+        return a
+    return None if a is None or b is None else a * b
+
+
+def shape_from_shape_tensor(c, i):
+    """TF's MakeShapeFromShapeTensor: the shape a sizes vector input describes.
+
+    A build-time constant gives its values (-1 = unknown dim); otherwise the vector's
+    length gives the rank.
+    """
+    vector = c.with_rank(c.input(i), 1)
+    value = c.input_value(i)
+    if value is None:
+        return unknown_shape(vector[0])
+    dims = [int(v) for v in value.reshape(-1)]
+    for d in dims:
+        if d < -1:
+            raise InvalidArgumentError(f"Invalid value in tensor used for shape: {d}")
+    return TensorShape(dims)
+
+
+def _run_kernel_checks(check, *args):
+    """Runs a kernel-side check at build time; any failure becomes InvalidArgumentError."""
+    try:
+        return check(*args)
+    except InvalidArgumentError:
+        raise
+    except OpError as e:
+        raise InvalidArgumentError(e.message) from None
+
+
+def _forward_kernel_checks(c, input_shape, filter_shape):
+    params = _run_kernel_checks(conv_params, c.op_type, c.get_attr)
+    _run_kernel_checks(forward_geometry, c.op_type, params, input_shape, filter_shape)
+
+
+def _backprop_kernel_checks(c, input_shape, filter_shape, out_backprop_shape):
+    params = _run_kernel_checks(conv_params, c.op_type, c.get_attr)
+    _run_kernel_checks(backprop_geometry, c.op_type, params, input_shape, filter_shape,
+                       out_backprop_shape)
+
+
+def _check_format_string(data_format):
+    try:
+        is_channels_last(data_format)
+    except InvalidArgumentError:
+        raise InvalidArgumentError(f"Invalid data format string: {data_format}") from None
+
+
+def _check_depth_groups(in_depth, f_in, f_out):
+    """The Conv2D/Conv3D shape functions' depth and group checks."""
+    if in_depth is None or f_in is None:
+        return
+    if f_in == 0:
+        raise InvalidArgumentError("Depth of filter must not be 0")
+    if in_depth % f_in:
+        raise InvalidArgumentError(
+            f"Depth of input ({in_depth}) is not a multiple of input depth of filter ({f_in})")
+    if in_depth != f_in and f_out is not None:
+        groups = in_depth // f_in
+        if groups == 0:
+            raise InvalidArgumentError("Number of groups must not be 0")
+        if f_out % groups:
+            raise InvalidArgumentError(
+                f"Depth of output ({f_out}) is not a multiple of the number of groups ({groups})")
+
+
+def _output_dims(x, w_spatial, strides, dilations, data_format, padding, pads):
+    num_dims = len(x)
+    spatial = format_dims(data_format, num_dims)[2]
+    return [windowed_output_dim(x[d], k, dilations[d], strides[d], padding, b, a)
+            for d, k, (b, a) in zip(spatial, w_spatial, pads)]
+
+
+def _padding_pairs(c, data_format, num_dims):
+    """Validated padding and explicit pads of a 2-D op with explicit-padding support."""
+    padding = c.get_attr("padding")
+    explicit = list(c.get_attr("explicit_paddings")) if c.has_attr("explicit_paddings") else []
+    check_valid_padding(padding, explicit, num_dims, data_format)
+    if padding == "EXPLICIT":
+        return padding, spatial_explicit_pads(explicit, data_format, num_dims)
+    return padding, ((0, 0),) * (num_dims - 2)
+
+
+# ----------------------------------------------------------------------------- shape fns
+
+
+def conv2d_shape(c):
+    """TF's Conv2DShapeWithExplicitPadding."""
+    data_format = c.get_attr("data_format")
+    _check_format_string(data_format)
+    x = c.with_rank(c.input(0), 4).dims
+    w = c.with_rank(c.input(1), 4).dims
+    dilations, strides = c.get_attr("dilations"), c.get_attr("strides")
+    if len(dilations) != 4:
+        raise InvalidArgumentError(
+            "Conv2D requires the dilation attribute to contain 4 values, but got: "
+            f"{len(dilations)}")
+    if len(strides) != 4:
+        raise InvalidArgumentError(
+            f"Conv2D on data format {data_format} requires the stride attribute to contain 4 "
+            f"values, but got: {len(strides)}")
+    batch, feature, _ = format_dims(data_format, 4)
+    _check_depth_groups(x[feature], w[2], w[3])
+    padding, pads = _padding_pairs(c, data_format, 4)
+    outs = _output_dims(x, w[:2], strides, dilations, data_format, padding, pads)
+    c.set_output(0, make_shape(x[batch], outs, w[3], data_format))
+    _forward_kernel_checks(c, x, w)
+
+
+def conv3d_shape(c):
+    """TF's Conv3DShape (with H/W dilations in their documented order; TF swaps them)."""
+    x = c.with_rank(c.input(0), 5).dims
+    w = c.with_rank(c.input(1), 5).dims
+    data_format = c.get_attr("data_format")
+    _check_format_string(data_format)
+    dilations, strides = c.get_attr("dilations"), c.get_attr("strides")
+    if len(dilations) != 5:
+        raise InvalidArgumentError(
+            "Conv3D requires the dilation attribute to contain 5 values, but got: "
+            f"{len(dilations)}")
+    if len(strides) != 5:
+        raise InvalidArgumentError(
+            f"Conv3D requires the stride attribute to contain 5 values, but got: {len(strides)}")
+    batch, feature, _ = format_dims(data_format, 5)
+    _check_depth_groups(x[feature], w[3], w[4])
+    padding = c.get_attr("padding")
+    outs = _output_dims(x, w[:3], strides, dilations, data_format, padding, ((0, 0),) * 3)
+    c.set_output(0, make_shape(x[batch], outs, w[4], data_format))
+    _forward_kernel_checks(c, x, w)
+
+
+def depthwise_conv2d_native_shape(c):
+    """TF's DepthwiseConv2DNativeShapeWithExplicitPadding."""
+    x = c.with_rank(c.input(0), 4).dims
+    w = c.with_rank(c.input(1), 4).dims
+    strides, dilations = c.get_attr("strides"), c.get_attr("dilations")
+    if len(strides) != 4:
+        raise InvalidArgumentError(
+            "DepthwiseConv2D requires the stride attribute to contain 4 values, but got: "
+            f"{len(strides)}")
+    if len(dilations) != 4:
+        raise InvalidArgumentError(
+            "DepthwiseConv2D requires the dilations attribute to contain 4 values, but got: "
+            f"{len(dilations)}")
+    data_format = c.get_attr("data_format")
+    batch, feature, _ = format_dims(data_format, 4)
+    in_depth = _merge_dim(x[feature], w[2])
+    out_depth = _multiply_dim(in_depth, w[3])
+    padding, pads = _padding_pairs(c, data_format, 4)
+    outs = _output_dims(x, w[:2], strides, dilations, data_format, padding, pads)
+    c.set_output(0, make_shape(x[batch], outs, out_depth, data_format))
+    _forward_kernel_checks(c, x, w)
+
+
+def conv2d_backprop_input_shape(c):
+    """TF's Conv2DBackpropInputShape: input_sizes may be [N, H, W, C]-like or just [H, W]."""
+    data_format = c.get_attr("data_format")
+    _check_format_string(data_format)
+    dy = c.with_rank(c.input(2), 4).dims
+    w = c.with_rank(c.input(1), 4).dims
+    batch_dim, feature, spatial = format_dims(data_format, 4)
+    batch = dy[batch_dim]
+    _merge_dim(dy[feature], w[3])
+    sizes = shape_from_shape_tensor(c, 0)
+    if sizes.rank is None:
+        sizes = unknown_shape(4)
+    if sizes.rank == 4:
+        given = sizes.dims
+        batch = _merge_dim(given[batch_dim], batch)
+        hw, depth = [given[d] for d in spatial], given[feature]
+    elif sizes.rank == 2:
+        hw, depth = sizes.dims, w[2]
+    else:
+        raise InvalidArgumentError(
+            "Conv2DBackpropInput requires input_sizes to contain 4 values or 2 values, but "
+            f"got: {sizes.rank}")
+    x = make_shape(batch, hw, depth, data_format)
+    c.set_output(0, x)
+    _backprop_kernel_checks(c, x, w, dy)
+
+
+def _sizes_shape_fn(sizes_index, rank):
+    """Shape fn of a gradient op whose result shape is a sizes vector input (rank-checked)."""
+
+    def shape_fn(c):
+        result = c.with_rank(shape_from_shape_tensor(c, sizes_index), rank)
+        c.set_output(0, result)
+        shapes = [c.input(0), c.input(1), c.input(2)]
+        shapes[sizes_index] = result
+        _backprop_kernel_checks(c, *shapes)
+
+    return shape_fn
+
+
+def _tensor_shape_fn(result_index, rank):
+    """Shape fn of a gradient op whose result has the shape of tensor input ``result_index``."""
+
+    def shape_fn(c):
+        c.set_output(0, c.with_rank(c.input(result_index), rank))
+        _backprop_kernel_checks(c, c.input(0), c.input(1), c.input(2))
+
+    return shape_fn
+
+
+# ----------------------------------------------------------------------------- registrations
+
+_T_CONV2D = "T: {half, bfloat16, float, double, int32}"
+_T_FLOAT = "T: {half, bfloat16, float, double}"
+_DILATIONS_2D = "dilations: list(int) = [1, 1, 1, 1]"
+_DILATIONS_3D = "dilations: list(int) = [1, 1, 1, 1, 1]"
+
+
+def _conv2d_family(name, inputs, t_spec, shape_fn, doc, use_cudnn=True):
+    builder = register_op(name)
+    for spec in inputs:
+        builder.input(spec)
+    builder.output("output: T").attr(t_spec).attr("strides: list(int)")
+    if use_cudnn:
+        builder.attr("use_cudnn_on_gpu: bool = true")
+    (builder.attr(PADDING_EXPLICIT).attr(EXPLICIT_PADDINGS).attr(DATA_FORMAT)
+     .attr(_DILATIONS_2D).set_shape_fn(shape_fn).doc(doc))
+
+
+_conv2d_family("Conv2D", ["input: T", "filter: T"], _T_CONV2D, conv2d_shape, """\
+Computes a 2-D convolution given 4-D `input` and `filter` tensors.
+
+input: [batch, in_height, in_width, in_channels] (NHWC) or [batch, in_channels, in_height,
+  in_width] (NCHW). filter: [filter_height, filter_width, in_channels / groups, out_channels].
+strides, dilations: one value per input dimension in data_format order; batch and depth
+  entries must be 1. padding: SAME, VALID or EXPLICIT (then explicit_paddings holds a
+  [before, after] pair per input dimension).""")
+
+_conv2d_family("Conv2DBackpropInput", ["input_sizes: int32", "filter: T", "out_backprop: T"],
+               _T_CONV2D, conv2d_backprop_input_shape, """\
+Computes the gradients of convolution with respect to the input.
+
+input_sizes: the shape of `input` (4 values, or [height, width]). filter: [filter_height,
+  filter_width, in_channels, out_channels]. out_backprop: gradients w.r.t. the output of the
+  convolution. Attrs as for Conv2D.""")
+
+_conv2d_family("Conv2DBackpropInputV2", ["input: T", "filter: T", "out_backprop: T"],
+               _T_CONV2D, _tensor_shape_fn(0, 4), """\
+Computes the gradients of convolution with respect to the input.
+
+input: a tensor of the input's shape (only its shape is used). Attrs as for Conv2D.""")
+
+_conv2d_family("Conv2DBackpropFilter", ["input: T", "filter_sizes: int32", "out_backprop: T"],
+               _T_FLOAT, _sizes_shape_fn(1, 4), """\
+Computes the gradients of convolution with respect to the filter.
+
+filter_sizes: the shape of `filter`, [filter_height, filter_width, in_channels,
+  out_channels]. out_backprop: gradients w.r.t. the output of the convolution.""")
+
+_conv2d_family("Conv2DBackpropFilterV2", ["input: T", "filter: T", "out_backprop: T"],
+               _T_FLOAT, _tensor_shape_fn(1, 4), """\
+Computes the gradients of convolution with respect to the filter.
+
+filter: a tensor of the filter's shape (only its shape is used). Attrs as for Conv2D.""")
+
+register_op("Conv3D") \
+    .input("input: T").input("filter: T").output("output: T") \
+    .attr(_T_FLOAT).attr("strides: list(int) >= 5").attr(PADDING).attr(DATA_FORMAT_3D) \
+    .attr(_DILATIONS_3D).set_shape_fn(conv3d_shape).doc("""\
+Computes a 3-D convolution given 5-D `input` and `filter` tensors.
+
+input: [batch, in_depth, in_height, in_width, in_channels] (NDHWC) or channels-first
+  (NCDHW). filter: [filter_depth, filter_height, filter_width, in_channels, out_channels].
+strides, dilations: 5 values in data_format order; batch and depth entries must be 1.""")
+
+register_op("Conv3DBackpropInput") \
+    .input("input: T").input("filter: T").input("out_backprop: T").output("output: T") \
+    .attr("T: {half, float, double}").attr("strides: list(int) >= 5").attr(PADDING) \
+    .deprecated(10, "Use Conv3DBackpropInputV2") \
+    .attr(_DILATIONS_3D).set_shape_fn(_tensor_shape_fn(0, 5)).doc("""\
+Computes the gradients of 3-D convolution with respect to the input.
+
+input: a tensor of the input's shape (NDHWC). Deprecated: use Conv3DBackpropInputV2.""")
+
+register_op("Conv3DBackpropFilter") \
+    .input("input: T").input("filter: T").input("out_backprop: T").output("output: T") \
+    .attr("T: {half, float, double}").attr("strides: list(int) >= 5").attr(PADDING) \
+    .deprecated(10, "Use Conv3DBackpropFilterV2") \
+    .attr(_DILATIONS_3D).set_shape_fn(_tensor_shape_fn(1, 5)).doc("""\
+Computes the gradients of 3-D convolution with respect to the filter.
+
+filter: a tensor of the filter's shape (NDHWC). Deprecated: use Conv3DBackpropFilterV2.""")
+
+register_op("Conv3DBackpropInputV2") \
+    .input("input_sizes: Tshape").input("filter: T").input("out_backprop: T") \
+    .output("output: T") \
+    .attr(_T_FLOAT).attr("strides: list(int) >= 5").attr(PADDING).attr(DATA_FORMAT_3D) \
+    .attr(_DILATIONS_3D).attr("Tshape: {int32, int64} = DT_INT32") \
+    .set_shape_fn(_sizes_shape_fn(0, 5)).doc("""\
+Computes the gradients of 3-D convolution with respect to the input.
+
+input_sizes: the shape of `input`, [batch, depth, rows, cols, in_channels] in data_format
+  order. filter: [depth, rows, cols, in_channels, out_channels]. out_backprop: backprop
+  signal of shape [batch, out_depth, out_rows, out_cols, out_channels].""")
+
+register_op("Conv3DBackpropFilterV2") \
+    .input("input: T").input("filter_sizes: int32").input("out_backprop: T") \
+    .output("output: T") \
+    .attr(_T_FLOAT).attr("strides: list(int) >= 5").attr(PADDING).attr(DATA_FORMAT_3D) \
+    .attr(_DILATIONS_3D).set_shape_fn(_sizes_shape_fn(1, 5)).doc("""\
+Computes the gradients of 3-D convolution with respect to the filter.
+
+filter_sizes: the shape of `filter`, [filter_depth, filter_height, filter_width,
+  in_channels, out_channels]. out_backprop: backprop signal of shape [batch, out_depth,
+  out_rows, out_cols, out_channels].""")
+
+_conv2d_family("DepthwiseConv2dNative", ["input: T", "filter: T"], _T_FLOAT,
+               depthwise_conv2d_native_shape, """\
+Computes a 2-D depthwise convolution given 4-D `input` and `filter` tensors.
+
+filter: [filter_height, filter_width, in_channels, channel_multiplier]; the output has
+  in_channels * channel_multiplier channels.""", use_cudnn=False)
+
+_conv2d_family("DepthwiseConv2dNativeBackpropInput",
+               ["input_sizes: int32", "filter: T", "out_backprop: T"], _T_FLOAT,
+               _sizes_shape_fn(0, 4), """\
+Computes the gradients of depthwise convolution with respect to the input.
+
+input_sizes: the shape of `input`. filter: [filter_height, filter_width, in_channels,
+  depthwise_multiplier].""", use_cudnn=False)
+
+_conv2d_family("DepthwiseConv2dNativeBackpropFilter",
+               ["input: T", "filter_sizes: int32", "out_backprop: T"], _T_FLOAT,
+               _sizes_shape_fn(1, 4), """\
+Computes the gradients of depthwise convolution with respect to the filter.
+
+filter_sizes: the shape of `filter`, [filter_height, filter_width, in_channels,
+  depthwise_multiplier].""", use_cudnn=False)
+
