@@ -23,7 +23,7 @@ from graphops.graph import (Graph, control_dependencies, device, get_default_gra
                             reset_default_graph)
 from graphops.graph_def import import_graph_def
 from graphops.graph_json import graph_def_from_json, graph_def_to_json
-from graphops.visualize import visualize
+from graphops.pictures import visualize
 from graphops.scope import ClientSession, Scope
 from graphops.session import Session
 from graphops.tensor import Operation, Tensor

@@ -13,7 +13,7 @@ import sys
 
 import graphops  # noqa: F401  (registers ops, kernels and devices)
 import kernels  # noqa: F401
-from graphops import devices, visualize
+from graphops import devices, pictures
 from graphops.op_docs import op_def_text, op_docstring
 from registry import errors
 from registry.kernel_registry import registered_kernels
@@ -70,7 +70,7 @@ def _devices(args):
 def _dot(args):
     with open(args.file, encoding="utf-8") as f:
         text = f.read()
-    dot_text = visualize.visualize(text, path=args.output)
+    dot_text = pictures.visualize(text, path=args.output)
     if args.output is None:
         print(dot_text, end="")
     return 0

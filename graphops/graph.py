@@ -24,16 +24,37 @@ _LIBRARY_DIRS = tuple(os.path.join(_ROOT, d) + os.sep for d in ("graphops", "reg
 _TRACEBACK_DEPTH = 16
 
 
+# co_filename -> {line: "file:line"} (each site formatted once), or None for our own modules
+_site_names = {}
+
+
 def _creation_site():
     """The caller's stack as "file:line" strings, library frames skipped, innermost last."""
-    frames = []
+    sites = []
     frame = sys._getframe(1)
-    while frame is not None and len(frames) < _TRACEBACK_DEPTH:
+    while frame is not None and len(sites) < _TRACEBACK_DEPTH:
         filename = frame.f_code.co_filename
-        if not filename.startswith(_LIBRARY_DIRS):
-            frames.append(f"{filename}:{frame.f_lineno}")
+        try:
+            names = _site_names[filename]
+        except KeyError:
+            names = _site_names[filename] = None if filename.startswith(_LIBRARY_DIRS) else {}
+        if names is not None:
+            line = frame.f_lineno
+            site = names.get(line)
+            if site is None:
+                site = names[line] = f"{filename}:{line}"
+            sites.append(site)
         frame = frame.f_back
-    return frames[::-1]
+    sites.reverse()
+    return tuple(sites)
+
+
+class _Stacks(threading.local):
+    """One thread's name, control-dependency and device stacks of a graph."""
+
+    name_stack = ""
+    control = ()      # _Controller per enclosing control_dependencies block
+    devices = ()      # device specs / functions, outermost first
 
 
 class _Controller:
@@ -52,17 +73,14 @@ class Graph:
         self._ops = []
         self._ops_by_name = {}
         self._names_in_use = {}
-        self._local = threading.local()
+        self._local = _Stacks()
         self._finalized = False
 
     # ------------------------------------------------------------------ thread-local stacks
 
-    def _get(self, key, default=()):
-        return getattr(self._local, key, default)
-
     @contextlib.contextmanager
     def _set(self, key, value):
-        old = self._get(key, "" if key == "name_stack" else ())
+        old = getattr(self._local, key)
         setattr(self._local, key, value)
         try:
             yield
@@ -73,7 +91,7 @@ class Graph:
 
     def get_name_scope(self):
         """The current name scope, e.g. "outer/inner" ("" at the root)."""
-        return self._get("name_stack", "")
+        return self._local.name_stack
 
     def unique_name(self, name, mark_as_used=True):
         """`name` under the current scope, made unique with TF's case-insensitive `_N` suffixes."""
@@ -97,6 +115,10 @@ class Graph:
 
     def name_scope(self, name):
         """Context manager yielding the new scope ("foo/"); "foo/" re-enters, None/"" resets."""
+        return self._name_scope(self._checked_scope_name(name))
+
+    def _checked_scope_name(self, name):
+        """`name` (bytes decoded) once TF's scope-name rules accept it here."""
         if isinstance(name, bytes):
             name = name.decode()
         if name:
@@ -109,17 +131,20 @@ class Graph:
                 raise InvalidArgumentError(
                     f"'{name}' is not a valid root scope name. A root scope name has to match "
                     f"the following pattern: {_VALID_OP_NAME.pattern}")
-        return self._name_scope(name)
+        return name
+
+    def _scope_for(self, name):
+        """(name stack, scope string) that `name_scope(name)` enters; uses up the name."""
+        if not name:
+            return "", ""
+        if name.endswith("/"):
+            return name[:-1], name
+        stack = self.unique_name(name)
+        return stack, stack + "/"
 
     @contextlib.contextmanager
     def _name_scope(self, name):
-        if not name:
-            stack, scope = "", ""
-        elif name.endswith("/"):
-            stack, scope = name[:-1], name
-        else:
-            stack = self.unique_name(name)
-            scope = stack + "/"
+        stack, scope = self._scope_for(name)
         with self._set("name_stack", stack):
             yield scope
 
@@ -129,7 +154,7 @@ class Graph:
         """Ops created inside run after `control_inputs` (ops or tensors); None clears."""
         if control_inputs is None:
             return self._set("control", (_Controller([]),))
-        current = {op for c in self._get("control") for op in c.control_inputs}
+        current = {op for c in self._local.control for op in c.control_inputs}
         ops = []
         for c in control_inputs:
             c = self.as_graph_element(c)
@@ -138,12 +163,17 @@ class Graph:
             if c not in current:
                 current.add(c)
                 ops.append(c)
-        return self._set("control", self._get("control") + (_Controller(ops),))
+        return self._set("control", self._local.control + (_Controller(ops),))
 
-    def _control_dependencies_for_inputs(self, input_ops):
-        """Control inputs for a new op: skip blocks an input was created in (it is dominated)."""
+    def _control_dependencies_for_inputs(self, inputs):
+        """Control inputs for a new op with these input tensors: skip blocks an input was
+        created in (it is dominated)."""
+        controllers = self._local.control
+        if not controllers:
+            return []
+        input_ops = [t.op for t in inputs]
         result = []
-        for controller in self._get("control"):
+        for controller in controllers:
             if any(op in controller.seen for op in input_ops):
                 continue
             result.extend(c for c in controller.control_inputs
@@ -160,12 +190,12 @@ class Graph:
                   or callable(device_name_or_function)):
             raise TypeError(f"Device must be a string, a DeviceSpec, a function or None, "
                             f"got {type(device_name_or_function).__name__}")
-        return self._set("devices", self._get("devices") + (device_name_or_function,))
+        return self._set("devices", self._local.devices + (device_name_or_function,))
 
-    def _device_for(self, op):
+    def _device_for(self, op, stack):
         """TF's device-function stack, innermost first: specs merge field-wise, None stops."""
         device = ""
-        for entry in reversed(self._get("devices")):
+        for entry in reversed(stack):
             if entry is None:
                 break
             if callable(entry):
@@ -181,25 +211,29 @@ class Graph:
                    control_inputs, device=None):
         """Adds a node. `device=None` takes the device stack and records the op in the
         enclosing control-dependency blocks (TF1 building); a string pins it (Scope API)."""
+        site = _creation_site()
         with self._lock:
             self._check_not_finalized()
             if not _VALID_OP_NAME.match(name):
                 raise InvalidArgumentError(f"Node '{name}': Node name contains invalid characters")
             if name in self._ops_by_name:
                 raise InvalidArgumentError(f"Duplicate node name in graph: '{name}'")
-            for element in list(inputs) + list(control_inputs):
+            for element in (*inputs, *control_inputs):
                 if element.graph is not self:
                     raise InvalidArgumentError(f"{element} is not an element of this graph.")
             op = Operation(self, name, op_def, attrs, inputs, control_inputs, output_types,
-                           output_shapes, _creation_site(), len(self._ops))
-            op._device = self._device_for(op) if device is None else canonical_device(device)
+                           output_shapes, site, len(self._ops))
+            if device is not None:
+                op._device = canonical_device(device)
+            elif self._local.devices:
+                op._device = self._device_for(op, self._local.devices)
             for t in inputs:
                 t._consumers.append(op)
             self._ops.append(op)
             self._ops_by_name[name] = op
             self._names_in_use.setdefault(name.lower(), 1)
             if device is None:
-                for controller in self._get("control"):
+                for controller in self._local.control:
                     controller.seen.add(op)
         return op
 
@@ -229,7 +263,7 @@ class Graph:
 
     def to_dot(self):
         """Graphviz DOT text of the graph."""
-        from graphops.visualize import to_dot
+        from graphops.pictures import to_dot
         return to_dot(self)
 
     # ------------------------------------------------------------------ lookup

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import graphops as gp
-from graphops import visualize as vis
+from graphops import pictures as vis
 from graphops.graph_def import as_graph_def
 from graphops.graph_json import graph_def_to_json
 from registry import errors
