@@ -1,0 +1,107 @@
+"""gp.test: the numeric gradient checker (TF1's tf.test.compute_gradient[_error]).
+
+The symbolic Jacobian is read back one output element at a time (gp.gradients seeded with
+a one-hot `grad_ys`); the numeric one comes from central differences. Both are
+[x size, y size] arrays, so `theoretical - numerical` is the error of the registered
+gradient functions (and kernels) on that point.
+"""
+
+import contextlib
+
+import numpy as np
+
+from graphops.constant_op import placeholder
+from graphops.gradients import gradients
+from graphops.session import Session, get_default_session
+from graphops.tensor import as_graph_element
+
+
+def _size(shape):
+    return int(np.prod(shape, dtype=np.int64))
+
+
+@contextlib.contextmanager
+def _session_for(graph):
+    session = get_default_session()
+    if session is not None and session.graph is graph:
+        yield session
+        return
+    with Session(graph=graph) as session:
+        yield session
+
+
+def _theoretical_jacobian(sess, x_data, dx, y, y_shape, dy, feeds):
+    """d y / d x by back-propagating each one-hot output gradient `dy` to `dx`."""
+    jacobian = np.zeros((x_data.size, _size(y_shape)), dtype=np.float64)
+    if dx is None:
+        return jacobian
+    run = sess.make_callable(dx, [dy] + list(feeds))
+    seed = np.zeros(y_shape, dtype=y.dtype.np_dtype)
+    for col in range(seed.size):
+        seed.flat[col] = 1
+        jacobian[:, col] = np.asarray(run(seed, *feeds.values()), np.float64).ravel()
+        seed.flat[col] = 0
+    return jacobian
+
+
+def _numeric_jacobian(sess, x, x_data, y, y_shape, feeds, delta):
+    """d y / d x by central differences of step `delta` on each input element."""
+    jacobian = np.zeros((x_data.size, _size(y_shape)), dtype=np.float64)
+    others = {k: v for k, v in feeds.items() if k is not x}
+    run = sess.make_callable(y, [x] + list(others))
+    point = x_data.copy()
+    for row in range(point.size):
+        original = point.flat[row]
+        point.flat[row] = original + delta
+        y_pos = np.array(run(point, *others.values()), np.float64)   # a copy: outputs may
+        point.flat[row] = original - delta                          # alias the fed point
+        y_neg = np.array(run(point, *others.values()), np.float64)
+        point.flat[row] = original
+        jacobian[row, :] = ((y_pos - y_neg) / (2 * delta)).ravel()
+    return jacobian
+
+
+def compute_gradient(x, x_shape, y, y_shape, x_init_value=None, delta=1e-3,
+                     extra_feed_dict=None):
+    """(theoretical, numerical) Jacobians of `y` w.r.t. `x`, each [x size, y size].
+
+    `x` may be a list of tensors (with a list of shapes and of initial values); the result
+    is then a list of pairs. Unset initial values are uniform random in [0, 1). Runs in the
+    default session when it belongs to `y`'s graph, else in a new Session.
+    """
+    y = as_graph_element(y)
+    listed = isinstance(x, (list, tuple))
+    xs = [as_graph_element(t) for t in (x if listed else [x])]
+    shapes = list(x_shape) if listed else [x_shape]
+    inits = list(x_init_value) if listed and x_init_value is not None else \
+        [x_init_value] * len(xs)
+    if not len(xs) == len(shapes) == len(inits):
+        raise ValueError("x, x_shape and x_init_value must have the same length")
+    values = []
+    for t, shape, init in zip(xs, shapes, inits):
+        if init is None:
+            init = np.random.random_sample(shape)
+        init = np.asarray(init, dtype=t.dtype.np_dtype)
+        if init.shape != tuple(shape):
+            raise ValueError(f"x_init_value has shape {init.shape}, expected {tuple(shape)}")
+        values.append(init)
+    graph = y.graph
+    with graph.as_default():
+        dy = placeholder(y.dtype, shape=y_shape, name="compute_gradient_dy")
+        dxs = gradients(y, xs, grad_ys=dy)
+    feeds = dict(zip(xs, values))
+    feeds.update(extra_feed_dict or {})
+    results = []
+    with _session_for(graph) as sess:
+        for t, dx, value in zip(xs, dxs, values):
+            results.append((_theoretical_jacobian(sess, value, dx, y, y_shape, dy, feeds),
+                            _numeric_jacobian(sess, t, value, y, y_shape, feeds, delta)))
+    return results if listed else results[0]
+
+
+def compute_gradient_error(x, x_shape, y, y_shape, x_init_value=None, delta=1e-3,
+                           extra_feed_dict=None):
+    """The largest absolute difference between the theoretical and numerical Jacobians."""
+    result = compute_gradient(x, x_shape, y, y_shape, x_init_value, delta, extra_feed_dict)
+    pairs = result if isinstance(result, list) else [result]
+    return max((float(np.max(np.abs(t - n))) if t.size else 0.0) for t, n in pairs)

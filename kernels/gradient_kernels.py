@@ -1,0 +1,35 @@
+"""Kernels of the gradient-support ops: BroadcastGradientArgs."""
+
+import numpy as np
+
+from kernels.state_kernels import shape_string
+from registry import dtypes
+from registry.errors import InvalidArgumentError
+from registry.kernel_registry import OpKernel, register_kernel
+
+
+def broadcast_reduction_axes(s0, s1):
+    """(r0, r1): axes of the broadcast shape where s0 (s1) is 1 or missing."""
+    rank = max(len(s0), len(s1))
+    x = [1] * (rank - len(s0)) + list(s0)
+    y = [1] * (rank - len(s1)) + list(s1)
+    for a, b in zip(x, y):
+        if a != b and a != 1 and b != 1:
+            raise InvalidArgumentError(
+                f"Incompatible shapes: {shape_string(s0)} vs. {shape_string(s1)}")
+    return [i for i in range(rank) if x[i] == 1], [i for i in range(rank) if y[i] == 1]
+
+
+@register_kernel("BroadcastGradientArgs",
+                 type_constraints={"T": [dtypes.int32, dtypes.int64]})
+class BroadcastGradientArgsKernel(OpKernel):
+    def compute(self, ctx):
+        shapes = [np.asarray(ctx.input(i)) for i in range(2)]
+        for i, shape in enumerate(shapes):
+            if shape.ndim != 1:
+                raise InvalidArgumentError(
+                    f"In[{i}] must be a vector.{shape_string(shape.shape)}")
+        reductions = broadcast_reduction_axes([int(d) for d in shapes[0]],
+                                              [int(d) for d in shapes[1]])
+        for i, axes in enumerate(reductions):
+            ctx.set_output(i, np.asarray(axes, dtype=shapes[0].dtype))

@@ -1,0 +1,186 @@
+"""Resource-variable kernels: a variable is a `Var` kept in the Session's ResourceMgr.
+
+A `VarHandleOp` outputs a 0-d object array holding a `ResourceHandle`; the other kernels
+look the `Var` up by the handle's name in `ctx.resources`. Values live on the host as
+NumPy arrays (CPU kernels only; the executor copies to and from GPU nodes); a read returns
+a copy, never the stored buffer.
+"""
+
+import contextlib
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+from registry import dtypes
+from registry.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
+from registry.kernel_registry import OpKernel, register_kernel
+from registry.tensor_shape import TensorShape
+
+
+@dataclass(frozen=True)
+class ResourceHandle:
+    """What flows along a `resource` edge: the variable's name, dtype and declared shape."""
+
+    name: str
+    dtype: dtypes.DType
+    shape: TensorShape
+
+
+class Var:
+    """One variable's storage; `lock` guards `value` (None until first assigned)."""
+
+    def __init__(self, name, dtype):
+        self.name = name
+        self.dtype = dtype
+        self.value = None
+        self.lock = threading.Lock()
+
+    def checked_value(self):
+        """The stored array (caller holds the lock); FailedPreconditionError if unset."""
+        if self.value is None:
+            raise uninitialized(self.name)
+        return self.value
+
+
+def uninitialized(name):
+    return FailedPreconditionError(f"Attempting to use uninitialized value {name}")
+
+
+def shape_string(shape):
+    return "[" + ",".join(str(d) for d in shape) + "]"
+
+
+def input_handle(ctx, i):
+    """The ResourceHandle carried by input `i`."""
+    value = ctx.input(i)
+    handle = value.item() if isinstance(value, np.ndarray) and value.shape == () else value
+    if not isinstance(handle, ResourceHandle):
+        raise InvalidArgumentError(
+            f"Input {i} of {ctx.op_type} must be a resource handle, got {type(handle).__name__}")
+    return handle
+
+
+def lookup_var(ctx, i):
+    """The existing Var behind input `i`; FailedPreconditionError naming it if there is none."""
+    handle = input_handle(ctx, i)
+    try:
+        var = ctx.resources.lookup(handle.name)
+    except NotFoundError:
+        raise uninitialized(handle.name) from None
+    if not isinstance(var, Var):
+        raise InvalidArgumentError(f"Resource {handle.name} is not a variable")
+    return var
+
+
+def check_dtype(var, dtype, what):
+    """`var` (a Var or a ResourceHandle) must hold `dtype`."""
+    if var.dtype is not dtype:
+        raise InvalidArgumentError(f"Trying to {what} variable with wrong dtype. Expected "
+                                   f"{var.dtype.short_name} got {dtype.short_name}")
+
+
+@contextlib.contextmanager
+def locked(variables):
+    """Holds the locks of several Vars, always taken in one global order (no deadlock)."""
+    unique = sorted({id(v): v for v in variables}.items())
+    with contextlib.ExitStack() as stack:
+        for _, var in unique:
+            stack.enter_context(var.lock)
+        yield
+
+
+@register_kernel("VarHandleOp")
+class VarHandleOpKernel(OpKernel):
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        name = ctx.get_attr("shared_name") or ctx.node_name
+        container = ctx.get_attr("container")
+        self.handle = ResourceHandle(f"{container}/{name}" if container else name,
+                                     ctx.get_attr("dtype"), ctx.get_attr("shape"))
+
+    def compute(self, ctx):
+        out = np.empty((), dtype=object)
+        out[()] = self.handle
+        ctx.set_output(0, out)
+
+
+@register_kernel("ReadVariableOp")
+class ReadVariableOpKernel(OpKernel):
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.dtype = ctx.get_attr("dtype")
+
+    def compute(self, ctx):
+        var = lookup_var(ctx, 0)
+        check_dtype(var, self.dtype, "read")
+        with var.lock:
+            value = np.array(var.checked_value(), copy=True)
+        ctx.set_output(0, value)
+
+
+@register_kernel("AssignVariableOp")
+class AssignVariableOpKernel(OpKernel):
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.dtype = ctx.get_attr("dtype")
+        self.validate_shape = ctx.get_attr("validate_shape")
+
+    def compute(self, ctx):
+        handle = input_handle(ctx, 0)
+        check_dtype(handle, self.dtype, "assign")
+        value = np.array(ctx.input(1), copy=True)
+        var = ctx.resources.lookup_or_create(handle.name, lambda: Var(handle.name, handle.dtype))
+        check_dtype(var, self.dtype, "assign")
+        with var.lock:
+            if self.validate_shape and var.value is not None and var.value.shape != value.shape:
+                raise InvalidArgumentError(
+                    "Trying to assign to variable with tensor with wrong shape. Expected "
+                    f"{shape_string(var.value.shape)} got {shape_string(value.shape)}")
+            var.value = value
+
+
+class _UpdateVariableKernel(OpKernel):
+    """AssignAdd/AssignSub: in-place update of an initialised variable of the same shape."""
+
+    sign = 1
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.dtype = ctx.get_attr("dtype")
+
+    def compute(self, ctx):
+        var = lookup_var(ctx, 0)
+        check_dtype(var, self.dtype, "update")
+        delta = np.array(ctx.input(1), copy=True)
+        with var.lock:
+            value = var.checked_value()
+            if value.shape != delta.shape:
+                raise InvalidArgumentError(
+                    f"Cannot update variable with shape {shape_string(value.shape)} using a "
+                    f"Tensor with shape {shape_string(delta.shape)}, shapes must be equal.")
+            if self.sign > 0:
+                np.add(value, delta, out=value)
+            else:
+                np.subtract(value, delta, out=value)
+
+
+@register_kernel("AssignAddVariableOp")
+class AssignAddVariableOpKernel(_UpdateVariableKernel):
+    sign = 1
+
+
+@register_kernel("AssignSubVariableOp")
+class AssignSubVariableOpKernel(_UpdateVariableKernel):
+    sign = -1
+
+
+@register_kernel("VarIsInitializedOp")
+class VarIsInitializedOpKernel(OpKernel):
+    def compute(self, ctx):
+        handle = input_handle(ctx, 0)
+        try:
+            var = ctx.resources.lookup(handle.name)
+        except NotFoundError:
+            var = None
+        ctx.set_output(0, np.array(isinstance(var, Var) and var.value is not None))

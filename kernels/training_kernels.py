@@ -1,0 +1,99 @@
+"""Optimizer update kernels (TF's training_ops.cc): in-place updates of resource variables."""
+
+import numpy as np
+
+from kernels.state_kernels import check_dtype, locked, lookup_var, shape_string
+from registry import dtypes
+from registry.errors import InvalidArgumentError
+from registry.kernel_registry import OpKernel, register_kernel
+
+_FLOATS = {"T": list(dtypes.FLOAT_TYPES)}
+
+
+def _same_shape(a, b, names):
+    if a.shape != b.shape:
+        raise InvalidArgumentError(f"{names} do not have the same shape"
+                                   f"{shape_string(a.shape)} {shape_string(b.shape)}")
+
+
+class _ApplyKernel(OpKernel):
+    """Shared set-up: the variables behind the resource inputs (`var_names`) are locked,
+    checked and updated in place by `update(values, inputs)`; float16/bfloat16 are computed
+    in float32 and rounded once."""
+
+    var_names = ("var",)
+    scalar_names = ()          # names of the other inputs that must be scalars ("" = the gradient)
+    grad_name = "grad"
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.dtype = ctx.get_attr("T")
+        self.use_nesterov = ctx.get_attr("use_nesterov") if ctx.has_attr("use_nesterov") else False
+        self.wide = np.float32 if self.dtype.size == 2 else None
+
+    def compute(self, ctx):
+        num_vars = len(self.var_names)
+        inputs = [np.asarray(ctx.input(i)) for i in range(num_vars, ctx.num_inputs)]
+        for name, value in zip(self.scalar_names, inputs):
+            if name and value.ndim != 0:
+                raise InvalidArgumentError(f"{name} is not a scalar: {shape_string(value.shape)}")
+        variables = [lookup_var(ctx, i) for i in range(num_vars)]
+        for var in variables:
+            check_dtype(var, self.dtype, "update")
+        with locked(variables):
+            stored = [var.checked_value() for var in variables]
+            for name, value in zip(self.var_names[1:], stored[1:]):
+                _same_shape(stored[0], value, f"var and {name}")
+            _same_shape(stored[0], inputs[self.scalar_names.index("")], f"var and {self.grad_name}")
+            if self.wide is None:
+                self.update(stored, inputs)
+                return
+            work = [v.astype(self.wide) for v in stored]
+            self.update(work, [v.astype(self.wide) for v in inputs])
+            for target, value in zip(stored, work):
+                target[...] = value
+
+    def update(self, values, inputs):
+        raise NotImplementedError
+
+
+@register_kernel("ResourceApplyGradientDescent", type_constraints=_FLOATS)
+class ResourceApplyGradientDescentKernel(_ApplyKernel):
+    scalar_names = ("alpha", "")
+    grad_name = "delta"
+
+    def update(self, values, inputs):
+        (var,), (alpha, delta) = values, inputs
+        var -= alpha * delta
+
+
+@register_kernel("ResourceApplyMomentum", type_constraints=_FLOATS)
+class ResourceApplyMomentumKernel(_ApplyKernel):
+    var_names = ("var", "accum")
+    scalar_names = ("lr", "", "momentum")
+
+    def update(self, values, inputs):
+        (var, accum), (lr, grad, momentum) = values, inputs
+        accum *= momentum
+        accum += grad
+        if self.use_nesterov:
+            var -= grad * lr + accum * momentum * lr
+        else:
+            var -= lr * accum
+
+
+@register_kernel("ResourceApplyAdam", type_constraints=_FLOATS)
+class ResourceApplyAdamKernel(_ApplyKernel):
+    var_names = ("var", "m", "v")
+    scalar_names = ("beta1_power", "beta2_power", "lr", "beta1", "beta2", "epsilon", "")
+
+    def update(self, values, inputs):
+        (var, m, v), (beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad) = values, inputs
+        one = np.ones((), var.dtype)
+        lr_t = lr * np.sqrt(one - beta2_power) / (one - beta1_power)
+        m += (grad - m) * (one - beta1)
+        v += (grad * grad - v) * (one - beta2)
+        if self.use_nesterov:
+            var -= (grad * (one - beta1) + beta1 * m) * lr_t / (np.sqrt(v) + epsilon)
+        else:
+            var -= m * lr_t / (np.sqrt(v) + epsilon)

@@ -1,0 +1,78 @@
+"""Classification ops (TF's nn_ops.cc, math_ops.cc): the fused softmax cross-entropy ops
+(loss and its backprop in one node) and ArgMax."""
+
+from registry.errors import InvalidArgumentError
+from registry.op_registry import register_op
+from registry.tensor_shape import TensorShape
+
+
+def _sparse_xent_shape(c):
+    features = c.with_rank(c.input(0), 2)
+    labels = c.with_rank(c.input(1), 1)
+    batch = c.merge(TensorShape([features[0]]), TensorShape([labels[0]]))[0]
+    c.set_output(0, TensorShape([batch]))
+    c.set_output(1, TensorShape([batch, features[1]]))
+
+
+def _xent_shape(c):
+    features = c.with_rank(c.input(0), 2)
+    labels = c.with_rank(c.input(1), 2)
+    dims = []
+    for f, l in zip(features, labels):
+        if f is not None and l is not None and f != l and 1 not in (f, l):
+            raise InvalidArgumentError(
+                f"Incompatible shapes: {features.debug_string()} vs. {labels.debug_string()}")
+        dims.append(l if f in (None, 1) and l != 1 else f)
+    c.set_output(0, TensorShape([dims[0]]))
+    c.set_output(1, TensorShape(dims))
+
+
+register_op("SparseSoftmaxCrossEntropyWithLogits") \
+    .input("features: T") \
+    .input("labels: Tlabels") \
+    .output("loss: T") \
+    .output("backprop: T") \
+    .attr("T: {half, bfloat16, float, double}") \
+    .attr("Tlabels: {int32, int64} = DT_INT64") \
+    .set_shape_fn(_sparse_xent_shape) \
+    .doc("Computes softmax cross entropy cost and gradients to backpropagate.\n"
+         "labels are class indices in [0, num_classes); backprop = softmax - onehot(labels).")
+
+register_op("SoftmaxCrossEntropyWithLogits") \
+    .input("features: T") \
+    .input("labels: T") \
+    .output("loss: T") \
+    .output("backprop: T") \
+    .attr("T: {half, bfloat16, float, double}") \
+    .set_shape_fn(_xent_shape) \
+    .doc("Computes softmax cross entropy cost and gradients to backpropagate.\n"
+         "labels are probability rows, broadcast against features; backprop = softmax - labels.")
+
+
+def _arg_max_shape(c):
+    """TF's ArgOpShape: the input's shape without the (constant) reduced dimension."""
+    c.with_rank(c.input(1), 0)
+    src, dimension = c.input(0), c.input_value(1)
+    if src.rank is not None and src.rank <= 1:
+        c.set_output(0, TensorShape([]))
+    elif src.rank is None or dimension is None:
+        c.set_output(0, TensorShape(None if src.rank is None else [None] * (src.rank - 1)))
+    else:
+        axis = int(dimension)
+        if not -src.rank <= axis < src.rank:
+            raise InvalidArgumentError(
+                f"Expected dimension in the range [{-src.rank}, {src.rank}), but got {axis}")
+        axis %= src.rank
+        c.set_output(0, TensorShape([d for i, d in enumerate(src.dims) if i != axis]))
+
+
+register_op("ArgMax") \
+    .input("input: T") \
+    .input("dimension: Tidx") \
+    .output("output: output_type") \
+    .attr("T: {numbertype, bool}") \
+    .attr("Tidx: {int16, int32, int64} = DT_INT32") \
+    .attr("output_type: {int16, uint16, int32, int64} = DT_INT64") \
+    .set_shape_fn(_arg_max_shape) \
+    .doc("Returns the index with the largest value across dimensions of a tensor.\n"
+         "Ties are resolved in favour of the smallest index.")

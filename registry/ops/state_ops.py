@@ -1,0 +1,70 @@
+"""Resource-variable ops (TF's resource_variable_ops.cc): handles, reads and assignments."""
+
+from registry.op_registry import register_op
+from registry.tensor_shape import TensorShape
+
+
+def _scalar(c):
+    c.set_output(0, TensorShape([]))
+
+
+def _handle_scalar(c):
+    c.with_rank(c.input(0), 0)
+
+
+def _read_shape(c):
+    """The handle carries no static shape here: graphops.variables sets the read's shape."""
+    _handle_scalar(c)
+
+
+register_op("VarHandleOp") \
+    .output("resource: resource") \
+    .attr("container: string = ''") \
+    .attr("shared_name: string = ''") \
+    .attr("debug_name: string = ''") \
+    .attr("dtype: type") \
+    .attr("shape: shape") \
+    .attr("allowed_devices: list(string) = []") \
+    .set_is_stateful() \
+    .set_shape_fn(_scalar) \
+    .doc("Creates a handle to a Variable resource named by `shared_name` (else the node name).")
+
+register_op("ReadVariableOp") \
+    .input("resource: resource") \
+    .output("value: dtype") \
+    .attr("dtype: type") \
+    .set_is_stateful() \
+    .set_shape_fn(_read_shape) \
+    .doc("Reads the value of a variable; the result is a copy, never the stored buffer.")
+
+register_op("AssignVariableOp") \
+    .input("resource: resource") \
+    .input("value: dtype") \
+    .attr("dtype: type") \
+    .attr("validate_shape: bool = false") \
+    .set_is_stateful() \
+    .set_shape_fn(_handle_scalar) \
+    .doc("Assigns a new value to a variable (creating its storage on first use).")
+
+register_op("AssignAddVariableOp") \
+    .input("resource: resource") \
+    .input("value: dtype") \
+    .attr("dtype: type") \
+    .set_is_stateful() \
+    .set_shape_fn(_handle_scalar) \
+    .doc("Adds a value to the current value of a variable.")
+
+register_op("AssignSubVariableOp") \
+    .input("resource: resource") \
+    .input("value: dtype") \
+    .attr("dtype: type") \
+    .set_is_stateful() \
+    .set_shape_fn(_handle_scalar) \
+    .doc("Subtracts a value from the current value of a variable.")
+
+register_op("VarIsInitializedOp") \
+    .input("resource: resource") \
+    .output("is_initialized: bool") \
+    .set_is_stateful() \
+    .set_shape_fn(_scalar) \
+    .doc("Checks whether a resource handle-based variable has been initialized.")
