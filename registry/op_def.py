@@ -81,6 +81,7 @@ class OpDef:
     is_commutative: bool = False
     is_aggregate: bool = False
     shape_fn: Optional[Callable] = None
+    module: str = ""             # where it was registered ("registry.ops.conv_ops")
 
     def __post_init__(self):
         self._attr_index = {a.name: a for a in self.attr}

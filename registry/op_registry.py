@@ -1,6 +1,7 @@
 """The op registry: `register_op(name)` builders, finalized lazily into OpDefs."""
 
 import re
+import sys
 import threading
 from dataclasses import replace
 
@@ -24,8 +25,9 @@ class OpDefBuilder:
     first looked up, since TF allows an input to name an attr declared later in the chain.
     """
 
-    def __init__(self, name):
+    def __init__(self, name, module=""):
         self.name = name
+        self.module = module      # the Python module that registered the op
         self._attrs = []
         self._inputs = []
         self._outputs = []
@@ -129,7 +131,7 @@ class OpDefBuilder:
                      attr=list(attrs.values()), summary=summary, description=description,
                      deprecation=self._deprecation, is_stateful=self._is_stateful,
                      is_commutative=self._is_commutative, is_aggregate=self._is_aggregate,
-                     shape_fn=self._shape_fn)
+                     shape_fn=self._shape_fn, module=self.module)
 
 
 def _copy_attr(attr):
@@ -158,7 +160,11 @@ def register_op(name):
     with _lock:
         if name in _builders:
             raise AlreadyExistsError(f"Op with name {name} already registered")
-        builder = _builders[name] = OpDefBuilder(name)
+        caller = sys._getframe(1)
+        while caller.f_globals.get("__name__") == __name__:
+            caller = caller.f_back
+        module = caller.f_globals.get("__name__", "")
+        builder = _builders[name] = OpDefBuilder(name, module)
         _version[0] += 1
     return builder
 

@@ -392,3 +392,9 @@ def test_host_memory_outputs_stay_numpy():
 def test_aggregate_flag():
     assert get_op_def("AddV2").is_aggregate and get_op_def("AddV2").is_commutative
     assert not get_op_def("Sub").is_aggregate
+
+
+def test_op_def_records_registering_module(op_name):
+    register_op(op_name)
+    assert get_op_def(op_name).module == __name__
+    assert get_op_def("Conv2D").module == "registry.ops.conv_ops"
