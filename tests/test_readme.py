@@ -1,0 +1,37 @@
+"""The README's Python snippets run, in order, as a newcomer would paste them."""
+
+import os
+import re
+
+import numpy as np
+import pytest
+
+from registry.kernel_registry import deregister_kernels
+from registry.op_registry import deregister_op, is_registered
+
+README = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md")
+
+
+def _snippets():
+    with open(README, encoding="utf-8") as f:
+        return re.findall(r"```python\n(.*?)```", f.read(), flags=re.S)
+
+
+@pytest.fixture
+def no_zero_out():
+    assert not is_registered("ZeroOut")
+    yield
+    deregister_op("ZeroOut")
+    deregister_kernels("ZeroOut")
+
+
+def test_readme_snippets_run(no_zero_out):
+    snippets = _snippets()
+    assert len(snippets) >= 4
+    namespace = {}
+    for code in snippets:
+        exec(compile(code, README, "exec"), namespace)   # noqa: S102 - our own README
+    assert namespace["dw"].shape == (3, 3, 3, 16)
+    assert namespace["grad"].shape == (3, 3, 3, 1, 8)
+    zeroed = namespace["gp"].raw_ops.ZeroOut(to_zero=np.array([5, 6, 7], np.int32))
+    assert zeroed.tolist() == [5, 0, 0]
