@@ -1,0 +1,223 @@
+"""Property tests: kernels.conv_depthwise against the slow float64 reference."""
+
+import multiprocessing
+import os
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from kernels import conv_depthwise
+from kernels.conv_depthwise import (depthwise_backprop_filter, depthwise_backprop_input,
+                                    depthwise_forward)
+from tests.reference_depthwise import (depthwise_backprop_filter_ref,
+                                       depthwise_backprop_input_ref, depthwise_forward_ref)
+
+SETTINGS = settings(max_examples=120, deadline=None)
+FLOAT_DTYPES = [np.float16, ml_dtypes.bfloat16, np.float32, np.float64]
+
+
+def _out_size(size, k, s, d, before, after):
+    span = size + before + after - ((k - 1) * d + 1)
+    return span // s + 1 if span >= 0 else 0
+
+
+@st.composite
+def cases(draw, min_size=0, max_size=7):
+    """A random depthwise problem: geometry, layout and an RNG seed."""
+    dims = [dict(k=draw(st.integers(1, 3)), s=draw(st.integers(1, 3)), d=draw(st.integers(1, 3)),
+                 pad=(draw(st.integers(0, 3)), draw(st.integers(0, 3))),
+                 size=draw(st.integers(min_size, max_size))) for _ in range(2)]
+    return dict(n=draw(st.integers(min_size, 2)), c=draw(st.integers(min_size, 3)),
+                m=draw(st.integers(max(min_size, 1), 3)) if draw(st.integers(0, 7)) else 0,
+                dims=dims, channels_last=draw(st.booleans()),
+                seed=draw(st.integers(0, 2**32 - 1)))
+
+
+def _layout(shape_last, channels_last):
+    return shape_last if channels_last else (shape_last[0], shape_last[3], *shape_last[1:3])
+
+
+def _arrays(case, dtype):
+    """x, w, dy of ``dtype`` (uniform in [-1, 1]), the geometry and x's full shape."""
+    dims, cl = case["dims"], case["channels_last"]
+    strides = tuple(d["s"] for d in dims)
+    dilations = tuple(d["d"] for d in dims)
+    pads = tuple(d["pad"] for d in dims)
+    out_hw = tuple(_out_size(d["size"], d["k"], d["s"], d["d"], *d["pad"]) for d in dims)
+    rng = np.random.default_rng(case["seed"])
+    make = lambda shape: rng.uniform(-1, 1, shape).astype(dtype)
+    x_shape = _layout((case["n"], dims[0]["size"], dims[1]["size"], case["c"]), cl)
+    x = make(x_shape)
+    w = make((dims[0]["k"], dims[1]["k"], case["c"], case["m"]))
+    dy = make(_layout((case["n"], *out_hw, case["c"] * case["m"]), cl))
+    return x, w, dy, (strides, dilations, pads), x_shape
+
+
+def _check_close(got, ref, dtype):
+    """float32/64: within 1e-4 (1e-10) of the output max; half types: one final rounding."""
+    assert got.dtype == np.dtype(dtype)
+    assert got.shape == ref.shape
+    got = got.astype(np.float64)
+    scale = float(np.max(np.abs(ref), initial=0.0))
+    if np.dtype(dtype) == np.float64:
+        np.testing.assert_allclose(got, ref, rtol=0, atol=1e-10 * scale + 1e-300)
+    elif np.dtype(dtype) == np.float32:
+        np.testing.assert_allclose(got, ref, rtol=0, atol=1e-4 * scale + 1e-30)
+    else:
+        half_ulp = float(ml_dtypes.finfo(dtype).eps) / 2
+        assert np.all(np.abs(got - ref) <= half_ulp * np.abs(ref) + 1e-5 * scale + 1e-7)
+
+
+@SETTINGS
+@given(case=cases(), dtype=st.sampled_from(FLOAT_DTYPES))
+def test_all_three_match_reference(case, dtype):
+    x, w, dy, geo, x_shape = _arrays(case, dtype)
+    cl = case["channels_last"]
+    _check_close(depthwise_forward(x, w, *geo, channels_last=cl),
+                 depthwise_forward_ref(x, w, *geo, channels_last=cl), dtype)
+    _check_close(depthwise_backprop_input(dy, w, x_shape, *geo, channels_last=cl),
+                 depthwise_backprop_input_ref(dy, w, x_shape, *geo, channels_last=cl), dtype)
+    _check_close(depthwise_backprop_filter(x, dy, w.shape, *geo, channels_last=cl),
+                 depthwise_backprop_filter_ref(x, dy, w.shape, *geo, channels_last=cl), dtype)
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=cases(min_size=1))
+def test_adjoint_identities(case):
+    """<dwconv(x, w), dy> = <x, backprop_input(dy, w)> = <w, backprop_filter(x, dy)>."""
+    x, w, dy, geo, x_shape = _arrays(case, np.float64)
+    cl = case["channels_last"]
+    lhs = np.vdot(depthwise_forward(x, w, *geo, channels_last=cl), dy)
+    via_input = np.vdot(x, depthwise_backprop_input(dy, w, x_shape, *geo, channels_last=cl))
+    via_filter = np.vdot(w, depthwise_backprop_filter(x, dy, w.shape, *geo, channels_last=cl))
+    scale = np.abs(x).sum() * np.abs(w).sum() * np.abs(dy).max(initial=0.0) + 1.0
+    assert abs(lhs - via_input) <= 1e-12 * scale
+    assert abs(lhs - via_filter) <= 1e-12 * scale
+
+
+@settings(max_examples=25, deadline=None)
+@given(case=cases(min_size=1, max_size=13), dtype=st.sampled_from([np.float32, np.float64]))
+def test_chunked_and_threaded_match_reference(case, dtype):
+    """Tiny chunks and the thread pool even for small problems: every seam gets exercised."""
+    x, w, dy, geo, x_shape = _arrays(case, dtype)
+    cl = case["channels_last"]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(conv_depthwise, "CHUNK_BYTES", 3000)
+        mp.setattr(conv_depthwise, "_MIN_PARALLEL_FLOPS", 0)
+        y = depthwise_forward(x, w, *geo, channels_last=cl)
+        dx = depthwise_backprop_input(dy, w, x_shape, *geo, channels_last=cl)
+        dw = depthwise_backprop_filter(x, dy, w.shape, *geo, channels_last=cl)
+    _check_close(y, depthwise_forward_ref(x, w, *geo, channels_last=cl), dtype)
+    _check_close(dx, depthwise_backprop_input_ref(dy, w, x_shape, *geo, channels_last=cl), dtype)
+    _check_close(dw, depthwise_backprop_filter_ref(x, dy, w.shape, *geo, channels_last=cl), dtype)
+
+
+def test_channel_order_is_c_times_m_plus_m():
+    """Output channel c*M + m is input channel c filtered by w[:, :, c, m] (TF's order)."""
+    x = np.zeros((1, 1, 1, 2), np.float32)
+    x[..., 1] = 1.0
+    w = np.arange(2 * 3, dtype=np.float32).reshape(1, 1, 2, 3)
+    y = depthwise_forward(x, w, (1, 1), (1, 1), ((0, 0), (0, 0)))
+    np.testing.assert_array_equal(y.reshape(-1), [0, 0, 0, 3, 4, 5])
+
+
+def test_stride_and_dilation_together():
+    """Stride 2 with dilation 2 in both dims on a hand-checked 1-channel case."""
+    x = np.arange(36, dtype=np.float64).reshape(1, 6, 6, 1)
+    w = np.array([[1.0, 10.0], [100.0, 1000.0]]).reshape(2, 2, 1, 1)
+    y = depthwise_forward(x, w, (2, 2), (2, 2), ((0, 1), (1, 0)))
+    # output (o_h, o_w) reads rows 2*o_h + {0, 2}, columns 2*o_w - 1 + {0, 2}
+    expect = np.zeros((3, 3))
+    for oh in range(3):
+        for ow in range(3):
+            for i in range(2):
+                for j in range(2):
+                    r, c = 2 * oh + 2 * i, 2 * ow - 1 + 2 * j
+                    if 0 <= r < 6 and 0 <= c < 6:
+                        expect[oh, ow] += x[0, r, c, 0] * w[i, j, 0, 0]
+    np.testing.assert_array_equal(y[0, :, :, 0], expect)
+
+
+def test_uncovered_inputs_get_zero_gradient():
+    """Stride 3 with a 1x1 filter touches every third row/column only."""
+    dy = np.ones((1, 2, 2, 1), np.float32)
+    w = np.full((1, 1, 1, 1), 2.0, np.float32)
+    dx = depthwise_backprop_input(dy, w, (1, 5, 5, 1), (3, 3), (1, 1), ((0, 0), (0, 0)))
+    expect = np.zeros((5, 5), np.float32)
+    expect[::3, ::3] = 2.0
+    np.testing.assert_array_equal(dx[0, :, :, 0], expect)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("x_shape, w_shape", [
+    ((0, 4, 4, 2), (3, 3, 2, 1)),   # empty batch
+    ((2, 4, 4, 0), (3, 3, 0, 2)),   # no channels
+    ((2, 0, 4, 2), (1, 1, 2, 1)),   # empty spatial dim
+    ((2, 4, 4, 2), (3, 3, 2, 0)),   # depth multiplier 0
+    ((1, 2, 2, 1), (3, 3, 1, 1)),   # filter larger than the input: empty output
+])
+def test_empty_dims_give_shaped_zeros(dtype, x_shape, w_shape):
+    x = np.ones(x_shape, dtype)
+    w = np.ones(w_shape, dtype)
+    geo = ((1, 1), (1, 1), ((0, 0), (0, 0)))
+    out_hw = tuple(max(s - k + 1, 0) for s, k in zip(x_shape[1:3], w_shape[:2]))
+    y_shape = (x_shape[0], *out_hw, w_shape[2] * w_shape[3])
+    y = depthwise_forward(x, w, *geo)
+    assert y.shape == y_shape and y.dtype == np.dtype(dtype) and not y.any()
+    dy = np.ones(y_shape, dtype)
+    dx = depthwise_backprop_input(dy, w, x_shape, *geo)
+    assert dx.shape == x_shape and dx.dtype == np.dtype(dtype) and not dx.any()
+    dw = depthwise_backprop_filter(x, dy, w_shape, *geo)
+    assert dw.shape == w_shape and dw.dtype == np.dtype(dtype) and not dw.any()
+
+
+def test_padding_only_output_is_zero():
+    """An empty input with enough padding still has outputs, all zero (pure padding)."""
+    x = np.ones((1, 0, 3, 2), np.float32)
+    w = np.ones((1, 1, 2, 1), np.float32)
+    y = depthwise_forward(x, w, (1, 1), (1, 1), ((1, 1), (0, 0)))
+    assert y.shape == (1, 2, 3, 2) and not y.any()
+
+
+def test_non_contiguous_inputs():
+    """Strided views are read correctly in both layouts."""
+    rng = np.random.default_rng(7)
+    base = rng.uniform(-1, 1, (2, 9, 11, 6)).astype(np.float32)
+    x = base[:, ::2, 1:, ::2]                       # [2, 5, 10, 3], no axis contiguous
+    w = rng.uniform(-1, 1, (3, 2, 3, 2)).astype(np.float32)
+    geo = ((2, 1), (1, 2), ((1, 2), (0, 1)))
+    ref = depthwise_forward_ref(x, w, *geo)
+    _check_close(depthwise_forward(x, w, *geo), ref, np.float32)
+    dy = rng.uniform(-1, 1, ref.shape + (2,)).astype(np.float32)[..., 0]
+    _check_close(depthwise_backprop_input(dy, w, x.shape, *geo),
+                 depthwise_backprop_input_ref(dy, w, x.shape, *geo), np.float32)
+    _check_close(depthwise_backprop_filter(x, dy, w.shape, *geo),
+                 depthwise_backprop_filter_ref(x, dy, w.shape, *geo), np.float32)
+
+
+def _forward_in_child(queue, x, w):
+    queue.put(depthwise_forward(x, w, (1, 1), (1, 1), ((1, 1), (1, 1))))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_thread_pool_works_in_a_forked_child(monkeypatch):
+    """A child forked after the pool started gets working threads of its own."""
+    monkeypatch.setattr(conv_depthwise, "CHUNK_BYTES", 3000)
+    monkeypatch.setattr(conv_depthwise, "_MIN_PARALLEL_FLOPS", 0)
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-1, 1, (2, 9, 9, 3)).astype(np.float32)
+    w = rng.uniform(-1, 1, (3, 3, 3, 2)).astype(np.float32)
+    expect = depthwise_forward(x, w, (1, 1), (1, 1), ((1, 1), (1, 1)))  # starts the pool
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_forward_in_child, args=(queue, x, w))
+    child.start()
+    try:
+        got = queue.get(timeout=20)
+    finally:
+        child.join(5)
+        if child.is_alive():
+            child.kill()
+    np.testing.assert_array_equal(got, expect)
