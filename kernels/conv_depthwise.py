@@ -130,6 +130,9 @@ def depthwise_backprop_input(dy, w, input_shape, strides, dilations, pads, chann
     if dxl.size == 0 or dyl.size == 0 or w.size == 0:
         return dx
     ct, cm = compute_dtype(dy.dtype), c * m
+    if not np.isfinite(dyl).all():
+        _backprop_input_per_tap(dyl, w, dxl, strides, dilations, pads, ct)
+        return dx
     rgroups = _tap_groups(kh, sh, dh)
     count, step, wq = _tuple_taps(w.reshape(kh, kw, cm).astype(ct), sw, dw)
     a_max = (count - 1) * step
@@ -173,6 +176,27 @@ def depthwise_backprop_input(dy, w, input_shape, strides, dilations, pads, chann
 
     _run(work, chunks, 2 * dyl.size * kh * kw)
     return dx
+
+
+def _backprop_input_per_tap(dyl, w, dxl, strides, dilations, pads, ct):
+    """Adds each tap's products into a padded buffer, tap by tap. Slower than the gather, but it
+    never multiplies dy by a structural zero, so NaN/Inf in dy reach only the dx positions
+    their taps reach (IEEE semantics)."""
+    n, h, wd, c = dxl.shape
+    kh, kw, _, m = w.shape
+    _, oh, ow, _ = dyl.shape
+    (sh, sw), (dh, dw), ((pt, pb), (pl, pr)) = strides, dilations, pads
+    hp = max(h + pt + pb, (oh - 1) * sh + (kh - 1) * dh + 1)
+    wp = max(wd + pl + pr, (ow - 1) * sw + (kw - 1) * dw + 1)
+    buf = np.zeros((n, hp, wp, c), ct)
+    dy5 = dyl.reshape(n, oh, ow, c, m).astype(ct, copy=False)
+    wc = w.astype(ct, copy=False)
+    for i in range(kh):
+        for j in range(kw):
+            rows = slice(i * dh, i * dh + (oh - 1) * sh + 1, sh)
+            cols = slice(j * dw, j * dw + (ow - 1) * sw + 1, sw)
+            buf[:, rows, cols] += np.einsum("nhwcm,cm->nhwc", dy5, wc[i, j], optimize=False)
+    dxl[...] = buf[:, pt:pt + h, pl:pl + wd]
 
 
 class _Slab:

@@ -221,3 +221,21 @@ def test_thread_pool_works_in_a_forked_child(monkeypatch):
         if child.is_alive():
             child.kill()
     np.testing.assert_array_equal(got, expect)
+
+
+@settings(max_examples=40, deadline=None)
+@given(case=cases(min_size=1), dtype=st.sampled_from([np.float32, np.float64]),
+       bad=st.sampled_from([np.nan, np.inf, -np.inf]), where=st.integers(0, 2**16))
+def test_non_finite_out_backprop_reaches_only_its_taps(case, dtype, bad, where):
+    """IEEE semantics: NaN/Inf in dy show up exactly where the reference puts them."""
+    _, w, dy, geometry, x_shape = _arrays(case, dtype)
+    if dy.size == 0:
+        return
+    dy.flat[where % dy.size] = bad
+    got = depthwise_backprop_input(dy, w, x_shape, *geometry, channels_last=case["channels_last"])
+    ref = depthwise_backprop_input_ref(dy.astype(np.float64), w.astype(np.float64), x_shape,
+                                       *geometry, channels_last=case["channels_last"])
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
+    np.testing.assert_array_equal(np.isinf(got), np.isinf(ref))
+    finite = np.isfinite(ref)
+    _check_close(np.where(finite, got, 0).astype(dtype), np.where(finite, ref, 0), dtype)

@@ -526,9 +526,7 @@ def compare(got, expected, nan_exact):
 
 
 # Known defects, reported to the kernel's owner: remove an entry once it is fixed.
-KNOWN = {("DepthwiseConv2dNativeBackpropInput", "nonfinite"):
-         "the width-stride tap table multiplies dy by structural zeros, so a NaN/Inf in dy "
-         "spreads to dx positions no tap reaches (they must stay 0)"}
+KNOWN = {}    # (op, mutation) -> reason, for defects not fixed yet
 
 
 @pytest.mark.parametrize("op, mutation", [
