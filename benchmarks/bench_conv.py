@@ -1,0 +1,246 @@
+"""Benchmark the conv math against SGEMM peak, TensorFlow and PyTorch.
+
+Usage (from the repo root): python benchmarks/bench_conv.py [--quick] [--repeat R] [--only TEXT]
+
+Per case it prints the best-of-R time, nominal GFLOP/s (perf.md section 1: 2 * output
+positions * filter taps * C * O, or * C * M for depthwise), this process's SGEMM rate
+(2048^3 float32 matmul, timed interleaved with the case so both see the same machine load)
+and our fraction of it, and the speed of TF / PyTorch relative to ours (their time / our
+time, > 1 means we are faster) when they import. All data float32, channels-last.
+"""
+
+import argparse
+import math
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from kernels import conv_dense  # noqa: E402
+from kernels.conv_layout import conv_output_size  # noqa: E402
+
+try:
+    from kernels import conv_depthwise
+except ImportError:
+    conv_depthwise = None
+
+try:
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    import tensorflow as tf
+except ImportError:
+    tf = None
+
+try:
+    import torch
+    import torch.nn.functional as F
+except ImportError:
+    torch = None
+
+
+def same_pads(spatial, kernel, strides, dilations=None):
+    """TF SAME padding: out = ceil(in/s), total = max((out-1)*s + (k-1)*d + 1 - in, 0)."""
+    dilations = dilations or (1,) * len(spatial)
+    pads = []
+    for i, k, s, d in zip(spatial, kernel, strides, dilations):
+        out = -(-i // s)
+        total = max((out - 1) * s + (k - 1) * d + 1 - i, 0)
+        pads.append((total // 2, total - total // 2))
+    return tuple(pads)
+
+
+class Case:
+    """One benchmark problem: op kind, channels-last x shape, filter shape, strides, padding."""
+
+    def __init__(self, op, x_shape, f_shape, strides, padding):
+        self.op, self.x_shape, self.f_shape = op, x_shape, f_shape
+        self.strides, self.padding = strides, padding
+        self.depthwise = op.startswith("Depthwise")
+        rank = len(x_shape) - 2
+        self.kernel = f_shape[:rank]
+        self.dilations = (1,) * rank
+        if padding == "SAME":
+            self.pads = same_pads(x_shape[1:-1], self.kernel, strides)
+        else:
+            self.pads = ((0, 0),) * rank
+        self.out_sp = tuple(conv_output_size(i, k, s, 1, b, a) for i, k, s, (b, a)
+                            in zip(x_shape[1:-1], self.kernel, strides, self.pads))
+        out_c = f_shape[-2] * f_shape[-1] if self.depthwise else f_shape[-1]
+        self.dy_shape = (x_shape[0], *self.out_sp, out_c)
+        per_out = math.prod(self.kernel) * (1 if self.depthwise else f_shape[-2])
+        self.flops = 2 * math.prod(self.dy_shape) * per_out
+
+    def label(self):
+        return (f"x{list(self.x_shape)} f{list(self.f_shape)} s{self.strides[0]} "
+                f"{self.padding}")
+
+    def kind(self):
+        return self.op.replace("V2", "").replace("Native", "").split("Backprop")[-1] \
+            if "Backprop" in self.op else "Forward"
+
+    def data(self, rng):
+        x = rng.standard_normal(self.x_shape, dtype=np.float32)
+        w = rng.standard_normal(self.f_shape, dtype=np.float32)
+        dy = rng.standard_normal(self.dy_shape, dtype=np.float32)
+        return x, w, dy
+
+    def ours(self, x, w, dy):
+        mod = conv_depthwise if self.depthwise else conv_dense
+        prefix = "depthwise" if self.depthwise else "conv"
+        geo = (self.strides, self.dilations, self.pads)
+        kind = self.kind()
+        if kind == "Forward":
+            return lambda: getattr(mod, prefix + "_forward")(x, w, *geo)
+        if kind == "Input":
+            return lambda: getattr(mod, prefix + "_backprop_input")(dy, w, self.x_shape, *geo)
+        return lambda: getattr(mod, prefix + "_backprop_filter")(x, dy, self.f_shape, *geo)
+
+    def tensorflow(self, x, w, dy):
+        op = getattr(tf.raw_ops, self.op)
+        strides = [1, *self.strides, 1]
+        tx, tw, tdy = tf.constant(x), tf.constant(w), tf.constant(dy)
+        kind = self.kind()
+        if kind == "Forward":
+            return lambda: op(input=tx, filter=tw, strides=strides, padding=self.padding)
+        if kind == "Input":
+            sizes = tf.constant(self.x_shape, tf.int32)
+            return lambda: op(input_sizes=sizes, filter=tw, out_backprop=tdy,
+                              strides=strides, padding=self.padding)
+        sizes = tf.constant(self.f_shape, tf.int32)
+        return lambda: op(input=tx, filter_sizes=sizes, out_backprop=tdy,
+                          strides=strides, padding=self.padding)
+
+    def torch(self, x, w, dy):
+        rank = len(self.kernel)
+        first = lambda a: torch.from_numpy(np.ascontiguousarray(np.moveaxis(a, -1, 1)))
+        tx, tdy = first(x), first(dy)
+        c = self.f_shape[-2]
+        if self.depthwise:
+            tw = torch.from_numpy(np.ascontiguousarray(
+                w.reshape(*self.kernel, c * self.f_shape[-1], 1).transpose(
+                    rank, rank + 1, *range(rank))))
+            groups = c
+        else:
+            tw = torch.from_numpy(np.ascontiguousarray(
+                np.moveaxis(np.moveaxis(w, -1, 0), -1, 1)))
+            groups = 1
+        conv = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}[rank]
+        grad = {2: (torch.nn.grad.conv2d_input, torch.nn.grad.conv2d_weight),
+                3: (torch.nn.grad.conv3d_input, torch.nn.grad.conv3d_weight)}[rank]
+        if all(b == a for b, a in self.pads):  # torch takes symmetric padding only
+            padding, pad = tuple(b for b, _ in self.pads), (lambda t: t)
+            in_shape = list(tx.shape)
+        else:  # asymmetric SAME: pad explicitly (inside the timed call), grad of padded input
+            flat = [p for pair in reversed(self.pads) for p in pair]
+            padding, pad = 0, (lambda t: F.pad(t, flat))
+            in_shape = [*tx.shape[:2], *(i + b + a for i, (b, a)
+                                         in zip(self.x_shape[1:-1], self.pads))]
+        opts = dict(stride=self.strides, padding=padding, groups=groups)
+        kind = self.kind()
+        if kind == "Forward":
+            return lambda: conv(pad(tx), tw, **opts)
+        if kind == "Input":
+            return lambda: grad[0](in_shape, tw, tdy, **opts)
+        return lambda: grad[1](pad(tx), tw.shape, tdy, **opts)
+
+
+def full_cases():
+    c3 = ((4, 16, 32, 32, 32), (3, 3, 3, 32, 64))
+    return [
+        Case("Conv3D", *c3, (1, 1, 1), "SAME"),
+        Case("Conv3D", *c3, (2, 2, 2), "VALID"),
+        Case("Conv3DBackpropFilterV2", *c3, (1, 1, 1), "SAME"),
+        Case("Conv3DBackpropFilterV2", *c3, (2, 2, 2), "VALID"),
+        Case("Conv3DBackpropInputV2", *c3, (1, 1, 1), "SAME"),
+        Case("Conv3DBackpropInputV2", *c3, (2, 2, 2), "VALID"),
+        Case("Conv2D", (32, 56, 56, 64), (3, 3, 64, 64), (1, 1), "SAME"),
+        Case("Conv2D", (32, 56, 56, 64), (3, 3, 64, 128), (2, 2), "SAME"),
+        Case("Conv2DBackpropFilter", (32, 56, 56, 64), (3, 3, 64, 64), (1, 1), "SAME"),
+        Case("Conv2DBackpropFilter", (32, 56, 56, 64), (3, 3, 64, 128), (2, 2), "SAME"),
+        Case("Conv2DBackpropInput", (32, 56, 56, 64), (3, 3, 64, 64), (1, 1), "SAME"),
+        Case("Conv2DBackpropInput", (32, 56, 56, 64), (3, 3, 64, 128), (2, 2), "SAME"),
+        Case("DepthwiseConv2dNativeBackpropFilter", (32, 112, 112, 32), (3, 3, 32, 1),
+             (1, 1), "SAME"),
+        Case("DepthwiseConv2dNativeBackpropFilter", (32, 112, 112, 64), (3, 3, 64, 1),
+             (2, 2), "SAME"),
+    ]
+
+
+def quick_cases():
+    c3 = ((1, 8, 16, 16, 16), (3, 3, 3, 16, 32))
+    c2 = ((4, 28, 28, 32), (3, 3, 32, 32))
+    return [
+        Case("Conv3D", *c3, (1, 1, 1), "SAME"),
+        Case("Conv3DBackpropFilterV2", *c3, (1, 1, 1), "SAME"),
+        Case("Conv3DBackpropInputV2", *c3, (2, 2, 2), "VALID"),
+        Case("Conv2D", *c2, (1, 1), "SAME"),
+        Case("Conv2DBackpropFilter", *c2, (2, 2), "SAME"),
+        Case("Conv2DBackpropInput", *c2, (1, 1), "SAME"),
+        Case("DepthwiseConv2dNativeBackpropFilter", (4, 28, 28, 16), (3, 3, 16, 1),
+             (1, 1), "SAME"),
+    ]
+
+
+def best_times(fns, repeat):
+    """Best wall time of each callable, the calls interleaved round by round (fair under load)."""
+    for fn in fns:
+        fn()  # warm-up
+    best = [math.inf] * len(fns)
+    for _ in range(repeat):
+        for i, fn in enumerate(fns):
+            start = time.perf_counter()
+            fn()
+            best[i] = min(best[i], time.perf_counter() - start)
+    return best
+
+
+def sgemm(n=2048):
+    """A 2*n**3-FLOP float32 matmul, timed next to each case as the peak to compare with."""
+    a = np.random.default_rng(0).standard_normal((n, n), dtype=np.float32)
+    return lambda: a @ a, 2 * n**3
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small shapes, seconds")
+    parser.add_argument("--repeat", type=int, default=None, help="timed runs per case")
+    parser.add_argument("--only", default="", help="run cases whose op/shape contains this")
+    parser.add_argument("--no-ref", action="store_true", help="skip TensorFlow and PyTorch")
+    args = parser.parse_args()
+    repeat = args.repeat or (3 if args.quick else 5)
+    cases = [c for c in (quick_cases() if args.quick else full_cases())
+             if args.only in f"{c.op} {c.label()}"]
+    peak_fn, peak_flops = sgemm()
+    use_tf = tf is not None and not args.no_ref
+    use_torch = torch is not None and not args.no_ref
+    print(f"cpus={os.cpu_count()}; numpy {np.__version__}; TF {'yes' if use_tf else 'no'}; "
+          f"torch {'yes' if use_torch else 'no'}; SGEMM% = our rate / 2048^3 float32 matmul "
+          f"rate, both timed interleaved; 'vs X' = X's ms / our ms (> 1: we are faster)")
+    header = f"{'op':36} {'shape':48} {'ms':>8} {'GFLOP/s':>8} {'SGEMM':>6} {'SGEMM%':>7}"
+    header += f" {'TF ms':>8} {'vs TF':>6}" * use_tf + f" {'torch ms':>8} {'vs pt':>6}" * use_torch
+    print(header)
+    rng = np.random.default_rng(0)
+    best_peak = 0.0
+    for case in cases:
+        if case.depthwise and conv_depthwise is None:
+            print(f"{case.op:36} {case.label():48} skipped: kernels.conv_depthwise missing")
+            continue
+        x, w, dy = case.data(rng)
+        t, t_peak = best_times([case.ours(x, w, dy), peak_fn], repeat)
+        rate, peak = case.flops / t, peak_flops / t_peak
+        best_peak = max(best_peak, peak)
+        line = f"{case.op:36} {case.label():48} {t * 1e3:8.1f} {rate / 1e9:8.1f} " \
+               f"{peak / 1e9:6.0f} {100 * rate / peak:6.0f}%"
+        for enabled, make in ((use_tf, case.tensorflow), (use_torch, case.torch)):
+            if enabled:
+                other, = best_times([make(x, w, dy)], repeat)
+                line += f" {other * 1e3:8.1f} {other / t:6.2f}"
+                time.sleep(0.2)  # let their spinning worker threads go idle
+        print(line, flush=True)
+    print(f"best SGEMM rate seen: {best_peak / 1e9:.0f} GFLOP/s")
+
+
+if __name__ == "__main__":
+    main()

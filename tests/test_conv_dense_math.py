@@ -1,0 +1,215 @@
+"""Property tests: kernels.conv_dense against the slow float64 reference."""
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from kernels import conv_dense
+from kernels.conv_dense import conv_backprop_filter, conv_backprop_input, conv_forward
+from tests.reference_conv import (conv_backprop_filter_ref, conv_backprop_input_ref,
+                                  conv_forward_ref, output_size)
+
+SETTINGS = settings(max_examples=200, deadline=None)
+FLOAT_DTYPES = [np.float16, ml_dtypes.bfloat16, np.float32, np.float64]
+
+
+@st.composite
+def conv_cases(draw, min_size=0):
+    """A random conv problem: geometry per spatial dim, layout and an RNG seed."""
+    rank = draw(st.integers(1, 3))
+    pointwise = draw(st.integers(0, 3)) == 0  # 1x1 filter, no padding: the GEMM shortcut
+    dims = []
+    for _ in range(rank):
+        k = 1 if pointwise else draw(st.integers(1, 3))
+        pad = (0, 0) if pointwise else (draw(st.integers(0, 2)), draw(st.integers(0, 2)))
+        dims.append(dict(k=k, s=draw(st.integers(1, 3)), d=draw(st.integers(1, 2)),
+                         pad=pad, size=draw(st.integers(min_size, 7))))
+    return dict(n=draw(st.integers(min_size, 2)), c=draw(st.integers(min_size, 3)),
+                o=draw(st.integers(min_size, 3)), dims=dims,
+                channels_last=draw(st.booleans()), seed=draw(st.integers(0, 2**32 - 1)))
+
+
+def _geometry(case):
+    dims = case["dims"]
+    strides = tuple(d["s"] for d in dims)
+    dilations = tuple(d["d"] for d in dims)
+    pads = tuple(d["pad"] for d in dims)
+    spatial = tuple(d["size"] for d in dims)
+    out_sp = tuple(output_size(d["size"], d["k"], d["s"], d["d"], *d["pad"]) for d in dims)
+    kernel = tuple(d["k"] for d in dims)
+    return strides, dilations, pads, spatial, out_sp, kernel
+
+
+def _layout(shape_last, channels_last):
+    """Channels-last shape [N, *S, C] in the requested layout."""
+    return shape_last if channels_last else (shape_last[0], shape_last[-1], *shape_last[1:-1])
+
+
+def _arrays(case, dtype):
+    """Random x, w, dy of ``dtype`` for ``case``, plus the geometry."""
+    strides, dilations, pads, spatial, out_sp, kernel = _geometry(case)
+    rng = np.random.default_rng(case["seed"])
+    cl = case["channels_last"]
+    x_shape = _layout((case["n"], *spatial, case["c"]), cl)
+    dy_shape = _layout((case["n"], *out_sp, case["o"]), cl)
+    w_shape = (*kernel, case["c"], case["o"])
+    if np.dtype(dtype).kind == "i":
+        make = lambda shape: rng.integers(-5, 6, shape).astype(dtype)
+    else:
+        make = lambda shape: rng.uniform(-1, 1, shape).astype(dtype)
+    return make(x_shape), make(w_shape), make(dy_shape), (strides, dilations, pads), x_shape
+
+
+def _check_close(got, ref, dtype):
+    """float32/float64: within 1e-4 (1e-10) of the output max; half types: one final rounding."""
+    assert got.dtype == np.dtype(dtype)
+    assert got.shape == ref.shape
+    got = got.astype(np.float64)
+    scale = float(np.max(np.abs(ref), initial=0.0))
+    if np.dtype(dtype) == np.float64:
+        np.testing.assert_allclose(got, ref, rtol=0, atol=1e-10 * scale + 1e-300)
+    elif np.dtype(dtype) == np.float32:
+        np.testing.assert_allclose(got, ref, rtol=0, atol=1e-4 * scale + 1e-30)
+    else:
+        eps = float(ml_dtypes.finfo(dtype).eps)  # an ulp at 1.0: twice the rounding error
+        assert np.all(np.abs(got - ref) <= eps * np.abs(ref) + 1e-5 * scale + 1e-7)
+
+
+@SETTINGS
+@given(case=conv_cases(), dtype=st.sampled_from(FLOAT_DTYPES))
+def test_forward_matches_reference(case, dtype):
+    x, w, _, geo, _ = _arrays(case, dtype)
+    ref = conv_forward_ref(x.astype(np.float64), w.astype(np.float64), *geo,
+                           channels_last=case["channels_last"])
+    got = conv_forward(x, w, *geo, channels_last=case["channels_last"])
+    _check_close(got, ref, dtype)
+
+
+@SETTINGS
+@given(case=conv_cases(), dtype=st.sampled_from(FLOAT_DTYPES))
+def test_backprop_input_matches_reference(case, dtype):
+    _, w, dy, geo, x_shape = _arrays(case, dtype)
+    ref = conv_backprop_input_ref(dy.astype(np.float64), w.astype(np.float64), x_shape, *geo,
+                                  channels_last=case["channels_last"])
+    got = conv_backprop_input(dy, w, x_shape, *geo, channels_last=case["channels_last"])
+    _check_close(got, ref, dtype)
+
+
+@SETTINGS
+@given(case=conv_cases(), dtype=st.sampled_from(FLOAT_DTYPES))
+def test_backprop_filter_matches_reference(case, dtype):
+    x, w, dy, geo, _ = _arrays(case, dtype)
+    ref = conv_backprop_filter_ref(x.astype(np.float64), dy.astype(np.float64), w.shape, *geo,
+                                   channels_last=case["channels_last"])
+    got = conv_backprop_filter(x, dy, w.shape, *geo, channels_last=case["channels_last"])
+    _check_close(got, ref, dtype)
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=conv_cases())
+def test_int32_forward_and_backprop_input_exact(case):
+    x, w, dy, geo, x_shape = _arrays(case, np.int32)
+    cl = case["channels_last"]
+    y = conv_forward(x, w, *geo, channels_last=cl)
+    assert y.dtype == np.int32
+    np.testing.assert_array_equal(y, conv_forward_ref(x, w, *geo, channels_last=cl))
+    dx = conv_backprop_input(dy, w, x_shape, *geo, channels_last=cl)
+    assert dx.dtype == np.int32
+    np.testing.assert_array_equal(dx, conv_backprop_input_ref(dy, w, x_shape, *geo,
+                                                              channels_last=cl))
+
+
+def test_int32_forward_wraps_like_int32_arithmetic():
+    x = np.full((1, 2, 2, 3), 2**20, np.int32)
+    w = np.full((2, 2, 3, 1), 2**12, np.int32)
+    y = conv_forward(x, w, (1, 1), (1, 1), ((0, 0), (0, 0)))
+    expected = (12 * 2**32) % 2**32  # 12 products of 2**32 wrap to 0 modulo 2**32
+    assert y.dtype == np.int32 and y.shape == (1, 1, 1, 1) and int(y[0, 0, 0, 0]) == expected
+    w[0, 0, 0, 0] = 2**12 + 1
+    y = conv_forward(x, w, (1, 1), (1, 1), ((0, 0), (0, 0)))
+    assert int(y[0, 0, 0, 0]) == 2**20
+
+
+@settings(max_examples=80, deadline=None)
+@given(case=conv_cases())
+def test_adjoint_identities_float64(case):
+    """<conv(x, w), dy> == <x, backprop_input(dy)> == <w, backprop_filter(x, dy)>."""
+    x, w, dy, geo, x_shape = _arrays(case, np.float64)
+    cl = case["channels_last"]
+    lhs = np.vdot(conv_forward(x, w, *geo, channels_last=cl), dy)
+    via_input = np.vdot(x, conv_backprop_input(dy, w, x_shape, *geo, channels_last=cl))
+    via_filter = np.vdot(w, conv_backprop_filter(x, dy, w.shape, *geo, channels_last=cl))
+    tol = 1e-9 * (1 + np.abs(x).sum() * np.abs(w).sum() * max(1, np.abs(dy).max(initial=0)))
+    assert abs(lhs - via_input) <= tol
+    assert abs(lhs - via_filter) <= tol
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=conv_cases(min_size=1), budget=st.sampled_from([1, 64, 700, 5000]))
+def test_chunked_and_unchunked_agree(case, budget):
+    """Tiny im2col budgets (slabs down to single output positions) give the same results."""
+    x, w, dy, geo, x_shape = _arrays(case, np.float64)
+    cl = case["channels_last"]
+
+    def run_all():
+        return (conv_forward(x, w, *geo, channels_last=cl),
+                conv_backprop_input(dy, w, x_shape, *geo, channels_last=cl),
+                conv_backprop_filter(x, dy, w.shape, *geo, channels_last=cl))
+
+    whole = run_all()
+    saved = conv_dense.CHUNK_BYTES
+    conv_dense.CHUNK_BYTES = budget
+    try:
+        chunked = run_all()
+    finally:
+        conv_dense.CHUNK_BYTES = saved
+    for a, b in zip(whole, chunked):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("channels_last", [True, False])
+@pytest.mark.parametrize("shape_last, kernel, out_sp", [
+    ((0, 5, 5, 3), (3, 3), (3, 3)),      # empty batch
+    ((2, 5, 5, 0), (3, 3), (3, 3)),      # no input channels
+    ((2, 0, 5, 3), (3, 3), (0, 3)),      # empty spatial dim
+    ((2, 2, 5, 3), (3, 3), (0, 3)),      # window larger than the input: no outputs
+])
+def test_empty_dims_give_zero_results(shape_last, kernel, out_sp, channels_last):
+    n, c = shape_last[0], shape_last[-1]
+    geo = ((1, 1), (1, 1), ((0, 0), (0, 0)))
+    x = np.ones(_layout(shape_last, channels_last), np.float32)
+    w = np.ones((*kernel, c, 4), np.float32)
+    dy = np.ones(_layout((n, *out_sp, 4), channels_last), np.float32)
+    y = conv_forward(x, w, *geo, channels_last=channels_last)
+    assert y.shape == _layout((n, *out_sp, 4), channels_last) and not y.any()
+    dx = conv_backprop_input(dy, w, x.shape, *geo, channels_last=channels_last)
+    assert dx.shape == x.shape and dx.dtype == np.float32 and not dx.any()
+    dw = conv_backprop_filter(x, dy, w.shape, *geo, channels_last=channels_last)
+    assert dw.shape == w.shape and dw.dtype == np.float32 and not dw.any()
+
+
+def test_uncovered_input_rows_get_zero_gradient():
+    """Stride 3 over 8 rows with a 2-tap filter (VALID): rows 2, 5, 6 and 7 see no window."""
+    dy = np.ones((1, 2, 1, 1))
+    w = np.ones((2, 1, 1, 1))
+    dx = conv_backprop_input(dy, w, (1, 8, 1, 1), (3, 1), (1, 1), ((0, 0), (0, 0)))
+    assert dx[0, :, 0, 0].tolist() == [1, 1, 0, 1, 1, 0, 0, 0]
+
+
+
+@pytest.mark.parametrize("dtype, count", [(np.float16, 2100), (ml_dtypes.bfloat16, 300)])
+def test_half_types_accumulate_in_float32_and_round_once(dtype, count, monkeypatch):
+    """Sums of ``count`` unit products, spread over GEMM depth (forward), kernel offsets
+    (backprop-input) and im2col blocks (backprop-filter). float32 sums are exact and
+    ``count`` is representable; a half-precision running sum stalls at 2048 (float16)
+    or 256 (bfloat16)."""
+    geo = ((1,), (1,), ((0, 0),))
+    ones = lambda *shape: np.ones(shape, dtype)
+    y = conv_forward(ones(1, count, 1), ones(count, 1, 1), *geo)
+    dx = conv_backprop_input(ones(1, count, 1), ones(count, 1, 1), (1, 2 * count - 1, 1), *geo)
+    monkeypatch.setattr(conv_dense, "CHUNK_BYTES", 256)  # 32 positions per block
+    dw = conv_backprop_filter(ones(1, count + 1, 1), ones(1, count, 1), (2, 1, 1), *geo)
+    assert y.shape == (1, 1, 1) and dx.shape == (1, 2 * count - 1, 1) and dw.shape == (2, 1, 1)
+    for got in (y.ravel()[0], dx[0, count - 1, 0], dw[0, 0, 0], dw[1, 0, 0]):
+        assert got.dtype == np.dtype(dtype) and float(got) == count
