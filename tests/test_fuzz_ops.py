@@ -24,6 +24,8 @@ _FUZZ_DTYPES = [dtypes.float32, dtypes.float64, dtypes.float16, dtypes.bfloat16,
 _ODD_INTS = [-(2**63), -(2**31) - 1, -7, -1, 0, 1, 2, 3, 4, 2**31, 2**40, 2**62]
 _ODD_STRINGS = ["", "SAME", "VALID", "EXPLICIT", "NHWC", "NCHW", "NDHWC", "NCDHW", "bogus"]
 
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")  # Conv3DBackprop*V1
+
 # Ops whose whole point is session state or feeding: fuzzed by their own tests.
 _SKIP = {"Placeholder"}
 OPS = [name for name in list_ops() if name not in _SKIP]
