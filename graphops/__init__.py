@@ -9,6 +9,8 @@
 See DESIGN.md ("Public contract") for the whole surface.
 """
 
+import importlib
+
 import kernels  # noqa: F401  (registers the op definitions, then their kernels)
 from registry import errors
 from registry.dtypes import (DType, as_dtype, bfloat16, complex64, complex128, double,
@@ -21,9 +23,6 @@ from graphops import config, nn, ops, raw_ops
 from graphops.constant_op import constant, convert_to_tensor, placeholder
 from graphops.graph import (Graph, control_dependencies, device, get_default_graph, name_scope,
                             reset_default_graph)
-from graphops.graph_def import import_graph_def
-from graphops.graph_json import graph_def_from_json, graph_def_to_json
-from graphops.pictures import visualize
 from graphops.scope import ClientSession, Scope
 from graphops.session import Session
 from graphops.tensor import Operation, Tensor
@@ -46,6 +45,22 @@ from graphops.math_ops import argmax, cast, equal, reduce_mean, reduce_sum  # no
 from graphops.variables import (Variable, global_variables,  # noqa: E402
                                 global_variables_initializer, trainable_variables,
                                 variables_initializer)
+
+# GraphDef interchange and pictures load on first use (they pull in json, subprocess, ...).
+_LAZY = {"import_graph_def": "graphops.graph_def", "graph_def_from_json": "graphops.graph_json",
+         "graph_def_to_json": "graphops.graph_json", "visualize": "graphops.pictures"}
+
+
+def __getattr__(name):
+    if name not in _LAZY:
+        raise AttributeError(f"module 'graphops' has no attribute {name!r}")
+    value = globals()[name] = getattr(importlib.import_module(_LAZY[name]), name)
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ += [
     "test", "train", "NoGradient", "NotDifferentiable", "RegisterGradient", "gradients",

@@ -33,6 +33,9 @@ def _leaves(value):
 def _check_leaf(leaf, dtype):
     """TypeError unless the Python scalar `leaf` fits `dtype` (TF's _AssertCompatible)."""
     if isinstance(leaf, (np.ndarray, np.generic)):
+        if leaf.dtype.kind == "c" and not dtype.is_complex:   # never drop imaginary parts
+            raise TypeError(f"Expected {dtype.name}, but got {leaf} of type "
+                            f"'{type(leaf).__name__}'.")
         return
     if dtype.is_integer:
         ok = isinstance(leaf, numbers.Integral)

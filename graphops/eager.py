@@ -60,12 +60,27 @@ class _Entry:
         self.host_in = executor.host_memory_indices(placed.kernel_def, op_def.input_arg, attrs)
 
 
-def _entry(op_def, name, attrs, input_dtypes):
+def _hashable(key):
     try:
-        key = (op_def.name, tuple(sorted((k, _freeze(v)) for k, v in attrs.items())),
-               tuple(input_dtypes), devices.table_version())
         hash(key)
-    except TypeError:     # an attr value we cannot freeze: no caching
+    except TypeError:
+        return False
+    return True
+
+
+def _cache_key(op_def, attrs, input_dtypes):
+    """The kernel cache key of a call, or None when an attr value cannot be frozen."""
+    rest = (tuple(input_dtypes), devices.table_version())
+    key = (op_def.name, tuple(attrs.items())) + rest      # attr values usually hash as they are
+    if _hashable(key):
+        return key
+    key = (op_def.name, tuple(sorted((k, _freeze(v)) for k, v in attrs.items()))) + rest
+    return key if _hashable(key) else None
+
+
+def _entry(op_def, name, attrs, input_dtypes):
+    key = _cache_key(op_def, attrs, input_dtypes)
+    if key is None:       # an attr value we cannot freeze: no caching
         return _Entry(op_def, name, attrs, input_dtypes)
     entry = _cache.get(key)
     if entry is None:
@@ -90,9 +105,14 @@ def _cause(exc):
 
 def execute(op_def, inputs, attrs, name=None):
     """Runs one op on arrays and returns the list of output arrays."""
-    places = [_location_of(x) for x in inputs]
-    inputs = [x if place is not None or isinstance(x, np.ndarray) else np.asarray(x)
-              for x, place in zip(inputs, places)]
+    arrays, places = [], []
+    for x in inputs:
+        place = _location_of(x)
+        if place is None and not isinstance(x, np.ndarray):
+            x = np.asarray(x)
+        arrays.append(x)
+        places.append(place)
+    inputs = arrays
     node_name = name or op_def.name
     try:
         input_dtypes = [dtypes.as_dtype(x.dtype) for x in inputs]
@@ -101,13 +121,15 @@ def execute(op_def, inputs, attrs, name=None):
         raise _error(exc, op_def.name, name, "(not placed)", inputs) from _cause(exc)
     device = entry.device
     target = None if device.type.is_host else device
-    for j, (x, have) in enumerate(zip(inputs, places)):
-        want = None if j in entry.host_in else target
-        if have != want:
-            inputs[j] = executor.transfer(x, have, want)
+    if target is not None or any(place is not None for place in places):
+        for j, (x, have) in enumerate(zip(inputs, places)):
+            want = None if j in entry.host_in else target
+            if have != want:
+                inputs[j] = executor.transfer(x, have, want)
     ctx = OpKernelContext(entry.construction, inputs)
     try:
-        entry.kernel.compute(ctx)
+        with np.errstate(all="ignore"):     # NaN/Inf follow IEEE rules, silently
+            entry.kernel.compute(ctx)
         missing = [k for k, v in enumerate(ctx.outputs) if v is None]
         if missing:
             raise InternalError(f"The kernel did not set output {missing[0]}.")

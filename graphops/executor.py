@@ -11,7 +11,7 @@ reader. `Plan.run` is then a short loop: `for step in steps: step(buf)`.
 import numpy as np
 
 from graphops import placement
-from registry.errors import InternalError, InvalidArgumentError, OpError
+from registry.errors import CancelledError, InternalError, InvalidArgumentError, OpError
 from registry.kernel_registry import OpKernelConstruction, OpKernelContext
 
 _SITE_FRAMES = 5     # creation-site frames shown in error messages (innermost last)
@@ -192,12 +192,15 @@ class Plan:
         self.feed_slots, self.fetch_slots = feed_slots, fetch_slots
         self.ops, self.placements = ops, placements
 
-    def run(self, feed_values):
+    def run(self, feed_values, cancelled=None):
+        """Runs every step; `cancelled()` true before a step stops it with CancelledError."""
         buf = [None] * self.num_slots
         for slot, value in zip(self.feed_slots, feed_values):
             buf[slot] = value
         with np.errstate(all="ignore"):     # NaN/Inf follow IEEE rules, silently
             for step in self.steps:
+                if cancelled is not None and cancelled():
+                    raise CancelledError("The Session was closed while this run was in progress.")
                 step(buf)
         return [buf[slot] for slot in self.fetch_slots]
 

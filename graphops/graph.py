@@ -24,25 +24,31 @@ _LIBRARY_DIRS = tuple(os.path.join(_ROOT, d) + os.sep for d in ("graphops", "reg
 _TRACEBACK_DEPTH = 16
 
 
-# co_filename -> {line: "file:line"} (each site formatted once), or None for our own modules
+# id(code) -> (code, {bytecode offset: "file:line"}), the inner dict None for our own
+# modules. Finding a frame's line number scans its code's line table, so each call site is
+# looked up once; holding `code` keeps its id from being reused.
 _site_names = {}
+_MAX_SITE_CODES = 10000
 
 
 def _creation_site():
-    """The caller's stack as "file:line" strings, library frames skipped, innermost last."""
+    """The stack above `Graph._create_op` (its only caller) as "file:line" strings, library
+    frames skipped, innermost last."""
     sites = []
-    frame = sys._getframe(1)
+    frame = sys._getframe(2)
     while frame is not None and len(sites) < _TRACEBACK_DEPTH:
-        filename = frame.f_code.co_filename
-        try:
-            names = _site_names[filename]
-        except KeyError:
-            names = _site_names[filename] = None if filename.startswith(_LIBRARY_DIRS) else {}
+        code = frame.f_code
+        entry = _site_names.get(id(code))
+        if entry is None:
+            if len(_site_names) >= _MAX_SITE_CODES:
+                _site_names.clear()
+            library = code.co_filename.startswith(_LIBRARY_DIRS)
+            entry = _site_names[id(code)] = (code, None if library else {})
+        names = entry[1]
         if names is not None:
-            line = frame.f_lineno
-            site = names.get(line)
+            site = names.get(frame.f_lasti)
             if site is None:
-                site = names[line] = f"{filename}:{line}"
+                site = names[frame.f_lasti] = f"{code.co_filename}:{frame.f_lineno}"
             sites.append(site)
         frame = frame.f_back
     sites.reverse()
@@ -95,7 +101,7 @@ class Graph:
 
     def unique_name(self, name, mark_as_used=True):
         """`name` under the current scope, made unique with TF's case-insensitive `_N` suffixes."""
-        stack = self.get_name_scope()
+        stack = self._local.name_stack
         if stack:
             name = f"{stack}/{name}"
         with self._lock:
@@ -122,7 +128,7 @@ class Graph:
         if isinstance(name, bytes):
             name = name.decode()
         if name:
-            if self.get_name_scope():
+            if self._local.name_stack:
                 if not _VALID_SCOPE_NAME.match(name):
                     raise InvalidArgumentError(
                         f"'{name}' is not a valid scope name. A scope name has to match the "
@@ -213,7 +219,8 @@ class Graph:
         enclosing control-dependency blocks (TF1 building); a string pins it (Scope API)."""
         site = _creation_site()
         with self._lock:
-            self._check_not_finalized()
+            if self._finalized:
+                self._check_not_finalized()
             if not _VALID_OP_NAME.match(name):
                 raise InvalidArgumentError(f"Node '{name}': Node name contains invalid characters")
             if name in self._ops_by_name:
@@ -284,6 +291,8 @@ class Graph:
 
     def as_graph_element(self, obj, allow_tensor=True, allow_operation=True):
         """The Tensor or Operation that `obj` (object or name) refers to, with TF's errors."""
+        if type(obj) is Tensor and allow_tensor and obj.graph is self:
+            return obj                # the usual case, checked below in full
         if allow_tensor and allow_operation:
             types_str = "Tensor or Operation"
         elif allow_tensor:
@@ -354,20 +363,31 @@ class Graph:
         return f"<gp.Graph with {len(self._ops)} ops>"
 
 
-_thread = threading.local()
+class _DefaultStack(threading.local):
+    """Each thread's stack of graphs entered with `as_default()`."""
+
+    def __init__(self):
+        self.stack = []
+
+
+_thread = _DefaultStack()
 _global_lock = threading.Lock()
 _global_graph = []
 
 
 def _default_stack():
-    if not hasattr(_thread, "stack"):
-        _thread.stack = []
     return _thread.stack
 
 
 def graph_mode_entered():
     """True inside `with g.as_default()` on this thread (eager dispatch is off there)."""
-    return bool(_default_stack())
+    return bool(_thread.stack)
+
+
+def entered_graph():
+    """The innermost graph entered with `as_default()` on this thread, or None."""
+    stack = _thread.stack
+    return stack[-1] if stack else None
 
 
 def get_default_graph():

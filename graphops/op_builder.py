@@ -19,6 +19,7 @@ from graphops import eager
 from graphops import graph as graph_lib
 from graphops.constant_op import convert_value, dtype_of, is_device_array
 from graphops.tensor import Operation, Tensor, as_graph_element, summarize_node
+from registry import dtypes
 from registry.attr_values import normalize_attr_value
 from registry.errors import InvalidArgumentError
 from registry.op_registry import get_op_def
@@ -26,13 +27,58 @@ from registry.shape_inference import run_shape_fn
 
 _LIBRARY_DIRS = graph_lib._LIBRARY_DIRS
 _OUTPUT_TUPLES = {}
+_SIGNATURES = {}     # op name -> _Signature of its current OpDef
+_PLAIN_VALUES = frozenset([np.ndarray, int, float, bool, str, bytes, type(None)])  # no graph here
+
+
+class _Signature:
+    """What building needs of an OpDef besides the OpDef, derived once per OpDef."""
+
+    __slots__ = ("op_def", "type_defaults", "plain_outputs", "output_tuple", "output_kinds")
+
+    def __init__(self, op_def):
+        self.op_def = op_def
+        self.type_defaults = {a.name: a.default_value for a in op_def.attr
+                              if a.type == "type" and a.has_default}
+        self.plain_outputs = not any(a.number_attr or a.type_list_attr
+                                     for a in op_def.output_arg)
+        self.output_tuple = None
+        if self.plain_outputs and len(op_def.output_arg) > 1:
+            self.output_tuple = _output_tuple(op_def)
+        # per output of a plain op: its fixed DType, or the name of its type attr
+        self.output_kinds = [a.type or a.type_attr for a in op_def.output_arg]
+
+    def output_types(self, attrs):
+        """The flat output DTypes of a node with these attrs (as `output_types`)."""
+        if not self.plain_outputs:
+            return output_types(self.op_def, attrs)[0]
+        return [attrs[k] if type(k) is str else k for k in self.output_kinds]
+
+    def result(self, flat, op=None, attrs=None):
+        """The output structure (see `restructure`) of the flat outputs of one node; `attrs`
+        are the node's attrs (by default those of `op`)."""
+        if not self.plain_outputs:
+            _, structure = output_types(self.op_def, op.attrs if attrs is None else attrs)
+            return restructure(self.op_def, flat, structure, op)
+        if len(flat) == 1:
+            return flat[0]
+        return self.output_tuple(*flat) if flat else op
+
+
+def _signature(op_def):
+    sig = _SIGNATURES.get(op_def.name)
+    if sig is None or sig.op_def is not op_def:
+        sig = _SIGNATURES[op_def.name] = _Signature(op_def)
+    return sig
 
 
 def _pop(keywords, name):
     """(key used, value) for `name` or `name_`, or (None, None)."""
-    for key in (name, name + "_"):
-        if key in keywords:
-            return key, keywords.pop(key)
+    if name in keywords:
+        return name, keywords.pop(name)
+    key = name + "_"
+    if key in keywords:
+        return key, keywords.pop(key)
     return None, None
 
 
@@ -47,12 +93,26 @@ class _Inputs:
     """How input values become node inputs: graph Tensors (Consts made via `make_const`) or,
     with `make_const=None`, eager arrays (which then count as tensors, as TF2's do)."""
 
+    __slots__ = ("make_const", "eager")
+
     def __init__(self, make_const=None):
         self.make_const = make_const
         self.eager = make_const is None
 
     def convert(self, value, dtype=None, preferred_dtype=None):
         return convert_value(value, dtype, preferred_dtype, arrays_are_tensors=self.eager)
+
+    def ready_dtype(self, value):
+        """The dtype of a value that is used as it is (a graph Tensor; in eager mode also a
+        NumPy array of a tensor dtype), else None."""
+        if type(value) is Tensor:
+            return value.dtype
+        if self.eager and type(value) is np.ndarray:
+            try:
+                return dtypes.as_dtype(value.dtype)
+            except TypeError:
+                return None
+        return None
 
     def fixed_dtype(self, value):
         """The dtype of a value that already is a tensor here (TF's isinstance(t, Tensor))."""
@@ -107,6 +167,7 @@ def _convert_list(op_def, arg, input_name, values, attrs, defaults, inputs):
 
 
 def _convert_single(op_def, arg, input_name, value, attrs, inferred_from, defaults, inputs):
+    """(node input, its DType) for the value passed to a single-tensor input."""
     op_type = op_def.name
     dtype = default_dtype = allowed = None
     if arg.type is not None:
@@ -116,6 +177,9 @@ def _convert_single(op_def, arg, input_name, value, attrs, inferred_from, defaul
     elif arg.type_attr in defaults:
         default_dtype = defaults[arg.type_attr]
         allowed = op_def.attr_def(arg.type_attr).allowed_values
+    ready = inputs.ready_dtype(value)
+    if ready is not None and (dtype is None or ready is dtype):
+        return value, ready           # what the conversion below gives back
     try:
         if dtype is None and allowed:
             try:
@@ -149,11 +213,25 @@ def _convert_single(op_def, arg, input_name, value, attrs, inferred_from, defaul
             inferred_from.setdefault(key, "Default in OpDef")
         raise TypeError(f"{prefix} type {attrs[key].name} of argument "
                         f"'{inferred_from[key]}'.") from None
-    return inputs.finish(converted, arg.name)
+    converted = inputs.finish(converted, arg.name)
+    return converted, dtype_of(converted)
 
 
-def _infer_attrs(op_def, arg, input_name, values, attrs, inferred_from, defaults):
-    """Sets or checks the attrs this input determines (T, N, a type list)."""
+def _infer_type_attr(op_def, arg, input_name, dtype, attrs, inferred_from):
+    """Sets, or checks against an earlier input, the type attr (T) of a single input."""
+    key = arg.type_attr
+    if key not in attrs:
+        _check_allowed(dtype, op_def.attr_def(key), input_name)
+        attrs[key] = dtype
+        inferred_from[key] = input_name
+    elif attrs[key] is not dtype:
+        raise TypeError(f"Input '{input_name}' of '{op_def.name}' Op has type {dtype.name} "
+                        f"that does not match type {attrs[key].name} of argument "
+                        f"'{inferred_from[key]}'.")
+
+
+def _infer_list_attrs(op_def, arg, input_name, values, attrs, inferred_from, defaults):
+    """Sets or checks the attrs a list input determines (N and T, or a type list)."""
     op_type = op_def.name
     types = [dtype_of(v) for v in values]
     if arg.number_attr:
@@ -183,16 +261,6 @@ def _infer_attrs(op_def, arg, input_name, values, attrs, inferred_from, defaults
             elif arg.type_attr not in defaults:
                 raise TypeError(f"Don't know how to infer type variable from empty input list "
                                 f"passed to input '{input_name}' of '{op_type}' Op.")
-    elif arg.type_attr:
-        if arg.type_attr in attrs:
-            if attrs[arg.type_attr] != types[0]:
-                raise TypeError(f"Input '{input_name}' of '{op_type}' Op has type {types[0].name} "
-                                f"that does not match type {attrs[arg.type_attr].name} of "
-                                f"argument '{inferred_from[arg.type_attr]}'.")
-        else:
-            _check_allowed(types[0], op_def.attr_def(arg.type_attr), input_name)
-            attrs[arg.type_attr] = types[0]
-            inferred_from[arg.type_attr] = input_name
     elif arg.type_list_attr:
         if arg.type_list_attr in attrs:
             expected = attrs[arg.type_list_attr]
@@ -213,7 +281,7 @@ def extract_inputs_and_attrs(op_def, keywords, inputs):
     """TF's input pass + remaining attrs: (flat input values, canonical attrs). Consumes
     `keywords`; anything left over is refused."""
     op_type = op_def.name
-    defaults = {a.name: a.default_value for a in op_def.attr if a.type == "type" and a.has_default}
+    defaults = _signature(op_def).type_defaults
     attrs, inferred_from, flat = {}, {}, []
     for arg in op_def.input_arg:
         input_name, values = _pop(keywords, arg.name)
@@ -221,11 +289,14 @@ def extract_inputs_and_attrs(op_def, keywords, inputs):
             raise TypeError(f"No argument for input {arg.name} found in {op_def.signature()}")
         if arg.number_attr or arg.type_list_attr:
             values = _convert_list(op_def, arg, input_name, values, attrs, defaults, inputs)
+            _infer_list_attrs(op_def, arg, input_name, values, attrs, inferred_from, defaults)
+            flat.extend(values)
         else:
-            values = [_convert_single(op_def, arg, input_name, values, attrs, inferred_from,
-                                      defaults, inputs)]
-        _infer_attrs(op_def, arg, input_name, values, attrs, inferred_from, defaults)
-        flat.extend(values)
+            value, dtype = _convert_single(op_def, arg, input_name, values, attrs, inferred_from,
+                                           defaults, inputs)
+            if arg.type_attr:
+                _infer_type_attr(op_def, arg, input_name, dtype, attrs, inferred_from)
+            flat.append(value)
     for attr in op_def.attr:
         if attr.name in attrs:
             if attr.name in keywords:
@@ -276,11 +347,16 @@ def restructure(op_def, flat, structure, op=None):
         return op
     if len(result) == 1:
         return result[0]
+    return _output_tuple(op_def)(*result)
+
+
+def _output_tuple(op_def):
+    """The namedtuple class of an op's outputs (one per op name and output names)."""
     names = tuple(a.name for a in op_def.output_arg)
     cls = _OUTPUT_TUPLES.get((op_def.name, names))
     if cls is None:
         cls = _OUTPUT_TUPLES[(op_def.name, names)] = collections.namedtuple(op_def.name, names)
-    return cls(*result)
+    return cls
 
 
 def warn_deprecated(op_def):
@@ -297,7 +373,7 @@ def warn_deprecated(op_def):
 
 def _constant_value(tensor):
     op = tensor.op
-    return op.attrs["value"] if op.type == "Const" else None
+    return op.get_attr("value") if op.type == "Const" else None
 
 
 def _shape_text(shape):
@@ -312,12 +388,14 @@ def create_node(graph, op_def, name, keywords, make_const, control_inputs=None, 
     """
     inputs, attrs = extract_inputs_and_attrs(op_def, keywords, _Inputs(make_const))
     if control_inputs is None:
-        control_inputs = graph._control_dependencies_for_inputs([t.op for t in inputs])
-    types, _ = output_types(op_def, attrs)
-    shapes = [t.shape for t in inputs]
+        control_inputs = graph._control_dependencies_for_inputs(inputs)
+    types = _signature(op_def).output_types(attrs)
+    shapes, values = [], []
+    for t in inputs:
+        shapes.append(t.shape)
+        values.append(_constant_value(t))
     try:
-        out_shapes = run_shape_fn(op_def, name, shapes, [_constant_value(t) for t in inputs],
-                                  attrs, len(types))
+        out_shapes = run_shape_fn(op_def, name, shapes, values, attrs, len(types))
     except ValueError as e:
         node = summarize_node(name, op_def.name, attrs, inputs, control_inputs)
         raise InvalidArgumentError(
@@ -328,17 +406,25 @@ def create_node(graph, op_def, name, keywords, make_const, control_inputs=None, 
 
 
 def build_op(graph, op_type, name=None, **keywords):
-    """`_apply_op_helper` in graph mode: the node goes into `graph` under its name scopes."""
+    """`_apply_op_helper` in graph mode: the node goes into `graph` under its name scopes.
+
+    The node takes the name `with graph.name_scope(name or op_type) as scope` would give;
+    Consts made from Python inputs are built inside that scope ("add/y")."""
+    return _build(graph, op_type, name, keywords)
+
+
+def _build(graph, op_type, name, keywords):
     op_def = get_op_def(op_type)
-    warn_deprecated(op_def)
+    if op_def.deprecation is not None:
+        warn_deprecated(op_def)
+    stack, scope = graph._scope_for(graph._checked_scope_name(name or op_type))
 
     def make_const(array, input_name):
-        return build_op(graph, "Const", name=input_name, value=array, dtype=dtype_of(array))
+        with graph._set("name_stack", stack):
+            return build_op(graph, "Const", name=input_name, value=array, dtype=dtype_of(array))
 
-    with graph.name_scope(name or op_type) as scope:
-        op = create_node(graph, op_def, scope[:-1], keywords, make_const)
-    _, structure = output_types(op_def, op.attrs)
-    return restructure(op_def, op.outputs, structure, op)
+    op = create_node(graph, op_def, scope[:-1], keywords, make_const)
+    return _signature(op_def).result(op.outputs, op)
 
 
 def _graph_of_inputs(op_type, keywords):
@@ -346,9 +432,12 @@ def _graph_of_inputs(op_type, keywords):
     found = None
     for value in keywords.values():
         for item in value if isinstance(value, (list, tuple)) else (value,):
-            item = as_graph_element(item)
-            if not isinstance(item, (Tensor, Operation)):
-                continue
+            if type(item) is not Tensor:
+                if type(item) in _PLAIN_VALUES:
+                    continue
+                item = as_graph_element(item)
+                if not isinstance(item, (Tensor, Operation)):
+                    continue
             if found is None:
                 found = item
             elif item.graph is not found.graph:
@@ -359,11 +448,11 @@ def _graph_of_inputs(op_type, keywords):
 
 def _run_eagerly(op_type, name, keywords):
     op_def = get_op_def(op_type)
-    warn_deprecated(op_def)
+    if op_def.deprecation is not None:
+        warn_deprecated(op_def)
     inputs, attrs = extract_inputs_and_attrs(op_def, keywords, _Inputs())
-    _, structure = output_types(op_def, attrs)
     outputs = eager.execute(op_def, inputs, attrs, name or op_type)
-    return restructure(op_def, outputs, structure)
+    return _signature(op_def).result(outputs, attrs=attrs)
 
 
 def apply_op(op_type, name=None, **keywords):
@@ -372,9 +461,12 @@ def apply_op(op_type, name=None, **keywords):
     Graph mode when a graph was entered with `as_default()` on this thread or any input is a
     graph Tensor/Operation; otherwise the op runs eagerly on arrays.
     """
-    graph = _graph_of_inputs(op_type, keywords)
-    if graph is None and graph_lib.graph_mode_entered():
-        graph = graph_lib.get_default_graph()
+    return apply_op_keywords(op_type, name, keywords)
+
+
+def apply_op_keywords(op_type, name, keywords):
+    """`apply_op` with the keyword arguments as a dict, which it consumes."""
+    graph = _graph_of_inputs(op_type, keywords) or graph_lib.entered_graph()
     if graph is None:
         return _run_eagerly(op_type, name, keywords)
-    return build_op(graph, op_type, name, **keywords)
+    return _build(graph, op_type, name, keywords)

@@ -8,11 +8,11 @@ optional attrs, then `name`; attrs inferred from inputs (`T`, `N`) are not param
 
 import inspect
 
-from graphops.op_builder import apply_op
+from graphops.op_builder import apply_op_keywords
 from graphops.op_docs import op_docstring, python_arg_name
-from registry.op_registry import get_op_def, is_registered, list_ops
+from registry.op_registry import get_op_def, is_registered, list_ops, registry_version
 
-_cache = {}
+_cache = {}     # op name -> (wrapper, registry version it was last checked at)
 
 
 def op_params(op_def):
@@ -37,7 +37,7 @@ def _make_wrapper(op_def):
         if args:
             raise TypeError(f"{op_type} only takes keyword args (possible keys: {keys}). "
                             "Please pass these args as kwargs instead.")
-        return apply_op(op_type, **kwargs)
+        return apply_op_keywords(op_type, kwargs.pop("name", None), kwargs)
 
     wrapper.__name__ = wrapper.__qualname__ = op_type
     wrapper.__module__ = __name__
@@ -48,13 +48,18 @@ def _make_wrapper(op_def):
 
 
 def __getattr__(name):
+    cached = _cache.get(name)
+    version = registry_version()
+    if cached is not None and cached[1] == version:
+        return cached[0]
     if name.startswith("_") or not is_registered(name):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r} (no op of that "
                              "name is registered)")
     op_def = get_op_def(name)
-    wrapper = _cache.get(name)
+    wrapper = None if cached is None else cached[0]
     if wrapper is None or wrapper.op_def is not op_def:
-        wrapper = _cache[name] = _make_wrapper(op_def)
+        wrapper = _make_wrapper(op_def)
+    _cache[name] = (wrapper, version)
     return wrapper
 
 

@@ -4,7 +4,8 @@ Fetches may be any nesting of lists, tuples, namedtuples and mappings whose leav
 tensors, operations (run as targets, value None) or their names; feeds are keyed by tensor
 or tensor name, and any tensor may be fed. One plan is cached per (feeds, fetches, targets),
 with a second, order-insensitive key as TF's DirectSession has; plans are dropped when the
-graph (or the device table) changes. `run` may be called from several threads at once.
+graph (or the device table) changes. `run` may be called from several threads at once;
+`close` stops the runs in flight at their next step (CancelledError) and waits for them.
 """
 
 import contextlib
@@ -97,9 +98,21 @@ def _text(exc):
 
 
 def _shape_ok(dims, shape):
-    if dims is None:
+    if dims is None or dims == shape:
         return True
     return len(dims) == len(shape) and all(d is None or d == s for d, s in zip(dims, shape))
+
+
+def _is_complex(value):
+    """True for complex scalars and arrays, and for lists that NumPy makes complex."""
+    if isinstance(value, (np.ndarray, np.generic)):
+        return value.dtype.kind == "c"
+    if isinstance(value, (list, tuple)):
+        try:
+            return np.asarray(value).dtype.kind == "c"
+        except (TypeError, ValueError):
+            return False
+    return isinstance(value, complex)
 
 
 def convert_feed(tensor, value, key):
@@ -111,6 +124,9 @@ def convert_feed(tensor, value, key):
             f"the tensor object was {value} which was passed to the feed with key {key}.")
     dtype = tensor.dtype
     np_type = dtype.as_numpy_dtype
+    if dtype.kind in ("float", "int", "uint", "bool") and _is_complex(value):
+        raise TypeError(f"Cannot feed a complex value to Tensor '{tensor.name}' of dtype "
+                        f"{dtype.name}: the imaginary part would be lost.")
     if isinstance(value, int) and dtype.kind not in ("string", "handle"):
         try:
             fits = bool(np_type(value) == value)
@@ -160,6 +176,9 @@ class Session:
         self._kernels = {}        # (op id, Device) -> (construction, kernel)
         self._state = None        # (graph.version, device table version) the caches are for
         self._closed = False
+        self._idle = threading.Condition(threading.Lock())   # guards _closed and _running
+        self._running = {}                   # thread id -> number of its runs in flight
+        self._cancel = threading.Event()     # set by close(): runs in flight stop
         self._contexts = []
 
     @property
@@ -178,12 +197,15 @@ class Session:
 
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
         """Runs what `fetches` needs and returns their values in the same structure."""
-        if self._closed:
-            raise RuntimeError("Attempted to use a closed Session.")
-        handler = _FetchHandler(self._graph, fetches)
-        feeds, values = self._feeds(feed_dict) if feed_dict else ((), ())
-        plan = self._plan(feeds, handler.tensors, handler.targets)
-        return handler.build([_to_numpy(v) for v in plan.run(values)])
+        me = self._begin()
+        try:
+            handler = _FetchHandler(self._graph, fetches)
+            feeds, values = self._feeds(feed_dict) if feed_dict else ((), ())
+            plan = self._plan(feeds, handler.tensors, handler.targets)
+            results = plan.run(values, self._cancel.is_set)
+        finally:
+            self._end(me)
+        return handler.build([_to_numpy(v) for v in results])
 
     def make_callable(self, fetches, feed_list=None, accept_options=False):
         """A function of the `feed_list` values returning the fetches, planned once."""
@@ -199,15 +221,35 @@ class Session:
         run, build, count = plan.run, handler.build, len(feed_list)
 
         def call(*args, **run_kwargs):
-            if self._closed:
-                raise RuntimeError("Attempted to use a closed Session.")
             if len(args) != count:
                 raise TypeError(f"This callable takes {count} feed value(s) "
                                 f"({len(args)} given).")
-            values = [convert_feed(feeds[j], args[i], feed_list[i])
-                      for j, i in enumerate(positions)]
-            return build([_to_numpy(v) for v in run(values)])
+            me = self._begin()
+            try:
+                values = [convert_feed(feeds[j], args[i], feed_list[i])
+                          for j, i in enumerate(positions)]
+                results = run(values, self._cancel.is_set)
+            finally:
+                self._end(me)
+            return build([_to_numpy(v) for v in results])
         return call
+
+    def _begin(self):
+        """Counts a run in progress (returns its thread id); RuntimeError once closed."""
+        me = threading.get_ident()
+        with self._idle:
+            if self._closed:
+                raise RuntimeError("Attempted to use a closed Session.")
+            self._running[me] = self._running.get(me, 0) + 1
+        return me
+
+    def _end(self, me):
+        with self._idle:
+            left = self._running.pop(me) - 1
+            if left:
+                self._running[me] = left
+            if self._closed:
+                self._idle.notify_all()
 
     def _feed_tensor(self, key):
         try:
@@ -273,9 +315,19 @@ class Session:
     # ---------------------------------------------------------------------- lifecycle
 
     def close(self):
-        """Releases plans, kernels and resources; later runs raise RuntimeError."""
-        with self._lock:
+        """Closes the Session; later runs raise RuntimeError.
+
+        Runs in flight in other threads either finish or stop before their next step with
+        CancelledError; close waits for them, then releases plans, kernels and resources
+        (variables included).
+        """
+        me = threading.get_ident()
+        with self._idle:
             self._closed = True
+            self._cancel.set()
+            while any(n for thread, n in self._running.items() if thread != me):
+                self._idle.wait()
+        with self._lock:
             self._plans.clear()
             self._sorted_plans.clear()
             self._kernels.clear()

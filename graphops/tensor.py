@@ -5,11 +5,12 @@ Both are created only by `Graph._create_op`. A Tensor is `(op, value_index)`, na
 objects have one) is accepted wherever a Tensor or Operation is expected.
 """
 
+from operator import attrgetter
 from types import MappingProxyType
 
 from registry.attr_values import attr_value_string
 from registry.errors import InvalidArgumentError
-from registry.tensor_shape import as_shape
+from registry.tensor_shape import TensorShape, as_shape
 
 
 def as_graph_element(obj):
@@ -28,15 +29,15 @@ class Tensor:
         self._op = op
         self._value_index = value_index
         self._dtype = dtype
-        self._shape = as_shape(shape)
+        self._shape = shape if type(shape) is TensorShape else as_shape(shape)
         self._consumers = []
 
-    op = property(lambda self: self._op)
-    value_index = property(lambda self: self._value_index)
-    dtype = property(lambda self: self._dtype)
-    shape = property(lambda self: self._shape)
-    graph = property(lambda self: self._op.graph)
-    device = property(lambda self: self._op.device)
+    op = property(attrgetter("_op"))
+    value_index = property(attrgetter("_value_index"))
+    dtype = property(attrgetter("_dtype"))
+    shape = property(attrgetter("_shape"))
+    graph = property(attrgetter("_op._graph"))
+    device = property(attrgetter("_op._device"))
 
     @property
     def name(self):
@@ -127,24 +128,26 @@ class Operation:
         self._graph = graph
         self._name = name
         self._op_def = op_def
-        self._attrs = MappingProxyType(dict(attrs))
+        self._attrs = dict(attrs)
         self._inputs = tuple(inputs)
         self._control_inputs = tuple(control_inputs)
-        self._outputs = tuple(Tensor(self, i, dt, shape)
-                              for i, (dt, shape) in enumerate(zip(output_types, output_shapes)))
+        outputs = []
+        for i, dtype in enumerate(output_types):
+            outputs.append(Tensor(self, i, dtype, output_shapes[i]))
+        self._outputs = tuple(outputs)
         self._device = ""
         self._traceback = tuple(traceback)
         self._id = op_id
 
-    name = property(lambda self: self._name)
-    type = property(lambda self: self._op_def.name)
-    op_def = property(lambda self: self._op_def)
-    attrs = property(lambda self: self._attrs)
-    inputs = property(lambda self: self._inputs)
-    control_inputs = property(lambda self: self._control_inputs)
-    outputs = property(lambda self: self._outputs)
-    device = property(lambda self: self._device)
-    graph = property(lambda self: self._graph)
+    name = property(attrgetter("_name"))
+    type = property(attrgetter("_op_def.name"))
+    op_def = property(attrgetter("_op_def"))
+    attrs = property(lambda self: MappingProxyType(self._attrs))
+    inputs = property(attrgetter("_inputs"))
+    control_inputs = property(attrgetter("_control_inputs"))
+    outputs = property(attrgetter("_outputs"))
+    device = property(attrgetter("_device"))
+    graph = property(attrgetter("_graph"))
 
     @property
     def traceback(self):

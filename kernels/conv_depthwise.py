@@ -19,7 +19,6 @@ Chunks are spread over a thread pool: NumPy releases the GIL inside einsum and c
 
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -340,5 +339,6 @@ def _run(work, chunks, flops):
         return [work(chunks)]
     with _pool_lock:
         if _pool is None or _pool_pid != os.getpid():  # a forked child needs its own threads
+            from concurrent.futures import ThreadPoolExecutor   # lazily: keeps import fast
             _pool, _pool_pid = ThreadPoolExecutor(_threads(), "depthwise"), os.getpid()
     return list(_pool.map(work, [chunks[i::t] for i in range(t)]))

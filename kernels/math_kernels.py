@@ -95,7 +95,8 @@ class BinaryOp(OpKernel):
 
     def compute(self, ctx):
         x, y = ctx.inputs
-        if x.shape != y.shape:     # broadcasting: the output may outgrow both inputs
+        # Only broadcasting two non-scalars can outgrow both inputs ([n, 1] + [1, n]).
+        if x.shape != y.shape and x.size != 1 and y.size != 1:
             shape = broadcast_shape(x.shape, y.shape)
             if shape is None:
                 if not self._shape_error:     # Equal/NotEqual: a scalar verdict instead

@@ -80,8 +80,9 @@ def normalize_attr_value(attr_def, value, op_name):
     """
     if value is None and attr_def.has_default:
         return attr_def.default_value
-    convert = _CONVERTERS[attr_def.base_type]
-    if attr_def.is_list:
+    base_type = attr_def.base_type
+    convert = _CONVERTERS[base_type]
+    if base_type != attr_def.type:     # a list(...) attr
         if not isinstance(value, (list, tuple)):
             raise TypeError(f"Expected list for attr {attr_def.name}, obtained "
                             f"{type(value).__name__} instead.")
@@ -102,7 +103,7 @@ def normalize_attr_value(attr_def, value, op_name):
         for item in items:
             if item in attr_def.allowed_values:
                 continue
-            if attr_def.base_type == "string":
+            if base_type == "string":
                 allowed = '", "'.join(attr_def.allowed_values)
                 raise InvalidArgumentError(
                     f"Attr '{attr_def.name}' of '{op_name}' Op passed string '{item}' not in: "

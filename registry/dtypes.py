@@ -125,6 +125,10 @@ def as_dtype(type_value):
     """Converts a DType, NumPy dtype/type, Python type, enum or name to a DType."""
     if isinstance(type_value, DType):
         return type_value
+    if isinstance(type_value, np.dtype):
+        found = _BY_NUMPY.get(type_value)
+        if found is not None:
+            return found
     if isinstance(type_value, str):
         found = _BY_NAME.get(type_value)
         if found is not None:

@@ -3,18 +3,22 @@
 from registry.errors import InvalidArgumentError
 from registry.tensor_shape import TensorShape, as_shape, unknown_shape
 
+_UNKNOWN = unknown_shape()     # TensorShapes are immutable: one object serves every output
+
 
 class InferenceContext:
     """What a shape function sees: input shapes, constant input values, attrs; sets outputs."""
+
+    __slots__ = ("op_def", "op_type", "node_name", "_inputs", "_values", "_attrs", "_outputs")
 
     def __init__(self, op_def, node_name, input_shapes, input_values, attrs, num_outputs):
         self.op_def = op_def
         self.op_type = op_def.name
         self.node_name = node_name
-        self._inputs = [as_shape(s) for s in input_shapes]
+        self._inputs = list(map(as_shape, input_shapes))
         self._values = list(input_values) if input_values is not None else [None] * len(self._inputs)
         self._attrs = attrs
-        self._outputs = [unknown_shape() for _ in range(num_outputs)]
+        self._outputs = [_UNKNOWN] * num_outputs
 
     @property
     def num_inputs(self):
@@ -76,7 +80,7 @@ def run_shape_fn(op_def, node_name, input_shapes, input_values, attrs, num_outpu
     ctx = InferenceContext(op_def, node_name, input_shapes, input_values, attrs, num_outputs)
     if op_def.shape_fn is not None:
         op_def.shape_fn(ctx)
-    return [ctx.output(i) for i in range(num_outputs)]
+    return ctx._outputs
 
 
 __all__ = ["InferenceContext", "run_shape_fn", "TensorShape"]

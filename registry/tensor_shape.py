@@ -4,6 +4,8 @@ import operator
 
 
 def _as_dim(value):
+    if type(value) is int and value >= 0:     # the usual case
+        return value
     if value is None:
         return None
     if hasattr(value, "value") and not isinstance(value, int):   # a Dimension-like object
@@ -20,7 +22,7 @@ def _as_dim(value):
 class TensorShape:
     """Shape of a tensor; `dims` is None when even the rank is unknown."""
 
-    __slots__ = ("_dims",)
+    __slots__ = ("_dims", "_rank")
 
     def __init__(self, dims):
         if dims is None:
@@ -29,18 +31,16 @@ class TensorShape:
             self._dims = dims._dims
         else:
             try:
-                self._dims = tuple(_as_dim(d) for d in dims)
+                self._dims = tuple(map(_as_dim, dims))
             except TypeError:
                 self._dims = (_as_dim(dims),)
+        self._rank = None if self._dims is None else len(self._dims)
 
     @property
     def dims(self):
         return None if self._dims is None else list(self._dims)
 
-    @property
-    def rank(self):
-        return None if self._dims is None else len(self._dims)
-
+    rank = property(operator.attrgetter("_rank"), doc="The number of dimensions, None if unknown.")
     ndims = rank
 
     def as_list(self):

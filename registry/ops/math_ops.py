@@ -25,6 +25,10 @@ def broadcast_shapes(x, y, incompatible_shape_error=True):
     """TF's BroadcastBinaryOpOutputShapeFnHelper on two (possibly partial) shapes."""
     if x.rank is None or y.rank is None:
         return unknown_shape()
+    if x == y or y.rank == 0:
+        return x
+    if x.rank == 0:
+        return y
     rank = max(x.rank, y.rank)
     xs = [1] * (rank - x.rank) + x.dims
     ys = [1] * (rank - y.rank) + y.dims
