@@ -28,7 +28,7 @@ def _reduce(op_type, input_tensor, axis, keepdims, name):
             tensor, axis = raw_ops.Reshape(tensor=tensor, shape=np.int32([-1])), [0]
         else:
             axis = list(range(rank))
-    return getattr(raw_ops, op_type)(input=tensor, reduction_indices=np.asarray(axis, np.int32),
+    return getattr(raw_ops, op_type)(input=tensor, axis=np.asarray(axis, np.int32),
                                      keep_dims=bool(keepdims), name=name)
 
 

@@ -284,9 +284,10 @@ def extract_inputs_and_attrs(op_def, keywords, inputs):
     defaults = _signature(op_def).type_defaults
     attrs, inferred_from, flat = {}, {}, []
     for arg in op_def.input_arg:
-        input_name, values = _pop(keywords, arg.name)
+        input_name, values = _pop(keywords, op_def.python_name(arg.name))
         if input_name is None:
-            raise TypeError(f"No argument for input {arg.name} found in {op_def.signature()}")
+            raise TypeError(f"No argument for input {op_def.python_name(arg.name)} found in "
+                            f"{op_def.signature()}")
         if arg.number_attr or arg.type_list_attr:
             values = _convert_list(op_def, arg, input_name, values, attrs, defaults, inputs)
             _infer_list_attrs(op_def, arg, input_name, values, attrs, inferred_from, defaults)
@@ -303,7 +304,7 @@ def extract_inputs_and_attrs(op_def, keywords, inputs):
                 raise TypeError(f"Should not specify value for inferred attr '{attr.name}' for "
                                 f"{op_type}.")
             continue
-        key, value = _pop(keywords, attr.name)
+        key, value = _pop(keywords, op_def.python_name(attr.name))
         if key is None:
             if attr.name in defaults:
                 attrs[attr.name] = defaults[attr.name]

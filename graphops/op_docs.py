@@ -16,8 +16,11 @@ _SCALAR_KIND = {"int": "int", "float": "float", "bool": "bool", "string": "strin
                 "func": "function name"}
 
 
-def python_arg_name(name):
-    """The keyword a wrapper takes for an arg or attr (`lambda` -> `lambda_`)."""
+def python_arg_name(name, op_def=None):
+    """The keyword a wrapper takes for an arg or attr: TF's api_def rename when the op has one,
+    and `lambda` -> `lambda_`."""
+    if op_def is not None:
+        name = op_def.python_name(name)
     return name + "_" if keyword.iskeyword(name) else name
 
 
@@ -60,7 +63,7 @@ def _tensor_text(arg, op_def, first_use):
 def _type_clause(type_attr, op_def, first_use, lead):
     first = first_use.get(type_attr)
     if first is not None:
-        return f". Must have the same type as `{python_arg_name(first)}`."
+        return f". Must have the same type as `{python_arg_name(first, op_def)}`."
     attr = op_def.attr_def(type_attr)
     if attr is not None and attr.allowed_values:
         sep = " " if lead == "in: " else ". "
@@ -72,7 +75,7 @@ def _output_text(arg, op_def, first_use):
     """Returns-section text: "Has the same type as `x`." for a type set by an input."""
     if arg.type_attr and not arg.number_attr:
         if arg.type_attr in first_use:
-            return f"A `Tensor`. Has the same type as `{python_arg_name(first_use[arg.type_attr])}`."
+            return f"A `Tensor`. Has the same type as `{python_arg_name(first_use[arg.type_attr], op_def)}`."
         return f"A `Tensor` of type `{arg.type_attr}`."
     return _tensor_text(arg, op_def, first_use)
 
@@ -114,7 +117,7 @@ def op_docstring(op_def, scope_api=False):
         lines.append("  scope: A `gp.Scope` object.")
     first_use = {}
     for arg in op_def.input_arg:
-        lines.append(f"  {python_arg_name(arg.name)}: {_tensor_text(arg, op_def, first_use)}")
+        lines.append(f"  {python_arg_name(arg.name, op_def)}: {_tensor_text(arg, op_def, first_use)}")
         if arg.description:
             lines.append(_indent(arg.description, "    "))
         if arg.type_attr and arg.type_attr not in first_use:
@@ -123,7 +126,7 @@ def op_docstring(op_def, scope_api=False):
     for attr in op_def.attr:
         if attr.name in inferred:
             continue
-        lines.append(f"  {python_arg_name(attr.name)}: {_attr_text(attr)}")
+        lines.append(f"  {python_arg_name(attr.name, op_def)}: {_attr_text(attr)}")
         if attr.description:
             lines.append(_indent(attr.description, "    "))
     if not scope_api:
@@ -139,7 +142,7 @@ def op_docstring(op_def, scope_api=False):
         names = ", ".join(python_arg_name(a.name) for a in outputs)
         lines.append(f"  A tuple of `Tensor` objects ({names}).")
         for arg in outputs:
-            lines.append(f"    {python_arg_name(arg.name)}: "
+            lines.append(f"    {python_arg_name(arg.name, op_def)}: "
                          f"{_output_text(arg, op_def, first_use)}")
     lines += ["", "OpDef:", "  " + op_def.signature()]
     return "\n".join(lines)

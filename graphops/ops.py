@@ -67,7 +67,7 @@ class _OpBase:
         op_def = self._op_def
         op_type = op_def.name
         inputs, required, optional = op_params(op_def)
-        positional = [a.name for a in list(inputs) + required]
+        positional = [op_def.python_name(a.name) for a in list(inputs) + required]
         if len(args) > len(positional):
             raise TypeError(f"{op_type}() takes {len(positional) + 1} positional arguments but "
                             f"{len(args) + 1} were given")
@@ -81,6 +81,7 @@ class _OpBase:
             if not isinstance(attrs, self.Attrs):
                 raise TypeError(f"attrs must be a {op_type}.Attrs, not {type(attrs).__name__}")
             for name, value in attrs.to_dict().items():
+                name = op_def.python_name(name)
                 if name in keywords:
                     raise TypeError(f"{op_type}() got attr '{name}' both in attrs and as a "
                                     "keyword argument")
@@ -148,8 +149,8 @@ def _make_class(op_def):
 
 def _call_line(op_def):
     inputs, required, optional = op_params(op_def)
-    names = ["scope"] + [python_arg_name(a.name) for a in list(inputs) + required]
-    names += [f"{python_arg_name(a.name)}=..." for a in optional] + ["attrs=None"]
+    names = ["scope"] + [python_arg_name(a.name, op_def) for a in list(inputs) + required]
+    names += [f"{python_arg_name(a.name, op_def)}=..." for a in optional] + ["attrs=None"]
     return f"{op_def.name}({', '.join(names)})"
 
 

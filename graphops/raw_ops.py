@@ -26,10 +26,10 @@ def op_params(op_def):
 def _make_wrapper(op_def):
     op_type = op_def.name
     inputs, required, optional = op_params(op_def)
-    keys = [python_arg_name(a.name) for a in list(inputs) + required + optional] + ["name"]
+    keys = [python_arg_name(a.name, op_def) for a in list(inputs) + required + optional] + ["name"]
     kw = inspect.Parameter.KEYWORD_ONLY
     params = [inspect.Parameter(k, kw) for k in keys[:len(inputs) + len(required)]]
-    params += [inspect.Parameter(python_arg_name(a.name), kw, default=a.default_value)
+    params += [inspect.Parameter(python_arg_name(a.name, op_def), kw, default=a.default_value)
                for a in optional]
     params.append(inspect.Parameter("name", kw, default=None))
 

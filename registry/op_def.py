@@ -82,12 +82,17 @@ class OpDef:
     is_aggregate: bool = False
     shape_fn: Optional[Callable] = None
     module: str = ""             # where it was registered ("registry.ops.conv_ops")
+    python_names: dict = field(default_factory=dict)   # TF's api_def renames: arg -> keyword
 
     def __post_init__(self):
         self._attr_index = {a.name: a for a in self.attr}
 
     def attr_def(self, name):
         return self._attr_index.get(name)
+
+    def python_name(self, name):
+        """The keyword Python wrappers use for an arg or attr (TF's api_def `rename_to`)."""
+        return self.python_names.get(name, name)
 
     def inferred_attrs(self):
         """Attrs whose values come from the inputs (type, list length, type list)."""

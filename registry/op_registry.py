@@ -37,6 +37,7 @@ class OpDefBuilder:
         self._is_stateful = False
         self._is_commutative = False
         self._is_aggregate = False
+        self._python_names = {}
         self._op_def = None
 
     def _changed(self):
@@ -81,6 +82,12 @@ class OpDefBuilder:
 
     def set_is_commutative(self):
         self._is_commutative = True
+        return self._changed()
+
+    def python_name(self, name, python_name):
+        """Python wrappers take arg or attr `name` as keyword `python_name` (TF's api_def
+        renames, e.g. Sum's `reduction_indices` is `axis` in `tf.raw_ops.Sum`)."""
+        self._python_names[name] = python_name
         return self._changed()
 
     def set_is_aggregate(self):
@@ -131,7 +138,8 @@ class OpDefBuilder:
                      attr=list(attrs.values()), summary=summary, description=description,
                      deprecation=self._deprecation, is_stateful=self._is_stateful,
                      is_commutative=self._is_commutative, is_aggregate=self._is_aggregate,
-                     shape_fn=self._shape_fn, module=self.module)
+                     shape_fn=self._shape_fn, module=self.module,
+                     python_names=dict(self._python_names))
 
 
 def _copy_attr(attr):

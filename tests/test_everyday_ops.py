@@ -41,7 +41,7 @@ def i32(*values):
 # ----------------------------------------------------------------------------- runners
 
 def _is_input(op_def, name):
-    return any(arg.name == name for arg in op_def.input_arg)
+    return any(op_def.python_name(arg.name) == name for arg in op_def.input_arg)
 
 
 def run_eager(op, **kwargs):
@@ -211,15 +211,15 @@ SHAPE_CASES = [   # (op, kwargs, expected dims or None for unknown rank) -- TF 2
     ("Transpose", dict(x=P([2, 3]), perm=P([2], np.int32)), [None, None]),
     ("Transpose", dict(x=P(None), perm=i32(1, 0, 2)), [None, None, None]),
     ("Transpose", dict(x=P(None), perm=i32(0)), None),
-    ("Sum", dict(input=P([2, 3]), reduction_indices=i32(1), keep_dims=True), [2, 1]),
-    ("Sum", dict(input=P([2, None]), reduction_indices=i32(-1)), [2]),
-    ("Sum", dict(input=P([2, 3]), reduction_indices=i32(1, -1)), [2]),
-    ("Sum", dict(input=P([2, 3]), reduction_indices=np.int32(0)), [3]),
-    ("Sum", dict(input=P([2, 3]), reduction_indices=np.zeros([0], np.int32)), [2, 3]),
-    ("Mean", dict(input=P([2, 3]), reduction_indices=P([1], np.int32)), None),
-    ("Mean", dict(input=P([2, 3]), reduction_indices=P([1], np.int32), keep_dims=True),
+    ("Sum", dict(input=P([2, 3]), axis=i32(1), keep_dims=True), [2, 1]),
+    ("Sum", dict(input=P([2, None]), axis=i32(-1)), [2]),
+    ("Sum", dict(input=P([2, 3]), axis=i32(1, -1)), [2]),
+    ("Sum", dict(input=P([2, 3]), axis=np.int32(0)), [3]),
+    ("Sum", dict(input=P([2, 3]), axis=np.zeros([0], np.int32)), [2, 3]),
+    ("Mean", dict(input=P([2, 3]), axis=P([1], np.int32)), None),
+    ("Mean", dict(input=P([2, 3]), axis=P([1], np.int32), keep_dims=True),
      [None, None]),
-    ("Mean", dict(input=P(None), reduction_indices=i32(0), keep_dims=True), None),
+    ("Mean", dict(input=P(None), axis=i32(0), keep_dims=True), None),
     ("Fill", dict(dims=i32(2, 3), value=np.float32(1)), [2, 3]),
     ("Fill", dict(dims=P([3], np.int32), value=np.float32(1)), [None, None, None]),
     ("Pack", dict(values=[P([2, None]), P([None, 3])], axis=1), [2, 2, 3]),
@@ -242,9 +242,9 @@ SHAPE_CASES = [   # (op, kwargs, expected dims or None for unknown rank) -- TF 2
     ("ZerosLike", dict(x=P([None, 2])), [None, 2]),
     ("Squeeze", dict(input=P([2, 1, None])), None),
     ("Squeeze", dict(input=P([1, 2, 1, 3])), [2, 3]),
-    ("Squeeze", dict(input=P([2, 1, None]), squeeze_dims=[1, -1]), [2]),
-    ("ExpandDims", dict(input=P([2, 3]), dim=np.int32(-1)), [2, 3, 1]),
-    ("ExpandDims", dict(input=P([2, 3]), dim=P([], np.int32)), None),
+    ("Squeeze", dict(input=P([2, 1, None]), axis=[1, -1]), [2]),
+    ("ExpandDims", dict(input=P([2, 3]), axis=np.int32(-1)), [2, 3, 1]),
+    ("ExpandDims", dict(input=P([2, 3]), axis=P([], np.int32)), None),
     ("Tile", dict(input=P([2, None]), multiples=i32(2, 3)), [4, None]),
     ("Tile", dict(input=P([2, 3]), multiples=i32(2, -1)), [4, None]),
     ("Slice", dict(input=P([4, 5]), begin=i32(1, 1), size=i32(2, -1)), [2, 4]),
@@ -267,15 +267,15 @@ STATIC_VS_RUNTIME = [   # all inputs constants: the static shape must be the run
     ("Reshape", dict(tensor=f32(2, 0), shape=i32(0, 5, 7))),
     ("Reshape", dict(tensor=f32(4, 3), shape=i32(2, -1, 3))),
     ("Transpose", dict(x=f32(2, 3, 4), perm=i32(1, -1, 0))),
-    ("Sum", dict(input=f32(2, 3, 4), reduction_indices=i32(-1, 0), keep_dims=True)),
-    ("Mean", dict(input=f32(2, 3, 4), reduction_indices=i32(1))),
+    ("Sum", dict(input=f32(2, 3, 4), axis=i32(-1, 0), keep_dims=True)),
+    ("Mean", dict(input=f32(2, 3, 4), axis=i32(1))),
     ("Fill", dict(dims=i32(3, 0, 2), value=np.int8(1))),
     ("Pack", dict(values=[f32(2, 3), f32(2, 3)], axis=-2)),
     ("ConcatV2", dict(values=[f32(2, 3), f32(2, 1), f32(2, 0)], axis=np.int64(-1))),
     ("Tile", dict(input=f32(2, 3), multiples=i32(3, 0))),
     ("Slice", dict(input=f32(4, 5), begin=i32(1, 2), size=i32(-1, 2))),
     ("Squeeze", dict(input=f32(1, 2, 1))),
-    ("ExpandDims", dict(input=f32(2, 3), dim=np.int32(1))),
+    ("ExpandDims", dict(input=f32(2, 3), axis=np.int32(1))),
     ("BiasAdd", dict(value=f32(2, 3, 4), bias=f32(3), data_format="NCHW")),
     ("Shape", dict(input=f32(2, 3))),
     ("Softmax", dict(logits=f32(2, 3))),
@@ -313,11 +313,11 @@ SHAPE_ERRORS = [   # build-time errors, TF 2.21's messages
     ("Transpose", dict(x=P([2, 3, 4]), perm=i32(2, 0, 3)),
      "perm dim 3 is out of range of input rank 3"),
     ("Transpose", dict(x=P([2, 3]), perm=i32(0, 1, 2)), "Dimension must be 2 but is 3"),
-    ("Sum", dict(input=P([2, 3]), reduction_indices=i32(2)),
+    ("Sum", dict(input=P([2, 3]), axis=i32(2)),
      "Invalid reduction dimension 2 for input with 2 dimensions."),
-    ("Mean", dict(input=P([2, 3]), reduction_indices=i32(-3)),
+    ("Mean", dict(input=P([2, 3]), axis=i32(-3)),
      "Invalid reduction dimension -3 for input with 2 dimensions."),
-    ("Sum", dict(input=P([2, 3]), reduction_indices=np.array([[0]], np.int32)),
+    ("Sum", dict(input=P([2, 3]), axis=np.array([[0]], np.int32)),
      "Shape must be at most rank 1 but is rank 2"),
     ("Fill", dict(dims=i32(2, -3), value=np.float32(1)), "Fill dimensions must be >= 0"),
     ("Fill", dict(dims=i32(2, 3), value=np.ones(1, np.float32)),
@@ -347,11 +347,11 @@ SHAPE_ERRORS = [   # build-time errors, TF 2.21's messages
      "Dimension 1 in both shapes must be equal, but are 3 and 4. Shapes are [2,3] and [?,4]."),
     ("PlaceholderWithDefault", dict(input=P([2, 3]), shape=[None]),
      "Shapes must be equal rank, but are 2 and 1"),
-    ("Squeeze", dict(input=P([2, 1]), squeeze_dims=[0]),
+    ("Squeeze", dict(input=P([2, 1]), axis=[0]),
      "Can not squeeze dim[0], expected a dimension of 1, got 2"),
-    ("Squeeze", dict(input=P([2, 1]), squeeze_dims=[2]), "squeeze_dims[0] not in [-2,2)."),
-    ("ExpandDims", dict(input=P([2, 3]), dim=np.int32(3)), "dim 3 not in the interval [-3, 2]."),
-    ("ExpandDims", dict(input=P([2, 3]), dim=i32(0, 1)),
+    ("Squeeze", dict(input=P([2, 1]), axis=[2]), "squeeze_dims[0] not in [-2,2)."),
+    ("ExpandDims", dict(input=P([2, 3]), axis=np.int32(3)), "dim 3 not in the interval [-3, 2]."),
+    ("ExpandDims", dict(input=P([2, 3]), axis=i32(0, 1)),
      "'dim' input must be a tensor with a single value"),
     ("Tile", dict(input=P([2, 3]), multiples=i32(2)), "Shape must be rank 2 but is rank 1"),
     ("Slice", dict(input=P([4, 5]), begin=i32(1), size=i32(2, 5)),
@@ -666,7 +666,7 @@ def test_reductions_match_the_reference(data, op, keep_dims, dtype, axis_type, m
     rank = len(shape)
     axes = data.draw(st.lists(st.integers(0, rank - 1), unique=True, max_size=rank)) if rank else []
     axes = [a - rank if data.draw(st.booleans()) else a for a in axes]
-    out = call(mode, op, input=readonly(x), reduction_indices=np.array(axes, axis_type),
+    out = call(mode, op, input=readonly(x), axis=np.array(axes, axis_type),
                keep_dims=keep_dims)
     if is_float:
         def combine(values):
@@ -691,7 +691,7 @@ def test_reductions_match_the_reference(data, op, keep_dims, dtype, axis_type, m
 
 
 def test_integer_mean_truncates_and_does_not_wrap_in_narrow_types(run):
-    mean = lambda x: run("Mean", input=x, reduction_indices=np.int32(0)).item()  # noqa: E731
+    mean = lambda x: run("Mean", input=x, axis=np.int32(0)).item()  # noqa: E731
     assert mean(np.array([-1, -1, -3], np.int8)) == -1       # -5 / 3 truncates toward zero
     assert mean(np.array([100, 100, 100], np.int8)) == 100   # the sum 300 does not wrap
     assert mean(np.array([2**31 - 1] * 2, np.int32)) == 2**31 - 1
@@ -701,23 +701,23 @@ def test_integer_mean_truncates_and_does_not_wrap_in_narrow_types(run):
 
 def test_half_type_reductions_accumulate_in_float32(run):
     axis = np.int32(0)
-    assert run("Sum", input=np.ones([4096], np.float16), reduction_indices=axis).item() == 4096
+    assert run("Sum", input=np.ones([4096], np.float16), axis=axis).item() == 4096
     big = np.full([5000], 60000, np.float16)                 # the float16 sum overflows
-    assert run("Mean", input=big, reduction_indices=axis).item() == 60000
-    out = run("Mean", input=np.ones([3000], ml_dtypes.bfloat16), reduction_indices=axis)
+    assert run("Mean", input=big, axis=axis).item() == 60000
+    out = run("Mean", input=np.ones([3000], ml_dtypes.bfloat16), axis=axis)
     assert out.dtype == ml_dtypes.bfloat16 and float(out) == 1.0
 
 
 def test_reduction_errors(run):
     with invalid("Invalid reduction dimension (2 for input with 2 dimension(s)"):
-        run("Sum", input=f32(2, 3), reduction_indices=i32(2))
+        run("Sum", input=f32(2, 3), axis=i32(2))
     with invalid("Invalid reduction dimension (-3 for input with 2 dimension(s)"):
-        run("Mean", input=f32(2, 3), reduction_indices=i32(-3))
+        run("Mean", input=f32(2, 3), axis=i32(-3))
     with invalid("Invalid reduction dimension (0 for input with 0 dimension(s)"):
-        run("Sum", input=np.float32(3), reduction_indices=np.int32(0))
+        run("Sum", input=np.float32(3), axis=np.int32(0))
     with invalid(
                 "Invalid reduction arguments: Axes contains duplicate dimension: 1"):
-        run("Sum", input=f32(2, 3), reduction_indices=i32(1, -1))
+        run("Sum", input=f32(2, 3), axis=i32(1, -1))
 
 
 # ----------------------------------------------------------------------------- array ops
@@ -855,19 +855,19 @@ def test_shape_and_size_overflow_int32():
 def test_squeeze_and_expand_dims(run):
     x = f32(1, 2, 1, 3)
     assert run("Squeeze", input=x).shape == (2, 3)
-    assert run("Squeeze", input=x, squeeze_dims=[-2]).shape == (1, 2, 3)
+    assert run("Squeeze", input=x, axis=[-2]).shape == (1, 2, 3)
     assert run("Squeeze", input=f32(2, 0, 1)).shape == (2, 0)
     with invalid("Can not squeeze dim[1], expected a dimension of 1, got 2"):
-        run("Squeeze", input=x, squeeze_dims=[1])
+        run("Squeeze", input=x, axis=[1])
     with invalid("Tried to squeeze dim index 4 for tensor with 4 dimensions."):
-        run("Squeeze", input=x, squeeze_dims=[4])
+        run("Squeeze", input=x, axis=[4])
     for axis, shape in ((0, (1, 2, 3)), (2, (2, 3, 1)), (-1, (2, 3, 1)), (-3, (1, 2, 3))):
-        out = run("ExpandDims", input=f32(2, 3), dim=np.int64(axis))
+        out = run("ExpandDims", input=f32(2, 3), axis=np.int64(axis))
         assert out.shape == shape and out.ravel().tolist() == list(range(6))
     with invalid("Tried to expand dim index -4 for tensor with 2 dimensions."):
-        run("ExpandDims", input=f32(2, 3), dim=np.int32(-4))
+        run("ExpandDims", input=f32(2, 3), axis=np.int32(-4))
     with invalid("'dim' must be a tensor with a single value"):
-        run("ExpandDims", input=f32(2, 3), dim=i32(0, 1))
+        run("ExpandDims", input=f32(2, 3), axis=i32(0, 1))
 
 
 def test_identity_ops_forward_their_input(run):

@@ -77,21 +77,21 @@ CASES = {
                   lambda r: [_rand(r, 2, 3), _rand(r, 4, 3)]),
     "MatMul_ta_tb": (lambda a, b: R.MatMul(a=a, b=b, transpose_a=True, transpose_b=True),
                      lambda r: [_rand(r, 3, 2), _rand(r, 4, 3)]),
-    "Sum": (lambda x: R.Sum(input=x, reduction_indices=np.int32([0, 2])),
+    "Sum": (lambda x: R.Sum(input=x, axis=np.int32([0, 2])),
             lambda r: [_rand(r, 2, 3, 2)]),
-    "Sum_keep_dims_negative": (lambda x: R.Sum(input=x, reduction_indices=np.int32(-1),
+    "Sum_keep_dims_negative": (lambda x: R.Sum(input=x, axis=np.int32(-1),
                                                keep_dims=True), lambda r: [_rand(r, 2, 3)]),
-    "Mean": (lambda x: R.Mean(input=x, reduction_indices=np.int32([1])),
+    "Mean": (lambda x: R.Mean(input=x, axis=np.int32([1])),
              lambda r: [_rand(r, 2, 3, 2)]),
-    "Mean_all_keep_dims": (lambda x: R.Mean(input=x, reduction_indices=np.int32([0, 1]),
+    "Mean_all_keep_dims": (lambda x: R.Mean(input=x, axis=np.int32([0, 1]),
                                             keep_dims=True), lambda r: [_rand(r, 2, 3)]),
     "Identity": (lambda x: R.Identity(input=x) * x, lambda r: [_rand(r, 3)]),
     "PlaceholderWithDefault": (lambda x: R.PlaceholderWithDefault(input=x, shape=[None, 2]),
                                lambda r: [_rand(r, 3, 2)]),
     "Reshape": (lambda x: R.Reshape(tensor=x, shape=np.int32([3, -1])) * np.arange(4.0),
                 lambda r: [_rand(r, 2, 6)]),
-    "ExpandDims": (lambda x: R.ExpandDims(input=x, dim=np.int32(1)), lambda r: [_rand(r, 3, 2)]),
-    "Squeeze": (lambda x: R.Squeeze(input=x, squeeze_dims=[1]), lambda r: [_rand(r, 3, 1, 2)]),
+    "ExpandDims": (lambda x: R.ExpandDims(input=x, axis=np.int32(1)), lambda r: [_rand(r, 3, 2)]),
+    "Squeeze": (lambda x: R.Squeeze(input=x, axis=[1]), lambda r: [_rand(r, 3, 1, 2)]),
     "Transpose": (lambda x: R.Transpose(x=x, perm=np.int32([2, 0, 1])) * np.arange(2.0),
                   lambda r: [_rand(r, 3, 2, 3)]),
     "Fill": (lambda v: R.Fill(dims=np.int32([2, 3]), value=R.Reshape(tensor=v, shape=np.int32(
@@ -131,8 +131,8 @@ TOLERANCES = {"Cast": 1e-3}      # the float32 round trip limits the numeric Jac
 def _both_outputs(result):
     """A scalar depending on both outputs of a [2, 3] (loss, backprop) op."""
     weights = np.arange(1.0, 7.0).reshape(2, 3)
-    return R.AddV2(x=R.Sum(input=result.loss, reduction_indices=np.int32(0)),
-                   y=R.Sum(input=result.backprop * weights, reduction_indices=np.int32([0, 1])))
+    return R.AddV2(x=R.Sum(input=result.loss, axis=np.int32(0)),
+                   y=R.Sum(input=result.backprop * weights, axis=np.int32([0, 1])))
 
 
 @pytest.mark.parametrize("static", [True, False], ids=["static", "unknown_dims"])

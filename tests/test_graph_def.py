@@ -38,7 +38,7 @@ def _small_graph():
         with gp.control_dependencies([c]):
             r = gp.raw_ops.Relu(features=y, name="r")
         loss = gp.raw_ops.SoftmaxCrossEntropyWithLogits(features=r, labels=y, name="xent")
-        out = gp.raw_ops.Sum(input=loss[1], reduction_indices=[1], name="out")
+        out = gp.raw_ops.Sum(input=loss[1], axis=[1], name="out")
     return g, x, out
 
 
@@ -109,7 +109,7 @@ def test_json_text_follows_the_proto3_mapping():
         gp.constant(np.float32(2.5), name="s")
         gp.constant(np.array([1, 2], np.int32), name="v")
         gp.raw_ops.Sum(input=gp.constant(np.ones((2, 2), np.float64), name="m"),
-                       reduction_indices=gp.constant(np.array(1, np.int64), name="axis"),
+                       axis=gp.constant(np.array(1, np.int64), name="axis"),
                        keep_dims=False, name="sum")
     got = json.loads(graph_def_to_json(as_graph_def(g)))
     content = base64.b64encode(struct.pack("<2i", 1, 2)).decode()

@@ -119,7 +119,7 @@ def _gp_model():
             x, [3, 3, 4, 2], y, strides=[1, 1, 1, 1], padding="VALID", name="dw")
         r = gp.raw_ops.Relu(features=y, name="r")
         with gp.control_dependencies([dw]):
-            gp.raw_ops.Mean(input=r * 2.0 - 1.0, reduction_indices=[1, 2], name="out")
+            gp.raw_ops.Mean(input=r * 2.0 - 1.0, axis=[1, 2], name="out")
     feeds = {"x:0": RNG.standard_normal((2, 7, 7, 4)).astype(np.float32)}
     return g, ["out:0", "dw:0"], feeds
 

@@ -348,8 +348,8 @@ def test_nan_and_inf_follow_ieee_without_errors_or_warnings(dtype):
             _assert_ieee_equal(getattr(gp.raw_ops, op)(x=a, y=b), expected, dtype)
         soft = gp.raw_ops.Softmax(logits=np.array([[0, np.inf], [1, np.nan], [1, 2]], dtype))
         assert np.isnan(soft[0]).all() and np.isnan(soft[1]).all() and np.isfinite(soft[2]).all()
-        total = gp.raw_ops.Sum(input=x, reduction_indices=_i32(0))
-        mean = gp.raw_ops.Mean(input=np.zeros((0,), dtype), reduction_indices=_i32(0))
+        total = gp.raw_ops.Sum(input=x, axis=_i32(0))
+        mean = gp.raw_ops.Mean(input=np.zeros((0,), dtype), axis=_i32(0))
         assert np.isnan(total) and np.isnan(mean)
         gp.raw_ops.Cast(x=x, DstT=gp.int32)          # value unspecified (C++), but no error
 

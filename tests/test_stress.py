@@ -42,7 +42,7 @@ def build_graph():
     with g.as_default():
         x = gp.placeholder(gp.float32, [None, 3], name="x")
         y = gp.raw_ops.MatMul(a=x, b=W, name="y")
-        z = gp.raw_ops.Sum(input=y * 2.0 + 1.0, reduction_indices=[0, 1], name="z")
+        z = gp.raw_ops.Sum(input=y * 2.0 + 1.0, axis=[0, 1], name="z")
         images = gp.raw_ops.Reshape(tensor=x, shape=[-1, 1, 1, 3])
         conv = gp.raw_ops.Conv2D(input=images, filter=np.reshape(W, (1, 1, 3, 2)),
                                  strides=[1] * 4, padding="SAME", name="conv")

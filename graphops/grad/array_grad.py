@@ -64,7 +64,7 @@ def _pack_grad(op, grad):
         begin = [i if d == axis else 0 for d in range(rank)]
         size = [1 if d == axis else -1 for d in range(rank)]
         piece = raw_ops.Slice(input=grad, begin=const(begin), size=const(size))
-        grads.append(raw_ops.Squeeze(input=piece, squeeze_dims=[axis]))
+        grads.append(raw_ops.Squeeze(input=piece, axis=[axis]))
     return grads
 
 

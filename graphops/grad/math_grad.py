@@ -137,7 +137,7 @@ def _broadcast_back(op, grad, axes):
     x = op.inputs[0]
     if not op.get_attr("keep_dims"):
         for axis in axes:
-            grad = raw_ops.ExpandDims(input=grad, dim=const(axis))
+            grad = raw_ops.ExpandDims(input=grad, axis=const(axis))
     if x.shape.is_fully_defined():
         multiples = [d if i in axes else 1 for i, d in enumerate(x.shape.as_list())]
         return raw_ops.Tile(input=grad, multiples=const(multiples)) if axes else grad

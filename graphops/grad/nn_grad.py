@@ -34,7 +34,7 @@ def _softmax_grad(op, grad):
 
 def _broadcast_mul(vector, matrix):
     """vector[:, None] * matrix."""
-    return raw_ops.Mul(x=raw_ops.ExpandDims(input=vector, dim=const(-1)), y=matrix)
+    return raw_ops.Mul(x=raw_ops.ExpandDims(input=vector, axis=const(-1)), y=matrix)
 
 
 @RegisterGradient("SparseSoftmaxCrossEntropyWithLogits")

@@ -55,7 +55,7 @@ def constant_ints(tensor, what):
 
 
 def reduce_sum(tensor, axes, keep_dims=False):
-    return raw_ops.Sum(input=tensor, reduction_indices=const(axes), keep_dims=keep_dims)
+    return raw_ops.Sum(input=tensor, axis=const(axes), keep_dims=keep_dims)
 
 
 def _static_reduction_axes(x, other):
@@ -86,11 +86,11 @@ def sum_to_operand(grad, x, other):
         if axes:
             grad = reduce_sum(grad, axes, keep_dims=True)
         if lead:
-            grad = raw_ops.Squeeze(input=grad, squeeze_dims=list(range(lead)))
+            grad = raw_ops.Squeeze(input=grad, axis=list(range(lead)))
         return grad
     axes_x, _ = raw_ops.BroadcastGradientArgs(s0=raw_ops.Shape(input=x),
                                               s1=raw_ops.Shape(input=other))
-    summed = raw_ops.Sum(input=grad, reduction_indices=axes_x)
+    summed = raw_ops.Sum(input=grad, axis=axes_x)
     return raw_ops.Reshape(tensor=summed, shape=raw_ops.Shape(input=x))
 
 

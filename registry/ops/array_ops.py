@@ -312,6 +312,7 @@ register_op("Squeeze") \
     .output("output: T") \
     .attr("T: type") \
     .attr("squeeze_dims: list(int) >= 0 = []") \
+    .python_name("squeeze_dims", "axis") \
     .set_shape_fn(_squeeze_shape) \
     .doc("Removes dimensions of size 1 from the shape of a tensor.")
 
@@ -338,6 +339,7 @@ register_op("ExpandDims") \
     .output("output: T") \
     .attr("T: type") \
     .attr("Tdim: {int32, int64} = DT_INT32") \
+    .python_name("dim", "axis") \
     .set_shape_fn(_expand_dims_shape) \
     .doc("Inserts a dimension of 1 into a tensor's shape.")
 

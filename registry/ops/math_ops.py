@@ -174,5 +174,6 @@ for _name, _doc in (("Sum", "Computes the sum of elements across dimensions of a
         .attr("keep_dims: bool = false") \
         .attr("T: numbertype") \
         .attr("Tidx: {int32, int64} = DT_INT32") \
+        .python_name("reduction_indices", "axis") \
         .set_shape_fn(_reduction_shape) \
         .doc(_doc)
