@@ -14,6 +14,7 @@ from graphops import devices, executor, placement
 from registry import dtypes
 from registry.errors import InternalError, OpError
 from registry.kernel_registry import OpKernelConstruction, OpKernelContext
+from registry.op_def import arg_types
 from registry.resources import DEFAULT_RESOURCES
 from registry.tensor_shape import TensorShape
 
@@ -52,7 +53,7 @@ class _Entry:
         placed = placement.place_node(name, op_def.name, attrs)
         self.device = device = placed.device
         self.construction = OpKernelConstruction(
-            op_def, name, attrs, input_dtypes, executor.output_dtypes(op_def, attrs),
+            op_def, name, attrs, input_dtypes, arg_types(op_def.output_arg, attrs)[0],
             device_type=device.type.name, xp=device.type.xp, device_name=device.name,
             resources=DEFAULT_RESOURCES,
             host_outputs=executor.host_memory_indices(placed.kernel_def, op_def.output_arg, attrs))

@@ -34,18 +34,6 @@ def arg_ranges(arg_defs, attrs):
     return ranges
 
 
-def output_dtypes(op_def, attrs):
-    """The flat list of output DTypes of a node with these attrs."""
-    out = []
-    for arg in op_def.output_arg:
-        if arg.type_list_attr:
-            out.extend(attrs[arg.type_list_attr])
-        else:
-            dtype = arg.type if arg.type is not None else attrs[arg.type_attr]
-            out.extend([dtype] * (attrs[arg.number_attr] if arg.number_attr else 1))
-    return out
-
-
 def host_memory_indices(kernel_def, arg_defs, attrs):
     """Flat indices of the args the kernel keeps in host memory."""
     if not kernel_def.host_memory:

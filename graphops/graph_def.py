@@ -21,6 +21,7 @@ from graphops.op_builder import output_types
 from graphops.tensor import Operation, Tensor, as_graph_element
 from registry import dtypes
 from registry.attr_values import attr_value_string, validate_attr_value
+from registry.op_def import arg_types
 from registry.errors import InvalidArgumentError, UnimplementedError
 from registry.op_registry import get_op_def
 from registry.ops.array_ops import merge_shapes
@@ -134,17 +135,6 @@ def _check_attrs(node, op_def, name):
     return attrs
 
 
-def _input_types(op_def, attrs):
-    types = []
-    for arg in op_def.input_arg:
-        if arg.type_list_attr:
-            types.extend(attrs[arg.type_list_attr])
-        else:
-            dtype = arg.type or attrs[arg.type_attr]
-            types.extend([dtype] * (attrs[arg.number_attr] if arg.number_attr else 1))
-    return types
-
-
 def _check_node_dict(node, index):
     if not isinstance(node, dict):
         raise InvalidArgumentError(f"GraphDef node {index} is not a dict: {node!r}")
@@ -254,7 +244,7 @@ def _plan_node(node, name, data, control, plans, input_map, names):
     op_def = get_op_def(node["op"])
     attrs = _check_attrs(node, op_def, name)
     types, _ = output_types(op_def, attrs)
-    expected = _input_types(op_def, attrs)
+    expected, _ = arg_types(op_def.input_arg, attrs)
     if len(expected) != len(data):
         raise InvalidArgumentError(
             f"NodeDef expected inputs '{', '.join(t.short_name for t in expected)}' do not "

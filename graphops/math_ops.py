@@ -5,17 +5,9 @@ import numpy as np
 
 from graphops import raw_ops
 from graphops.constant_op import convert_value, dtype_of
+from graphops.nn import deprecated_argument_lookup
 from graphops.tensor import Tensor
 from registry import dtypes
-
-
-def _pick(new_name, new_value, old_name, old_value):
-    """TF's deprecated_argument_lookup: at most one of two argument spellings."""
-    if old_value is not None:
-        if new_value is not None:
-            raise ValueError(f"Cannot specify both '{old_name}' and '{new_name}'.")
-        return old_value
-    return new_value
 
 
 def _reduce(op_type, input_tensor, axis, keepdims, name):
@@ -35,22 +27,22 @@ def _reduce(op_type, input_tensor, axis, keepdims, name):
 def reduce_sum(input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None,
                keep_dims=None):
     """Sum over `axis` (all axes when None)."""
-    axis = _pick("axis", axis, "reduction_indices", reduction_indices)
-    keepdims = _pick("keepdims", keepdims, "keep_dims", keep_dims)
+    axis = deprecated_argument_lookup("axis", axis, "reduction_indices", reduction_indices)
+    keepdims = deprecated_argument_lookup("keepdims", keepdims, "keep_dims", keep_dims)
     return _reduce("Sum", input_tensor, axis, keepdims, name)
 
 
 def reduce_mean(input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None,
                 keep_dims=None):
     """Mean over `axis` (all axes when None)."""
-    axis = _pick("axis", axis, "reduction_indices", reduction_indices)
-    keepdims = _pick("keepdims", keepdims, "keep_dims", keep_dims)
+    axis = deprecated_argument_lookup("axis", axis, "reduction_indices", reduction_indices)
+    keepdims = deprecated_argument_lookup("keepdims", keepdims, "keep_dims", keep_dims)
     return _reduce("Mean", input_tensor, axis, keepdims, name)
 
 
 def argmax(input, axis=None, name=None, dimension=None, output_type=dtypes.int64):  # noqa: A002
     """Index of the largest value along `axis` (0 when None)."""
-    axis = _pick("axis", axis, "dimension", dimension)
+    axis = deprecated_argument_lookup("axis", axis, "dimension", dimension)
     return raw_ops.ArgMax(input=input, dimension=np.int32(0 if axis is None else axis),
                           output_type=output_type, name=name)
 

@@ -1,12 +1,14 @@
-"""TF's ``tf.nn`` / ``tf.compat.v1.nn`` convolution wrappers, built on ``graphops.raw_ops``.
+"""TF's ``tf.nn`` / ``tf.compat.v1.nn`` wrappers, built on ``graphops.raw_ops``.
 
 Same names, signatures, defaults and argument handling as TF1's wrappers (padding given
 as a list of [before, after] pairs becomes ``padding="EXPLICIT"``; ``conv2d`` broadcasts
 1- or 2-element strides/dilations). They work in graph and eager mode alike, since
-``raw_ops`` does. Other ``tf.nn`` wrappers (relu, bias_add, softmax, ...) belong here too.
+``raw_ops`` does. Also relu, bias_add, softmax and the softmax cross-entropy losses.
 """
 
 from collections.abc import Sized
+
+import numpy as np
 
 from graphops import raw_ops
 
@@ -60,7 +62,8 @@ def _get_sequence(value, n, channel_index, name):
     return [1, 1] + value if channel_index == 1 else [1] + value + [1]
 
 
-def _deprecated_argument_lookup(new_name, new_value, old_name, old_value):
+def deprecated_argument_lookup(new_name, new_value, old_name, old_value):
+    """TF's lookup of an argument with a deprecated spelling: at most one may be given."""
     if old_value is not None:
         if new_value is not None:
             raise ValueError(f"Cannot specify both '{old_name}' and '{new_name}'")
@@ -71,7 +74,7 @@ def _deprecated_argument_lookup(new_name, new_value, old_name, old_value):
 def conv2d(input, filter=None, strides=None, padding=None, use_cudnn_on_gpu=True,  # noqa: A002
            data_format="NHWC", dilations=[1, 1, 1, 1], name=None, filters=None):  # noqa: B006
     """2-D convolution (``tf.compat.v1.nn.conv2d``)."""
-    filter = _deprecated_argument_lookup("filters", filters, "filter", filter)
+    filter = deprecated_argument_lookup("filters", filters, "filter", filter)
     padding, explicit_paddings = convert_padding(padding)
     if data_format is None:
         data_format = "NHWC"
@@ -87,7 +90,7 @@ def conv2d_backprop_input(input_sizes, filter=None, out_backprop=None, strides=N
                           padding=None, use_cudnn_on_gpu=True, data_format="NHWC",
                           dilations=[1, 1, 1, 1], name=None, filters=None):  # noqa: B006
     """Gradient of conv2d w.r.t. its input (``tf.compat.v1.nn.conv2d_backprop_input``)."""
-    filter = _deprecated_argument_lookup("filters", filters, "filter", filter)
+    filter = deprecated_argument_lookup("filters", filters, "filter", filter)
     padding, explicit_paddings = convert_padding(padding)
     return raw_ops.Conv2DBackpropInput(
         input_sizes=input_sizes, filter=filter, out_backprop=out_backprop, strides=strides,
@@ -109,7 +112,7 @@ def conv2d_backprop_filter(input, filter_sizes, out_backprop, strides, padding, 
 def conv3d(input, filter=None, strides=None, padding=None, data_format="NDHWC",  # noqa: A002
            dilations=[1, 1, 1, 1, 1], name=None, filters=None):  # noqa: B006
     """3-D convolution (``tf.compat.v1.nn.conv3d``)."""
-    filter = _deprecated_argument_lookup("filters", filters, "filter", filter)
+    filter = deprecated_argument_lookup("filters", filters, "filter", filter)
     return raw_ops.Conv3D(input=input, filter=filter, strides=strides, padding=padding,
                           data_format=data_format, dilations=dilations, name=name)
 
@@ -171,10 +174,35 @@ depthwise_conv2d_backprop_input = depthwise_conv2d_native_backprop_input
 depthwise_conv2d_backprop_filter = depthwise_conv2d_native_backprop_filter
 
 
-# ----------------------------------------------------------------------------- losses
-# (added with the training support: graphops/train.py, registry/ops/loss_ops.py)
+# ----------------------------------------------------------------------------- activations
 
-import numpy as np  # noqa: E402
+def relu(features, name=None):
+    """tf.nn.relu: max(features, 0)."""
+    return raw_ops.Relu(features=features, name=name)
+
+
+def bias_add(value, bias, data_format=None, name=None):
+    """tf.nn.bias_add: adds a 1-D bias along the channel dim (last, or 1 for "NCHW")."""
+    return raw_ops.BiasAdd(value=value, bias=bias, data_format=data_format or "NHWC", name=name)
+
+
+def softmax(logits, axis=None, name=None, dim=None):
+    """tf.compat.v1.nn.softmax over `axis` (default the last one)."""
+    axis = deprecated_argument_lookup("axis", axis, "dim", dim)
+    if axis is None or axis == -1:
+        return raw_ops.Softmax(logits=logits, name=name)
+    rank = len(_static_dims(logits)) if _static_dims(logits) is not None else None
+    if rank is None:
+        raise ValueError("softmax over an axis other than the last needs a known rank")
+    if not -rank <= axis < rank:
+        raise ValueError(f"axis {axis} is out of range for a rank {rank} tensor")
+    perm = list(range(rank))
+    perm[axis], perm[-1] = perm[-1], perm[axis]
+    moved = raw_ops.Transpose(x=logits, perm=np.int32(perm))
+    return raw_ops.Transpose(x=raw_ops.Softmax(logits=moved), perm=np.int32(perm), name=name)
+
+
+# ----------------------------------------------------------------------------- losses
 
 
 def _static_dims(value):

@@ -22,6 +22,7 @@ from graphops.tensor import Operation, Tensor, as_graph_element, summarize_node
 from registry import dtypes
 from registry.attr_values import normalize_attr_value
 from registry.errors import InvalidArgumentError
+from registry.op_def import arg_types
 from registry.op_registry import get_op_def
 from registry.shape_inference import run_shape_fn
 
@@ -320,20 +321,7 @@ def extract_inputs_and_attrs(op_def, keywords, inputs):
 
 def output_types(op_def, attrs):
     """(flat output dtypes, structure): None per single output, a length per list output."""
-    types, structure = [], []
-    for arg in op_def.output_arg:
-        if arg.type_list_attr:
-            listed = attrs[arg.type_list_attr]
-            types.extend(listed)
-            structure.append(len(listed))
-        elif arg.number_attr:
-            n = attrs[arg.number_attr]
-            types.extend([arg.type or attrs[arg.type_attr]] * n)
-            structure.append(n)
-        else:
-            types.append(arg.type or attrs[arg.type_attr])
-            structure.append(None)
-    return types, structure
+    return arg_types(op_def.output_arg, attrs)
 
 
 def restructure(op_def, flat, structure, op=None):

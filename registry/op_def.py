@@ -111,6 +111,25 @@ class OpDef:
         return f"Op<name={self.name}; signature={ins} -> {outs}{attrs}>"
 
 
+def arg_types(args, attrs):
+    """(flat DTypes, structure) of input or output args given a node's attrs; the structure
+    holds None per single tensor and a length per list arg."""
+    types, structure = [], []
+    for arg in args:
+        if arg.type_list_attr:
+            listed = attrs[arg.type_list_attr]
+            types.extend(listed)
+            structure.append(len(listed))
+        elif arg.number_attr:
+            n = attrs[arg.number_attr]
+            types.extend([arg.type or attrs[arg.type_attr]] * n)
+            structure.append(n)
+        else:
+            types.append(arg.type or attrs[arg.type_attr])
+            structure.append(None)
+    return types, structure
+
+
 def format_attr_value(value):
     """An attr value the way TF's SummarizeAttrValue prints it."""
     if isinstance(value, dtypes.DType):

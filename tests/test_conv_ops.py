@@ -471,3 +471,18 @@ def test_kernel_errors_are_typed_through_session():
             sess.run(y, {x: np.ones((1, 5, 5, 3), np.float32)})
     assert "input depth must be evenly divisible by filter depth: 3 vs 2" in e.value.message
     assert "{{node Conv2D}}" in e.value.message
+
+
+def test_activation_wrappers():
+    x = np.array([[[-1.0, 2.0], [0.5, -3.0]]], np.float32)            # [1, 2, 2]
+    np.testing.assert_array_equal(gp.nn.relu(x), np.maximum(x, 0))
+    b = np.array([10.0, 20.0], np.float32)
+    np.testing.assert_array_equal(gp.nn.bias_add(x, b), x + b)
+    np.testing.assert_array_equal(gp.nn.bias_add(x, np.float32([1, 2]), data_format="NCHW"),
+                                  x + np.float32([1, 2])[:, None])
+    for axis in (-1, 0, 1, None):
+        e = np.exp(x - x.max(axis=-1 if axis is None else axis, keepdims=True))
+        want = e / e.sum(axis=-1 if axis is None else axis, keepdims=True)
+        np.testing.assert_allclose(gp.nn.softmax(x, axis=axis), want, rtol=1e-6)
+    with pytest.raises(ValueError, match="axis 3 is out of range"):
+        gp.nn.softmax(x, axis=3)
