@@ -24,32 +24,26 @@ _LIBRARY_DIRS = tuple(os.path.join(_ROOT, d) + os.sep for d in ("graphops", "reg
 _TRACEBACK_DEPTH = 16
 
 
-# id(code) -> (code, {bytecode offset: "file:line"}), the inner dict None for our own
-# modules. Finding a frame's line number scans its code's line table, so each call site is
-# looked up once; holding `code` keeps its id from being reused.
-_site_names = {}
-_MAX_SITE_CODES = 10000
+_user_files = {}     # co_filename -> True unless it is one of our own modules
+_MAX_FILES = 10000
 
 
 def _creation_site():
-    """The stack above `Graph._create_op` (its only caller) as "file:line" strings, library
-    frames skipped, innermost last."""
+    """The stack above `Graph._create_op` (its only caller) as (code, bytecode offset) pairs,
+    library frames skipped, innermost last; `Operation.traceback` formats them."""
     sites = []
     frame = sys._getframe(2)
-    while frame is not None and len(sites) < _TRACEBACK_DEPTH:
+    while frame is not None:
         code = frame.f_code
-        entry = _site_names.get(id(code))
-        if entry is None:
-            if len(_site_names) >= _MAX_SITE_CODES:
-                _site_names.clear()
-            library = code.co_filename.startswith(_LIBRARY_DIRS)
-            entry = _site_names[id(code)] = (code, None if library else {})
-        names = entry[1]
-        if names is not None:
-            site = names.get(frame.f_lasti)
-            if site is None:
-                site = names[frame.f_lasti] = f"{code.co_filename}:{frame.f_lineno}"
-            sites.append(site)
+        user = _user_files.get(code.co_filename)
+        if user is None:
+            if len(_user_files) >= _MAX_FILES:
+                _user_files.clear()
+            user = _user_files[code.co_filename] = not code.co_filename.startswith(_LIBRARY_DIRS)
+        if user:
+            sites.append((code, frame.f_lasti))
+            if len(sites) == _TRACEBACK_DEPTH:
+                break
         frame = frame.f_back
     sites.reverse()
     return tuple(sites)
@@ -104,7 +98,8 @@ class Graph:
         stack = self._local.name_stack
         if stack:
             name = f"{stack}/{name}"
-        with self._lock:
+        self._lock.acquire()        # (cheaper than `with` on this hot path)
+        try:
             key = name.lower()
             i = self._names_in_use.get(key, 0)
             if mark_as_used:
@@ -117,6 +112,8 @@ class Graph:
                 if mark_as_used:
                     self._names_in_use[key] = 1
                 name = f"{name}_{i - 1}"
+        finally:
+            self._lock.release()
         return name
 
     def name_scope(self, name):
@@ -127,13 +124,13 @@ class Graph:
         """`name` (bytes decoded) once TF's scope-name rules accept it here."""
         if isinstance(name, bytes):
             name = name.decode()
-        if name:
+        if name and not _VALID_OP_NAME.match(name):    # valid at the root: valid anywhere
             if self._local.name_stack:
                 if not _VALID_SCOPE_NAME.match(name):
                     raise InvalidArgumentError(
                         f"'{name}' is not a valid scope name. A scope name has to match the "
                         f"following pattern: {_VALID_SCOPE_NAME.pattern}")
-            elif not _VALID_OP_NAME.match(name):
+            else:
                 raise InvalidArgumentError(
                     f"'{name}' is not a valid root scope name. A root scope name has to match "
                     f"the following pattern: {_VALID_OP_NAME.pattern}")
@@ -218,7 +215,9 @@ class Graph:
         """Adds a node. `device=None` takes the device stack and records the op in the
         enclosing control-dependency blocks (TF1 building); a string pins it (Scope API)."""
         site = _creation_site()
-        with self._lock:
+        local = self._local
+        self._lock.acquire()        # (cheaper than `with` on this hot path)
+        try:
             if self._finalized:
                 self._check_not_finalized()
             if not _VALID_OP_NAME.match(name):
@@ -232,16 +231,18 @@ class Graph:
                            output_shapes, site, len(self._ops))
             if device is not None:
                 op._device = canonical_device(device)
-            elif self._local.devices:
-                op._device = self._device_for(op, self._local.devices)
+            elif local.devices:
+                op._device = self._device_for(op, local.devices)
             for t in inputs:
                 t._consumers.append(op)
             self._ops.append(op)
             self._ops_by_name[name] = op
             self._names_in_use.setdefault(name.lower(), 1)
             if device is None:
-                for controller in self._local.control:
+                for controller in local.control:
                     controller.seen.add(op)
+        finally:
+            self._lock.release()
         return op
 
     def _check_not_finalized(self):

@@ -28,17 +28,22 @@ from registry.shape_inference import run_shape_fn
 
 _LIBRARY_DIRS = graph_lib._LIBRARY_DIRS
 _OUTPUT_TUPLES = {}
-_SIGNATURES = {}     # op name -> _Signature of its current OpDef
+_SIGNATURES = {}     # id(OpDef) -> its _Signature
+_MISSING = object()
 _PLAIN_VALUES = frozenset([np.ndarray, int, float, bool, str, bytes, type(None)])  # no graph here
 
 
 class _Signature:
     """What building needs of an OpDef besides the OpDef, derived once per OpDef."""
 
-    __slots__ = ("op_def", "type_defaults", "plain_outputs", "output_tuple", "output_kinds")
+    __slots__ = ("op_def", "inputs", "attrs", "type_defaults", "plain_outputs", "output_tuple",
+                 "output_kinds")
 
     def __init__(self, op_def):
         self.op_def = op_def
+        # (ArgDef / AttrDef, the keyword that passes it)
+        self.inputs = [(a, op_def.python_name(a.name)) for a in op_def.input_arg]
+        self.attrs = [(a, op_def.python_name(a.name)) for a in op_def.attr]
         self.type_defaults = {a.name: a.default_value for a in op_def.attr
                               if a.type == "type" and a.has_default}
         self.plain_outputs = not any(a.number_attr or a.type_list_attr
@@ -67,16 +72,17 @@ class _Signature:
 
 
 def _signature(op_def):
-    sig = _SIGNATURES.get(op_def.name)
-    if sig is None or sig.op_def is not op_def:
-        sig = _SIGNATURES[op_def.name] = _Signature(op_def)
+    sig = _SIGNATURES.get(id(op_def))     # sig.op_def keeps the id from being reused
+    if sig is None:
+        sig = _SIGNATURES[id(op_def)] = _Signature(op_def)
     return sig
 
 
 def _pop(keywords, name):
     """(key used, value) for `name` or `name_`, or (None, None)."""
-    if name in keywords:
-        return name, keywords.pop(name)
+    value = keywords.pop(name, _MISSING)
+    if value is not _MISSING:
+        return name, value
     key = name + "_"
     if key in keywords:
         return key, keywords.pop(key)
@@ -170,17 +176,14 @@ def _convert_list(op_def, arg, input_name, values, attrs, defaults, inputs):
 def _convert_single(op_def, arg, input_name, value, attrs, inferred_from, defaults, inputs):
     """(node input, its DType) for the value passed to a single-tensor input."""
     op_type = op_def.name
-    dtype = default_dtype = allowed = None
-    if arg.type is not None:
-        dtype = arg.type
-    elif arg.type_attr in attrs:
-        dtype = attrs[arg.type_attr]
-    elif arg.type_attr in defaults:
-        default_dtype = defaults[arg.type_attr]
-        allowed = op_def.attr_def(arg.type_attr).allowed_values
+    dtype = arg.type if arg.type is not None else attrs.get(arg.type_attr)
     ready = inputs.ready_dtype(value)
     if ready is not None and (dtype is None or ready is dtype):
         return value, ready           # what the conversion below gives back
+    default_dtype = allowed = None
+    if dtype is None and arg.type_attr in defaults:
+        default_dtype = defaults[arg.type_attr]
+        allowed = op_def.attr_def(arg.type_attr).allowed_values
     try:
         if dtype is None and allowed:
             try:
@@ -282,13 +285,13 @@ def extract_inputs_and_attrs(op_def, keywords, inputs):
     """TF's input pass + remaining attrs: (flat input values, canonical attrs). Consumes
     `keywords`; anything left over is refused."""
     op_type = op_def.name
-    defaults = _signature(op_def).type_defaults
+    sig = _signature(op_def)
+    defaults = sig.type_defaults
     attrs, inferred_from, flat = {}, {}, []
-    for arg in op_def.input_arg:
-        input_name, values = _pop(keywords, op_def.python_name(arg.name))
+    for arg, keyword in sig.inputs:
+        input_name, values = _pop(keywords, keyword)
         if input_name is None:
-            raise TypeError(f"No argument for input {op_def.python_name(arg.name)} found in "
-                            f"{op_def.signature()}")
+            raise TypeError(f"No argument for input {keyword} found in {op_def.signature()}")
         if arg.number_attr or arg.type_list_attr:
             values = _convert_list(op_def, arg, input_name, values, attrs, defaults, inputs)
             _infer_list_attrs(op_def, arg, input_name, values, attrs, inferred_from, defaults)
@@ -299,13 +302,13 @@ def extract_inputs_and_attrs(op_def, keywords, inputs):
             if arg.type_attr:
                 _infer_type_attr(op_def, arg, input_name, dtype, attrs, inferred_from)
             flat.append(value)
-    for attr in op_def.attr:
+    for attr, keyword in sig.attrs:
         if attr.name in attrs:
             if attr.name in keywords:
                 raise TypeError(f"Should not specify value for inferred attr '{attr.name}' for "
                                 f"{op_type}.")
             continue
-        key, value = _pop(keywords, op_def.python_name(attr.name))
+        key, value = _pop(keywords, keyword)
         if key is None:
             if attr.name in defaults:
                 attrs[attr.name] = defaults[attr.name]
@@ -379,10 +382,8 @@ def create_node(graph, op_def, name, keywords, make_const, control_inputs=None, 
     if control_inputs is None:
         control_inputs = graph._control_dependencies_for_inputs(inputs)
     types = _signature(op_def).output_types(attrs)
-    shapes, values = [], []
-    for t in inputs:
-        shapes.append(t.shape)
-        values.append(_constant_value(t))
+    shapes = [t.shape for t in inputs]
+    values = [_constant_value(t) for t in inputs]
     try:
         out_shapes = run_shape_fn(op_def, name, shapes, values, attrs, len(types))
     except ValueError as e:

@@ -131,12 +131,10 @@ class Operation:
         self._attrs = dict(attrs)
         self._inputs = tuple(inputs)
         self._control_inputs = tuple(control_inputs)
-        outputs = []
-        for i, dtype in enumerate(output_types):
-            outputs.append(Tensor(self, i, dtype, output_shapes[i]))
-        self._outputs = tuple(outputs)
+        self._outputs = tuple([Tensor(self, i, dtype, output_shapes[i])
+                               for i, dtype in enumerate(output_types)])
         self._device = ""
-        self._traceback = tuple(traceback)
+        self._traceback = traceback
         self._id = op_id
 
     name = property(attrgetter("_name"))
@@ -152,7 +150,7 @@ class Operation:
     @property
     def traceback(self):
         """The creation site, as "file:line" strings, innermost user frame last."""
-        return list(self._traceback)
+        return [_site_text(code, offset) for code, offset in self._traceback]
 
     def values(self):
         return self._outputs
@@ -174,6 +172,12 @@ class Operation:
 
     def __repr__(self):
         return f"<gp.Operation '{self._name}' type={self.type}>"
+
+
+def _site_text(code, offset):
+    """"file:line" of the instruction at bytecode `offset` in `code` (as `frame.f_lineno`)."""
+    line = next((n for start, end, n in code.co_lines() if start <= offset < end), None)
+    return f"{code.co_filename}:{line}"
 
 
 def summarize_node(name, op_type, attrs, inputs, control_inputs=()):

@@ -15,8 +15,8 @@ class InferenceContext:
         self.op_def = op_def
         self.op_type = op_def.name
         self.node_name = node_name
-        self._inputs = list(map(as_shape, input_shapes))
-        self._values = list(input_values) if input_values is not None else [None] * len(self._inputs)
+        self._inputs = [s if type(s) is TensorShape else as_shape(s) for s in input_shapes]
+        self._values = input_values if input_values is not None else [None] * len(self._inputs)
         self._attrs = attrs
         self._outputs = [_UNKNOWN] * num_outputs
 
