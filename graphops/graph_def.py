@@ -24,7 +24,7 @@ from registry.attr_values import attr_value_string, validate_attr_value
 from registry.op_def import arg_types
 from registry.errors import InvalidArgumentError, UnimplementedError
 from registry.op_registry import get_op_def
-from registry.ops.array_ops import merge_shapes
+from registry.shape_inference import merge_shapes
 from registry.shape_inference import run_shape_fn
 from registry.tensor_shape import TensorShape
 

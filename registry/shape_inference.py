@@ -66,13 +66,48 @@ class InferenceContext:
         return shape
 
     def merge(self, a, b):
-        """The merge of two shapes; TF's message when they are incompatible."""
-        try:
-            return as_shape(a).merge_with(b)
-        except ValueError:
+        """The merge of two shapes, with TF's messages when they are incompatible."""
+        return merge_shapes(a, b)
+
+    def merge_dim(self, a, b):
+        """The merge of two dimensions (None = unknown), with TF's message."""
+        return merge_dim(a, b)
+
+
+def merge_dim(a, b):
+    """TF's Merge(DimensionHandle): None merges with anything."""
+    if a is None:
+        return b
+    if b is None or a == b:
+        return a
+    raise InvalidArgumentError(f"Dimensions must be equal, but are {a} and {b}")
+
+
+def merge_shapes(a, b):
+    """TF's Merge(ShapeHandle), with its messages."""
+    a, b = as_shape(a), as_shape(b)
+    if a.rank is None:
+        return b
+    if b.rank is None:
+        return a
+    if a.rank != b.rank:
+        raise InvalidArgumentError(f"Shapes must be equal rank, but are {a.rank} and {b.rank}")
+    dims = []
+    for i, (x, y) in enumerate(zip(a.dims, b.dims)):
+        if x is not None and y is not None and x != y:
             raise InvalidArgumentError(
-                f"Dimensions must be equal, but are {as_shape(a).debug_string()} and "
-                f"{as_shape(b).debug_string()}") from None
+                f"Dimension {i} in both shapes must be equal, but are {x} and {y}. "
+                f"Shapes are {a.debug_string()} and {b.debug_string()}.")
+        dims.append(x if x is not None else y)
+    return TensorShape(dims)
+
+
+def with_rank_at_most(shape, rank):
+    """`shape`, or TF's error when its known rank exceeds `rank`."""
+    shape = as_shape(shape)
+    if shape.rank is not None and shape.rank > rank:
+        raise InvalidArgumentError(f"Shape must be at most rank {rank} but is rank {shape.rank}")
+    return shape
 
 
 def run_shape_fn(op_def, node_name, input_shapes, input_values, attrs, num_outputs):
@@ -83,4 +118,4 @@ def run_shape_fn(op_def, node_name, input_shapes, input_values, attrs, num_outpu
     return ctx._outputs
 
 
-__all__ = ["InferenceContext", "run_shape_fn", "TensorShape"]
+__all__ = ["InferenceContext", "run_shape_fn", "merge_dim", "merge_shapes", "with_rank_at_most"]

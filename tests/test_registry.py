@@ -398,3 +398,19 @@ def test_op_def_records_registering_module(op_name):
     register_op(op_name)
     assert get_op_def(op_name).module == __name__
     assert get_op_def("Conv2D").module == "registry.ops.conv_ops"
+
+
+def test_inference_context_merge_messages(op_name):
+    register_op(op_name).input("x: float").output("y: float")
+    from registry.shape_inference import InferenceContext
+    c = InferenceContext(get_op_def(op_name), "n", [TensorShape([2])], None, {}, 1)
+    assert c.merge([None, 3], [2, None]) == TensorShape([2, 3])
+    assert c.merge_dim(None, 4) == 4
+    with pytest.raises(errors.InvalidArgumentError) as e:
+        c.merge([2, 3], [2, 4])
+    assert str(e.value) == ("Dimension 1 in both shapes must be equal, but are 3 and 4. "
+                            "Shapes are [2,3] and [2,4].")
+    with pytest.raises(errors.InvalidArgumentError, match="Shapes must be equal rank, but are 1 and 2"):
+        c.merge([2], [2, 4])
+    with pytest.raises(errors.InvalidArgumentError, match="^Dimensions must be equal, but are 2 and 3$"):
+        c.merge_dim(2, 3)

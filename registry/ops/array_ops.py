@@ -1,49 +1,15 @@
 """Array op definitions (TF's array_ops.cc and no_op.cc), with their shape functions.
 
-Also holds the shape helpers that other op modules share, with TF's InferenceContext
-messages: `merge_dim`, `merge_shapes`, `with_rank_at_most`, `shape_from_shape_tensor`.
+Also holds shape helpers that other op modules share: `int_values`, `shape_from_shape_tensor`
+(the merge/rank helpers with TF's messages are in registry/shape_inference.py).
 """
 
 from registry.errors import InvalidArgumentError
 from registry.op_registry import register_op
+from registry.shape_inference import merge_shapes
 from registry.tensor_shape import TensorShape, as_shape, unknown_shape
 
 # ----------------------------------------------------------------------------- shape helpers
-
-
-def merge_dim(a, b):
-    """TF's Merge(DimensionHandle): None merges with anything."""
-    if a is None:
-        return b
-    if b is None or a == b:
-        return a
-    raise InvalidArgumentError(f"Dimensions must be equal, but are {a} and {b}")
-
-
-def merge_shapes(a, b):
-    """TF's Merge(ShapeHandle), with its messages."""
-    a, b = as_shape(a), as_shape(b)
-    if a.rank is None:
-        return b
-    if b.rank is None:
-        return a
-    if a.rank != b.rank:
-        raise InvalidArgumentError(f"Shapes must be equal rank, but are {a.rank} and {b.rank}")
-    dims = []
-    for i, (x, y) in enumerate(zip(a.dims, b.dims)):
-        if x is not None and y is not None and x != y:
-            raise InvalidArgumentError(
-                f"Dimension {i} in both shapes must be equal, but are {x} and {y}. "
-                f"Shapes are {a.debug_string()} and {b.debug_string()}.")
-        dims.append(x if x is not None else y)
-    return TensorShape(dims)
-
-
-def with_rank_at_most(shape, rank):
-    shape = as_shape(shape)
-    if shape.rank is not None and shape.rank > rank:
-        raise InvalidArgumentError(f"Shape must be at most rank {rank} but is rank {shape.rank}")
-    return shape
 
 
 def int_values(value):

@@ -10,6 +10,7 @@ from registry.conv_shapes import (backprop_geometry, check_valid_padding, conv_p
                                   spatial_explicit_pads, windowed_output_dim)
 from registry.errors import InvalidArgumentError, OpError
 from registry.op_registry import register_op
+from registry.shape_inference import merge_dim
 from registry.tensor_shape import TensorShape, unknown_shape
 
 PADDING = "padding: {'SAME', 'VALID'}"
@@ -19,14 +20,6 @@ DATA_FORMAT = "data_format: { 'NHWC', 'NCHW' } = 'NHWC' "
 DATA_FORMAT_3D = "data_format: { 'NDHWC', 'NCDHW' } = 'NDHWC' "
 
 # ----------------------------------------------------------------------------- helpers
-
-
-def _merge_dim(a, b):
-    if a is None:
-        return b
-    if b is not None and a != b:
-        raise InvalidArgumentError(f"Dimensions must be equal, but are {a} and {b}")
-    return a
 
 
 def _multiply_dim(a, b):
@@ -180,7 +173,7 @@ def depthwise_conv2d_native_shape(c):
             f"{len(dilations)}")
     data_format = c.get_attr("data_format")
     batch, feature, _ = format_dims(data_format, 4)
-    in_depth = _merge_dim(x[feature], w[2])
+    in_depth = merge_dim(x[feature], w[2])
     out_depth = _multiply_dim(in_depth, w[3])
     padding, pads = _padding_pairs(c, data_format, 4)
     outs = _output_dims(x, w[:2], strides, dilations, data_format, padding, pads)
@@ -196,13 +189,13 @@ def conv2d_backprop_input_shape(c):
     w = c.with_rank(c.input(1), 4).dims
     batch_dim, feature, spatial = format_dims(data_format, 4)
     batch = dy[batch_dim]
-    _merge_dim(dy[feature], w[3])
+    merge_dim(dy[feature], w[3])
     sizes = shape_from_shape_tensor(c, 0)
     if sizes.rank is None:
         sizes = unknown_shape(4)
     if sizes.rank == 4:
         given = sizes.dims
-        batch = _merge_dim(given[batch_dim], batch)
+        batch = merge_dim(given[batch_dim], batch)
         hw, depth = [given[d] for d in spatial], given[feature]
     elif sizes.rank == 2:
         hw, depth = sizes.dims, w[2]

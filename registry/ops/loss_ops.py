@@ -9,7 +9,7 @@ from registry.tensor_shape import TensorShape
 def _sparse_xent_shape(c):
     features = c.with_rank(c.input(0), 2)
     labels = c.with_rank(c.input(1), 1)
-    batch = c.merge(TensorShape([features[0]]), TensorShape([labels[0]]))[0]
+    batch = c.merge_dim(features[0], labels[0])
     c.set_output(0, TensorShape([batch]))
     c.set_output(1, TensorShape([batch, features[1]]))
 

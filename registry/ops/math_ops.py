@@ -2,7 +2,8 @@
 
 from registry.errors import InvalidArgumentError
 from registry.op_registry import register_op
-from registry.ops.array_ops import int_values, merge_dim, with_rank_at_most
+from registry.ops.array_ops import int_values
+from registry.shape_inference import merge_dim, with_rank_at_most
 from registry.tensor_shape import TensorShape, unknown_shape
 
 _UNARY = "{bfloat16, half, float, double, int8, int16, int32, int64, complex64, complex128}"

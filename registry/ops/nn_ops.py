@@ -1,7 +1,7 @@
 """Everyday neural-net op definitions (TF's nn_ops.cc): Relu, BiasAdd, Softmax."""
 
 from registry.op_registry import register_op
-from registry.ops.array_ops import merge_dim
+from registry.shape_inference import merge_dim
 from registry.tensor_shape import TensorShape, unknown_shape
 
 register_op("Relu") \
