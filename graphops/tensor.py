@@ -8,6 +8,7 @@ objects have one) is accepted wherever a Tensor or Operation is expected.
 from operator import attrgetter
 from types import MappingProxyType
 
+from registry import dtypes
 from registry.attr_values import attr_value_string
 from registry.errors import InvalidArgumentError
 from registry.tensor_shape import TensorShape, as_shape
@@ -114,6 +115,10 @@ def _binary(op_type, scope_name, x, y, names=("x", "y")):
     with tensor.graph.as_default(), tensor.graph.name_scope(scope_name) as scope:
         x, y = (v if isinstance(v, (Tensor, Operation)) else
                 convert_to_tensor(v, dtype=tensor.dtype, name=n) for v, n in zip((x, y), names))
+        if op_type == "RealDiv" and x.dtype.is_integer:
+            # TF's truediv: 8/16-bit integers divide as float32, wider ones as float64
+            target = dtypes.float32 if x.dtype.size <= 2 else dtypes.float64
+            x, y = (apply_op("Cast", x=v, DstT=target) for v in (x, y))
         return apply_op(op_type, name=scope, **{names[0]: x, names[1]: y})
 
 

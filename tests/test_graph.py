@@ -399,3 +399,17 @@ def test_concurrent_unique_names_in_one_scope(g):
     for t in threads:
         t.join()
     assert sorted(names) == sorted(["same"] + [f"same_{i}" for i in range(1, 300)])
+
+
+def test_true_division_of_integer_tensors_is_float_like_tf():
+    g = gp.Graph()
+    with g.as_default():
+        a = gp.constant([7, 8], dtype=gp.int32)
+        b = gp.constant([2, 3], dtype=gp.int16)
+        q = a / 2
+        r = b / b
+        f = gp.constant([1.0]) / 4.0
+    assert (q.dtype, r.dtype, f.dtype) == (gp.float64, gp.float32, gp.float32)
+    with gp.Session(graph=g) as sess:
+        np.testing.assert_allclose(sess.run(q), [3.5, 4.0])
+        np.testing.assert_allclose(sess.run(r), [1.0, 1.0])
