@@ -10,7 +10,7 @@ import contextlib
 
 import numpy as np
 
-from graphops.constant_op import placeholder
+from graphops.constant_op import constant, placeholder
 from graphops.gradients import gradients
 from graphops.session import Session, get_default_session
 from graphops.tensor import as_graph_element
@@ -105,3 +105,78 @@ def compute_gradient_error(x, x_shape, y, y_shape, x_init_value=None, delta=1e-3
     result = compute_gradient(x, x_shape, y, y_shape, x_init_value, delta, extra_feed_dict)
     pairs = result if isinstance(result, list) else [result]
     return max((float(np.max(np.abs(t - n))) if t.size else 0.0) for t, n in pairs)
+
+
+def check_op(op_type, inputs, attrs=None, gradient_tolerance=1e-4):
+    """Checks a registered op the way torch.library's opcheck does; AssertionError on a flaw.
+
+    `inputs` maps input names to arrays (a list of arrays for list inputs), `attrs` holds the
+    other keyword arguments. Checked: the shape function's static shapes and the declared
+    dtypes against what the kernel returns in a Session (float inputs are fed to placeholders of
+    their full shape, other inputs are constants); eager results equal graph results;
+    and, for float64 inputs of an op with a registered gradient, the symbolic gradient of
+    every float64 output against central differences. Returns the graph outputs.
+    """
+    from graphops import raw_ops
+    from graphops.gradients import get_gradient_function
+    from graphops.graph import Graph
+
+    attrs = dict(attrs or {})
+    wrapper = getattr(raw_ops, op_type)
+    graph = Graph()
+    feeds, float_inputs = {}, []
+    with graph.as_default():
+        graph_inputs = {}
+        for name, value in inputs.items():
+            arrays = value if isinstance(value, (list, tuple)) else [value]
+            holders = []
+            for i, array in enumerate(np.asarray(a) for a in arrays):
+                if array.dtype.kind not in "fc":      # sizes, axes, indices: constants
+                    holders.append(constant(array, name=f"{name}_{i}"))
+                    continue
+                holder = placeholder(array.dtype, shape=array.shape, name=f"{name}_{i}")
+                feeds[holder] = array
+                holders.append(holder)
+                if array.dtype == np.float64:
+                    float_inputs.append((holder, array))
+            graph_inputs[name] = holders if isinstance(value, (list, tuple)) else holders[0]
+        result = wrapper(**graph_inputs, **attrs)
+    outputs = [t for t in (result if isinstance(result, tuple) else [result])
+               if hasattr(t, "value_index")]
+    with Session(graph=graph) as sess:
+        values = sess.run(outputs, feed_dict=feeds)
+    for tensor, value in zip(outputs, values):
+        value = np.asarray(value)
+        assert tensor.shape.is_compatible_with(value.shape), (
+            f"{op_type}: shape function gave {tensor.shape} for {tensor.name}, kernel returned "
+            f"{value.shape}")
+        assert value.dtype == tensor.dtype.np_dtype, (
+            f"{op_type}: {tensor.name} declared {tensor.dtype.name}, kernel returned {value.dtype}")
+    eager = wrapper(**inputs, **attrs)
+    eager = [e for e in (eager if isinstance(eager, tuple) else [eager])]
+    for tensor, want, got in zip(outputs, values, eager):
+        np.testing.assert_allclose(np.asarray(got, np.float64) if np.asarray(got).dtype.kind in "fc"
+                                   else got, want, rtol=1e-6, atol=0, equal_nan=True,
+                                   err_msg=f"{op_type}: eager and graph results differ "
+                                           f"({tensor.name})")
+    try:
+        differentiable = get_gradient_function(outputs[0].op) is not None if outputs else False
+    except LookupError:
+        differentiable = False
+    if differentiable and float_inputs:
+        with _session_for(graph):
+            for tensor, value in zip(outputs, values):
+                if tensor.dtype.np_dtype != np.float64:
+                    continue
+                xs = [h for h, _ in float_inputs]
+                try:
+                    error = compute_gradient_error(
+                        xs, [a.shape for _, a in float_inputs], tensor, np.shape(value),
+                        x_init_value=[a for _, a in float_inputs],
+                        extra_feed_dict={h: a for h, a in feeds.items() if h not in xs})
+                except LookupError:        # this output's gradient is disabled, as in TF
+                    continue
+                assert error <= gradient_tolerance, (
+                    f"{op_type}: gradient of {tensor.name} is off by {error:g} from central "
+                    "differences")
+    return values
