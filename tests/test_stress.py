@@ -126,12 +126,16 @@ def test_closing_under_load_gives_results_or_typed_errors():
     count = threading.Lock()
 
     def worker(rng, stop):
-        while time.monotonic() < stop:
+        # Run until this thread sees the session closed: under load the closer thread may
+        # get the session's lock well after `stop`, so time alone does not bound the loop.
+        kind, deadline = None, stop + 20.0
+        while kind != "closed" and time.monotonic() < deadline:
             x = rng.standard_normal((4, 3)).astype(np.float32)
             try:
                 got = sess.run(n.conv, {n.x: x})
                 kind = "result"
                 np.testing.assert_allclose(got.reshape(-1, 2), x @ W, rtol=1e-5)
+                first_result.set()
             except errors.CancelledError:
                 kind = "cancelled"
             except RuntimeError as e:
@@ -140,11 +144,17 @@ def test_closing_under_load_gives_results_or_typed_errors():
             with count:
                 outcomes[kind] += 1
 
-    closer = threading.Timer(SECONDS / 2, sess.close)
+    def close_after_first_result():
+        first_result.wait(30)
+        time.sleep(SECONDS / 2)
+        sess.close()
+
+    first_result = threading.Event()
+    closer = threading.Thread(target=close_after_first_result)
     closer.start()
     hammer(worker)
     closer.join()
-    assert outcomes["result"] > 0 and outcomes["closed"] > 0
+    assert outcomes["result"] > 0 and outcomes["closed"] == THREADS
     with pytest.raises(RuntimeError, match="closed Session"):
         sess.run(n.y, {n.x: np.ones((1, 3), np.float32)})
 
