@@ -95,7 +95,8 @@ def _cast(array, dtype):
     if (array.dtype.kind == "c" and not dtype.is_complex) or array.dtype.kind in "OSU":
         if dtypes.as_dtype(array.dtype) is not dtype:
             raise TypeError(f"Expected {dtype.name}, but got an array of dtype {array.dtype}.")
-    return array.astype(dtype.np_dtype, copy=False)
+    with np.errstate(over="ignore", invalid="ignore"):   # overflow gives inf, as in TF
+        return array.astype(dtype.np_dtype, copy=False)
 
 
 def to_array(value, dtype=None):

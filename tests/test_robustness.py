@@ -374,3 +374,14 @@ def test_nan_and_inf_in_a_session_and_in_conv_threads_raise_no_warning():
     finite = np.isfinite(got_y)
     assert finite.mean() > 0.95
     assert np.all(np.isnan(got_z[got_y != 0]))     # log of a negative number
+
+
+def test_constant_conversion_overflow_is_inf_without_warnings():
+    import warnings
+    g = gp.Graph()
+    with g.as_default(), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        x = gp.placeholder(gp.float16, [2])
+        y = x - np.array([1e10, 2.0])
+    with gp.Session(graph=g) as sess:
+        assert sess.run(y, {x: np.ones(2, np.float16)}).tolist() == [-np.inf, -1.0]
