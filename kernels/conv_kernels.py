@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from kernels.array_kernels import shape_str
 from kernels.conv_dense import conv_backprop_filter, conv_backprop_input, conv_forward
 from kernels.conv_depthwise import (depthwise_backprop_filter, depthwise_backprop_input,
                                     depthwise_forward)
@@ -251,8 +252,7 @@ class Conv3DBackpropInputOp(_BackpropInputKernel):
 class Conv3DBackpropInputV2Op(_BackpropInputKernel):
     def input_shape(self, ctx):
         sizes = np.asarray(ctx.input(0))
-        message = ("shape must be a vector of {int32,int64}, got shape "
-                   + "[" + ",".join(map(str, sizes.shape)) + "]")
+        message = f"shape must be a vector of {{int32,int64}}, got shape {shape_str(sizes.shape)}"
         return _make_shape(_sizes_vector(sizes, message))
 
 

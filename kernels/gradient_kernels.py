@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from kernels.state_kernels import shape_string
+from kernels.array_kernels import shape_str
 from registry import dtypes
 from registry.errors import InvalidArgumentError
 from registry.kernel_registry import OpKernel, register_kernel
@@ -16,7 +16,7 @@ def broadcast_reduction_axes(s0, s1):
     for a, b in zip(x, y):
         if a != b and a != 1 and b != 1:
             raise InvalidArgumentError(
-                f"Incompatible shapes: {shape_string(s0)} vs. {shape_string(s1)}")
+                f"Incompatible shapes: {shape_str(s0)} vs. {shape_str(s1)}")
     return [i for i in range(rank) if x[i] == 1], [i for i in range(rank) if y[i] == 1]
 
 
@@ -28,7 +28,7 @@ class BroadcastGradientArgsKernel(OpKernel):
         for i, shape in enumerate(shapes):
             if shape.ndim != 1:
                 raise InvalidArgumentError(
-                    f"In[{i}] must be a vector.{shape_string(shape.shape)}")
+                    f"In[{i}] must be a vector.{shape_str(shape.shape)}")
         reductions = broadcast_reduction_axes([int(d) for d in shapes[0]],
                                               [int(d) for d in shapes[1]])
         for i, axes in enumerate(reductions):

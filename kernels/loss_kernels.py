@@ -5,7 +5,7 @@ float16/bfloat16 are computed in float32 and rounded once, as the conv kernels d
 
 import numpy as np
 
-from kernels.state_kernels import shape_string
+from kernels.array_kernels import shape_str
 from registry import dtypes
 from registry.errors import InvalidArgumentError
 from registry.kernel_registry import OpKernel, register_kernel
@@ -27,18 +27,18 @@ class SparseSoftmaxCrossEntropyWithLogitsKernel(OpKernel):
         logits, labels = ctx.input(0), ctx.input(1)
         if logits.ndim != 2:
             raise InvalidArgumentError(
-                f"logits must be 2-D, but got shape {shape_string(logits.shape)}")
+                f"logits must be 2-D, but got shape {shape_str(logits.shape)}")
         if labels.ndim != 1:
             raise InvalidArgumentError(
-                f"labels must be 1-D, but got shape {shape_string(labels.shape)}")
+                f"labels must be 1-D, but got shape {shape_str(labels.shape)}")
         if logits.shape[0] != labels.shape[0]:
             raise InvalidArgumentError(
                 "logits and labels must have the same first dimension, got logits shape "
-                f"{shape_string(logits.shape)} and labels shape {shape_string(labels.shape)}")
+                f"{shape_str(logits.shape)} and labels shape {shape_str(labels.shape)}")
         batch, classes = logits.shape
         if batch > 0 and classes == 0:
             raise InvalidArgumentError(
-                f"Must have at least one class, but got logits shape {shape_string(logits.shape)}")
+                f"Must have at least one class, but got logits shape {shape_str(logits.shape)}")
         bad = (labels < 0) | (labels >= classes)
         if bad.any():
             raise InvalidArgumentError(
@@ -64,7 +64,7 @@ class SoftmaxCrossEntropyWithLogitsKernel(OpKernel):
         except ValueError:
             raise InvalidArgumentError(
                 "logits and labels must be broadcastable: logits_size="
-                f"{shape_string(logits.shape)} labels_size={shape_string(labels.shape)}") from None
+                f"{shape_str(logits.shape)} labels_size={shape_str(labels.shape)}") from None
         log_probs = _log_softmax(np.broadcast_to(logits, shape))
         wide_labels = labels.astype(log_probs.dtype)
         loss = -(wide_labels * log_probs).sum(axis=1)
@@ -86,12 +86,12 @@ class ArgMaxKernel(OpKernel):
         if dimension.ndim != 0:
             raise InvalidArgumentError(
                 f"dim must be a scalar, but received tensor of shape: "
-                f"{shape_string(dimension.shape)}")
+                f"{shape_str(dimension.shape)}")
         axis = int(dimension)
         if not -x.ndim <= axis < x.ndim:
             raise InvalidArgumentError(
                 f"Expected dimension in the range [{-x.ndim}, {x.ndim}), but got {axis}")
         if x.shape[axis] == 0:
             raise InvalidArgumentError(
-                f"Reduction axis {axis} is empty in shape {shape_string(x.shape)}")
+                f"Reduction axis {axis} is empty in shape {shape_str(x.shape)}")
         ctx.set_output(0, np.argmax(x, axis=axis).astype(self.output_type.np_dtype))

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kernels.array_kernels import shape_str
 from registry import dtypes
 from registry.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
 from registry.kernel_registry import OpKernel, register_kernel
@@ -45,10 +46,6 @@ class Var:
 
 def uninitialized(name):
     return FailedPreconditionError(f"Attempting to use uninitialized value {name}")
-
-
-def shape_string(shape):
-    return "[" + ",".join(str(d) for d in shape) + "]"
 
 
 def input_handle(ctx, i):
@@ -136,7 +133,7 @@ class AssignVariableOpKernel(OpKernel):
             if self.validate_shape and var.value is not None and var.value.shape != value.shape:
                 raise InvalidArgumentError(
                     "Trying to assign to variable with tensor with wrong shape. Expected "
-                    f"{shape_string(var.value.shape)} got {shape_string(value.shape)}")
+                    f"{shape_str(var.value.shape)} got {shape_str(value.shape)}")
             var.value = value
 
 
@@ -157,8 +154,8 @@ class _UpdateVariableKernel(OpKernel):
             value = var.checked_value()
             if value.shape != delta.shape:
                 raise InvalidArgumentError(
-                    f"Cannot update variable with shape {shape_string(value.shape)} using a "
-                    f"Tensor with shape {shape_string(delta.shape)}, shapes must be equal.")
+                    f"Cannot update variable with shape {shape_str(value.shape)} using a "
+                    f"Tensor with shape {shape_str(delta.shape)}, shapes must be equal.")
             if self.sign > 0:
                 np.add(value, delta, out=value)
             else:

@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from kernels.state_kernels import check_dtype, locked, lookup_var, shape_string
+from kernels.array_kernels import shape_str
+from kernels.state_kernels import check_dtype, locked, lookup_var
 from registry import dtypes
 from registry.errors import InvalidArgumentError
 from registry.kernel_registry import OpKernel, register_kernel
@@ -13,7 +14,7 @@ _FLOATS = {"T": list(dtypes.FLOAT_TYPES)}
 def _same_shape(a, b, names):
     if a.shape != b.shape:
         raise InvalidArgumentError(f"{names} do not have the same shape"
-                                   f"{shape_string(a.shape)} {shape_string(b.shape)}")
+                                   f"{shape_str(a.shape)} {shape_str(b.shape)}")
 
 
 class _ApplyKernel(OpKernel):
@@ -36,7 +37,7 @@ class _ApplyKernel(OpKernel):
         inputs = [np.asarray(ctx.input(i)) for i in range(num_vars, ctx.num_inputs)]
         for name, value in zip(self.scalar_names, inputs):
             if name and value.ndim != 0:
-                raise InvalidArgumentError(f"{name} is not a scalar: {shape_string(value.shape)}")
+                raise InvalidArgumentError(f"{name} is not a scalar: {shape_str(value.shape)}")
         variables = [lookup_var(ctx, i) for i in range(num_vars)]
         for var in variables:
             check_dtype(var, self.dtype, "update")

@@ -2,7 +2,7 @@
 
 import threading
 
-from registry.errors import AlreadyExistsError, NotFoundError
+from registry.errors import NotFoundError
 
 
 class ResourceMgr:
@@ -11,12 +11,6 @@ class ResourceMgr:
     def __init__(self):
         self._lock = threading.Lock()
         self._resources = {}
-
-    def create(self, name, resource):
-        with self._lock:
-            if name in self._resources:
-                raise AlreadyExistsError(f"Resource {name} already exists")
-            self._resources[name] = resource
 
     def lookup(self, name):
         try:
@@ -30,10 +24,6 @@ class ResourceMgr:
             if found is None:
                 found = self._resources[name] = factory()
             return found
-
-    def names(self):
-        with self._lock:
-            return sorted(self._resources)
 
     def clear(self):
         with self._lock:

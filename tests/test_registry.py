@@ -414,3 +414,9 @@ def test_inference_context_merge_messages(op_name):
         c.merge([2], [2, 4])
     with pytest.raises(errors.InvalidArgumentError, match="^Dimensions must be equal, but are 2 and 3$"):
         c.merge_dim(2, 3)
+
+
+def test_error_classes_by_code():
+    assert errors.exception_type_from_error_code(3) is errors.InvalidArgumentError
+    assert issubclass(errors.InvalidArgumentError, ValueError)
+    assert errors.NotFoundError("x").error_code == errors.NOT_FOUND
