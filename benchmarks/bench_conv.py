@@ -107,19 +107,21 @@ class Case:
         return lambda: op(input=tx, filter_sizes=sizes, out_backprop=tdy,
                           strides=strides, padding=self.padding)
 
-    def torch(self, x, w, dy):
+    def torch(self, x, w, dy, device="cpu"):
+        """The case through PyTorch (channels-first tensors on `device`)."""
         rank = len(self.kernel)
-        first = lambda a: torch.from_numpy(np.ascontiguousarray(np.moveaxis(a, -1, 1)))
+        first = lambda a: torch.from_numpy(  # noqa: E731
+            np.ascontiguousarray(np.moveaxis(a, -1, 1))).to(device)
         tx, tdy = first(x), first(dy)
         c = self.f_shape[-2]
         if self.depthwise:
             tw = torch.from_numpy(np.ascontiguousarray(
                 w.reshape(*self.kernel, c * self.f_shape[-1], 1).transpose(
-                    rank, rank + 1, *range(rank))))
+                    rank, rank + 1, *range(rank)))).to(device)
             groups = c
         else:
             tw = torch.from_numpy(np.ascontiguousarray(
-                np.moveaxis(np.moveaxis(w, -1, 0), -1, 1)))
+                np.moveaxis(np.moveaxis(w, -1, 0), -1, 1))).to(device)
             groups = 1
         conv = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}[rank]
         grad = {2: (torch.nn.grad.conv2d_input, torch.nn.grad.conv2d_weight),

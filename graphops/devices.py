@@ -7,6 +7,7 @@ removes it. GPU discovery runs lazily, on the first question about the table, so
 `import graphops` never imports CuPy.
 """
 
+import contextlib
 import threading
 from dataclasses import dataclass
 from typing import Callable, NamedTuple, Optional
@@ -23,7 +24,9 @@ class DeviceType:
     """One kind of device. Host types (CPU) hold NumPy arrays and need no copies.
 
     `to_device(np_array, index)` and `to_host(array)` move values across the host boundary;
-    `owns(array)` tells whether an array lives on this type (used by eager execution).
+    `owns(array)` tells whether an array lives on this type (used by eager execution);
+    `activate(index)`, when given, is a context manager making that device current (kernels
+    run and allocate inside it).
     Unpinned nodes go to the available type with the highest `preference` that has a kernel.
     """
 
@@ -34,6 +37,7 @@ class DeviceType:
     to_device: Optional[Callable] = None
     to_host: Optional[Callable] = None
     owns: Optional[Callable] = None
+    activate: Optional[Callable] = None
 
     @property
     def is_host(self):
@@ -93,7 +97,8 @@ def _discover_gpu():
             return cupy.asarray(array)
 
     return DeviceType("GPU", count, cupy, preference=100, to_device=to_device,
-                      to_host=cupy.asnumpy, owns=lambda a: isinstance(a, cupy.ndarray))
+                      to_host=cupy.asnumpy, owns=lambda a: isinstance(a, cupy.ndarray),
+                      activate=cupy.cuda.Device)
 
 
 def _get_table():
@@ -148,6 +153,22 @@ def get_device_type(name):
 def local_devices():
     """Every device instance, most preferred type first."""
     return [Device(t, i) for t in device_types() for i in range(t.count)]
+
+
+def activated(device):
+    """A context manager under which `device` is the current one (a no-op for most types)."""
+    activate = device.type.activate
+    return contextlib.nullcontext() if activate is None else activate(device.index)
+
+
+def location_of(array):
+    """The non-host Device an array lives on (a CuPy array: its GPU), or None for host data."""
+    if type(array) is np.ndarray:
+        return None
+    for dtype in device_types():
+        if dtype.owns is not None and dtype.owns(array):
+            return Device(dtype, int(getattr(getattr(array, "device", None), "id", 0) or 0))
+    return None
 
 
 def list_physical_devices(device_type=None):

@@ -11,6 +11,7 @@ import threading
 import numpy as np
 
 from graphops import devices, executor, placement
+from kernels.state_kernels import ResourceHandle
 from registry import dtypes
 from registry.errors import InternalError, OpError
 from registry.kernel_registry import OpKernelConstruction, OpKernelContext
@@ -34,14 +35,15 @@ def _freeze(value):
     return value
 
 
-def _location_of(array):
-    """The non-host Device an array lives on, or None for host (NumPy) arrays."""
-    if type(array) is np.ndarray:
-        return None
-    for dtype in devices.device_types():
-        if dtype.owns is not None and dtype.owns(array):
-            return devices.Device(dtype, 0)
-    return None
+def _resource_device(inputs):
+    """The device of the first resource handle among the inputs ("" when none): ops on a
+    variable run where it lives."""
+    for x in inputs:
+        if x.dtype == object and x.shape == ():
+            handle = x.item()
+            if isinstance(handle, ResourceHandle):
+                return handle.device
+    return ""
 
 
 class _Entry:
@@ -49,15 +51,16 @@ class _Entry:
 
     __slots__ = ("kernel", "construction", "device", "host_in")
 
-    def __init__(self, op_def, name, attrs, input_dtypes):
-        placed = placement.place_node(name, op_def.name, attrs)
+    def __init__(self, op_def, name, attrs, input_dtypes, requested):
+        placed = placement.place_node(name, op_def.name, attrs, requested)
         self.device = device = placed.device
         self.construction = OpKernelConstruction(
             op_def, name, attrs, input_dtypes, arg_types(op_def.output_arg, attrs)[0],
             device_type=device.type.name, xp=device.type.xp, device_name=device.name,
             resources=DEFAULT_RESOURCES,
             host_outputs=executor.host_memory_indices(placed.kernel_def, op_def.output_arg, attrs))
-        self.kernel = placed.kernel_def.kernel_class(self.construction)
+        with devices.activated(device):
+            self.kernel = placed.kernel_def.kernel_class(self.construction)
         self.host_in = executor.host_memory_indices(placed.kernel_def, op_def.input_arg, attrs)
 
 
@@ -69,9 +72,9 @@ def _hashable(key):
     return True
 
 
-def _cache_key(op_def, attrs, input_dtypes):
+def _cache_key(op_def, attrs, input_dtypes, requested):
     """The kernel cache key of a call, or None when an attr value cannot be frozen."""
-    rest = (tuple(input_dtypes), devices.table_version())
+    rest = (tuple(input_dtypes), requested, devices.table_version())
     key = (op_def.name, tuple(attrs.items())) + rest      # attr values usually hash as they are
     if _hashable(key):
         return key
@@ -79,13 +82,13 @@ def _cache_key(op_def, attrs, input_dtypes):
     return key if _hashable(key) else None
 
 
-def _entry(op_def, name, attrs, input_dtypes):
-    key = _cache_key(op_def, attrs, input_dtypes)
+def _entry(op_def, name, attrs, input_dtypes, requested):
+    key = _cache_key(op_def, attrs, input_dtypes, requested)
     if key is None:       # an attr value we cannot freeze: no caching
-        return _Entry(op_def, name, attrs, input_dtypes)
+        return _Entry(op_def, name, attrs, input_dtypes, requested)
     entry = _cache.get(key)
     if entry is None:
-        entry = _Entry(op_def, name, attrs, input_dtypes)
+        entry = _Entry(op_def, name, attrs, input_dtypes, requested)
         with _lock:
             if len(_cache) >= _MAX_CACHED:
                 _cache.clear()
@@ -108,7 +111,7 @@ def execute(op_def, inputs, attrs, name=None):
     """Runs one op on arrays and returns the list of output arrays."""
     arrays, places = [], []
     for x in inputs:
-        place = _location_of(x)
+        place = devices.location_of(x)
         if place is None and not isinstance(x, np.ndarray):
             x = np.asarray(x)
         arrays.append(x)
@@ -117,7 +120,7 @@ def execute(op_def, inputs, attrs, name=None):
     node_name = name or op_def.name
     try:
         input_dtypes = [dtypes.as_dtype(x.dtype) for x in inputs]
-        entry = _entry(op_def, node_name, attrs, input_dtypes)
+        entry = _entry(op_def, node_name, attrs, input_dtypes, _resource_device(inputs))
     except Exception as exc:
         raise _error(exc, op_def.name, name, "(not placed)", inputs) from _cause(exc)
     device = entry.device
@@ -129,7 +132,7 @@ def execute(op_def, inputs, attrs, name=None):
                 inputs[j] = executor.transfer(x, have, want)
     ctx = OpKernelContext(entry.construction, inputs)
     try:
-        with np.errstate(all="ignore"):     # NaN/Inf follow IEEE rules, silently
+        with np.errstate(all="ignore"), devices.activated(device):   # IEEE rules, silently
             entry.kernel.compute(ctx)
         missing = [k for k, v in enumerate(ctx.outputs) if v is None]
         if missing:

@@ -10,9 +10,10 @@ reader. `Plan.run` is then a short loop: `for step in steps: step(buf)`.
 
 import numpy as np
 
-from graphops import placement
+from graphops import devices, placement
 from registry.errors import CancelledError, InternalError, InvalidArgumentError, OpError
 from registry.kernel_registry import OpKernelConstruction, OpKernelContext
+from registry.op_def import arg_types
 
 _SITE_FRAMES = 5     # creation-site frames shown in error messages (innermost last)
 
@@ -35,11 +36,16 @@ def arg_ranges(arg_defs, attrs):
 
 
 def host_memory_indices(kernel_def, arg_defs, attrs):
-    """Flat indices of the args the kernel keeps in host memory."""
-    if not kernel_def.host_memory:
-        return frozenset()
-    ranges = arg_ranges(arg_defs, attrs)
-    return frozenset(i for name in kernel_def.host_memory for i in ranges.get(name, ()))
+    """Flat indices of the args the kernel keeps in host memory: those it names, and on
+    other devices than the CPU every resource, variant or string arg (as in TF, no device
+    memory holds those)."""
+    named = kernel_def.host_memory
+    ranges = arg_ranges(arg_defs, attrs) if named else {}
+    indices = {i for name in named for i in ranges.get(name, ())}
+    if kernel_def.device_type != "CPU":
+        flat, _ = arg_types(arg_defs, attrs)
+        indices.update(i for i, dtype in enumerate(flat) if dtype.kind in ("handle", "string"))
+    return frozenset(indices)
 
 
 def describe_value(value):
@@ -98,7 +104,8 @@ def instantiate(op, placed, resources=None):
         device_name=device.name, resources=resources,
         host_outputs=host_memory_indices(placed.kernel_def, op.op_def.output_arg, op.attrs))
     try:
-        return construction, placed.kernel_def.kernel_class(construction)
+        with devices.activated(device):
+            return construction, placed.kernel_def.kernel_class(construction)
     except Exception as exc:
         raise_node_error(exc, op, device, [t for t in op.inputs])
 
@@ -108,11 +115,12 @@ def instantiate(op, placed, resources=None):
 class _KernelStep:
     """Runs one node: gather inputs, compute, scatter the outputs read later, free slots."""
 
-    __slots__ = ("kernel", "construction", "op", "device", "ins", "outs", "frees")
+    __slots__ = ("kernel", "construction", "op", "device", "ins", "outs", "frees", "activate")
 
     def __init__(self, kernel, construction, op, device, ins, outs):
         self.kernel, self.construction, self.op, self.device = kernel, construction, op, device
         self.ins, self.outs, self.frees = ins, outs, ()
+        self.activate = device.type.activate
 
     def reads(self):
         return self.ins
@@ -120,7 +128,11 @@ class _KernelStep:
     def __call__(self, buf):
         ctx = OpKernelContext(self.construction, [buf[i] for i in self.ins])
         try:
-            self.kernel.compute(ctx)
+            if self.activate is None:
+                self.kernel.compute(ctx)
+            else:
+                with self.activate(self.device.index):
+                    self.kernel.compute(ctx)
         except Exception as exc:
             raise_node_error(exc, self.op, self.device, ctx.inputs)
         outputs = ctx.outputs
@@ -173,17 +185,25 @@ class _CopyStep:
 class Plan:
     """A pruned, placed, ordered graph: `run(feed_values)` -> fetched NumPy arrays."""
 
-    __slots__ = ("steps", "num_slots", "feed_slots", "fetch_slots", "ops", "placements")
+    __slots__ = ("steps", "num_slots", "feed_slots", "fetch_slots", "ops", "placements",
+                 "device_feeds")
 
-    def __init__(self, steps, num_slots, feed_slots, fetch_slots, ops, placements):
+    def __init__(self, steps, num_slots, feed_slots, fetch_slots, ops, placements,
+                 device_feeds):
         self.steps, self.num_slots = steps, num_slots
         self.feed_slots, self.fetch_slots = feed_slots, fetch_slots
         self.ops, self.placements = ops, placements
+        self.device_feeds = device_feeds   # per feed: its readers all copy it to one device
 
     def run(self, feed_values, cancelled=None):
-        """Runs every step; `cancelled()` true before a step stops it with CancelledError."""
+        """Runs every step; `cancelled()` true before a step stops it with CancelledError.
+
+        A fed device array (CuPy) goes straight to device readers; it is copied to the host
+        only when a host reader needs it."""
         buf = [None] * self.num_slots
-        for slot, value in zip(self.feed_slots, feed_values):
+        for slot, value, direct in zip(self.feed_slots, feed_values, self.device_feeds):
+            if not direct and type(value) is not np.ndarray:
+                value = to_host(value)
             buf[slot] = value
         with np.errstate(all="ignore"):     # NaN/Inf follow IEEE rules, silently
             for step in self.steps:
@@ -195,7 +215,8 @@ class Plan:
     def reordered(self, feed_order, fetch_order):
         """The same plan taking feeds and returning fetches in another order (index lists)."""
         return Plan(self.steps, self.num_slots, [self.feed_slots[i] for i in feed_order],
-                    [self.fetch_slots[i] for i in fetch_order], self.ops, self.placements)
+                    [self.fetch_slots[i] for i in fetch_order], self.ops, self.placements,
+                    [self.device_feeds[i] for i in feed_order])
 
     def device_of(self, op_name):
         """The Device a node of this plan runs on."""
@@ -284,7 +305,21 @@ def build_plan(feeds, fetches, targets, allow_soft_placement=True,
         steps.append(_KernelStep(kernel, construction, op, device, ins, outs))
     fetch_slots = [slot_at(t, None) for t in fetches]
     _schedule_frees(steps, set(fetch_slots))
-    return Plan(steps, len(slots), feed_slots, fetch_slots, ops, placements)
+    return Plan(steps, len(slots), feed_slots, fetch_slots, ops, placements,
+                _device_feeds(steps, feed_slots, set(fetch_slots)))
+
+
+def _device_feeds(steps, feed_slots, fetched):
+    """Per feed slot: True when only copies to a device read it (a fed device array may
+    then skip the host)."""
+    readers = {slot: [] for slot in feed_slots}
+    for step in steps:
+        for slot in step.reads():
+            if slot in readers:
+                readers[slot].append(step)
+    return [slot not in fetched and bool(readers[slot])
+            and all(isinstance(r, _CopyStep) and r.dst is not None for r in readers[slot])
+            for slot in feed_slots]
 
 
 def _schedule_frees(steps, keep):
@@ -304,9 +339,17 @@ def _schedule_frees(steps, keep):
             step.ins = tuple(step.ins)
 
 
+def to_host(value):
+    """A device array (CuPy) copied to a NumPy array; host values unchanged."""
+    place = devices.location_of(value)
+    return value if place is None else place.type.to_host(value)
+
+
 def to_numpy(value):
     """A fetched value as NumPy: 0-d arrays become NumPy scalars, as TF's Session returns;
     read-only buffers (constants, variables' storage) are copied so the caller may write."""
+    if type(value) is not np.ndarray:
+        value = to_host(value)
     if isinstance(value, np.ndarray):
         if value.ndim == 0:
             return value[()]

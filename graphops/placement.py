@@ -5,6 +5,10 @@ kernel has the highest priority, ties broken by the device table's preference (G
 CPU). A pinned node goes where it is pinned when that device exists and has a kernel;
 otherwise soft placement (on by default) falls back to the unpinned choice, and without it
 the pin is an InvalidArgumentError. `log_device_placement` prints every decision to stderr.
+
+Resource edges colocate, as in TF: a variable's handle op and every op reading or updating
+it (over the whole graph, so that each run places them alike) go to one device, the best
+type all of them have kernels for, honouring the handle op's pin (else any member's).
 """
 
 import sys
@@ -84,6 +88,65 @@ def _log(placement, node_name, op_type, enabled, note):
 
 def place(ops, allow_soft_placement=True, log_device_placement=False):
     """The Placement of each graph operation, in the order given."""
-    return [place_node(op.name, op.type, op.attrs, op.device, allow_soft_placement,
-                       log_device_placement, op=op)
+    requested = _colocated_requests(ops, allow_soft_placement)
+    return [place_node(op.name, op.type, op.attrs, requested.get(op._id, op.device),
+                       allow_soft_placement, log_device_placement, op=op)
             for op in ops]
+
+
+def _resource_neighbours(op):
+    """Ops joined to `op` by a resource edge (either direction)."""
+    for t in op.inputs:
+        if t.dtype.kind == "handle":
+            yield t.op
+    for t in op.outputs:
+        if t.dtype.kind == "handle":
+            yield from t.consumers()
+
+
+def _colocation_group(op, seen):
+    """Every op reachable from `op` along resource edges, producers first."""
+    group, stack = [], [op]
+    seen.add(op._id)
+    while stack:
+        member = stack.pop()
+        group.append(member)
+        for other in _resource_neighbours(member):
+            if other._id not in seen:
+                seen.add(other._id)
+                stack.append(other)
+    return sorted(group, key=lambda o: o._id)
+
+
+def _colocated_requests(ops, allow_soft_placement):
+    """{op id: device string} for the ops of resource colocation groups."""
+    requested, seen = {}, set()
+    for op in ops:
+        if op._id in seen or not any(True for _ in _resource_neighbours(op)):
+            continue
+        group = _colocation_group(op, seen)
+        device = _group_device(group, allow_soft_placement)
+        requested.update((member._id, device) for member in group)
+    return requested
+
+
+def _group_device(group, allow_soft_placement):
+    """The device string every member of a colocation group is placed on."""
+    supported = None
+    for member in group:
+        label = member.attrs.get("_kernel", "")
+        types = {c[2].name for c in _candidates(member.type, member.attrs, label, member.name)}
+        supported = types if supported is None else supported & types
+    pinned = [m for m in group if m.device and devices.DeviceSpec.from_string(m.device).device_type]
+    if pinned:
+        spec = devices.DeviceSpec.from_string(pinned[0].device)
+        dtype = devices.get_device_type(spec.device_type)
+        if dtype is not None and spec.device_type in supported \
+                and (spec.device_index or 0) < dtype.count:
+            return spec.to_string()
+        if not allow_soft_placement:
+            return spec.to_string()   # place_node reports why the pin cannot be honoured
+    for dtype in devices.device_types():
+        if dtype.name in supported:
+            return f"/device:{dtype.name}:0"
+    return ""                          # no common device: each member is placed alone

@@ -124,9 +124,20 @@ def convert_feed(tensor, value, key):
             f"the tensor object was {value} which was passed to the feed with key {key}.")
     dtype = tensor.dtype
     np_type = dtype.as_numpy_dtype
-    if dtype.kind in ("float", "int", "uint", "bool") and _is_complex(value):
+    if dtype.kind in ("float", "int", "uint", "bool") and (
+            _is_complex(value) or getattr(getattr(value, "dtype", None), "kind", "") == "c"):
         raise TypeError(f"Cannot feed a complex value to Tensor '{tensor.name}' of dtype "
                         f"{dtype.name}: the imaginary part would be lost.")
+    if devices.location_of(value) is not None:      # a CuPy array: stays on its device
+        if dtype.kind in ("string", "handle"):
+            raise InvalidArgumentError(f"Cannot feed a device array to Tensor '{tensor.name}' "
+                                       f"of dtype {dtype.name}")
+        try:
+            array = value if value.dtype == np_type else value.astype(np_type)
+        except TypeError as e:      # a type CuPy cannot hold (bfloat16)
+            raise InvalidArgumentError(f"Cannot convert the feed value for Tensor "
+                                       f"'{tensor.name}' to {dtype.name}: {e}") from None
+        return _checked_shape(tensor, array)
     if isinstance(value, int) and dtype.kind not in ("string", "handle"):
         try:
             fits = bool(np_type(value) == value)
@@ -144,9 +155,14 @@ def convert_feed(tensor, value, key):
     except (TypeError, ValueError) as e:
         raise InvalidArgumentError(f"Cannot convert the feed value for Tensor '{tensor.name}' "
                                    f"to {dtype.name}: {e}") from None
+    return _checked_shape(tensor, array)
+
+
+def _checked_shape(tensor, array):
     if not _shape_ok(tensor.shape.as_tuple(), array.shape):
         raise InvalidArgumentError("Cannot feed value of shape %r for Tensor %r, which has "
-                                   "shape %r" % (array.shape, tensor.name, str(tensor.shape)))
+                                   "shape %r" % (tuple(array.shape), tensor.name,
+                                                 str(tensor.shape)))
     return array
 
 

@@ -1,4 +1,5 @@
-"""gp.test: the numeric gradient checker (TF1's tf.test.compute_gradient[_error]).
+"""gp.test: the numeric gradient checker (TF1's tf.test.compute_gradient[_error]), the
+op checker `check_op`, and `simulated_gpu` (run GPU kernels without a GPU).
 
 The symbolic Jacobian is read back one output element at a time (gp.gradients seeded with
 a one-hot `grad_ys`); the numeric one comes from central differences. Both are
@@ -13,7 +14,11 @@ import numpy as np
 from graphops.constant_op import constant, placeholder
 from graphops.gradients import gradients
 from graphops.session import Session, get_default_session
+from graphops.simulated_gpu import simulated_gpu
 from graphops.tensor import as_graph_element
+
+# How far a GPU kernel may stray from the CPU one (summation order differs), per dtype.
+_DEVICE_RTOL = {"float16": 1e-2, "float32": 1e-5, "complex64": 1e-5}
 
 
 def _size(shape):
@@ -113,7 +118,8 @@ def check_op(op_type, inputs, attrs=None, gradient_tolerance=1e-4):
     `inputs` maps input names to arrays (a list of arrays for list inputs), `attrs` holds the
     other keyword arguments. Checked: the shape function's static shapes and the declared
     dtypes against what the kernel returns in a Session (float inputs are fed to placeholders of
-    their full shape, other inputs are constants); eager results equal graph results;
+    their full shape, other inputs are constants); eager results equal graph results; when
+    the op has a GPU kernel, its results on the simulated GPU equal the CPU ones;
     and, for float64 inputs of an op with a registered gradient, the symbolic gradient of
     every float64 output against central differences. Returns the graph outputs.
     """
@@ -159,6 +165,7 @@ def check_op(op_type, inputs, attrs=None, gradient_tolerance=1e-4):
                                    else got, want, rtol=1e-6, atol=0, equal_nan=True,
                                    err_msg=f"{op_type}: eager and graph results differ "
                                            f"({tensor.name})")
+    _check_gpu_kernel(op_type, graph, outputs, values, feeds)
     try:
         differentiable = get_gradient_function(outputs[0].op) is not None if outputs else False
     except LookupError:
@@ -180,3 +187,19 @@ def check_op(op_type, inputs, attrs=None, gradient_tolerance=1e-4):
                     f"{op_type}: gradient of {tensor.name} is off by {error:g} from central "
                     "differences")
     return values
+
+
+def _check_gpu_kernel(op_type, graph, outputs, values, feeds):
+    """The graph rerun on the simulated GPU (where the op has a kernel for these attrs)."""
+    from registry.kernel_registry import registered_kernels
+
+    if not outputs or not any(k.device_type == "GPU" for k in registered_kernels(op_type)):
+        return
+    with simulated_gpu():
+        with Session(graph=graph) as sess:
+            on_gpu = sess.run(outputs, feed_dict=feeds)
+    for tensor, want, got in zip(outputs, values, on_gpu):
+        rtol = _DEVICE_RTOL.get(tensor.dtype.name, 1e-12)
+        np.testing.assert_allclose(
+            np.asarray(got), np.asarray(want), rtol=rtol, atol=rtol, equal_nan=True,
+            err_msg=f"{op_type}: GPU (simulated) and CPU results differ ({tensor.name})")

@@ -1,8 +1,10 @@
-"""CPU kernels of the array ops, written against `ctx.xp`, with TF's runtime checks.
+"""CPU and GPU kernels of the array ops, written once against `ctx.xp`, with TF's checks.
 
-Also holds small helpers the other everyday-op kernel modules share: `computable_types`,
-`shape_str`. Index inputs (shapes, axes, perms) and the outputs of Shape, Size and Rank are
-host memory, as in TF: those are NumPy arrays on every device.
+Also holds small helpers the other everyday-op kernel modules share: `DEVICES`,
+`computable_types`, `shape_str`, `host_copy`. Index inputs (shapes, axes, perms) and the
+outputs of Shape, Size and Rank are host memory, as in TF's GPU registrations: those are
+NumPy arrays on every device. An int32 Const on a GPU is host memory too (TF's
+HostConstantOp: such constants are mostly shapes and axes that host-memory inputs read).
 """
 
 import numpy as np
@@ -15,6 +17,7 @@ from registry.ops.array_ops import int_values
 from registry.tensor_shape import TensorShape
 
 INDEX_TYPES = (dtypes.int32, dtypes.int64)
+DEVICES = ("CPU", "GPU")     # the device types the everyday-op kernels are registered on
 
 
 def computable_types(op, attr="T"):
@@ -29,10 +32,14 @@ def shape_str(shape):
     return TensorShape(shape).debug_string()
 
 
+def host_copy(array):
+    """`array` in host memory: a NumPy array as it is, a device array copied (`.get()`)."""
+    return array if isinstance(array, np.ndarray) else array.get()
+
 
 # ----------------------------------------------------------------------------- sources
 
-@register_kernel("Placeholder")
+@register_kernel("Placeholder", DEVICES)
 class PlaceholderOp(OpKernel):
     """Always fails: a placeholder must be fed."""
 
@@ -49,9 +56,9 @@ class PlaceholderOp(OpKernel):
         raise InvalidArgumentError(self._message)
 
 
-@register_kernel("PlaceholderWithDefault")
-@register_kernel("Identity")
-@register_kernel("StopGradient")
+@register_kernel("PlaceholderWithDefault", DEVICES)
+@register_kernel("Identity", DEVICES)
+@register_kernel("StopGradient", DEVICES)
 class IdentityOp(OpKernel):
     """Forwards its input unchanged (no copy: kernels never write into inputs)."""
 
@@ -59,15 +66,21 @@ class IdentityOp(OpKernel):
         ctx.set_output(0, ctx.input(0))
 
 
-@register_kernel("NoOp")
+@register_kernel("NoOp", DEVICES)
 class NoOp(OpKernel):
     def compute(self, ctx):
         pass
 
 
 @register_kernel("Const")
+@register_kernel("Const", "GPU", type_constraints={
+    "dtype": [t for t in dtypes.GPU_TYPES if t != dtypes.int32]})
+@register_kernel("Const", "GPU", type_constraints={"dtype": [dtypes.int32]},
+                 host_memory=("output",))
 class ConstOp(OpKernel):
-    """Returns its `value` attr: one read-only copy per node, made on the kernel's device."""
+    """Returns its `value` attr: one copy per kernel instance (so per node and device),
+    made when the kernel is built: a GPU constant is uploaded once, never per run.
+    Host copies are read-only."""
 
     def __init__(self, ctx):
         super().__init__(ctx)
@@ -76,15 +89,16 @@ class ConstOp(OpKernel):
             raise InvalidArgumentError(
                 f"Type mismatch between value ({dtypes.as_dtype(value.dtype).short_name}) and "
                 f"dtype ({dtype.short_name})")
-        self._value = ctx.xp.array(value, copy=True)
-        if isinstance(self._value, np.ndarray):
+        xp = np if 0 in ctx.host_outputs else ctx.xp
+        self._value = xp.array(value, copy=True)
+        if xp is np:
             self._value.flags.writeable = False
 
     def compute(self, ctx):
         ctx.set_output(0, self._value)
 
 
-@register_kernel("ZerosLike")
+@register_kernel("ZerosLike", DEVICES)
 class ZerosLikeOp(OpKernel):
     def compute(self, ctx):
         x = ctx.input(0)
@@ -94,13 +108,13 @@ class ZerosLikeOp(OpKernel):
             ctx.set_output(0, ctx.xp.zeros_like(x))
 
 
-@register_kernel("OnesLike", type_constraints={"T": computable_types("OnesLike")})
+@register_kernel("OnesLike", DEVICES, type_constraints={"T": computable_types("OnesLike")})
 class OnesLikeOp(OpKernel):
     def compute(self, ctx):
         ctx.set_output(0, ctx.xp.ones_like(ctx.input(0)))
 
 
-@register_kernel("Fill", host_memory=("dims",))
+@register_kernel("Fill", DEVICES, host_memory=("dims",))
 class FillOp(OpKernel):
     def compute(self, ctx):
         dims, value = ctx.input(0), ctx.input(1)
@@ -120,7 +134,7 @@ class FillOp(OpKernel):
 
 # ----------------------------------------------------------------------------- shapes
 
-@register_kernel("Shape", host_memory=("output",))
+@register_kernel("Shape", DEVICES, host_memory=("output",))
 class ShapeOp(OpKernel):
     def compute(self, ctx):
         shape, out_type = ctx.input(0).shape, ctx.output_dtype(0)
@@ -132,7 +146,7 @@ class ShapeOp(OpKernel):
         ctx.set_output(0, np.asarray(shape, dtype=out_type.np_dtype))
 
 
-@register_kernel("Size", host_memory=("output",))
+@register_kernel("Size", DEVICES, host_memory=("output",))
 class SizeOp(OpKernel):
     def compute(self, ctx):
         size, out_type = ctx.input(0).size, ctx.output_dtype(0)
@@ -142,13 +156,13 @@ class SizeOp(OpKernel):
         ctx.set_output(0, np.asarray(size, dtype=out_type.np_dtype))
 
 
-@register_kernel("Rank", host_memory=("output",))
+@register_kernel("Rank", DEVICES, host_memory=("output",))
 class RankOp(OpKernel):
     def compute(self, ctx):
         ctx.set_output(0, np.asarray(ctx.input(0).ndim, dtype=np.int32))
 
 
-@register_kernel("Reshape", host_memory=("shape",))
+@register_kernel("Reshape", DEVICES, host_memory=("shape",))
 class ReshapeOp(OpKernel):
     def compute(self, ctx):
         x, sizes = ctx.input(0), ctx.input(1)
@@ -205,7 +219,7 @@ def _product(values):
     return n
 
 
-@register_kernel("Transpose", host_memory=("perm",))
+@register_kernel("Transpose", DEVICES, host_memory=("perm",))
 class TransposeOp(OpKernel):
     def compute(self, ctx):
         x, perm = ctx.input(0), ctx.input(1)
@@ -229,7 +243,7 @@ class TransposeOp(OpKernel):
         ctx.set_output(0, ctx.xp.transpose(x, axes))
 
 
-@register_kernel("Squeeze")
+@register_kernel("Squeeze", DEVICES)
 class SqueezeOp(OpKernel):
     def __init__(self, ctx):
         super().__init__(ctx)
@@ -253,7 +267,7 @@ class SqueezeOp(OpKernel):
         ctx.set_output(0, x.reshape(shape))
 
 
-@register_kernel("ExpandDims", host_memory=("dim",))
+@register_kernel("ExpandDims", DEVICES, host_memory=("dim",))
 class ExpandDimsOp(OpKernel):
     def compute(self, ctx):
         x, dim = ctx.input(0), ctx.input(1)
@@ -270,7 +284,7 @@ class ExpandDimsOp(OpKernel):
 
 # ----------------------------------------------------------------------------- joining
 
-@register_kernel("Pack")
+@register_kernel("Pack", DEVICES)
 class PackOp(OpKernel):
     def __init__(self, ctx):
         super().__init__(ctx)
@@ -291,7 +305,7 @@ class PackOp(OpKernel):
         ctx.set_output(0, ctx.xp.stack(values, axis))
 
 
-@register_kernel("ConcatV2", host_memory=("axis",))
+@register_kernel("ConcatV2", DEVICES, host_memory=("axis",))
 class ConcatV2Op(OpKernel):
     def compute(self, ctx):
         values, axis_t = ctx.inputs[:-1], ctx.inputs[-1]
@@ -323,7 +337,7 @@ class ConcatV2Op(OpKernel):
         ctx.set_output(0, ctx.xp.concatenate(values, axis))
 
 
-@register_kernel("Tile", host_memory=("multiples",))
+@register_kernel("Tile", DEVICES, host_memory=("multiples",))
 class TileOp(OpKernel):
     def compute(self, ctx):
         x, multiples_t = ctx.input(0), ctx.input(1)
@@ -342,7 +356,7 @@ class TileOp(OpKernel):
         ctx.set_output(0, ctx.xp.tile(x, multiples))
 
 
-@register_kernel("Slice", host_memory=("begin", "size"))
+@register_kernel("Slice", DEVICES, host_memory=("begin", "size"))
 class SliceOp(OpKernel):
     def compute(self, ctx):
         x, begin_t, size_t = ctx.inputs

@@ -1,6 +1,7 @@
 """Depthwise 2-D convolution math: DepthwiseConv2dNative forward and its two gradients.
 
-Depthwise work is memory-bound, so every op runs over cache-sized chunks of rows:
+Two paths. With NumPy (``xp=np``, the default) depthwise work is memory-bound, so every op
+runs over cache-sized chunks of rows:
 
 * each chunk copies its source rows once into a private zero-padded "slab", casting to the
   compute dtype; the input's channels are repeated M times there, so slab channel ``c*M + m``
@@ -15,6 +16,13 @@ Depthwise work is memory-bound, so every op runs over cache-sized chunks of rows
   no zero insertion, no de-interleaving); the filter table is zero where no tap lands.
 
 Chunks are spread over a thread pool: NumPy releases the GIL inside einsum and copies.
+
+With any other array module (CuPy on a GPU) the ops run written once against ``xp``, over
+``chunk_bytes`` chunks of output positions: one einsum per chunk against a strided window
+view (forward, filter gradient; a batched GEMM over channels in CuPy), and for the input
+gradient one einsum per chunk followed by a strided-slice add per tap. NumPy uses that
+input-gradient path too when out_backprop holds NaN/Inf: it never multiplies dy by a
+structural zero, so NaN/Inf reach only the dx positions their taps reach (IEEE semantics).
 """
 
 import os
@@ -22,8 +30,9 @@ import threading
 
 import numpy as np
 
-from kernels.conv_layout import (channels_last_shape, compute_dtype, conv_output_size,
-                                 to_channels_last)
+from kernels.conv_layout import (blocks, channels_last_shape, chunk_bytes, compute_dtype,
+                                 conv_output_size, from_channels_last, padded_for_windows,
+                                 tap_index, to_channels_last, window_view)
 
 CHUNK_BYTES = 1 << 19          # slab + result bytes of one chunk: stays in a core's L2
 _MIN_PARALLEL_FLOPS = 1 << 22  # smaller calls run in the calling thread
@@ -31,8 +40,10 @@ _pool = _pool_pid = None
 _pool_lock = threading.Lock()
 
 
-def depthwise_forward(x, w, strides, dilations, pads, channels_last=True):
+def depthwise_forward(x, w, strides, dilations, pads, channels_last=True, xp=np):
     """y[n, o, c*M+m] = sum_k x[n, o*s + k*d - before, c] * w[k, c, m]; w is [KH, KW, C, M]."""
+    if xp is not np:
+        return _forward_by_windows(x, w, strides, dilations, pads, channels_last, xp)
     xl = to_channels_last(x, channels_last)
     n, h, wd, c = xl.shape
     kh, kw, _, m = w.shape
@@ -73,8 +84,12 @@ def depthwise_forward(x, w, strides, dilations, pads, channels_last=True):
     return y
 
 
-def depthwise_backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels_last=True):
+def depthwise_backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels_last=True,
+                              xp=np):
     """dw[k, c, m] = sum over n, o of x[n, o*s + k*d - before, c] * dy[n, o, c*M+m]."""
+    if xp is not np:
+        return _filter_by_windows(x, dy, filter_shape, strides, dilations, pads, channels_last,
+                                  xp)
     kh, kw, c, m = (int(d) for d in filter_shape)
     xl, dyl = to_channels_last(x, channels_last), to_channels_last(dy, channels_last)
     n, _, wd, _ = xl.shape
@@ -116,8 +131,11 @@ def depthwise_backprop_filter(x, dy, filter_shape, strides, dilations, pads, cha
     return dwf.reshape(kh, kw, c, m).astype(x.dtype)
 
 
-def depthwise_backprop_input(dy, w, input_shape, strides, dilations, pads, channels_last=True):
+def depthwise_backprop_input(dy, w, input_shape, strides, dilations, pads, channels_last=True,
+                             xp=np):
     """dx[n, i, c] = sum over o, k with o*s + k*d - before = i of dy[n, o, c*M+m] * w[k, c, m]."""
+    if xp is not np:
+        return _input_by_taps(dy, w, input_shape, strides, dilations, pads, channels_last, xp)
     n, h, wd, c = channels_last_shape(input_shape, channels_last)
     kh, kw, _, m = w.shape
     dyl = to_channels_last(dy, channels_last)
@@ -130,8 +148,7 @@ def depthwise_backprop_input(dy, w, input_shape, strides, dilations, pads, chann
         return dx
     ct, cm = compute_dtype(dy.dtype), c * m
     if not np.isfinite(dyl).all():
-        _backprop_input_per_tap(dyl, w, dxl, strides, dilations, pads, ct)
-        return dx
+        return _input_by_taps(dy, w, input_shape, strides, dilations, pads, channels_last, np)
     rgroups = _tap_groups(kh, sh, dh)
     count, step, wq = _tuple_taps(w.reshape(kh, kw, cm).astype(ct), sw, dw)
     a_max = (count - 1) * step
@@ -175,27 +192,6 @@ def depthwise_backprop_input(dy, w, input_shape, strides, dilations, pads, chann
 
     _run(work, chunks, 2 * dyl.size * kh * kw)
     return dx
-
-
-def _backprop_input_per_tap(dyl, w, dxl, strides, dilations, pads, ct):
-    """Adds each tap's products into a padded buffer, tap by tap. Slower than the gather, but it
-    never multiplies dy by a structural zero, so NaN/Inf in dy reach only the dx positions
-    their taps reach (IEEE semantics)."""
-    n, h, wd, c = dxl.shape
-    kh, kw, _, m = w.shape
-    _, oh, ow, _ = dyl.shape
-    (sh, sw), (dh, dw), ((pt, pb), (pl, pr)) = strides, dilations, pads
-    hp = max(h + pt + pb, (oh - 1) * sh + (kh - 1) * dh + 1)
-    wp = max(wd + pl + pr, (ow - 1) * sw + (kw - 1) * dw + 1)
-    buf = np.zeros((n, hp, wp, c), ct)
-    dy5 = dyl.reshape(n, oh, ow, c, m).astype(ct, copy=False)
-    wc = w.astype(ct, copy=False)
-    for i in range(kh):
-        for j in range(kw):
-            rows = slice(i * dh, i * dh + (oh - 1) * sh + 1, sh)
-            cols = slice(j * dw, j * dw + (ow - 1) * sw + 1, sw)
-            buf[:, rows, cols] += np.einsum("nhwcm,cm->nhwc", dy5, wc[i, j], optimize=False)
-    dxl[...] = buf[:, pt:pt + h, pl:pl + wd]
 
 
 class _Slab:
@@ -342,3 +338,75 @@ def _run(work, chunks, flops):
             from concurrent.futures import ThreadPoolExecutor   # lazily: keeps import fast
             _pool, _pool_pid = ThreadPoolExecutor(_threads(), "depthwise"), os.getpid()
     return list(_pool.map(work, [chunks[i::t] for i in range(t)]))
+
+
+# ----------------------------------------------------------------------------- any array module
+
+
+def _forward_by_windows(x, w, strides, dilations, pads, channels_last, xp):
+    """The forward conv as one ``win @ w`` einsum per chunk of output positions."""
+    xl = to_channels_last(x, channels_last, xp)
+    n, c = xl.shape[0], xl.shape[-1]
+    kh, kw, _, m = w.shape
+    out_hw = tuple(conv_output_size(s, k, st, d, b, a) for s, k, st, d, (b, a)
+                   in zip(xl.shape[1:3], (kh, kw), strides, dilations, pads))
+    ct = compute_dtype(x.dtype)
+    y = xp.zeros((n, *out_hw, c, m), ct)
+    if y.size and xl.size and kh * kw:
+        padded = padded_for_windows(xl, pads, (kh, kw), strides, dilations, out_hw, ct, xp)
+        win = window_view(padded, (kh, kw), strides, dilations, out_hw, xp)
+        wc = w.astype(ct, copy=False)
+        for idx, _ in _position_blocks((n, *out_hw), kh * kw * c + c * m, ct, xp):
+            y[idx] = xp.einsum("nhwijc,ijcm->nhwcm", win[idx], wc, optimize=False)
+    y = y.reshape(n, *out_hw, c * m).astype(x.dtype, copy=False)
+    return from_channels_last(y, channels_last, xp)
+
+
+def _filter_by_windows(x, dy, filter_shape, strides, dilations, pads, channels_last, xp):
+    """The filter gradient as ``win.T @ dy`` einsums summed over chunks of output positions."""
+    kh, kw, c, m = (int(d) for d in filter_shape)
+    xl, dyl = to_channels_last(x, channels_last, xp), to_channels_last(dy, channels_last, xp)
+    n, oh, ow, _ = dyl.shape
+    ct = compute_dtype(x.dtype)
+    dw = xp.zeros((kh, kw, c, m), ct)
+    if dw.size and dyl.size and xl.size:
+        padded = padded_for_windows(xl, pads, (kh, kw), strides, dilations, (oh, ow), ct, xp)
+        win = window_view(padded, (kh, kw), strides, dilations, (oh, ow), xp)
+        dy5 = dyl.reshape(n, oh, ow, c, m)
+        for idx, _ in _position_blocks((n, oh, ow), kh * kw * c + 2 * c * m, ct, xp):
+            dw += xp.einsum("nhwijc,nhwcm->ijcm", win[idx], dy5[idx].astype(ct, copy=False),
+                            optimize=False)
+    return dw.astype(x.dtype, copy=False)
+
+
+def _input_by_taps(dy, w, input_shape, strides, dilations, pads, channels_last, xp):
+    """The input gradient: per chunk, ``dy @ w.T`` for all taps at once (one einsum), then
+    each tap's products added into its strided slice of a padded buffer."""
+    n, h, wd, c = channels_last_shape(input_shape, channels_last)
+    kh, kw, _, m = w.shape
+    dyl = to_channels_last(dy, channels_last, xp)
+    grid = dyl.shape[:3]
+    ct = compute_dtype(dy.dtype)
+    padded_hw = [max(size + b + a, (q - 1) * s + (k - 1) * d + 1) for size, (b, a), q, k, s, d
+                 in zip((h, wd), pads, grid[1:], (kh, kw), strides, dilations)]
+    buf = xp.zeros((n, *padded_hw, c), ct)
+    if dyl.size and w.size and buf.size:
+        dy5 = dyl.reshape(*grid, c, m)
+        wc = w.astype(ct, copy=False)
+        for idx, _ in _position_blocks(grid, kh * kw * c + c * m, ct, xp):
+            cols = xp.einsum("nhwcm,ijcm->ijnhwc", dy5[idx].astype(ct, copy=False), wc,
+                             optimize=False)
+            for i in range(kh):
+                for j in range(kw):
+                    target = buf[tap_index(idx, grid, (i, j), strides, dilations)]
+                    target += cols[i, j]
+    (pt, _), (pl, _) = pads
+    dx = xp.ascontiguousarray(buf[:, pt:pt + h, pl:pl + wd], dtype=dy.dtype)
+    return from_channels_last(dx, channels_last, xp)
+
+
+def _position_blocks(grid, values_per_position, ct, xp):
+    """``blocks`` of output positions for the array-module path; each position holds about
+    ``values_per_position`` values of ``ct`` (a patch row and the einsum's result), twice
+    over for the operand copies CuPy's einsum makes."""
+    return blocks(grid, 2 * values_per_position * ct.itemsize, chunk_bytes(xp, CHUNK_BYTES))

@@ -1,12 +1,13 @@
-"""CPU kernels of the 13 convolution ops: validation (TF's messages), then the NumPy math.
+"""Kernels of the 13 convolution ops, on CPU and GPU: validation (TF's messages), then the math.
 
 Constructors check attrs as TF's kernels do (``registry.conv_shapes.conv_params``);
-``compute`` reads the sizes vectors, runs the shape checks of ``registry.conv_shapes``,
-bounds every buffer by the memory budget, then calls ``kernels.conv_dense`` or
-``kernels.conv_depthwise``. Unlike TF's CPU build these kernels also compute
-channels-first layouts, dilations in every op, stride with dilation, unequal depthwise
-strides and grouped dense convolutions (gradients included, except Conv3D's, which TF
-forbids with a channel check).
+``compute`` reads the sizes vectors (host memory on every device), runs the shape checks
+of ``registry.conv_shapes``, bounds every buffer by the memory budget, then calls
+``kernels.conv_dense`` or ``kernels.conv_depthwise`` with the device's array module
+(``ctx.xp``: NumPy on CPU, CuPy on GPU; the GPU kernels take every T but bfloat16).
+Unlike TF's CPU build these kernels also compute channels-first layouts, dilations in
+every op, stride with dilation, unequal depthwise strides and grouped dense convolutions
+(gradients included, except Conv3D's, which TF forbids with a channel check).
 """
 
 import math
@@ -77,8 +78,8 @@ def _conv2d_input_sizes(sizes, filter_shape, out_backprop_shape, data_format):
 # ----------------------------------------------------------------------------- base classes
 
 
-def _split(a, groups, axis):
-    return np.split(a, groups, axis=axis) if groups > 1 else [a]
+def _split(xp, a, groups, axis):
+    return xp.split(a, groups, axis=axis) if groups > 1 else [a]
 
 
 class _ConvKernel(OpKernel):
@@ -125,7 +126,7 @@ class _ConvKernel(OpKernel):
 
     def _zeros(self, ctx, shape, dtype):
         ctx.check_allocation(shape, dtype)
-        ctx.set_output(0, np.zeros(shape, dtype))
+        ctx.set_output(0, ctx.xp.zeros(shape, dtype))
 
 
 class _ForwardKernel(_ConvKernel):
@@ -139,13 +140,14 @@ class _ForwardKernel(_ConvKernel):
             return self._zeros(ctx, out_shape, x.dtype)
         window = self._window(ctx, out_shape, x.dtype, x.shape, w.shape[:-2],
                               self._spatial(out_shape), geo.pads)
+        xp = ctx.xp
         if self.info.depthwise:
-            y = depthwise_forward(x, w, *window)
+            y = depthwise_forward(x, w, *window, xp=xp)
         else:
             axis = self._channel_axis
-            parts = [conv_forward(xg, wg, *window)
-                     for xg, wg in zip(_split(x, geo.groups, axis), _split(w, geo.groups, -1))]
-            y = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=axis)
+            parts = [conv_forward(xg, wg, *window, xp=xp) for xg, wg
+                     in zip(_split(xp, x, geo.groups, axis), _split(xp, w, geo.groups, -1))]
+            y = parts[0] if len(parts) == 1 else xp.concatenate(parts, axis=axis)
         ctx.set_output(0, y)
 
 
@@ -165,15 +167,16 @@ class _BackpropInputKernel(_ConvKernel):
             return self._zeros(ctx, in_shape, dy.dtype)
         window = self._window(ctx, in_shape, dy.dtype, in_shape, w.shape[:-2],
                               self._spatial(dy.shape), geo.pads)
+        xp = ctx.xp
         if self.info.depthwise:
-            dx = depthwise_backprop_input(dy, w, in_shape, *window)
+            dx = depthwise_backprop_input(dy, w, in_shape, *window, xp=xp)
         else:
             axis, groups = self._channel_axis, geo.groups
             group_shape = list(in_shape)
             group_shape[axis] //= groups
-            parts = [conv_backprop_input(dyg, wg, tuple(group_shape), *window)
-                     for dyg, wg in zip(_split(dy, groups, axis), _split(w, groups, -1))]
-            dx = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=axis)
+            parts = [conv_backprop_input(dyg, wg, tuple(group_shape), *window, xp=xp)
+                     for dyg, wg in zip(_split(xp, dy, groups, axis), _split(xp, w, groups, -1))]
+            dx = parts[0] if len(parts) == 1 else xp.concatenate(parts, axis=axis)
         ctx.set_output(0, dx)
 
 
@@ -193,14 +196,15 @@ class _BackpropFilterKernel(_ConvKernel):
             return self._zeros(ctx, w_shape, x.dtype)
         window = self._window(ctx, w_shape, x.dtype, x.shape, w_shape[:-2],
                               self._spatial(dy.shape), geo.pads)
+        xp = ctx.xp
         if self.info.depthwise:
-            dw = depthwise_backprop_filter(x, dy, w_shape, *window)
+            dw = depthwise_backprop_filter(x, dy, w_shape, *window, xp=xp)
         else:
             axis, groups = self._channel_axis, geo.groups
             group_shape = w_shape[:-1] + (w_shape[-1] // groups,)
-            parts = [conv_backprop_filter(xg, dyg, group_shape, *window)
-                     for xg, dyg in zip(_split(x, groups, axis), _split(dy, groups, axis))]
-            dw = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=-1)
+            parts = [conv_backprop_filter(xg, dyg, group_shape, *window, xp=xp) for xg, dyg
+                     in zip(_split(xp, x, groups, axis), _split(xp, dy, groups, axis))]
+            dw = parts[0] if len(parts) == 1 else xp.concatenate(parts, axis=-1)
         ctx.set_output(0, dw)
 
 
@@ -208,9 +212,10 @@ class _BackpropFilterKernel(_ConvKernel):
 
 
 def _register(op, host_memory=()):
-    """Registers a kernel class for ``op`` on CPU for every T the op allows."""
+    """Registers a kernel class for ``op`` on CPU and GPU for every T the op allows (the
+    registry leaves bfloat16 out on GPU); sizes vectors stay in host memory."""
     allowed = get_op_def(op).attr_def("T").allowed_values
-    return register_kernel(op, device="CPU", type_constraints={"T": allowed},
+    return register_kernel(op, device=("CPU", "GPU"), type_constraints={"T": allowed},
                            host_memory=host_memory)
 
 

@@ -1,26 +1,42 @@
-"""Layout and padding helpers shared by the dense and depthwise conv math.
+"""Layout, padding and chunking helpers shared by the dense and depthwise conv math.
 
 The conv math works on a canonical channels-last layout: activations are
 ``[N, *S, C]`` (NHWC / NDHWC) and filters stay in TF's ``[*K, C, O]`` order.
 Channels-first inputs are moved to channels-last on entry and back on exit.
+
+Every helper takes the array module ``xp`` (NumPy on the CPU, CuPy on a GPU) and uses
+only functions both have. How much work one chunk holds is decided here too
+(``chunk_bytes``): cache-sized on the CPU, large on a GPU.
 """
 
+import itertools
+import math
+
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 import ml_dtypes
 
 _HALF_TYPES = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
 
+# One chunk of conv work on a GPU: GEMMs of thousands of rows keep cuBLAS busy, larger
+# chunks buy little, and CuPy's memory pool reuses the same blocks chunk after chunk.
+GPU_CHUNK_BYTES = 128 << 20
 
-def to_channels_last(x, channels_last):
+
+def chunk_bytes(xp, cpu_bytes):
+    """Target size of one chunk's buffers: ``cpu_bytes`` (each CPU algorithm's cache-tuned
+    figure) with NumPy, ``GPU_CHUNK_BYTES`` with a device array module."""
+    return cpu_bytes if xp is np else GPU_CHUNK_BYTES
+
+
+def to_channels_last(x, channels_last, xp=np):
     """``[N, C, *S]`` -> ``[N, *S, C]`` (a view); identity when already channels-last."""
-    return x if channels_last else np.moveaxis(x, 1, -1)
+    return x if channels_last else xp.moveaxis(x, 1, -1)
 
 
-def from_channels_last(y, channels_last):
+def from_channels_last(y, channels_last, xp=np):
     """``[N, *S, C]`` -> ``[N, C, *S]`` as a contiguous array; identity when channels-last."""
-    return y if channels_last else np.ascontiguousarray(np.moveaxis(y, -1, 1))
+    return y if channels_last else xp.ascontiguousarray(xp.moveaxis(y, -1, 1))
 
 
 def channels_last_shape(shape, channels_last):
@@ -51,7 +67,7 @@ def conv_output_size(in_size, k, stride, dilation, before, after):
     return span // stride + 1 if span >= 0 else 0
 
 
-def pad_spatial(x, pads, dtype=None, min_shape=None):
+def pad_spatial(x, pads, dtype=None, min_shape=None, xp=np):
     """Copy channels-last ``x`` into a zero buffer padded by ``pads`` ((before, after) per dim).
 
     ``min_shape`` optionally enlarges each padded spatial dim to at least that length
@@ -63,22 +79,63 @@ def pad_spatial(x, pads, dtype=None, min_shape=None):
     if min_shape is not None:
         padded = [max(p, m) for p, m in zip(padded, min_shape)]
     if tuple(padded) == tuple(spatial):
-        return np.ascontiguousarray(x, dtype=dtype)
-    buf = np.zeros((x.shape[0], *padded, x.shape[-1]), dtype=dtype)
+        return xp.ascontiguousarray(x, dtype=dtype)
+    buf = xp.zeros((x.shape[0], *padded, x.shape[-1]), dtype=dtype)
     inner = tuple(slice(b, b + s) for s, (b, _) in zip(spatial, pads))
     buf[(slice(None),) + inner + (slice(None),)] = x
     return buf
 
 
-def window_view(xp, kernel, strides, dilations, out_spatial):
-    """Read-only ``[N, *O, *K, C]`` view of the windows of padded channels-last ``xp``.
+def padded_for_windows(x, pads, kernel, strides, dilations, out_spatial, dtype, xp=np):
+    """Zero-padded input, enlarged if needed so every window of ``out_spatial`` lies in it."""
+    need = [(q - 1) * s + (k - 1) * d + 1
+            for q, k, s, d in zip(out_spatial, kernel, strides, dilations)]
+    return pad_spatial(x, pads, dtype, min_shape=need, xp=xp)
 
-    Element ``[n, *o, *k, c]`` is ``xp[n, *(o*stride + k*dilation), c]``. Never write to it.
+
+def window_view(padded, kernel, strides, dilations, out_spatial, xp=np):
+    """Read-only ``[N, *O, *K, C]`` view of the windows of padded channels-last ``padded``.
+
+    Element ``[n, *o, *k, c]`` is ``padded[n, *(o*stride + k*dilation), c]``. Never write
+    to it (its windows overlap); NumPy marks it read-only, CuPy cannot.
     """
-    st = xp.strides
+    st = padded.strides
     sp = st[1:-1]
-    shape = (xp.shape[0], *out_spatial, *kernel, xp.shape[-1])
+    shape = (padded.shape[0], *out_spatial, *kernel, padded.shape[-1])
     strides = (st[0], *(a * s for a, s in zip(sp, strides)),
                *(a * d for a, d in zip(sp, dilations)), st[-1])
-    return as_strided(xp, shape, strides, writeable=False)
+    if xp is np:
+        return np.lib.stride_tricks.as_strided(padded, shape, strides, writeable=False)
+    return xp.lib.stride_tricks.as_strided(padded, shape, strides)
 
+
+def blocks(grid, row_bytes, budget):
+    """Split the output grid ``(N, *out_sp)`` into index blocks of about ``budget`` bytes.
+
+    Blocks run along the outermost axis whose inner rows fit the budget; the axes
+    before it are taken one index at a time. Yields ``(idx, rows)``: ``idx`` is a tuple
+    of slices (so a block keeps every axis) indexing ``[N, *out_sp, ...]`` arrays, and
+    ``rows`` is the block's number of positions.
+    """
+    for axis in range(len(grid)):
+        inner = math.prod(grid[axis + 1:])
+        if inner * row_bytes <= budget:
+            break
+    step = max(1, budget // (inner * row_bytes))
+    for prefix in itertools.product(*(range(g) for g in grid[:axis])):
+        for start in range(0, grid[axis], step):
+            stop = min(start + step, grid[axis])
+            yield tuple(slice(i, i + 1) for i in prefix) + (slice(start, stop),), \
+                (stop - start) * inner
+
+
+def tap_index(idx, grid, offset, strides, dilations):
+    """Index into a padded ``[N, *P, C]`` array of the positions kernel ``offset`` reads for
+    the output block ``idx`` of ``blocks(grid, ...)`` (position ``o * stride + k * dilation``):
+    a plain strided slice, shaped like the block."""
+    parts = [idx[0]]
+    for axis in range(1, len(grid)):
+        k, s = offset[axis - 1] * dilations[axis - 1], strides[axis - 1]
+        sel = idx[axis] if axis < len(idx) else slice(0, grid[axis])
+        parts.append(slice(sel.start * s + k, (sel.stop - 1) * s + k + 1, s))
+    return tuple(parts) + (slice(None),)

@@ -1,8 +1,9 @@
-"""Kernels of the gradient-support ops: BroadcastGradientArgs."""
+"""Kernels of the gradient-support ops: BroadcastGradientArgs (shape arithmetic: all its
+inputs and outputs stay in host memory on every device, as in TF's GPU registration)."""
 
 import numpy as np
 
-from kernels.array_kernels import shape_str
+from kernels.array_kernels import DEVICES, shape_str
 from registry import dtypes
 from registry.errors import InvalidArgumentError
 from registry.kernel_registry import OpKernel, register_kernel
@@ -20,11 +21,12 @@ def broadcast_reduction_axes(s0, s1):
     return [i for i in range(rank) if x[i] == 1], [i for i in range(rank) if y[i] == 1]
 
 
-@register_kernel("BroadcastGradientArgs",
-                 type_constraints={"T": [dtypes.int32, dtypes.int64]})
+@register_kernel("BroadcastGradientArgs", DEVICES,
+                 type_constraints={"T": [dtypes.int32, dtypes.int64]},
+                 host_memory=("s0", "s1", "r0", "r1"))
 class BroadcastGradientArgsKernel(OpKernel):
     def compute(self, ctx):
-        shapes = [np.asarray(ctx.input(i)) for i in range(2)]
+        shapes = ctx.inputs
         for i, shape in enumerate(shapes):
             if shape.ndim != 1:
                 raise InvalidArgumentError(

@@ -1,11 +1,16 @@
-"""Fused softmax cross-entropy kernels: loss and backprop (softmax - labels) in one pass.
+"""Fused softmax cross-entropy kernels (loss and backprop, softmax - labels, in one pass)
+and ArgMax, for the CPU and the GPU, written once against `ctx.xp`.
 
 float16/bfloat16 are computed in float32 and rounded once, as the conv kernels do.
+Out-of-range sparse labels are an InvalidArgumentError on every device (TF's CPU kernel;
+TF's GPU kernel gives NaN rows instead): on a GPU that check reads one flag back to the host,
+and the labels themselves only to write the message.
 """
 
 import numpy as np
 
-from kernels.array_kernels import shape_str
+from kernels.array_kernels import DEVICES, host_copy, shape_str
+from kernels.math_kernels import broadcast_shape
 from registry import dtypes
 from registry.errors import InvalidArgumentError
 from registry.kernel_registry import OpKernel, register_kernel
@@ -13,18 +18,20 @@ from registry.kernel_registry import OpKernel, register_kernel
 _FLOATS = list(dtypes.FLOAT_TYPES)
 
 
-def _log_softmax(logits):
-    """log(softmax(logits)) along the last axis, in float32 or wider."""
+def _log_softmax(xp, logits):
+    """log(softmax(logits)) along the last axis of a matrix, in float32 or wider."""
     wide = logits.astype(np.promote_types(logits.dtype, np.float32))
-    shifted = wide - wide.max(axis=1, keepdims=True, initial=-np.inf)
-    return shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    if wide.size == 0:       # no maximum to take (every result is empty anyway)
+        return wide
+    shifted = wide - wide.max(axis=1, keepdims=True)
+    return shifted - xp.log(xp.exp(shifted).sum(axis=1, keepdims=True))
 
 
-@register_kernel("SparseSoftmaxCrossEntropyWithLogits",
+@register_kernel("SparseSoftmaxCrossEntropyWithLogits", DEVICES,
                  type_constraints={"T": _FLOATS, "Tlabels": [dtypes.int32, dtypes.int64]})
 class SparseSoftmaxCrossEntropyWithLogitsKernel(OpKernel):
     def compute(self, ctx):
-        logits, labels = ctx.input(0), ctx.input(1)
+        logits, labels, xp = ctx.input(0), ctx.input(1), ctx.xp
         if logits.ndim != 2:
             raise InvalidArgumentError(
                 f"logits must be 2-D, but got shape {shape_str(logits.shape)}")
@@ -39,40 +46,40 @@ class SparseSoftmaxCrossEntropyWithLogitsKernel(OpKernel):
         if batch > 0 and classes == 0:
             raise InvalidArgumentError(
                 f"Must have at least one class, but got logits shape {shape_str(logits.shape)}")
-        bad = (labels < 0) | (labels >= classes)
-        if bad.any():
+        if ((labels < 0) | (labels >= classes)).any():
+            values = host_copy(labels)
+            bad = values[(values < 0) | (values >= classes)]
             raise InvalidArgumentError(
-                f"Received a label value of {labels[bad][0]} which is outside the valid range "
-                f"of [0, {classes}).  Label values: {' '.join(str(v) for v in labels)}")
-        log_probs = _log_softmax(logits)
-        rows = np.arange(batch)
-        backprop = np.exp(log_probs)
+                f"Received a label value of {bad[0]} which is outside the valid range "
+                f"of [0, {classes}).  Label values: {' '.join(str(v) for v in values)}")
+        log_probs = _log_softmax(xp, logits)
+        rows = xp.arange(batch)
+        backprop = xp.exp(log_probs)
         backprop[rows, labels] -= 1
         ctx.set_output(0, (-log_probs[rows, labels]).astype(logits.dtype))
         ctx.set_output(1, backprop.astype(logits.dtype))
 
 
-@register_kernel("SoftmaxCrossEntropyWithLogits", type_constraints={"T": _FLOATS})
+@register_kernel("SoftmaxCrossEntropyWithLogits", DEVICES, type_constraints={"T": _FLOATS})
 class SoftmaxCrossEntropyWithLogitsKernel(OpKernel):
     def compute(self, ctx):
-        logits, labels = ctx.input(0), ctx.input(1)
+        logits, labels, xp = ctx.input(0), ctx.input(1), ctx.xp
         if logits.ndim != 2 or labels.ndim != 2:
             raise InvalidArgumentError("logits and labels must be either 2-dimensional, or "
                                        "broadcasted to be 2-dimensional")
-        try:
-            shape = np.broadcast_shapes(logits.shape, labels.shape)
-        except ValueError:
+        shape = broadcast_shape(logits.shape, labels.shape)
+        if shape is None:
             raise InvalidArgumentError(
                 "logits and labels must be broadcastable: logits_size="
-                f"{shape_str(logits.shape)} labels_size={shape_str(labels.shape)}") from None
-        log_probs = _log_softmax(np.broadcast_to(logits, shape))
+                f"{shape_str(logits.shape)} labels_size={shape_str(labels.shape)}")
+        log_probs = _log_softmax(xp, xp.broadcast_to(logits, tuple(shape)))
         wide_labels = labels.astype(log_probs.dtype)
         loss = -(wide_labels * log_probs).sum(axis=1)
         ctx.set_output(0, loss.astype(logits.dtype))
-        ctx.set_output(1, (np.exp(log_probs) - wide_labels).astype(logits.dtype))
+        ctx.set_output(1, (xp.exp(log_probs) - wide_labels).astype(logits.dtype))
 
 
-@register_kernel("ArgMax",
+@register_kernel("ArgMax", DEVICES, host_memory=("dimension",),
                  type_constraints={"T": list(dtypes.type_set("realnumbertype")) + [dtypes.bool_]})
 class ArgMaxKernel(OpKernel):
     """Index of the largest value along `dimension` (the first one on ties)."""
@@ -82,7 +89,7 @@ class ArgMaxKernel(OpKernel):
         self.output_type = ctx.get_attr("output_type")
 
     def compute(self, ctx):
-        x, dimension = ctx.input(0), np.asarray(ctx.input(1))
+        x, dimension = ctx.input(0), ctx.input(1)
         if dimension.ndim != 0:
             raise InvalidArgumentError(
                 f"dim must be a scalar, but received tensor of shape: "
@@ -94,4 +101,4 @@ class ArgMaxKernel(OpKernel):
         if x.shape[axis] == 0:
             raise InvalidArgumentError(
                 f"Reduction axis {axis} is empty in shape {shape_str(x.shape)}")
-        ctx.set_output(0, np.argmax(x, axis=axis).astype(self.output_type.np_dtype))
+        ctx.set_output(0, ctx.xp.argmax(x, axis=axis).astype(self.output_type.np_dtype))

@@ -1,4 +1,4 @@
-"""CPU kernels of the math ops, written against `ctx.xp`, with TF's runtime checks.
+"""CPU and GPU kernels of the math ops, written once against `ctx.xp`, with TF's checks.
 
 float16/bfloat16 transcendental functions, matmuls and reductions run in float32 and are
 rounded once. Integer arithmetic wraps, as in TF. Kernels run under `np.errstate(all="ignore")`
@@ -7,7 +7,7 @@ rounded once. Integer arithmetic wraps, as in TF. Kernels run under `np.errstate
 
 import numpy as np
 
-from kernels.array_kernels import computable_types, shape_str
+from kernels.array_kernels import DEVICES, computable_types, shape_str
 from registry import dtypes
 from registry.errors import InvalidArgumentError, UnimplementedError
 from registry.kernel_registry import OpKernel, register_kernel
@@ -54,7 +54,7 @@ class UnaryOp(OpKernel):
 
 
 for _name, _fn in _UNARY.items():
-    register_kernel(_name, type_constraints={"T": computable_types(_name)})(
+    register_kernel(_name, DEVICES, type_constraints={"T": computable_types(_name)})(
         type(_name + "Op", (UnaryOp,), {"fn": staticmethod(_fn)}))
 
 
@@ -113,13 +113,13 @@ class BinaryOp(OpKernel):
 
 for _name, _ufunc in _BINARY.items():
     _types = _REAL_DIV_TYPES if _name == "RealDiv" else computable_types(_name)
-    register_kernel(_name, type_constraints={"T": _types} if _types else None)(
+    register_kernel(_name, DEVICES, type_constraints={"T": _types} if _types else None)(
         type(_name + "Op", (BinaryOp,), {"ufunc": _ufunc}))
 
 
 # ----------------------------------------------------------------------------- MatMul
 
-@register_kernel("MatMul", type_constraints={"T": computable_types("MatMul")})
+@register_kernel("MatMul", DEVICES, type_constraints={"T": computable_types("MatMul")})
 class MatMulOp(OpKernel):
     def __init__(self, ctx):
         super().__init__(ctx)
@@ -149,7 +149,7 @@ _UINT_VIEW = {8: np.uint64, 4: np.uint32, 2: np.uint16}
 _NOT_CASTABLE = ("string", "handle")
 
 
-@register_kernel("Cast")
+@register_kernel("Cast", DEVICES)
 class CastOp(OpKernel):
     """C++ static_cast semantics (NumPy's astype); complex to real keeps the real part.
 
@@ -215,7 +215,8 @@ class ReductionOp(OpKernel):
 _REDUCTION_TYPES = {"T": computable_types("Sum")}
 
 
-@register_kernel("Sum", type_constraints=_REDUCTION_TYPES, host_memory=("reduction_indices",))
+@register_kernel("Sum", DEVICES, type_constraints=_REDUCTION_TYPES,
+                 host_memory=("reduction_indices",))
 class SumOp(ReductionOp):
     """Integer sums wrap in their own type; half types accumulate in float32."""
 
@@ -224,7 +225,8 @@ class SumOp(ReductionOp):
         return xp.sum(float32_if_half(x, dtype), axis=axes, dtype=acc, keepdims=self._keep_dims)
 
 
-@register_kernel("Mean", type_constraints=_REDUCTION_TYPES, host_memory=("reduction_indices",))
+@register_kernel("Mean", DEVICES, type_constraints=_REDUCTION_TYPES,
+                 host_memory=("reduction_indices",))
 class MeanOp(ReductionOp):
     """Integer means sum in 64 bits (wrapping) and divide truncating toward zero."""
 

@@ -1,21 +1,21 @@
-"""CPU kernels of Relu, BiasAdd and Softmax, written against `ctx.xp`."""
+"""CPU and GPU kernels of Relu, BiasAdd and Softmax, written once against `ctx.xp`."""
 
 import numpy as np
 
-from kernels.array_kernels import computable_types, shape_str
+from kernels.array_kernels import DEVICES, computable_types, shape_str
 from kernels.math_kernels import float32_if_half
 from registry.errors import InvalidArgumentError
 from registry.kernel_registry import OpKernel, register_kernel
 
 
-@register_kernel("Relu", type_constraints={"T": computable_types("Relu")})
+@register_kernel("Relu", DEVICES, type_constraints={"T": computable_types("Relu")})
 class ReluOp(OpKernel):
     def compute(self, ctx):
         x = ctx.input(0)
         ctx.set_output(0, ctx.xp.maximum(x, x.dtype.type(0)))
 
 
-@register_kernel("BiasAdd", type_constraints={"T": computable_types("BiasAdd")})
+@register_kernel("BiasAdd", DEVICES, type_constraints={"T": computable_types("BiasAdd")})
 class BiasAddOp(OpKernel):
     """value + bias along the channel dim: the last one (NHWC) or dim 1 (NCHW)."""
 
@@ -40,7 +40,7 @@ class BiasAddOp(OpKernel):
             ctx.set_output(0, value + bias)
 
 
-@register_kernel("Softmax", type_constraints={"T": computable_types("Softmax")})
+@register_kernel("Softmax", DEVICES, type_constraints={"T": computable_types("Softmax")})
 class SoftmaxOp(OpKernel):
     """exp(x - max) / sum over the last dim; half types in float32, rounded once."""
 

@@ -1,9 +1,10 @@
 """Resource-variable kernels: a variable is a `Var` kept in the Session's ResourceMgr.
 
-A `VarHandleOp` outputs a 0-d object array holding a `ResourceHandle`; the other kernels
-look the `Var` up by the handle's name in `ctx.resources`. Values live on the host as
-NumPy arrays (CPU kernels only; the executor copies to and from GPU nodes); a read returns
-a copy, never the stored buffer.
+A `VarHandleOp` outputs a 0-d object array holding a `ResourceHandle` (always in host
+memory); the other kernels look the `Var` up by the handle's name in `ctx.resources`. A
+variable's value lives on the device of its handle op, as a `ctx.xp` array (placement
+colocates every op using the handle there); a kernel on another device is refused, as in TF.
+A read returns a copy, never the stored buffer.
 """
 
 import contextlib
@@ -26,14 +27,16 @@ class ResourceHandle:
     name: str
     dtype: dtypes.DType
     shape: TensorShape
+    device: str
 
 
 class Var:
-    """One variable's storage; `lock` guards `value` (None until first assigned)."""
+    """One variable's storage on `device`; `lock` guards `value` (None until first assigned)."""
 
-    def __init__(self, name, dtype):
+    def __init__(self, name, dtype, device):
         self.name = name
         self.dtype = dtype
+        self.device = device
         self.value = None
         self.lock = threading.Lock()
 
@@ -49,13 +52,21 @@ def uninitialized(name):
 
 
 def input_handle(ctx, i):
-    """The ResourceHandle carried by input `i`."""
+    """The ResourceHandle carried by input `i`, which must live on this kernel's device."""
     value = ctx.input(i)
     handle = value.item() if isinstance(value, np.ndarray) and value.shape == () else value
     if not isinstance(handle, ResourceHandle):
         raise InvalidArgumentError(
             f"Input {i} of {ctx.op_type} must be a resource handle, got {type(handle).__name__}")
+    _check_device(handle, ctx)
     return handle
+
+
+def _check_device(resource, ctx):
+    if resource.device != ctx.device_name:
+        raise InvalidArgumentError(
+            f"Trying to access resource {resource.name} located in device {resource.device} "
+            f"from device {ctx.device_name}")
 
 
 def lookup_var(ctx, i):
@@ -67,6 +78,7 @@ def lookup_var(ctx, i):
         raise uninitialized(handle.name) from None
     if not isinstance(var, Var):
         raise InvalidArgumentError(f"Resource {handle.name} is not a variable")
+    _check_device(var, ctx)
     return var
 
 
@@ -87,14 +99,18 @@ def locked(variables):
         yield
 
 
-@register_kernel("VarHandleOp")
+_DEVICES = ("CPU", "GPU")
+
+
+@register_kernel("VarHandleOp", _DEVICES)
 class VarHandleOpKernel(OpKernel):
     def __init__(self, ctx):
         super().__init__(ctx)
         name = ctx.get_attr("shared_name") or ctx.node_name
         container = ctx.get_attr("container")
         self.handle = ResourceHandle(f"{container}/{name}" if container else name,
-                                     ctx.get_attr("dtype"), ctx.get_attr("shape"))
+                                     ctx.get_attr("dtype"), ctx.get_attr("shape"),
+                                     ctx.device_name)
 
     def compute(self, ctx):
         out = np.empty((), dtype=object)
@@ -102,7 +118,7 @@ class VarHandleOpKernel(OpKernel):
         ctx.set_output(0, out)
 
 
-@register_kernel("ReadVariableOp")
+@register_kernel("ReadVariableOp", _DEVICES)
 class ReadVariableOpKernel(OpKernel):
     def __init__(self, ctx):
         super().__init__(ctx)
@@ -112,11 +128,11 @@ class ReadVariableOpKernel(OpKernel):
         var = lookup_var(ctx, 0)
         check_dtype(var, self.dtype, "read")
         with var.lock:
-            value = np.array(var.checked_value(), copy=True)
+            value = var.checked_value().copy()
         ctx.set_output(0, value)
 
 
-@register_kernel("AssignVariableOp")
+@register_kernel("AssignVariableOp", _DEVICES)
 class AssignVariableOpKernel(OpKernel):
     def __init__(self, ctx):
         super().__init__(ctx)
@@ -126,9 +142,11 @@ class AssignVariableOpKernel(OpKernel):
     def compute(self, ctx):
         handle = input_handle(ctx, 0)
         check_dtype(handle, self.dtype, "assign")
-        value = np.array(ctx.input(1), copy=True)
-        var = ctx.resources.lookup_or_create(handle.name, lambda: Var(handle.name, handle.dtype))
+        value = ctx.input(1).copy()
+        var = ctx.resources.lookup_or_create(
+            handle.name, lambda: Var(handle.name, handle.dtype, handle.device))
         check_dtype(var, self.dtype, "assign")
+        _check_device(var, ctx)
         with var.lock:
             if self.validate_shape and var.value is not None and var.value.shape != value.shape:
                 raise InvalidArgumentError(
@@ -149,7 +167,7 @@ class _UpdateVariableKernel(OpKernel):
     def compute(self, ctx):
         var = lookup_var(ctx, 0)
         check_dtype(var, self.dtype, "update")
-        delta = np.array(ctx.input(1), copy=True)
+        delta = ctx.input(1)
         with var.lock:
             value = var.checked_value()
             if value.shape != delta.shape:
@@ -157,22 +175,22 @@ class _UpdateVariableKernel(OpKernel):
                     f"Cannot update variable with shape {shape_str(value.shape)} using a "
                     f"Tensor with shape {shape_str(delta.shape)}, shapes must be equal.")
             if self.sign > 0:
-                np.add(value, delta, out=value)
+                value += delta
             else:
-                np.subtract(value, delta, out=value)
+                value -= delta
 
 
-@register_kernel("AssignAddVariableOp")
+@register_kernel("AssignAddVariableOp", _DEVICES)
 class AssignAddVariableOpKernel(_UpdateVariableKernel):
     sign = 1
 
 
-@register_kernel("AssignSubVariableOp")
+@register_kernel("AssignSubVariableOp", _DEVICES)
 class AssignSubVariableOpKernel(_UpdateVariableKernel):
     sign = -1
 
 
-@register_kernel("VarIsInitializedOp")
+@register_kernel("VarIsInitializedOp", _DEVICES, host_memory=("is_initialized",))
 class VarIsInitializedOpKernel(OpKernel):
     def compute(self, ctx):
         handle = input_handle(ctx, 0)

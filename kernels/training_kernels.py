@@ -1,4 +1,5 @@
-"""Optimizer update kernels (TF's training_ops.cc): in-place updates of resource variables."""
+"""Optimizer update kernels (TF's training_ops.cc): in-place updates of resource variables,
+on the CPU and the GPU (wherever the variables live), written against `ctx.xp`."""
 
 import numpy as np
 
@@ -34,7 +35,7 @@ class _ApplyKernel(OpKernel):
 
     def compute(self, ctx):
         num_vars = len(self.var_names)
-        inputs = [np.asarray(ctx.input(i)) for i in range(num_vars, ctx.num_inputs)]
+        inputs = [ctx.input(i) for i in range(num_vars, ctx.num_inputs)]
         for name, value in zip(self.scalar_names, inputs):
             if name and value.ndim != 0:
                 raise InvalidArgumentError(f"{name} is not a scalar: {shape_str(value.shape)}")
@@ -47,33 +48,33 @@ class _ApplyKernel(OpKernel):
                 _same_shape(stored[0], value, f"var and {name}")
             _same_shape(stored[0], inputs[self.scalar_names.index("")], f"var and {self.grad_name}")
             if self.wide is None:
-                self.update(stored, inputs)
+                self.update(ctx.xp, stored, inputs)
                 return
             work = [v.astype(self.wide) for v in stored]
-            self.update(work, [v.astype(self.wide) for v in inputs])
+            self.update(ctx.xp, work, [v.astype(self.wide) for v in inputs])
             for target, value in zip(stored, work):
                 target[...] = value
 
-    def update(self, values, inputs):
+    def update(self, xp, values, inputs):
         raise NotImplementedError
 
 
-@register_kernel("ResourceApplyGradientDescent", type_constraints=_FLOATS)
+@register_kernel("ResourceApplyGradientDescent", ("CPU", "GPU"), _FLOATS)
 class ResourceApplyGradientDescentKernel(_ApplyKernel):
     scalar_names = ("alpha", "")
     grad_name = "delta"
 
-    def update(self, values, inputs):
+    def update(self, xp, values, inputs):
         (var,), (alpha, delta) = values, inputs
         var -= alpha * delta
 
 
-@register_kernel("ResourceApplyMomentum", type_constraints=_FLOATS)
+@register_kernel("ResourceApplyMomentum", ("CPU", "GPU"), _FLOATS)
 class ResourceApplyMomentumKernel(_ApplyKernel):
     var_names = ("var", "accum")
     scalar_names = ("lr", "", "momentum")
 
-    def update(self, values, inputs):
+    def update(self, xp, values, inputs):
         (var, accum), (lr, grad, momentum) = values, inputs
         accum *= momentum
         accum += grad
@@ -83,18 +84,18 @@ class ResourceApplyMomentumKernel(_ApplyKernel):
             var -= lr * accum
 
 
-@register_kernel("ResourceApplyAdam", type_constraints=_FLOATS)
+@register_kernel("ResourceApplyAdam", ("CPU", "GPU"), _FLOATS)
 class ResourceApplyAdamKernel(_ApplyKernel):
     var_names = ("var", "m", "v")
     scalar_names = ("beta1_power", "beta2_power", "lr", "beta1", "beta2", "epsilon", "")
 
-    def update(self, values, inputs):
+    def update(self, xp, values, inputs):
         (var, m, v), (beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad) = values, inputs
-        one = np.ones((), var.dtype)
-        lr_t = lr * np.sqrt(one - beta2_power) / (one - beta1_power)
+        one = xp.ones((), var.dtype)
+        lr_t = lr * xp.sqrt(one - beta2_power) / (one - beta1_power)
         m += (grad - m) * (one - beta1)
         v += (grad * grad - v) * (one - beta2)
         if self.use_nesterov:
-            var -= (grad * (one - beta1) + beta1 * m) * lr_t / (np.sqrt(v) + epsilon)
+            var -= (grad * (one - beta1) + beta1 * m) * lr_t / (xp.sqrt(v) + epsilon)
         else:
-            var -= m * lr_t / (np.sqrt(v) + epsilon)
+            var -= m * lr_t / (xp.sqrt(v) + epsilon)

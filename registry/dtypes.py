@@ -183,3 +183,7 @@ def type_set(name):
 
 
 FLOAT_TYPES = _names("half", "bfloat16", "float", "double")
+
+# The types CuPy arrays can hold: what GPU kernels accept (no bfloat16, strings or handles).
+GPU_TYPES = _by_enum(tuple(d for d in _REAL + _COMPLEX if d.name != "bfloat16")
+                     + _names("bool"))

@@ -67,31 +67,60 @@ def register_kernel(op, device="CPU", type_constraints=None, attr_constraints=No
                     host_memory=(), priority=0, label=""):
     """Class decorator registering an OpKernel subclass for `op` on `device`.
 
-    `type_constraints`/`attr_constraints` map attr names to allowed values; `host_memory`
-    names inputs that stay NumPy arrays on any device. A registration that would match the
+    `device` is a device type or a sequence of them ("CPU", ("CPU", "GPU")).
+    `type_constraints`/`attr_constraints` map attr names to allowed values; on "GPU" every
+    type attr is further limited to `dtypes.GPU_TYPES`. `host_memory` names inputs and
+    outputs that stay NumPy arrays on any device. A registration that would match the
     same node at the same priority as an existing one is refused.
     """
-    from registry.dtypes import as_dtype
-
-    types = {k: tuple(as_dtype(t) for t in v) for k, v in (type_constraints or {}).items()}
+    device_types = (device,) if isinstance(device, str) else tuple(device)
     others = {k: tuple(v) for k, v in (attr_constraints or {}).items()}
 
     def decorate(cls):
         if not (isinstance(cls, type) and issubclass(cls, OpKernel)):
             raise TypeError(f"register_kernel expects an OpKernel subclass, got {cls!r}")
-        kdef = KernelDef(op, device, cls, types, others, tuple(host_memory), priority, label)
-        with _lock:
-            existing = _kernels.setdefault((op, device, label), [])
-            for other in existing:
-                if other.priority == priority and _could_overlap(other, kdef):
-                    raise AlreadyExistsError(
-                        f"Multiple OpKernel registrations match NodeDef at the same priority "
-                        f"'{priority}': '{other.kernel_class.__name__}' and '{cls.__name__}' "
-                        f"for op {op} on {device}")
-            existing.append(kdef)
+        for device_type in device_types:
+            types = _type_constraints(op, device_type, type_constraints)
+            if types is None:
+                continue       # no type this device can hold: nothing to register
+            _add(KernelDef(op, device_type, cls, types, others, tuple(host_memory), priority,
+                           label))
         return cls
 
     return decorate
+
+
+def _type_constraints(op, device_type, given):
+    """The constraints a registration on `device_type` gets, or None when none can match."""
+    from registry.dtypes import GPU_TYPES, as_dtype
+
+    types = {k: tuple(as_dtype(t) for t in v) for k, v in (given or {}).items()}
+    if device_type != "GPU":
+        return types
+    from registry.op_registry import get_op_def, is_registered
+
+    type_attrs = {name: None for name in types}
+    if is_registered(op):
+        type_attrs.update((a.name, a.allowed_values) for a in get_op_def(op).attr
+                          if a.type in ("type", "list(type)"))
+    for name, op_allowed in type_attrs.items():
+        allowed = types.get(name) or op_allowed or GPU_TYPES
+        types[name] = tuple(t for t in map(as_dtype, allowed) if t in GPU_TYPES)
+        if not types[name]:
+            return None
+    return types
+
+
+def _add(kdef):
+    with _lock:
+        existing = _kernels.setdefault((kdef.op, kdef.device_type, kdef.label), [])
+        for other in existing:
+            if other.priority == kdef.priority and _could_overlap(other, kdef):
+                raise AlreadyExistsError(
+                    f"Multiple OpKernel registrations match NodeDef at the same priority "
+                    f"'{kdef.priority}': '{other.kernel_class.__name__}' and "
+                    f"'{kdef.kernel_class.__name__}' for op {kdef.op} on {kdef.device_type}")
+        existing.append(kdef)
 
 
 def deregister_kernels(op):
@@ -213,6 +242,10 @@ class OpKernelContext:
         return self.construction.node_name
 
     @property
+    def device_name(self):
+        return self.construction.device_name
+
+    @property
     def op_type(self):
         return self.construction.op_type
 
@@ -225,12 +258,18 @@ class OpKernelContext:
         return self.construction.output_dtypes[i]
 
     def set_output(self, i, value):
-        """Sets output `i`; 0-d results become arrays, the dtype must be the declared one.
+        """Sets output `i`; scalars become arrays, the dtype must be the declared one.
 
-        Host-memory outputs stay NumPy arrays on every device."""
+        Host-memory outputs are NumPy arrays on every device; the others are `ctx.xp` arrays
+        (a device kernel handing back a NumPy array is an InternalError)."""
         construction = self.construction
         xp = np if i in construction.host_outputs else construction.xp
         if not isinstance(value, xp.ndarray):
+            if isinstance(value, np.ndarray):
+                raise InternalError(
+                    f"Kernel for {construction.op_type} on {construction.device_type} produced "
+                    f"output {i} as a NumPy (host) array; a {construction.device_type} kernel "
+                    "must return device arrays made with ctx.xp")
             value = xp.asarray(value)
         expected = self.construction.np_output_dtypes[i]
         if value.dtype != expected:

@@ -364,29 +364,50 @@ def test_memory_checks():
 
 
 def test_host_memory_outputs_stay_numpy():
-    """A device kernel's host-memory output (a Shape-like result) is never moved."""
+    """A device kernel's host-memory output (a Shape-like result) is never moved; its other
+    outputs must be device arrays: a NumPy one is a kernel bug, reported as such."""
+    from graphops.simulated_gpu import SimArray, xp
     from registry.kernel_registry import OpKernelConstruction, OpKernelContext
-
-    class FakeArray(np.ndarray):
-        pass
-
-    class FakeXp:
-        ndarray = FakeArray
-
-        @staticmethod
-        def asarray(value):
-            return np.asarray(value).view(FakeArray)
 
     op = get_op_def("Identity")
     construction = OpKernelConstruction(op, "n", {"T": dtypes.int32}, [dtypes.int32, dtypes.int32],
-                                        [dtypes.int32, dtypes.int32], device_type="FAKE",
-                                        xp=FakeXp, host_outputs={1})
+                                        [dtypes.int32, dtypes.int32], device_type="GPU",
+                                        xp=xp, host_outputs={1})
     ctx = OpKernelContext(construction, [])
-    ctx.set_output(0, np.array([1, 2], np.int32))
+    ctx.set_output(0, xp.asarray(np.array([1, 2], np.int32)))
     ctx.set_output(1, np.array([3], np.int32))
-    assert type(ctx.outputs[0]) is FakeArray and type(ctx.outputs[1]) is np.ndarray
+    assert type(ctx.outputs[0]) is SimArray and type(ctx.outputs[1]) is np.ndarray
+    ctx.set_output(0, np.int32(7))          # a scalar becomes a device array
+    assert type(ctx.outputs[0]) is SimArray and int(ctx.outputs[0]) == 7
     with pytest.raises(errors.InternalError, match="produced output 0 of dtype float64"):
-        ctx.set_output(0, np.zeros(2))
+        ctx.set_output(0, xp.zeros(2))
+    with pytest.raises(errors.InternalError,
+                       match="Kernel for Identity on GPU produced output 0 as a NumPy"):
+        ctx.set_output(0, np.array([1, 2], np.int32))
+
+
+def test_gpu_registrations_drop_types_cupy_cannot_hold():
+    """On "GPU" a kernel's type attrs are limited to dtypes.GPU_TYPES; a kernel no GPU type
+    could match is not registered there at all."""
+    from registry.kernel_registry import deregister_kernels, registered_kernels
+
+    register_op("GpuTypesTest").input("x: T").output("y: T").attr("T: type")
+
+    class Kernel(OpKernel):
+        pass
+
+    try:
+        register_kernel("GpuTypesTest", ("CPU", "GPU"))(Kernel)
+        by_device = {k.device_type: k for k in registered_kernels("GpuTypesTest")}
+        assert by_device["CPU"].type_constraints == {}
+        assert set(by_device["GPU"].type_constraints["T"]) == set(dtypes.GPU_TYPES)
+        assert dtypes.bfloat16 not in dtypes.GPU_TYPES and dtypes.string not in dtypes.GPU_TYPES
+        deregister_kernels("GpuTypesTest")
+        register_kernel("GpuTypesTest", ("CPU", "GPU"), {"T": [dtypes.bfloat16]})(Kernel)
+        assert [k.device_type for k in registered_kernels("GpuTypesTest")] == ["CPU"]
+    finally:
+        deregister_kernels("GpuTypesTest")
+        deregister_op("GpuTypesTest")
 
 
 def test_aggregate_flag():
