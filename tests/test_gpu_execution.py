@@ -354,3 +354,58 @@ def test_discovered_gpu_type(monkeypatch):
     assert gpu.preference > devices.CPU.preference
     assert gpu.owns(sim_xp.zeros(1)) and not gpu.owns(np.zeros(1))
     assert gpu.activate is simulated_gpu._activate     # kernels run with their GPU current
+
+
+# ------------------------------------------------------------------- a whole CNN training step
+
+def _cnn_losses(device, steps=3):
+    """Losses of a small NCHW conv + depthwise + dense net trained with Adam on `device`."""
+    rng = np.random.default_rng(7)
+    images = rng.normal(size=(4, 3, 10, 10)).astype(np.float32)
+    labels = np.array([0, 1, 2, 1], np.int64)
+    g = gp.Graph()
+    with g.as_default(), gp.device(device):
+        x = gp.placeholder(gp.float32, [None, 3, 10, 10], name="x")
+        y = gp.placeholder(gp.int64, [None], name="y")
+        w1 = gp.Variable(rng.normal(size=(3, 3, 3, 8)).astype(np.float32) * 0.3, name="w1")
+        w2 = gp.Variable(rng.normal(size=(3, 3, 8, 2)).astype(np.float32) * 0.3, name="w2")
+        w3 = gp.Variable(rng.normal(size=(16 * 5 * 5, 3)).astype(np.float32) * 0.1, name="w3")
+        h = gp.nn.relu(gp.nn.conv2d(x, w1, strides=1, padding="SAME", data_format="NCHW",
+                                    dilations=[1, 1, 1, 1]))
+        h = gp.nn.relu(gp.nn.depthwise_conv2d_native(h, w2, strides=[1, 1, 2, 2],
+                                                     padding=[[0, 0], [0, 0], [1, 0], [1, 0]],
+                                                     data_format="NCHW"))
+        logits = gp.raw_ops.MatMul(a=gp.raw_ops.Reshape(tensor=h, shape=np.int32([-1, 400])),
+                                   b=w3)
+        loss = gp.reduce_mean(gp.nn.sparse_softmax_cross_entropy_with_logits(labels=y,
+                                                                              logits=logits))
+        train = gp.train.AdamOptimizer(0.01).minimize(loss)
+        init = gp.global_variables_initializer()
+    with gp.Session(graph=g, log_device_placement=True) as sess:
+        sess.run(init)
+        return [sess.run([loss, train], {x: images, y: labels})[0] for _ in range(steps)]
+
+
+def test_a_cnn_trains_on_the_gpu_as_on_the_cpu(gpu, capsys):
+    """Forward, every conv gradient, the loss and Adam all run on the GPU, and give what the
+    CPU gives."""
+    on_gpu = _cnn_losses("/GPU:0")
+    where = placed(capsys)
+    off_gpu = sorted(name for name, device in where.items() if device != "GPU")
+    assert off_gpu == [], off_gpu
+    assert any("Conv2DBackpropFilter" in name for name in where)
+    assert any("DepthwiseConv2dNativeBackpropInput" in name for name in where)
+    on_cpu = _cnn_losses("/CPU:0")
+    np.testing.assert_allclose(on_gpu, on_cpu, rtol=1e-5)
+    assert on_gpu[-1] < on_gpu[0]
+
+
+def test_scope_api_pins_a_conv_to_the_gpu(gpu, capsys):
+    root = gp.Scope.new_root_scope()
+    on_gpu = root.with_device("/gpu:0")
+    x = gp.ops.Const(on_gpu, np.ones((1, 4, 4, 2), np.float32))
+    w = gp.ops.Const(on_gpu, np.ones((2, 2, 2, 3), np.float32))
+    y = gp.ops.Conv2D(on_gpu.with_op_name("conv"), x, w, [1, 1, 1, 1], "VALID")
+    out, = gp.ClientSession(root, log_device_placement=True).run([y.output])
+    assert type(out) is np.ndarray and out.shape == (1, 3, 3, 3) and (out == 8.0).all()
+    assert placed(capsys)["conv"] == "GPU"
