@@ -10,7 +10,7 @@ import numbers
 
 import numpy as np
 
-from graphops import graph as graph_lib
+from graphops import devices, executor, graph as graph_lib
 from graphops.tensor import Operation, Tensor, as_graph_element
 from registry import dtypes
 from registry.errors import InvalidArgumentError
@@ -99,10 +99,15 @@ def _cast(array, dtype):
         return array.astype(dtype.np_dtype, copy=False)
 
 
+_HOST_VALUES = (np.ndarray, np.generic, list, tuple, int, float, complex, bool, str, bytes)
+
+
 def to_array(value, dtype=None):
     """A NumPy array holding `value` (not a Tensor) as a tensor of `dtype` (or TF's dtype)."""
     if isinstance(value, (Tensor, Operation)):
         raise TypeError("Expected any non-tensor type, but got a tensor instead.")
+    if not isinstance(value, _HOST_VALUES) and devices.location_of(value) is not None:
+        value = executor.to_host(value)        # a CuPy array (an eager GPU result, say)
     if isinstance(value, (np.ndarray, np.generic)):
         if dtype is None:
             dtypes.as_dtype(value.dtype)

@@ -9,7 +9,14 @@ machine:
   never mixes with NumPy arrays in arithmetic, and `a.get()` copies it back to the host;
 * the module object `xp` offers only the names CuPy 14 has (and, when CuPy is importable,
   checks every call's keywords against CuPy's own signatures); dtypes CuPy lacks
-  (bfloat16, strings, objects) are refused.
+  (bfloat16, strings, objects) are refused;
+* CuPy's narrower keyword sets are enforced even without CuPy: ufuncs take only `out`,
+  `dtype` and `casting`; `einsum` only `dtype` and `optimize`; array methods such as
+  `sum`, `max`, `any` have no `where`/`initial`;
+* CuPy's semantics where they differ from NumPy's in ways a kernel could rely on: integer
+  index arrays wrap around (CuPy never raises IndexError for them), and reshaping an empty
+  array to a shape whose other dims overflow is refused with a RuntimeError rather than
+  NumPy's ValueError (CuPy returns such an array without any error).
 
 `simulated_gpu()` installs it as the "GPU" device type for the duration of a `with`
 block (restoring a real GPU afterwards), counting host<->device copies.
@@ -44,6 +51,30 @@ NOT_ON_CUPY_ARRAYS = frozenset("""
 """.split())
 # Creation functions that take host data (they copy it to the device, as CuPy's do).
 _FROM_HOST = frozenset({"asarray", "array", "asanyarray", "ascontiguousarray", "asfortranarray"})
+# CuPy 14.2 signatures NumPy's are wider than (cupy/linalg/_einsum.py pops only dtype and
+# optimize; cupy.ndarray methods as their docstrings give them, self left out).
+_SIGNATURES = {"einsum": inspect.signature(lambda *operands, dtype=None, optimize=False: None)}
+_METHODS = {name: inspect.signature(fn) for name, fn in {
+    "all": lambda axis=None, out=None, keepdims=False: None,
+    "any": lambda axis=None, out=None, keepdims=False: None,
+    "argmax": lambda axis=None, out=None, dtype=None, keepdims=False: None,
+    "argmin": lambda axis=None, out=None, dtype=None, keepdims=False: None,
+    "argpartition": lambda kth, axis=-1: None,
+    "argsort": lambda axis=-1, kind=None: None,
+    "astype": lambda dtype, order="K", casting=None, subok=None, copy=True: None,
+    "clip": lambda min=None, max=None, out=None: None,
+    "item": lambda: None,
+    "max": lambda axis=None, out=None, keepdims=False: None,
+    "mean": lambda axis=None, dtype=None, out=None, keepdims=False: None,
+    "min": lambda axis=None, out=None, keepdims=False: None,
+    "partition": lambda kth, axis=-1: None,
+    "prod": lambda axis=None, dtype=None, out=None, keepdims=None: None,
+    "sort": lambda axis=-1, kind=None: None,
+    "std": lambda axis=None, dtype=None, out=None, ddof=0, keepdims=False: None,
+    "sum": lambda axis=None, dtype=None, out=None, keepdims=False: None,
+    "take": lambda indices, axis=None, out=None: None,
+    "var": lambda axis=None, dtype=None, out=None, ddof=0, keepdims=False: None,
+}.items()}
 
 
 def _supported_dtype(dtype):
@@ -78,6 +109,8 @@ class SimArray(NDArrayOperatorsMixin):
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         name = f"numpy.{ufunc.__name__}"
+        if method == "__call__":
+            _check_call(ufunc.__name__, inputs, kwargs)
         args = _unwrap_all(inputs, name)
         if "out" in kwargs:
             kwargs["out"] = _unwrap_all(kwargs["out"], name)
@@ -88,7 +121,9 @@ class SimArray(NDArrayOperatorsMixin):
         if name in NOT_IN_CUPY or (_cupy() is not None and not hasattr(_cupy(), name)):
             raise TypeError(f"no implementation found for 'numpy.{name}' on SimArray "
                             "(CuPy has none)")
-        return _wrap(func(*_unwrap_all(args, name), **_unwrap_all(kwargs, name)))
+        _check_call(name, args, kwargs)
+        with _cupy_reshape_rule(name, args[0] if args else None, args[1:2]):
+            return _wrap(func(*_unwrap_all(args, name), **_unwrap_all(kwargs, name)))
 
     def __getattr__(self, name):
         if name in NOT_ON_CUPY_ARRAYS:
@@ -97,17 +132,21 @@ class SimArray(NDArrayOperatorsMixin):
         if callable(value):
             @functools.wraps(value)
             def method(*args, **kwargs):
+                if name in _METHODS:
+                    _bind(f"ndarray.{name}", _METHODS[name], args, kwargs)
                 if name == "astype":
                     _check_dtype(args[0] if args else kwargs["dtype"])
-                return _wrap(value(*_unwrap_all(args, name), **_unwrap_all(kwargs, name)))
+                with _cupy_reshape_rule(name, self, args):
+                    return _wrap(value(*_unwrap_all(args, name), **_unwrap_all(kwargs, name)))
             return method
         return _wrap(value)
 
     def __getitem__(self, key):
-        return _wrap(self._host[_unwrap_all(key, "__getitem__", allow_host=True)])
+        return _wrap(self._host[_wrapped_index(_unwrap_all(key, "__getitem__", allow_host=True),
+                                               self._host.shape)])
 
     def __setitem__(self, key, value):
-        key = _unwrap_all(key, "__setitem__", allow_host=True)
+        key = _wrapped_index(_unwrap_all(key, "__setitem__", allow_host=True), self._host.shape)
         self._host[key] = _unwrap_all(value, "__setitem__")
 
     def __len__(self):
@@ -169,6 +208,81 @@ def _wrap(value):
     return value
 
 
+def _wrapped_index(key, shape):
+    """`key` with its integer index arrays (and the ints beside them) taken modulo their
+    axis length: CuPy's take and scatter kernels wrap out-of-range indices around."""
+    parts = key if isinstance(key, tuple) else (key,)
+    parts = tuple(np.asarray(k) if isinstance(k, list) else k for k in parts)
+    if not any(isinstance(k, np.ndarray) and k.dtype.kind in "iu" for k in parts):
+        return key
+    consumed = sum(k.ndim if isinstance(k, np.ndarray) and k.dtype.kind == "b" else 1
+                   for k in parts if k is not None and k is not Ellipsis)
+    out, axis = [], 0
+    for k in parts:
+        if k is Ellipsis:
+            axis += len(shape) - consumed
+        elif k is not None:
+            integral = isinstance(k, (int, np.integer)) or (
+                isinstance(k, np.ndarray) and k.dtype.kind in "iu")
+            if integral and axis < len(shape) and shape[axis] > 0:
+                k = np.mod(k, shape[axis])
+            axis += k.ndim if isinstance(k, np.ndarray) and k.dtype.kind == "b" else 1
+        out.append(k)
+    return tuple(out)
+
+
+@contextlib.contextmanager
+def _cupy_reshape_rule(name, array, args):
+    """NumPy refuses to reshape an empty array to an empty shape whose other dims overflow
+    (ValueError); CuPy returns such an array without any error. Neither may be relied on."""
+    try:
+        yield
+    except ValueError as exc:
+        shape = tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
+        if (name == "reshape" and getattr(array, "size", None) == 0 and 0 in shape
+                and all(isinstance(d, (int, np.integer)) and d >= 0 for d in shape)):
+            raise RuntimeError(
+                f"simulated GPU: CuPy would reshape this empty array to {shape} without any "
+                f"error (NumPy says: {exc}); check the shape before reshaping") from None
+        raise
+
+
+def _ufunc_signature(ufunc):
+    """A CuPy ufunc's call: nin inputs, optional positional outputs, out/dtype/casting."""
+    positional = inspect.Parameter.POSITIONAL_ONLY
+    params = [inspect.Parameter(f"x{i}", positional) for i in range(ufunc.nin)]
+    params += [inspect.Parameter(f"out{i}", positional, default=None) for i in range(ufunc.nout)]
+    params += [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=None)
+               for k in ("out", "dtype", "casting")]
+    return inspect.Signature(params)
+
+
+@functools.lru_cache(maxsize=None)
+def _signature(path):
+    """The signature CuPy 14 has for `path` ("einsum", "add", "lib.stride_tricks.as_strided"),
+    or None when unknown (CuPy not importable and no rule of our own)."""
+    if path in _SIGNATURES:
+        return _SIGNATURES[path]
+    numpy_value = getattr(np, path, None)
+    if isinstance(numpy_value, np.ufunc) and path != "matmul":    # cupy.matmul: a gufunc
+        return _ufunc_signature(numpy_value)
+    return _cupy_signature(path)
+
+
+def _bind(path, signature, args, kwargs):
+    try:
+        signature.bind(*args, **kwargs)
+    except TypeError as exc:
+        raise TypeError(f"cupy.{path}: {exc}") from None
+
+
+def _check_call(path, args, kwargs):
+    """TypeError, as CuPy raises it, when CuPy's `path` would not take these arguments."""
+    signature = _signature(path)
+    if signature is not None:
+        _bind(path, signature, args, kwargs)
+
+
 @functools.lru_cache(maxsize=None)
 def _cupy():
     """The real CuPy module when it imports (its names and signatures are then checked too),
@@ -200,17 +314,13 @@ def _device_function(path, fn):
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
-        signature = _cupy_signature(path)
-        if signature is not None:
-            try:
-                signature.bind(*args, **kwargs)
-            except TypeError as exc:
-                raise TypeError(f"cupy.{path}: {exc}") from None
+        _check_call(path, args, kwargs)
         dtype = kwargs.get("dtype")
         if dtype is not None:
             _check_dtype(dtype)
-        result = fn(*_unwrap_all(args, path, allow_host=from_host),
-                    **_unwrap_all(kwargs, path, allow_host=from_host))
+        with _cupy_reshape_rule(path, args[0] if args else None, args[1:2]):
+            result = fn(*_unwrap_all(args, path, allow_host=from_host),
+                        **_unwrap_all(kwargs, path, allow_host=from_host))
         if from_host and isinstance(result, np.ndarray) and any(
                 isinstance(a, np.ndarray) for a in args[:1]):
             result = np.array(result, copy=True)   # a host array is copied, never shared

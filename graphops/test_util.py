@@ -12,6 +12,7 @@ import contextlib
 import numpy as np
 
 from graphops.constant_op import constant, placeholder
+from graphops.executor import to_host
 from graphops.gradients import gradients
 from graphops.session import Session, get_default_session
 from graphops.simulated_gpu import simulated_gpu
@@ -159,7 +160,7 @@ def check_op(op_type, inputs, attrs=None, gradient_tolerance=1e-4):
         assert value.dtype == tensor.dtype.np_dtype, (
             f"{op_type}: {tensor.name} declared {tensor.dtype.name}, kernel returned {value.dtype}")
     eager = wrapper(**inputs, **attrs)
-    eager = [e for e in (eager if isinstance(eager, tuple) else [eager])]
+    eager = [to_host(e) for e in (eager if isinstance(eager, tuple) else [eager])]
     for tensor, want, got in zip(outputs, values, eager):
         np.testing.assert_allclose(np.asarray(got, np.float64) if np.asarray(got).dtype.kind in "fc"
                                    else got, want, rtol=1e-6, atol=0, equal_nan=True,

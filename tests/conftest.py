@@ -31,3 +31,4 @@ def sim_gpu():
     """The simulated GPU only (for tests that count host<->device copies)."""
     with simulated_gpu() as counter:
         yield counter
+

@@ -409,3 +409,13 @@ def test_scope_api_pins_a_conv_to_the_gpu(gpu, capsys):
     out, = gp.ClientSession(root, log_device_placement=True).run([y.output])
     assert type(out) is np.ndarray and out.shape == (1, 3, 3, 3) and (out == 8.0).all()
     assert placed(capsys)["conv"] == "GPU"
+
+
+def test_an_eager_gpu_result_becomes_a_graph_constant(sim_gpu):
+    result = gp.raw_ops.AddV2(x=np.ones(3, np.float32), y=np.float32(1))
+    assert type(result) is SimArray
+    g = gp.Graph()
+    with g.as_default():
+        doubled = gp.constant(result) * 2.0
+    with gp.Session(graph=g) as sess:
+        assert sess.run(doubled).tolist() == [4.0, 4.0, 4.0]
