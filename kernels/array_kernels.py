@@ -9,7 +9,7 @@ HostConstantOp: such constants are mostly shapes and axes that host-memory input
 
 import numpy as np
 
-from registry import dtypes
+from registry import dtypes, memory
 from registry.errors import InvalidArgumentError
 from registry.kernel_registry import OpKernel, register_kernel
 from registry.op_registry import get_op_def
@@ -170,13 +170,9 @@ class ReshapeOp(OpKernel):
             raise InvalidArgumentError(
                 f"sizes input must be 1-D, not {shape_str(sizes.shape)}")
         shape = reshape_target(x.shape, int_values(sizes))
-        try:
-            out = x.reshape(shape)
-        except ValueError as e:      # an empty tensor to a shape whose other dims overflow
-            raise InvalidArgumentError(
-                f"Cannot reshape a tensor with {x.size} elements to shape {shape_str(shape)}: "
-                f"{e}") from None
-        ctx.set_output(0, out)
+        if x.size == 0:
+            memory.check_representable(shape, x.dtype.itemsize, ctx.node_name)
+        ctx.set_output(0, x.reshape(shape))
 
 
 def reshape_target(in_shape, sizes):

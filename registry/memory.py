@@ -35,10 +35,24 @@ def checked_num_elements(shape, what="tensor"):
     return n
 
 
+def check_representable(shape, itemsize, what="tensor"):
+    """InvalidArgumentError for an empty shape whose other dims overflow: TF allows it, but
+    NumPy refuses such arrays and CuPy would make one silently (undefined)."""
+    span = itemsize
+    for d in shape:
+        span *= int(d) or 1
+    if span > _INT64_MAX:
+        raise InvalidArgumentError(
+            f"Shape {list(map(int, shape))} cannot be represented for {what}: its non-zero "
+            "dimensions times the element size exceed 2**63 - 1 bytes")
+
+
 def check_allocation(shape, dtype, what="tensor"):
     """Raises before an allocation of `shape` x `dtype` that exceeds the memory budget."""
     n = checked_num_elements(shape, what)
     itemsize = np.dtype(getattr(dtype, "np_dtype", dtype)).itemsize
+    if n == 0:
+        check_representable(shape, itemsize, what)
     if n * itemsize > _budget[0]:
         raise ResourceExhaustedError(
             f"OOM when allocating tensor with shape{list(map(int, shape))} and type "

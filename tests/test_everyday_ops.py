@@ -742,7 +742,7 @@ RESHAPES = [   # (input shape, sizes, output shape or TF's message)
     ((6,), np.array([-1, 2**62, 4], np.int64), "Input to reshape is a tensor with 6 values, but "
      "the requested shape requires a multiple of 18446744073709551616"),
     ((0, 3), np.array([2**62, 4, 0], np.int64),
-     "Cannot reshape a tensor with 0 elements to shape [4611686018427387904,4,0]"),
+     "Shape [4611686018427387904, 4, 0] cannot be represented"),
 ]
 
 

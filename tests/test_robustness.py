@@ -82,6 +82,9 @@ HOSTILE = [
      _eager("Fill", dims=np.array([2**62, 2**62], np.int64), value=np.float32(1))),
     ("Fill dims absurd", RE, "OOM when allocating tensor with shape[2147483647, 2147483647]",
      _eager("Fill", dims=_i32(2**31 - 1, 2**31 - 1), value=np.float32(1))),
+    ("Fill empty with overflowing dims", IAE, "Shape [0, 4611686018427387904, 4611686018427387904]"
+     " cannot be represented", _eager("Fill", dims=np.array([0, 2**62, 2**62], np.int64),
+                                      value=np.float32(1))),
     ("Fill dims negative", IAE, "Dimension -1 must be >= 0",
      _eager("Fill", dims=_i32(-1, 3), value=np.float32(1))),
     ("Reshape negative", IAE, "Size 0 must be non-negative, not -5",
