@@ -93,6 +93,8 @@ def _discover_gpu():
         return None
 
     def to_device(array, index):
+        if isinstance(array, cupy.ndarray) and array.device.id != index:
+            array = cupy.asnumpy(array)         # another GPU's array: through the host
         with cupy.cuda.Device(index):
             return cupy.asarray(array)
 

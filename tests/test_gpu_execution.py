@@ -419,3 +419,35 @@ def test_an_eager_gpu_result_becomes_a_graph_constant(sim_gpu):
         doubled = gp.constant(result) * 2.0
     with gp.Session(graph=g) as sess:
         assert sess.run(doubled).tolist() == [4.0, 4.0, 4.0]
+
+
+def test_discovered_gpu_moves_arrays_between_gpus_through_the_host(monkeypatch):
+    """cupy.asarray keeps another GPU's array where it is; to_device must really move it."""
+    current = [0]
+
+    class FakeCupyArray:
+        def __init__(self, value):
+            self.value, self.device = np.array(value), types.SimpleNamespace(id=current[0])
+
+    class Device:
+        def __init__(self, index):
+            self.index = index
+
+        def __enter__(self):
+            self.previous, current[0] = current[0], self.index
+
+        def __exit__(self, *exc):
+            current[0] = self.previous
+
+    fake = types.ModuleType("cupy")
+    fake.ndarray = FakeCupyArray
+    fake.asnumpy = lambda a: a.value.copy()
+    fake.asarray = lambda a: a if isinstance(a, FakeCupyArray) else FakeCupyArray(a)
+    fake.cuda = types.SimpleNamespace(runtime=types.SimpleNamespace(getDeviceCount=lambda: 2),
+                                      Device=Device)
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    gpu = devices._discover_gpu()
+    on_0 = gpu.to_device(np.arange(3), 0)
+    assert on_0.device.id == 0 and gpu.to_device(on_0, 0) is on_0     # same GPU: no copy
+    on_1 = gpu.to_device(on_0, 1)
+    assert on_1.device.id == 1 and on_1.value.tolist() == [0, 1, 2]
