@@ -12,6 +12,7 @@ from registry import dtypes
 from registry.errors import InvalidArgumentError, UnimplementedError
 from registry.kernel_registry import OpKernel, register_kernel
 from registry.ops.array_ops import int_values
+from registry.ops.math_ops import range_size
 
 HALF_TYPES = (dtypes.float16, dtypes.bfloat16)
 
@@ -115,6 +116,29 @@ for _name, _ufunc in _BINARY.items():
     _types = _REAL_DIV_TYPES if _name == "RealDiv" else computable_types(_name)
     register_kernel(_name, DEVICES, type_constraints={"T": _types} if _types else None)(
         type(_name + "Op", (BinaryOp,), {"ufunc": _ufunc}))
+
+
+@register_kernel("FloorMod", DEVICES, type_constraints={"T": computable_types("FloorMod")})
+class FloorModOp(BinaryOp):
+    """TF's floor_mod: the remainder takes the sign of y (C++'s fmod, then y added when the
+    signs differ); an integer y of 0 is an error (when there is a result to compute), a
+    float one gives NaN."""
+
+    ufunc = "fmod"
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        xp, dtype = ctx.xp, ctx.output_dtypes[0]
+
+        def floor_mod(x, y):
+            if dtype.is_integer:
+                if x.size and y.size and bool(xp.any(y == 0)):
+                    raise InvalidArgumentError("Integer division by zero")
+                return xp.remainder(x, y)
+            x, y = float32_if_half(x, dtype), float32_if_half(y, dtype)
+            mod = xp.fmod(x, y)
+            return xp.where((mod != 0) & ((y < 0) != (mod < 0)), mod + y, mod)
+        self._fn = floor_mod
 
 
 # ----------------------------------------------------------------------------- MatMul
@@ -243,3 +267,39 @@ class MeanOp(ReductionOp):
         if not dtype.is_unsigned:           # floor division -> truncation toward zero
             quotient += ((total < 0) & (total % max(count, 1) != 0)).astype(acc)
         return quotient
+
+
+# ----------------------------------------------------------------------------- Range
+
+_RANGE_TYPES = [dtypes.bfloat16, dtypes.float16, dtypes.float32, dtypes.float64, dtypes.int32,
+                dtypes.int64]       # TF's CPU kernels
+
+
+@register_kernel("Range", "CPU", type_constraints={"Tidx": _RANGE_TYPES},
+                 host_memory=("start", "limit", "delta"))
+@register_kernel("Range", "GPU", type_constraints={
+    "Tidx": [t for t in _RANGE_TYPES if t != dtypes.int32]},
+    host_memory=("start", "limit", "delta"))
+@register_kernel("Range", "GPU", type_constraints={"Tidx": [dtypes.int32]},
+                 host_memory=("start", "limit", "delta", "output"))
+class RangeOp(OpKernel):
+    """start + i * delta for i in [0, size), computed in the op's type (as TF does). An int32
+    range on a GPU is host memory (TF's choice: such ranges are mostly axes)."""
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self._xp = np if 0 in ctx.host_outputs else ctx.xp
+
+    def compute(self, ctx):
+        scalars = []
+        for name, value in zip(("start", "limit", "delta"), ctx.inputs):
+            if not (value.ndim == 0 or (value.ndim == 1 and value.size == 1)):
+                raise InvalidArgumentError(
+                    f"{name} must be a scalar, not shape {shape_str(value.shape)}")
+            scalars.append(value.reshape(())[()])
+        start, limit, delta = scalars
+        size = range_size(start, limit, delta)
+        dtype = ctx.output_dtype(0).np_dtype
+        ctx.check_allocation([size], dtype)
+        steps = self._xp.arange(size).astype(dtype)
+        ctx.set_output(0, (start + steps * delta).astype(dtype, copy=False))

@@ -26,7 +26,8 @@ EVERYDAY_OPS = [
     "ExpandDims", "Pack", "ConcatV2", "Tile", "Slice", "AddV2", "Sub", "Mul", "RealDiv",
     "Maximum", "Minimum", "Less", "LessEqual", "Greater", "GreaterEqual", "Equal", "NotEqual",
     "Neg", "Square", "Sqrt", "Rsqrt", "Exp", "Log", "Tanh", "Sigmoid", "Cast", "MatMul", "Sum",
-    "Mean", "Relu", "BiasAdd", "Softmax"]
+    "Mean", "Relu", "BiasAdd", "Softmax", "InvertPermutation", "Range", "FloorMod", "Pad",
+    "ConcatOffset"]
 SETTINGS = settings(max_examples=40, deadline=None)
 
 

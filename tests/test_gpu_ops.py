@@ -27,7 +27,7 @@ from registry.op_registry import list_ops
 SETTINGS = settings(max_examples=15, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])
 MODULES = {f"kernels.{m}" for m in ("array_kernels", "math_kernels", "nn_kernels",
-                                    "loss_kernels", "gradient_kernels")}
+                                    "loss_kernels", "gradient_kernels", "pad_kernels")}
 TOLERANCE = {"float16": 2e-3, "float32": 1e-5, "complex64": 1e-5, "float64": 1e-12,
              "complex128": 1e-12}
 CPU_NAME = "/job:localhost/replica:0/task:0/device:CPU:0"
@@ -200,6 +200,22 @@ CASES = {   # (op, case name): (type attr, make(rng, dtype) -> (inputs, attrs))
         {"output_type": gp.int32})),
     ("BroadcastGradientArgs", ""): ("T", lambda r, t: (
         {"s0": ints(2, 1, 3, dtype=t.np_dtype), "s1": ints(4, 3, dtype=t.np_dtype)}, {})),
+    ("InvertPermutation", ""): ("T", lambda r, t: ({"x": ints(2, 0, 3, 1, dtype=t.np_dtype)},
+                                                   {})),
+    ("ConcatOffset", ""): ("shape_type", lambda r, t: (
+        {"concat_dim": np.int32(-1), "shape": [ints(2, 3, dtype=t.np_dtype),
+                                               ints(2, 1, dtype=t.np_dtype)]}, {})),
+    ("Range", ""): ("Tidx", lambda r, t: ({"start": t.np_dtype.type(1), "limit": t.np_dtype.type(
+        9), "delta": t.np_dtype.type(2)}, {})),
+    ("Range", "negative delta"): ("Tidx", lambda r, t: (
+        {"start": t.np_dtype.type(3), "limit": t.np_dtype.type(-4),
+         "delta": t.np_dtype.type(-1.5 if t.is_floating else -2)}, {})),
+    ("FloorMod", ""): ("T", lambda r, t: (
+        {"x": values(r, t, (3, 1, 4)), "y": values(r, t, (2, 4), positive=True)}, {})),
+    ("Pad", ""): ("T", lambda r, t: ({"input": values(r, t, (2, 3)),
+                                      "paddings": ints(1, 0, 2, 1).reshape(2, 2)}, {})),
+    ("Pad", "int64 paddings"): ("T", lambda r, t: (
+        {"input": values(r, t, (2, 1, 3)), "paddings": np.ones((3, 2), np.int64)}, {})),
 }
 for _op in ("AddV2", "Sub", "Mul", "RealDiv", "Maximum", "Minimum"):
     CASES[(_op, "")] = ("T", _binary())
@@ -455,9 +471,16 @@ def test_host_memory_registrations():
                       ("ExpandDims", ("dim",)), ("ConcatV2", ("axis",)), ("Tile", ("multiples",)),
                       ("Slice", ("begin", "size")), ("Sum", ("reduction_indices",)),
                       ("Mean", ("reduction_indices",)), ("ArgMax", ("dimension",)),
-                      ("BroadcastGradientArgs", ("s0", "s1", "r0", "r1"))]:
+                      ("BroadcastGradientArgs", ("s0", "s1", "r0", "r1")),
+                      ("InvertPermutation", ("x", "y")), ("Pad", ("paddings",)),
+                      ("ConcatOffset", ("concat_dim", "shape", "offset"))]:
         assert {k.host_memory for k in registered_kernels(op)} == {names}, op
     assert find_kernel("Const", "GPU", {"dtype": gp.int32}).host_memory == ("output",)
+    assert find_kernel("Range", "GPU", {"Tidx": gp.int32}).host_memory == (
+        "start", "limit", "delta", "output")
+    for device, dtype in (("GPU", gp.int64), ("CPU", gp.int32)):
+        assert find_kernel("Range", device, {"Tidx": dtype}).host_memory == (
+            "start", "limit", "delta")
     assert find_kernel("Const", "GPU", {"dtype": gp.int64}).host_memory == ()
 
 

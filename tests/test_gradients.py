@@ -147,9 +147,8 @@ def test_slice_gradient():
     inputs = [np.random.default_rng(0).uniform(-1, 1, (3, 4, 2))]
     _check(lambda x: R.Slice(input=x, begin=np.int32([1, 0, 1]), size=np.int32([2, -1, 1])),
            inputs)
-    with pytest.raises(errors.UnimplementedError, match="needs the input shape known"):
-        _check(lambda x: R.Slice(input=x, begin=np.int32([1, 0, 1]), size=np.int32([2, -1, 1])),
-               inputs, static=False)
+    _check(lambda x: R.Slice(input=x, begin=np.int32([1, 0, 1]), size=np.int32([2, -1, 1])),
+           inputs, static=False)     # unknown input shape: a Pad (test_dynamic_gradients.py)
 
 
 def _sum_to(values, shape):

@@ -1,14 +1,16 @@
 """Gradients of the array ops (TF's array_grad.py): identity-like ops, shape changes,
-Pack/ConcatV2/Slice/Tile, Fill."""
+Pack/ConcatV2/Slice/Pad/Tile, Fill.
+
+Each uses constants where shapes, ranks, axes and perms are known while building (smaller
+graphs, exact static shapes) and nodes computing them at run time otherwise."""
 
 from graphops import raw_ops
 from graphops.gradients import NotDifferentiable, RegisterGradient
-from graphops.grad.util import (const, constant_ints, constant_value, known_rank, reduce_sum,
-                                shape_of)
-from registry.errors import UnimplementedError
+from graphops.grad.util import const, constant_list, constant_value, reduce_sum, shape_of
+from registry import dtypes
 
 for _op in ("Shape", "Size", "Rank", "ZerosLike", "OnesLike", "StopGradient",
-            "BroadcastGradientArgs"):
+            "BroadcastGradientArgs", "InvertPermutation", "ConcatOffset"):
     NotDifferentiable(_op)
 
 
@@ -43,7 +45,9 @@ def _squeeze_grad(op, grad):
 
 @RegisterGradient("Transpose")
 def _transpose_grad(op, grad):
-    perm = constant_ints(op.inputs[1], "The gradient of Transpose")
+    perm = constant_list(op.inputs[1])
+    if perm is None:
+        return [raw_ops.Transpose(x=grad, perm=raw_ops.InvertPermutation(x=op.inputs[1])), None]
     inverse = [0] * len(perm)
     for i, p in enumerate(perm):
         inverse[p] = i
@@ -57,13 +61,33 @@ def _fill_grad(op, grad):
 
 @RegisterGradient("Pack")
 def _pack_grad(op, grad):
-    rank = known_rank(op.outputs[0], "The gradient of Pack")
+    rank = op.outputs[0].shape.rank
+    if rank is None:
+        return _dynamic_pack_grad(op, grad)
     axis = op.get_attr("axis") % rank
     grads = []
     for i in range(len(op.inputs)):
         begin = [i if d == axis else 0 for d in range(rank)]
         size = [1 if d == axis else -1 for d in range(rank)]
         piece = raw_ops.Slice(input=grad, begin=const(begin), size=const(size))
+        grads.append(raw_ops.Squeeze(input=piece, axis=[axis]))
+    return grads
+
+
+def _dynamic_pack_grad(op, grad):
+    """Slices of `grad` along the packed axis when the rank is only known at run time: the
+    axis as a one-hot vector `hot` over range(rank) gives begin i * hot and size 2 * hot - 1
+    (TF unstacks with Unpack; Squeeze takes the attr axis as it is, negative or not)."""
+    axis = op.get_attr("axis")
+    rank = raw_ops.Rank(input=grad)
+    dims = raw_ops.Range(start=const(0), limit=rank, delta=const(1))
+    wrapped = raw_ops.FloorMod(x=const(axis), y=rank)
+    hot = raw_ops.Cast(x=raw_ops.Equal(x=dims, y=wrapped), DstT=dtypes.int32)
+    size = raw_ops.Sub(x=raw_ops.Mul(x=hot, y=const(2)), y=const(1))
+    grads = []
+    for i in range(len(op.inputs)):
+        begin = raw_ops.Mul(x=hot, y=const(i))
+        piece = raw_ops.Slice(input=grad, begin=begin, size=size)
         grads.append(raw_ops.Squeeze(input=piece, axis=[axis]))
     return grads
 
@@ -93,17 +117,29 @@ def _concat_offset(values, axis, rank):
 @RegisterGradient("ConcatV2")
 def _concat_v2_grad(op, grad):
     values = op.inputs[:-1]
-    rank = known_rank(op.outputs[0], "The gradient of ConcatV2")
-    axis = constant_ints(op.inputs[-1], "The gradient of ConcatV2")[0] % rank
+    rank, axis = op.outputs[0].shape.rank, constant_list(op.inputs[-1])
+    if rank is None or axis is None:
+        return _dynamic_concat_grad(values, op.inputs[-1], grad) + [None]
     grads = [raw_ops.Slice(input=grad, begin=begin, size=shape_of(value))
-             for value, begin in zip(values, _concat_offset(values, axis, rank))]
+             for value, begin in zip(values, _concat_offset(values, axis[0] % rank, rank))]
     return grads + [None]
+
+
+def _dynamic_concat_grad(values, axis, grad):
+    """Slices of `grad` at the run-time offsets ConcatOffset computes from the shapes."""
+    axis = raw_ops.Reshape(tensor=axis, shape=const([]))     # ConcatV2 also takes a [1]
+    if axis.dtype != dtypes.int32:
+        axis = raw_ops.Cast(x=axis, DstT=dtypes.int32)
+    shapes = [raw_ops.Shape(input=value) for value in values]
+    offsets = raw_ops.ConcatOffset(concat_dim=axis, shape=shapes)
+    return [raw_ops.Slice(input=grad, begin=offset, size=shape)
+            for offset, shape in zip(offsets, shapes)]
 
 
 @RegisterGradient("Tile")
 def _tile_grad(op, grad):
     x = op.inputs[0]
-    rank = known_rank(x, "The gradient of Tile")
+    rank = x.shape.rank
     multiples = op.inputs[1]
     known = constant_value(multiples)
     if x.shape.is_fully_defined() and known is not None:
@@ -113,20 +149,22 @@ def _tile_grad(op, grad):
         pairs = raw_ops.Pack(values=[raw_ops.Cast(x=multiples, DstT=shape.dtype), shape], axis=1)
         split = raw_ops.Reshape(tensor=pairs, shape=const([-1]))
     tiled = raw_ops.Reshape(tensor=grad, shape=split)
+    if rank is None:
+        axes = raw_ops.Range(start=const(0), limit=raw_ops.Size(input=split), delta=const(2))
+        return [raw_ops.Sum(input=tiled, axis=axes), None]
     return [reduce_sum(tiled, list(range(0, 2 * rank, 2))), None]
 
 
 @RegisterGradient("Slice")
 def _slice_grad(op, grad):
-    """Zero padding around the slice's gradient (needs shapes and begin known while building)."""
+    """Zeros around the slice's gradient: concatenated constant blocks when the input
+    shape, begin and size are known while building, else a Pad by run-time amounts."""
     x = op.inputs[0]
-    if not x.shape.is_fully_defined():
-        raise UnimplementedError(f"The gradient of Slice needs the input shape known while "
-                                 f"building, got {x}")
+    begin, size = constant_list(op.inputs[1]), constant_list(op.inputs[2])
+    if not x.shape.is_fully_defined() or begin is None or size is None:
+        return [_dynamic_slice_grad(op, grad), None, None]
     shape = x.shape.as_list()
-    begin = constant_ints(op.inputs[1], "The gradient of Slice")
-    size = [d if d != -1 else n - b
-            for d, n, b in zip(constant_ints(op.inputs[2], "The gradient of Slice"), shape, begin)]
+    size = [d if d != -1 else n - b for d, n, b in zip(size, shape, begin)]
     current = list(size)
     for axis, (n, b, s) in enumerate(zip(shape, begin, size)):
         pieces = []
@@ -139,3 +177,34 @@ def _slice_grad(op, grad):
             grad = raw_ops.ConcatV2(values=parts, axis=const(axis))
         current[axis] = n
     return [grad, None, None]
+
+
+def _dynamic_slice_grad(op, grad):
+    """Pad(grad, [[begin, input shape - slice shape - begin], ...]) (TF's way)."""
+    x, begin = op.inputs[0], op.inputs[1]
+    index = begin.dtype
+    column = const([-1, 1])
+    after = raw_ops.Sub(x=raw_ops.Sub(x=raw_ops.Shape(input=x, out_type=index),
+                                      y=raw_ops.Shape(input=op.outputs[0], out_type=index)),
+                        y=begin)
+    paddings = raw_ops.ConcatV2(values=[raw_ops.Reshape(tensor=begin, shape=column),
+                                        raw_ops.Reshape(tensor=after, shape=column)],
+                                axis=const(1))
+    return raw_ops.Pad(input=grad, paddings=paddings)
+
+
+@RegisterGradient("Pad")
+def _pad_grad(op, grad):
+    """The input's part of the gradient: a Slice starting at the `before` paddings."""
+    x, paddings = op.inputs
+    known = constant_value(paddings)
+    if known is not None:
+        begin = const(known[:, 0], paddings.dtype)
+    else:
+        before = raw_ops.Slice(input=paddings, begin=const([0, 0], paddings.dtype),
+                               size=const([-1, 1], paddings.dtype))
+        begin = raw_ops.Reshape(tensor=before, shape=const([-1]))
+    size = (const(x.shape.as_list(), paddings.dtype) if x.shape.is_fully_defined()
+            else raw_ops.Shape(input=x, out_type=paddings.dtype))
+    return [raw_ops.Slice(input=grad, begin=begin, size=size), None]
+

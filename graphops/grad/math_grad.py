@@ -3,9 +3,10 @@ Cast and the reductions."""
 
 from graphops import raw_ops
 from graphops.gradients import NotDifferentiable, RegisterGradient
-from graphops.grad.util import const, constant_ints, known_rank, scalar_like, sum_to_operand
+from graphops.grad.util import (const, constant_list, reduced_shape, scalar_like,
+                                sum_to_operand)
 
-for _op in ("Less", "LessEqual", "Greater", "GreaterEqual", "Equal", "NotEqual"):
+for _op in ("Less", "LessEqual", "Greater", "GreaterEqual", "Equal", "NotEqual", "Range"):
     NotDifferentiable(_op)
 
 
@@ -52,6 +53,17 @@ def _maximum_grad(op, grad):
 @RegisterGradient("Minimum")
 def _minimum_grad(op, grad):
     return _select_grad(op, grad, raw_ops.LessEqual(x=op.inputs[0], y=op.inputs[1]))
+
+
+@RegisterGradient("FloorMod")
+def _floor_mod_grad(op, grad):
+    """z = x - floor(x / y) * y: dz/dx = 1, dz/dy = -floor(x / y) = (z - x) / y. (TF takes
+    floor(x / y) from FloorDiv, which is not here: integer operands get no y gradient.)"""
+    x, y = op.inputs
+    grad_y = None
+    if x.dtype.is_floating:
+        grad_y = raw_ops.Mul(x=grad, y=raw_ops.RealDiv(x=raw_ops.Sub(x=op.outputs[0], y=x), y=y))
+    return _binary(op, grad, grad_y)
 
 
 @RegisterGradient("Neg")
@@ -126,15 +138,23 @@ def _matmul_grad(op, grad):
 
 
 def _reduced_axes(op):
-    x = op.inputs[0]
-    rank = known_rank(x, f"The gradient of {op.type}")
-    axes = constant_ints(op.inputs[1], f"The gradient of {op.type}")
+    """The reduced axes, wrapped and sorted, when the rank and axes are known while building;
+    else None."""
+    rank, axes = op.inputs[0].shape.rank, constant_list(op.inputs[1])
+    if rank is None or axes is None:
+        return None
     return sorted({a % rank for a in axes}) if rank else []
 
 
 def _broadcast_back(op, grad, axes):
-    """The reduction's output gradient spread back over the reduced axes of its input."""
+    """The reduction's output gradient spread back over the reduced axes of its input
+    (`axes` None: reshaped to the kept-dims shape computed at run time)."""
     x = op.inputs[0]
+    if axes is None:
+        if not op.get_attr("keep_dims"):
+            kept = reduced_shape(raw_ops.Shape(input=x), op.inputs[1])
+            grad = raw_ops.Reshape(tensor=grad, shape=kept)
+        return raw_ops.Mul(x=grad, y=raw_ops.OnesLike(x=x))
     if not op.get_attr("keep_dims"):
         for axis in axes:
             grad = raw_ops.ExpandDims(input=grad, axis=const(axis))
@@ -152,8 +172,8 @@ def _sum_grad(op, grad):
 @RegisterGradient("Mean")
 def _mean_grad(op, grad):
     x, axes = op.inputs[0], _reduced_axes(op)
-    dims = [x.shape[i] for i in axes]
-    if None not in dims:
+    dims = None if axes is None else [x.shape[i] for i in axes]
+    if dims is not None and None not in dims:
         count = 1
         for d in dims:
             count *= d
@@ -163,4 +183,3 @@ def _mean_grad(op, grad):
                                 y=raw_ops.Cast(x=raw_ops.Size(input=op.outputs[0]),
                                                DstT=grad.dtype))
     return [raw_ops.RealDiv(x=_broadcast_back(op, grad, axes), y=count), None]
-

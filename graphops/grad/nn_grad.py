@@ -2,7 +2,7 @@
 
 from graphops import raw_ops
 from graphops.gradients import NotDifferentiable, RegisterGradient
-from graphops.grad.util import const, is_zeros, known_rank, reduce_sum, sum_to_operand
+from graphops.grad.util import const, is_zeros, reduce_sum, sum_to_operand
 
 NotDifferentiable("ArgMax")
 
@@ -16,8 +16,20 @@ def _relu_grad(op, grad):
 
 @RegisterGradient("BiasAdd")
 def _bias_add_grad(op, grad):
-    rank = known_rank(op.inputs[0], "The gradient of BiasAdd")
-    channel = 1 if op.get_attr("data_format") == "NCHW" else rank - 1
+    """The bias gradient sums all but the channel axis (range(rank) at run time when the
+    rank is unknown; TF has a BiasAddGrad op for this)."""
+    rank = op.inputs[0].shape.rank
+    channels_first = op.get_attr("data_format") == "NCHW"
+    if rank is None:
+        rank_t = raw_ops.Rank(input=grad)
+        if channels_first:
+            rest = raw_ops.Range(start=const(2), limit=rank_t, delta=const(1))
+            axes = raw_ops.ConcatV2(values=[const([0]), rest], axis=const(0))
+        else:
+            axes = raw_ops.Range(start=const(0), limit=raw_ops.Sub(x=rank_t, y=const(1)),
+                                 delta=const(1))
+        return [grad, raw_ops.Sum(input=grad, axis=axes)]
+    channel = 1 if channels_first else rank - 1
     return [grad, reduce_sum(grad, [d for d in range(rank) if d != channel])]
 
 

@@ -1,14 +1,14 @@
 """Helpers for gradient functions: constants, shapes known while building, broadcasting sums.
 
 Whatever is known while building is used as a constant (so shape functions of the gradient
-nodes give exact shapes); only unknown dimensions fall back to Shape/BroadcastGradientArgs.
+nodes give exact shapes); what is only known at run time (dims, ranks, axes, perms) falls back
+to nodes computing it: Shape, Rank, BroadcastGradientArgs, Range, `reduced_shape`.
 """
 
 import numpy as np
 
 from graphops import raw_ops
 from registry import dtypes
-from registry.errors import UnimplementedError
 
 
 def const(value, dtype=dtypes.int32, name="Const"):
@@ -38,20 +38,28 @@ def shape_of(tensor):
     return raw_ops.Shape(input=tensor)
 
 
-def known_rank(tensor, what):
-    """The static rank of `tensor`; UnimplementedError naming `what` when unknown."""
-    rank = tensor.shape.rank
-    if rank is None:
-        raise UnimplementedError(f"{what} needs an input of known rank, got {tensor}")
-    return rank
-
-
-def constant_ints(tensor, what):
-    """A build-time constant int tensor as a list; UnimplementedError naming `what` if not."""
+def constant_list(tensor):
+    """A build-time constant int tensor as a flat list of ints, else None."""
     value = constant_value(tensor)
-    if value is None:
-        raise UnimplementedError(f"{what} needs {tensor.name} to be a constant")
-    return [int(v) for v in np.reshape(value, -1)]
+    return None if value is None else [int(v) for v in np.reshape(value, -1)]
+
+
+def reduced_shape(input_shape, axes):
+    """The kept-dims shape of reducing a tensor of shape `input_shape` (an int32 vector)
+    over `axes`, built at run time: input_shape with 1 at each axis. TF stitches ones in
+    with DynamicStitch; here a one-hot match of range(rank) against the wrapped axes
+    picks the reduced dims: shape - (shape - 1) * hit."""
+    rank = raw_ops.Size(input=input_shape)
+    axes = raw_ops.Reshape(tensor=axes, shape=const([-1]))
+    if axes.dtype != dtypes.int32:
+        axes = raw_ops.Cast(x=axes, DstT=dtypes.int32)
+    axes = raw_ops.FloorMod(x=axes, y=rank)
+    dims = raw_ops.ExpandDims(input=raw_ops.Range(start=const(0), limit=rank, delta=const(1)),
+                              axis=const(-1))
+    hit = raw_ops.Cast(x=raw_ops.Equal(x=dims, y=axes), DstT=dtypes.int32)
+    hit = raw_ops.Sum(input=hit, axis=const([1]))
+    shrink = raw_ops.Mul(x=raw_ops.Sub(x=input_shape, y=const(1)), y=hit)
+    return raw_ops.Sub(x=input_shape, y=shrink)
 
 
 def reduce_sum(tensor, axes, keep_dims=False):

@@ -1,4 +1,5 @@
-"""Ops that exist for gradient graphs (TF's array_ops.cc): BroadcastGradientArgs."""
+"""Ops that exist for gradient graphs (TF's array_ops.cc): index arithmetic on shapes and
+permutations: BroadcastGradientArgs, InvertPermutation, ConcatOffset."""
 
 from registry.op_registry import register_op
 from registry.tensor_shape import TensorShape
@@ -21,3 +22,31 @@ register_op("BroadcastGradientArgs") \
     .doc("Return the reduction indices for computing gradients of s0 op s1 with broadcast.\n"
          "r0 (r1) lists the axes of the broadcast result along which s0 (s1) is 1 or absent; "
          "summing a gradient over them gives the gradient of that operand.")
+
+
+def _invert_permutation_shape(c):
+    c.set_output(0, c.with_rank(c.input(0), 1))
+
+
+register_op("InvertPermutation") \
+    .input("x: T") \
+    .output("y: T") \
+    .attr("T: {int32, int64} = DT_INT32") \
+    .set_shape_fn(_invert_permutation_shape) \
+    .doc("Computes the inverse permutation of a tensor: y[x[i]] = i.")
+
+
+def _concat_offset_shape(c):
+    for i in range(1, c.num_inputs):
+        c.set_output(i - 1, c.input(i))
+
+
+register_op("ConcatOffset") \
+    .input("concat_dim: int32") \
+    .input("shape: N * shape_type") \
+    .output("offset: N * shape_type") \
+    .attr("N: int >= 2") \
+    .attr("shape_type: {int32, int64} = DT_INT32") \
+    .set_shape_fn(_concat_offset_shape) \
+    .doc("Computes offsets of concat inputs within its output: offset[i] is 0 but along "
+         "concat_dim, where it is the sum of the earlier shapes' sizes there.")

@@ -1,4 +1,7 @@
-"""Math op definitions (TF's math_ops.cc): cwise unary/binary ops, MatMul, Cast, reductions."""
+"""Math op definitions (TF's math_ops.cc): cwise unary/binary ops, MatMul, Cast, reductions,
+Range."""
+
+import numpy as np
 
 from registry.errors import InvalidArgumentError
 from registry.op_registry import register_op
@@ -90,6 +93,9 @@ _register_binary("AddV2", _ADD, commutative=True, doc="Returns x + y element-wis
 _register_binary("Sub", _SUB, doc="Returns x - y element-wise.")
 _register_binary("Mul", _MUL, commutative=True, doc="Returns x * y element-wise.")
 _register_binary("RealDiv", _MUL, doc="Returns x / y element-wise for real types.")
+_register_binary("FloorMod", "{int8, int16, int32, int64, uint8, uint16, uint32, uint64, "
+                 "bfloat16, half, float, double}",
+                 doc="Returns element-wise remainder of division, with the sign of y.")
 _register_binary("Maximum", _MINMAX, doc="Returns the max of x and y (i.e. x > y ? x : y).")
 _register_binary("Minimum", _MINMAX, doc="Returns the min of x and y (i.e. x < y ? x : y).")
 for _name, _op in (("Less", "<"), ("LessEqual", "<="), ("Greater", ">"), ("GreaterEqual", ">=")):
@@ -178,3 +184,54 @@ for _name, _doc in (("Sum", "Computes the sum of elements across dimensions of a
         .python_name("reduction_indices", "axis") \
         .set_shape_fn(_reduction_shape) \
         .doc(_doc)
+
+
+def range_size(start, limit, delta):
+    """TF's Range size checks on three scalars of the op's type: the output length."""
+    if delta == 0:
+        raise InvalidArgumentError(f"Requires delta != 0: {number_str(delta)}")
+    if delta > 0 and not start <= limit:
+        raise InvalidArgumentError(f"Requires start <= limit when delta > 0: "
+                                   f"{number_str(start)}/{number_str(limit)}")
+    if delta < 0 and not start >= limit:
+        raise InvalidArgumentError(f"Requires start >= limit when delta < 0: "
+                                   f"{number_str(start)}/{number_str(limit)}")
+    if isinstance(start, np.integer):
+        start, limit, delta = int(start), int(limit), int(delta)
+        return (abs(limit - start) + abs(delta) - 1) // abs(delta)
+    with np.errstate(all="ignore"):
+        size = np.ceil(np.abs((limit - start) / delta))
+    if not size <= 2**63 - 1:
+        raise InvalidArgumentError(f"Requires ((limit - start) / delta) <= {2**63 - 1}")
+    return int(size)
+
+
+def number_str(value):
+    """A NumPy scalar as TF's StrCat writes it: `3`, `0.5`, `0` for 0.0."""
+    text = str(value)
+    return text[:-2] if text.endswith(".0") else text
+
+
+def _range_shape(c):
+    for i, name in enumerate(("start", "limit", "delta")):
+        try:
+            c.with_rank(c.input(i), 0)
+        except InvalidArgumentError as e:
+            raise InvalidArgumentError(f"{e.message}\n\t for '{name}'") from None
+    values = [c.input_value(i) for i in range(3)]
+    if any(v is None for v in values):
+        c.set_output(0, TensorShape([None]))
+        return
+    c.set_output(0, TensorShape([range_size(*(v[()] for v in values))]))
+
+
+register_op("Range") \
+    .input("start: Tidx") \
+    .input("limit: Tidx") \
+    .input("delta: Tidx") \
+    .output("output: Tidx") \
+    .attr("Tidx: {bfloat16, half, float, double, int8, int16, int32, int64, uint16, uint32, "
+          "uint64} = DT_INT32") \
+    .set_shape_fn(_range_shape) \
+    .doc("Creates a sequence of numbers: start, start + delta, ... up to but not including "
+         "limit.")
