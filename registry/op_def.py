@@ -111,9 +111,12 @@ class OpDef:
         return f"Op<name={self.name}; signature={ins} -> {outs}{attrs}>"
 
 
+MAX_LIST_LENGTH = 1 << 20   # tensors in one list arg: beyond it a node could not be built
+
+
 def arg_types(args, attrs):
     """(flat DTypes, structure) of input or output args given a node's attrs; the structure
-    holds None per single tensor and a length per list arg."""
+    holds None per single tensor and a length per list arg (at most MAX_LIST_LENGTH)."""
     types, structure = [], []
     for arg in args:
         if arg.type_list_attr:
@@ -122,6 +125,10 @@ def arg_types(args, attrs):
             structure.append(len(listed))
         elif arg.number_attr:
             n = attrs[arg.number_attr]
+            if n > MAX_LIST_LENGTH:
+                raise InvalidArgumentError(
+                    f"Attr {arg.number_attr} = {n} would make '{arg.name}' a list of more than "
+                    f"{MAX_LIST_LENGTH} tensors")
             types.extend([arg.type or attrs[arg.type_attr]] * n)
             structure.append(n)
         else:

@@ -401,3 +401,17 @@ def test_graph_mode_inside_as_default_or_with_graph_inputs():
     assert isinstance(y, gp.Tensor) and y.graph is g
     z = gp.raw_ops.AddV2(x=y, y=np.float32(1))            # a graph input: graph mode
     assert isinstance(z, gp.Tensor) and z.graph is g
+
+
+def test_an_absurd_list_length_is_refused_before_building():
+    """A number attr sizing an output list is checked before any list is made (2**31
+    outputs would exhaust memory while building the node)."""
+    register_op("ListOutTest").output("out: num * float").attr("num: int >= 1")
+    try:
+        with gp.Graph().as_default():
+            with pytest.raises(InvalidArgumentError,
+                               match="Attr num = 2147483648 would make 'out' a list of more "
+                                     "than 1048576 tensors"):
+                gp.raw_ops.ListOutTest(num=2**31)
+    finally:
+        deregister_op("ListOutTest")
