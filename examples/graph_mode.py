@@ -9,6 +9,7 @@ import graphops as gp
 
 
 def main():
+    print("devices:", [d.name for d in gp.config.list_physical_devices()])
     rng = np.random.default_rng(0)
     images = rng.standard_normal((2, 8, 8, 3)).astype(np.float32)
     kernel = rng.standard_normal((3, 3, 3, 4)).astype(np.float32)
@@ -39,8 +40,10 @@ def main():
     print(f"adjoint check: <conv(x,w), dy> = {lhs:.4f}, <w, dw> = {rhs:.4f}")
     assert abs(lhs - rhs) <= 1e-3 * max(1.0, abs(lhs))
 
-    # The same convolution eagerly: raw ops on arrays run at once.
-    eager = gp.raw_ops.Conv2D(input=images, filter=kernel, strides=[1, 1, 1, 1], padding="SAME")
+    # The same convolution eagerly: raw ops on arrays run at once (on the GPU when there is
+    # one, returning a CuPy array: gp.to_numpy copies it to the host).
+    eager = gp.to_numpy(gp.raw_ops.Conv2D(input=images, filter=kernel, strides=[1, 1, 1, 1],
+                                          padding="SAME"))
     print("eager matches graph:", bool(np.allclose(eager, conv, atol=1e-5)))
 
 

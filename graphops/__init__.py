@@ -41,6 +41,7 @@ __all__ = [
 from graphops import test_util as test, train  # noqa: E402
 from graphops.gradients import (NoGradient, NotDifferentiable, RegisterGradient,  # noqa: E402
                                 gradients)
+from graphops.executor import to_host as to_numpy  # noqa: E402  (eager GPU results -> NumPy)
 from graphops.math_ops import argmax, cast, equal, reduce_mean, reduce_sum  # noqa: E402
 from graphops.variables import (Variable, global_variables,  # noqa: E402
                                 global_variables_initializer, trainable_variables,
@@ -65,5 +66,5 @@ def __dir__():
 __all__ += [
     "test", "train", "NoGradient", "NotDifferentiable", "RegisterGradient", "gradients",
     "argmax", "cast", "equal", "reduce_mean", "reduce_sum", "Variable", "global_variables",
-    "global_variables_initializer", "trainable_variables", "variables_initializer",
+    "global_variables_initializer", "trainable_variables", "variables_initializer", "to_numpy",
 ]

@@ -340,7 +340,8 @@ def _schedule_frees(steps, keep):
 
 
 def to_host(value):
-    """A device array (CuPy) copied to a NumPy array; host values unchanged."""
+    """A device array (CuPy) copied to a NumPy array; host values unchanged (`gp.to_numpy`:
+    eager ops on a GPU return CuPy arrays)."""
     place = devices.location_of(value)
     return value if place is None else place.type.to_host(value)
 

@@ -1,6 +1,7 @@
 """The README's Python snippets run, in order, as a newcomer would paste them."""
 
 import os
+import runpy
 import re
 
 import numpy as np
@@ -35,3 +36,12 @@ def test_readme_snippets_run(no_zero_out):
     assert namespace["grad"].shape == (3, 3, 3, 1, 8)
     zeroed = namespace["gp"].raw_ops.ZeroOut(to_zero=np.array([5, 6, 7], np.int32))
     assert zeroed.tolist() == [5, 0, 0]
+
+
+def test_readme_snippets_and_first_example_run_on_the_gpu(gpu, no_zero_out, capsys):
+    """What a newcomer runs works unchanged where a GPU takes the unpinned nodes."""
+    test_readme_snippets_run(no_zero_out)
+    runpy.run_path(os.path.join(os.path.dirname(README), "examples", "graph_mode.py"),
+                   run_name="__main__")
+    printed = capsys.readouterr().out
+    assert "/physical_device:GPU:0" in printed and "eager matches graph: True" in printed
