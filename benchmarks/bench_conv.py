@@ -22,17 +22,22 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from kernels import conv_dense, conv_depthwise  # noqa: E402
 from kernels.conv_layout import conv_output_size  # noqa: E402
 
-try:
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    import tensorflow as tf
-except ImportError:
-    tf = None
+tf = torch = F = None     # TensorFlow and PyTorch, imported by load_references()
 
-try:
-    import torch
-    import torch.nn.functional as F
-except ImportError:
-    torch = None
+
+def load_references():
+    """Imports TensorFlow and PyTorch where installed (slow: only when they are timed)."""
+    global tf, torch, F
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    try:
+        import tensorflow as tf
+    except ImportError:
+        tf = None
+    try:
+        import torch
+        import torch.nn.functional as F
+    except ImportError:
+        torch = None
 
 
 def same_pads(spatial, kernel, strides, dilations=None):
@@ -210,6 +215,8 @@ def main():
     cases = [c for c in (quick_cases() if args.quick else full_cases())
              if args.only in f"{c.op} {c.label()}"]
     peak_fn, peak_flops = sgemm()
+    if not args.no_ref:
+        load_references()
     use_tf = tf is not None and not args.no_ref
     use_torch = torch is not None and not args.no_ref
     print(f"cpus={os.cpu_count()}; numpy {np.__version__}; TF {'yes' if use_tf else 'no'}; "

@@ -23,6 +23,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+import bench_conv  # noqa: E402
 from bench_conv import full_cases, quick_cases  # noqa: E402
 
 
@@ -56,11 +57,9 @@ def best_time(fn, timer, repeat):
 
 
 def _torch_cuda():
-    try:
-        import torch
-    except ImportError:
-        return None
-    if not torch.cuda.is_available():
+    bench_conv.load_references()
+    torch = bench_conv.torch
+    if torch is None or not torch.cuda.is_available():
         return None
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False

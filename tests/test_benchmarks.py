@@ -1,0 +1,41 @@
+"""The benchmark runners stay runnable (smoke runs on the smallest cases; no timing asserted).
+
+bench_gpu.py can only be timed on a real GPU; its --simulated mode runs the same code on the
+simulated GPU and checks every result against the CPU, so a broken runner shows up here
+rather than on a borrowed GPU machine.
+"""
+
+import os
+import re
+import runpy
+import sys
+
+import pytest
+
+BENCHMARKS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                          "benchmarks")
+
+
+def _run(script, argv, monkeypatch, capsys):
+    monkeypatch.setattr(sys, "argv", [script] + argv)
+    monkeypatch.syspath_prepend(BENCHMARKS)
+    runpy.run_path(os.path.join(BENCHMARKS, script), run_name="__main__")
+    return capsys.readouterr().out
+
+
+def test_bench_conv_quick_runs(monkeypatch, capsys):
+    out = _run("bench_conv.py", ["--quick", "--no-ref", "--repeat", "1", "--only", "Conv2D"],
+               monkeypatch, capsys)
+    rows = [line for line in out.splitlines() if line.startswith("Conv2D")]
+    assert len(rows) == 3 and "best SGEMM rate seen" in out
+
+
+@pytest.mark.parametrize("only", ["Conv3DBackpropInputV2", "Depthwise"])
+def test_bench_gpu_simulated_runs_and_matches_the_cpu(monkeypatch, capsys, only):
+    out = _run("bench_gpu.py", ["--simulated", "--quick", "--repeat", "1", "--only", only],
+               monkeypatch, capsys)
+    assert out.startswith("simulated GPU; SGEMM")
+    rows = [line for line in out.splitlines() if line.startswith(only)]
+    assert len(rows) == 1
+    max_err = float(re.split(r"\s+", rows[0].strip())[-1])
+    assert max_err < 1e-5
