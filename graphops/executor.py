@@ -258,11 +258,13 @@ def _prune_and_sort(feeds, fetches, targets):
 
 
 def build_plan(feeds, fetches, targets, allow_soft_placement=True,
-               log_device_placement=False, kernel_cache=None, resources=None):
+               log_device_placement=False, kernel_cache=None, resources=None,
+               fetch_to_host=True):
     """Builds the Plan for feed tensors, fetch tensors and target operations.
 
     `kernel_cache` (a dict the caller keeps) shares kernel instances between plans;
-    `resources` is the Session's ResourceMgr, handed to every kernel.
+    `resources` is the Session's ResourceMgr, handed to every kernel; with `fetch_to_host`
+    false, fetches produced in device memory are returned where they are.
     """
     kernel_cache = {} if kernel_cache is None else kernel_cache
     ops = _prune_and_sort(feeds, fetches, targets)
@@ -303,7 +305,7 @@ def build_plan(feeds, fetches, targets, allow_soft_placement=True,
                 where[key] = None if k in host_out else loc
                 outs.append((k, new_slot(key, where[key])))
         steps.append(_KernelStep(kernel, construction, op, device, ins, outs))
-    fetch_slots = [slot_at(t, None) for t in fetches]
+    fetch_slots = [slot_at(t, None if fetch_to_host else where[tensor_key(t)]) for t in fetches]
     _schedule_frees(steps, set(fetch_slots))
     return Plan(steps, len(slots), feed_slots, fetch_slots, ops, placements,
                 _device_feeds(steps, feed_slots, set(fetch_slots)))
@@ -344,6 +346,14 @@ def to_host(value):
     eager ops on a GPU return CuPy arrays)."""
     place = devices.location_of(value)
     return value if place is None else place.type.to_host(value)
+
+
+def fetched(value, keep_device=False):
+    """A fetched value as the caller gets it: `to_numpy`, or with `keep_device` a copy of a
+    device array (a CuPy array stays on its GPU; the copy keeps constants intact)."""
+    if keep_device and type(value) is not np.ndarray and devices.location_of(value) is not None:
+        return value.copy()
+    return to_numpy(value)
 
 
 def to_numpy(value):

@@ -22,7 +22,7 @@ from registry.errors import InvalidArgumentError, UnimplementedError
 from registry.resources import ResourceMgr
 
 _tensor_key = executor.tensor_key
-_to_numpy = executor.to_numpy
+_fetched = executor.fetched
 _default_sessions = threading.local()
 
 
@@ -170,7 +170,10 @@ class Session:
     """Runs (parts of) a graph, as tf.compat.v1.Session."""
 
     def __init__(self, graph=None, config=None, allow_soft_placement=True,
-                 log_device_placement=False, target=""):
+                 log_device_placement=False, target="", fetch_device_arrays=False):
+        """`config` (a dict or an object with attributes) may set allow_soft_placement,
+        log_device_placement and fetch_device_arrays; with fetch_device_arrays, fetches
+        computed on a GPU come back as CuPy arrays instead of NumPy ones."""
         if target not in ("", "local"):
             raise UnimplementedError(f"Session target '{target}' is not supported: graphops "
                                      "runs in-process only (use target='').")
@@ -182,7 +185,9 @@ class Session:
                 lambda name, default: getattr(config, name, default))
             allow_soft_placement = get("allow_soft_placement", allow_soft_placement)
             log_device_placement = get("log_device_placement", log_device_placement)
+            fetch_device_arrays = get("fetch_device_arrays", fetch_device_arrays)
         self._graph = graph
+        self._fetch_to_host = not fetch_device_arrays
         self._allow_soft_placement = bool(allow_soft_placement)
         self._log_device_placement = bool(log_device_placement)
         self._resources = ResourceMgr()
@@ -221,7 +226,8 @@ class Session:
             results = plan.run(values, self._cancel.is_set)
         finally:
             self._end(me)
-        return handler.build([_to_numpy(v) for v in results])
+        keep = not self._fetch_to_host
+        return handler.build([_fetched(v, keep) for v in results])
 
     def make_callable(self, fetches, feed_list=None, accept_options=False):
         """A function of the `feed_list` values returning the fetches, planned once."""
@@ -235,6 +241,7 @@ class Session:
         feeds = [tensors[i] for i in positions]
         plan = self._plan(feeds, handler.tensors, handler.targets)
         run, build, count = plan.run, handler.build, len(feed_list)
+        keep = not self._fetch_to_host
 
         def call(*args, **run_kwargs):
             if len(args) != count:
@@ -247,7 +254,7 @@ class Session:
                 results = run(values, self._cancel.is_set)
             finally:
                 self._end(me)
-            return build([_to_numpy(v) for v in results])
+            return build([_fetched(v, keep) for v in results])
         return call
 
     def _begin(self):
@@ -322,7 +329,8 @@ class Session:
             base = executor.build_plan(
                 [feeds[i] for i in feed_rank], [fetches[i] for i in fetch_rank],
                 sorted(targets, key=lambda op: op._id), self._allow_soft_placement,
-                self._log_device_placement, self._kernels, self._resources)
+                self._log_device_placement, self._kernels, self._resources,
+                self._fetch_to_host)
             self._sorted_plans[sorted_key] = base
         feed_pos = {k: n for n, k in enumerate(sorted_key[0])}
         fetch_pos = {k: n for n, k in enumerate(sorted_key[1])}

@@ -451,3 +451,28 @@ def test_discovered_gpu_moves_arrays_between_gpus_through_the_host(monkeypatch):
     assert on_0.device.id == 0 and gpu.to_device(on_0, 0) is on_0     # same GPU: no copy
     on_1 = gpu.to_device(on_0, 1)
     assert on_1.device.id == 1 and on_1.value.tolist() == [0, 1, 2]
+
+
+@pytest.mark.parametrize("how", ["keyword", "config"])
+def test_fetches_may_stay_on_the_device(sim_gpu, how):
+    g = gp.Graph()
+    with g.as_default():
+        x = gp.placeholder(gp.float32, [2], name="x")
+        with gp.device("/GPU:0"):
+            y = gp.raw_ops.Mul(x=x, y=2.0)
+            shape = gp.raw_ops.Shape(input=y)             # host memory even on the GPU
+            c = gp.constant([1.0, 2.0])
+        with gp.device("/CPU:0"):
+            z = gp.raw_ops.Neg(x=x)
+    kwargs = ({"fetch_device_arrays": True} if how == "keyword"
+              else {"config": {"fetch_device_arrays": True}})
+    with gp.Session(graph=g, **kwargs) as sess:
+        sim_gpu.reset()
+        out_y, out_shape, out_z, out_c = sess.run([y, shape, z, c], {x: [1.0, 2.0]})
+        assert sim_gpu.to_host == 0
+        assert type(out_y) is SimArray and out_y.get().tolist() == [2.0, 4.0]
+        assert type(out_shape) is np.ndarray and type(out_z) is np.ndarray
+        out_c[0] = 9.0                                    # the caller's copy, not the constant
+        assert sess.run(c).get().tolist() == [1.0, 2.0]
+        run = sess.make_callable(y, [x])
+        assert type(run([3.0, 4.0])) is SimArray
