@@ -35,11 +35,11 @@ def _freeze(value):
     return value
 
 
-def _resource_device(inputs):
+def _resource_device(inputs, input_dtypes):
     """The device of the first resource handle among the inputs ("" when none): ops on a
-    variable run where it lives."""
-    for x in inputs:
-        if x.dtype == object and x.shape == ():
+    variable run where it lives. Handles are object arrays, which read as dtype string."""
+    for x, dtype in zip(inputs, input_dtypes):
+        if dtype is dtypes.string and x.shape == ():
             handle = x.item()
             if isinstance(handle, ResourceHandle):
                 return handle.device
@@ -120,7 +120,8 @@ def execute(op_def, inputs, attrs, name=None):
     node_name = name or op_def.name
     try:
         input_dtypes = [dtypes.as_dtype(x.dtype) for x in inputs]
-        entry = _entry(op_def, node_name, attrs, input_dtypes, _resource_device(inputs))
+        entry = _entry(op_def, node_name, attrs, input_dtypes,
+                       _resource_device(inputs, input_dtypes))
     except Exception as exc:
         raise _error(exc, op_def.name, name, "(not placed)", inputs) from _cause(exc)
     device = entry.device

@@ -7,6 +7,7 @@ from hypothesis import given, settings, strategies as st
 
 from kernels import conv_dense
 from kernels.conv_dense import conv_backprop_filter, conv_backprop_input, conv_forward
+from tests.conv_tolerance import assert_conv_close
 from tests.reference_conv import (conv_backprop_filter_ref, conv_backprop_input_ref,
                                   conv_forward_ref, output_size)
 
@@ -62,18 +63,8 @@ def _arrays(case, dtype):
 
 
 def _check_close(got, ref, dtype):
-    """float32/float64: within 1e-4 (1e-10) of the output max; half types: one final rounding."""
-    assert got.dtype == np.dtype(dtype)
-    assert got.shape == ref.shape
-    got = got.astype(np.float64)
-    scale = float(np.max(np.abs(ref), initial=0.0))
-    if np.dtype(dtype) == np.float64:
-        np.testing.assert_allclose(got, ref, rtol=0, atol=1e-10 * scale + 1e-300)
-    elif np.dtype(dtype) == np.float32:
-        np.testing.assert_allclose(got, ref, rtol=0, atol=1e-4 * scale + 1e-30)
-    else:
-        eps = float(ml_dtypes.finfo(dtype).eps)  # an ulp at 1.0: twice the rounding error
-        assert np.all(np.abs(got - ref) <= eps * np.abs(ref) + 1e-5 * scale + 1e-7)
+    """Half types: dense: an ulp at 1.0, twice the rounding error."""
+    assert_conv_close(got, ref, dtype, half_ulps=1.0)
 
 
 @SETTINGS

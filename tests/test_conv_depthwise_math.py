@@ -11,6 +11,7 @@ from hypothesis import given, settings, strategies as st
 from kernels import conv_depthwise
 from kernels.conv_depthwise import (depthwise_backprop_filter, depthwise_backprop_input,
                                     depthwise_forward)
+from tests.conv_tolerance import assert_conv_close
 from tests.reference_depthwise import (depthwise_backprop_filter_ref,
                                        depthwise_backprop_input_ref, depthwise_forward_ref)
 
@@ -56,18 +57,8 @@ def _arrays(case, dtype):
 
 
 def _check_close(got, ref, dtype):
-    """float32/64: within 1e-4 (1e-10) of the output max; half types: one final rounding."""
-    assert got.dtype == np.dtype(dtype)
-    assert got.shape == ref.shape
-    got = got.astype(np.float64)
-    scale = float(np.max(np.abs(ref), initial=0.0))
-    if np.dtype(dtype) == np.float64:
-        np.testing.assert_allclose(got, ref, rtol=0, atol=1e-10 * scale + 1e-300)
-    elif np.dtype(dtype) == np.float32:
-        np.testing.assert_allclose(got, ref, rtol=0, atol=1e-4 * scale + 1e-30)
-    else:
-        half_ulp = float(ml_dtypes.finfo(dtype).eps) / 2
-        assert np.all(np.abs(got - ref) <= half_ulp * np.abs(ref) + 1e-5 * scale + 1e-7)
+    """Half types: depthwise: half an ulp, one rounding."""
+    assert_conv_close(got, ref, dtype, half_ulps=0.5)
 
 
 @SETTINGS

@@ -25,6 +25,8 @@ from tests.reference_conv import (conv_backprop_filter_ref, conv_backprop_input_
                                   conv_forward_ref, output_size)
 from tests.reference_depthwise import (depthwise_backprop_filter_ref,
                                        depthwise_backprop_input_ref, depthwise_forward_ref)
+from tests import placement_log
+from tests.placement_log import CPU_NAME as CPU_DEVICE, GPU_NAME as GPU_DEVICE
 from tests.test_conv_ops import cases, op_kwargs
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -35,8 +37,6 @@ GPU_TYPES = ("float16", "float32", "float64", "int32")
 GPU_RTOL = {"float64": 1e-12, "float32": 1e-5, "float16": 2e-3, "int32": 0}
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[
     HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture])
-GPU_DEVICE = "/job:localhost/replica:0/task:0/device:GPU:0"
-CPU_DEVICE = "/job:localhost/replica:0/task:0/device:CPU:0"
 
 
 def run_op(op, arrays, attrs, device, allow_soft_placement=True):
@@ -54,10 +54,10 @@ def run_op(op, arrays, attrs, device, allow_soft_placement=True):
 
 
 def placed_on(log, op):
-    """The device the log says node 'conv' ran on."""
-    prefix = f"conv: ({op}): "
-    line, = (line for line in log.splitlines() if line.startswith(prefix))
-    return line[len(prefix):]
+    """The device the log says node 'conv' (of type ``op``) ran on."""
+    op_type, device = placement_log.parse(log)["conv"]
+    assert op_type == op
+    return device
 
 
 def check_on_gpu(case, counter):

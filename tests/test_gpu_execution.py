@@ -17,13 +17,12 @@ from graphops import devices
 from graphops import simulated_gpu
 from graphops.simulated_gpu import SimArray, xp as sim_xp
 from registry import OpKernel, errors, register_kernel, register_op
-
-_LOG = re.compile(r"^(\S+): \((\w+)\): \S*/device:(\w+):(\d+)", re.M)
-
+from tests import placement_log
 
 def placed(capsys):
     """{node name: device type} from the log_device_placement lines printed so far."""
-    return {m.group(1): m.group(3) for m in _LOG.finditer(capsys.readouterr().err)}
+    return {node: devices.DeviceSpec.from_string(device).device_type
+            for node, (_, device) in placement_log.parse(capsys.readouterr().err).items()}
 
 
 def logging_session(graph, **kwargs):

@@ -23,6 +23,8 @@ from registry import dtypes, errors, get_op_def
 from registry.kernel_registry import (OpKernelConstruction, OpKernelContext, find_kernel,
                                       registered_kernels)
 from registry.op_registry import list_ops
+from tests import placement_log
+from tests.placement_log import CPU_NAME, GPU_NAME
 
 SETTINGS = settings(max_examples=15, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -30,8 +32,6 @@ MODULES = {f"kernels.{m}" for m in ("array_kernels", "math_kernels", "nn_kernels
                                     "loss_kernels", "gradient_kernels", "pad_kernels")}
 TOLERANCE = {"float16": 2e-3, "float32": 1e-5, "complex64": 1e-5, "float64": 1e-12,
              "complex128": 1e-12}
-CPU_NAME = "/job:localhost/replica:0/task:0/device:CPU:0"
-GPU_NAME = "/job:localhost/replica:0/task:0/device:GPU:0"
 FULL_NAME = {"/CPU:0": CPU_NAME, "/GPU:0": GPU_NAME}
 
 
@@ -511,8 +511,8 @@ def test_const_is_uploaded_once_per_kernel():
 
 def _placements(capsys):
     """{node: device} from the log_device_placement lines printed so far."""
-    lines = capsys.readouterr().err.splitlines()
-    return dict(re.match(r"(\S+): \(\w+\): (\S+)", line).groups() for line in lines)
+    return {node: device for node, (_, device)
+            in placement_log.parse(capsys.readouterr().err).items()}
 
 
 def _model(x, labels, device):
