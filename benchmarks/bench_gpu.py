@@ -32,7 +32,7 @@ def _gpu_module(simulated):
     if simulated:
         import time
 
-        from graphops.simulated_gpu import xp
+        from graphops.testing.simulated_gpu import xp
 
         def timer(fn):
             start = time.perf_counter()

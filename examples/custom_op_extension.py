@@ -13,8 +13,8 @@ Run: python examples/custom_op_extension.py
 import numpy as np
 
 import graphops as gp
-from graphops.graph_def import as_graph_def, import_graph_def
-from graphops.graph_json import graph_def_from_json, graph_def_to_json
+from graphops.interchange.graph_def import as_graph_def, import_graph_def
+from graphops.interchange.graph_json import graph_def_from_json, graph_def_to_json
 from registry import OpKernel, errors, register_kernel, register_op
 
 # 1. The op definition: TF's spec grammar, a shape function and a doc string.

@@ -6,7 +6,7 @@
     with gp.Session() as sess:
         sess.run(y, feed_dict={x: [[1, 2, 3]]})
 
-See DESIGN.md ("Public contract") for the whole surface.
+The whole public surface is exported here; docs/INTERNALS.md maps the rooms behind it.
 """
 
 import importlib
@@ -17,39 +17,48 @@ from registry.dtypes import (DType, as_dtype, bfloat16, complex64, complex128, d
                              float16, float32, float64, half, int8, int16, int32, int64, string,
                              uint8, uint16, uint32, uint64)
 from registry.dtypes import bool_ as bool  # noqa: A001  (TF's name: gp.bool)
+from registry.kernel_registry import OpKernel, register_kernel
+from registry.op_registry import register_op
 from registry.tensor_shape import TensorShape
 
-from graphops import config, nn, ops, raw_ops
-from graphops.constant_op import constant, convert_to_tensor, placeholder
-from graphops.graph import (Graph, control_dependencies, device, get_default_graph, name_scope,
-                            reset_default_graph)
-from graphops.scope import ClientSession, Scope
-from graphops.session import Session
-from graphops.tensor import Operation, Tensor
+from graphops.runtime import config
+from graphops.runtime.devices import to_host as to_numpy   # eager GPU results -> NumPy
+from graphops.building.constant_op import constant, convert_to_tensor, placeholder
+from graphops.building.graph import (Graph, control_dependencies, device, get_default_graph,
+                                     name_scope, reset_default_graph)
+from graphops.building.scope import Scope
+from graphops.building.tensor import Operation, Tensor
+from graphops.client.client_session import ClientSession
+from graphops.client.session import Session
+from graphops import interchange  # noqa: F401  (installs Graph.as_graph_def and Graph.to_dot)
+from graphops.api import nn, raw_ops, scope_ops as ops
+from graphops.api.math_ops import argmax, cast, equal, reduce_mean, reduce_sum
+from graphops.autodiff import train
+from graphops.autodiff.gradients import NoGradient, NotDifferentiable, RegisterGradient, gradients
+from graphops.autodiff.variables import (Variable, global_variables,
+                                         global_variables_initializer, trainable_variables,
+                                         variables_initializer)
+from graphops.testing import checks as test
 
 __all__ = [
     "errors", "DType", "as_dtype", "bfloat16", "bool", "complex64", "complex128", "double",
     "float16", "float32", "float64", "half", "int8", "int16", "int32", "int64", "string",
-    "uint8", "uint16", "uint32", "uint64", "TensorShape", "config", "nn", "ops", "raw_ops",
-    "constant", "convert_to_tensor", "placeholder", "Graph", "control_dependencies", "device",
-    "get_default_graph", "name_scope", "reset_default_graph", "ClientSession", "Scope",
-    "Session", "Operation", "Tensor", "import_graph_def", "graph_def_from_json",
-    "graph_def_to_json", "visualize",
+    "uint8", "uint16", "uint32", "uint64", "TensorShape",
+    "OpKernel", "register_kernel", "register_op", "RegisterGradient", "NoGradient",
+    "NotDifferentiable", "config", "to_numpy", "constant", "convert_to_tensor", "placeholder",
+    "Graph", "control_dependencies", "device", "get_default_graph", "name_scope",
+    "reset_default_graph", "Scope", "Operation", "Tensor", "ClientSession", "Session",
+    "import_graph_def", "graph_def_from_json", "graph_def_to_json", "visualize", "nn",
+    "raw_ops", "ops", "argmax", "cast", "equal", "reduce_mean", "reduce_sum", "train",
+    "gradients", "Variable", "global_variables", "global_variables_initializer",
+    "trainable_variables", "variables_initializer", "test",
 ]
 
-# ---- gradients, variables and training (gradients.py, grad/, variables.py, train.py) ----
-from graphops import test_util as test, train  # noqa: E402
-from graphops.gradients import (NoGradient, NotDifferentiable, RegisterGradient,  # noqa: E402
-                                gradients)
-from graphops.executor import to_host as to_numpy  # noqa: E402  (eager GPU results -> NumPy)
-from graphops.math_ops import argmax, cast, equal, reduce_mean, reduce_sum  # noqa: E402
-from graphops.variables import (Variable, global_variables,  # noqa: E402
-                                global_variables_initializer, trainable_variables,
-                                variables_initializer)
-
 # GraphDef interchange and pictures load on first use (they pull in json, subprocess, ...).
-_LAZY = {"import_graph_def": "graphops.graph_def", "graph_def_from_json": "graphops.graph_json",
-         "graph_def_to_json": "graphops.graph_json", "visualize": "graphops.pictures"}
+_LAZY = {"import_graph_def": "graphops.interchange.graph_def",
+         "graph_def_from_json": "graphops.interchange.graph_json",
+         "graph_def_to_json": "graphops.interchange.graph_json",
+         "visualize": "graphops.interchange.pictures"}
 
 
 def __getattr__(name):
@@ -61,10 +70,3 @@ def __getattr__(name):
 
 def __dir__():
     return sorted(set(globals()) | set(_LAZY))
-
-
-__all__ += [
-    "test", "train", "NoGradient", "NotDifferentiable", "RegisterGradient", "gradients",
-    "argmax", "cast", "equal", "reduce_mean", "reduce_sum", "Variable", "global_variables",
-    "global_variables_initializer", "trainable_variables", "variables_initializer", "to_numpy",
-]

@@ -13,8 +13,10 @@ import sys
 
 import graphops  # noqa: F401  (registers ops, kernels and devices)
 import kernels  # noqa: F401
-from graphops import devices, pictures
-from graphops.op_docs import op_def_text, op_docstring
+from graphops.runtime import devices
+from graphops.interchange import pictures
+from graphops.api.op_docs import op_docstring
+from graphops.interchange.op_def_text import op_def_text
 from registry import errors
 from registry.kernel_registry import registered_kernels
 from registry.op_registry import get_op_def, is_registered, list_ops

@@ -1,7 +1,6 @@
 """CPU and GPU kernels of the array ops, written once against `ctx.xp`, with TF's checks.
 
-Also holds small helpers the other everyday-op kernel modules share: `DEVICES`,
-`computable_types`, `shape_str`, `host_copy`. Index inputs (shapes, axes, perms) and the
+Index inputs (shapes, axes, perms) and the
 outputs of Shape, Size and Rank are host memory, as in TF's GPU registrations: those are
 NumPy arrays on every device. An int32 Const on a GPU is host memory too (TF's
 HostConstantOp: such constants are mostly shapes and axes that host-memory inputs read).
@@ -9,32 +8,14 @@ HostConstantOp: such constants are mostly shapes and axes that host-memory input
 
 import numpy as np
 
+from kernels.kernel_util import DEVICES, computable_types
 from registry import dtypes, memory
 from registry.errors import InvalidArgumentError
 from registry.kernel_registry import OpKernel, register_kernel
-from registry.op_registry import get_op_def
-from registry.ops.array_ops import int_values
-from registry.tensor_shape import TensorShape
+from registry.op_defs.array import int_values
+from registry.tensor_shape import shape_str
 
 INDEX_TYPES = (dtypes.int32, dtypes.int64)
-DEVICES = ("CPU", "GPU")     # the device types the everyday-op kernels are registered on
-
-
-def computable_types(op, attr="T"):
-    """The op's allowed types for `attr` that NumPy can compute (no quantized types);
-    None when the OpDef allows any type."""
-    allowed = get_op_def(op).attr_def(attr).allowed_values
-    return None if allowed is None else [t for t in allowed if not t.is_quantized]
-
-
-def shape_str(shape):
-    """TF's TensorShape::DebugString of a concrete shape: `[2,3]`."""
-    return TensorShape(shape).debug_string()
-
-
-def host_copy(array):
-    """`array` in host memory: a NumPy array as it is, a device array copied (`.get()`)."""
-    return array if isinstance(array, np.ndarray) else array.get()
 
 
 # ----------------------------------------------------------------------------- sources

@@ -14,7 +14,6 @@ import math
 
 import numpy as np
 
-from kernels.array_kernels import shape_str
 from kernels.conv_dense import conv_backprop_filter, conv_backprop_input, conv_forward
 from kernels.conv_depthwise import (depthwise_backprop_filter, depthwise_backprop_input,
                                     depthwise_forward)
@@ -25,6 +24,7 @@ from registry.conv_shapes import (CONV_OPS, backprop_geometry, conv_params, form
 from registry.errors import InvalidArgumentError, ResourceExhaustedError
 from registry.kernel_registry import OpKernel, register_kernel
 from registry.op_registry import get_op_def
+from registry.tensor_shape import shape_str
 
 # ----------------------------------------------------------------------------- sizes vectors
 

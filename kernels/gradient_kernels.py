@@ -4,10 +4,11 @@ device, as in TF's GPU registrations)."""
 
 import numpy as np
 
-from kernels.array_kernels import DEVICES, shape_str
+from kernels.kernel_util import DEVICES
 from registry import dtypes
 from registry.errors import InvalidArgumentError
 from registry.kernel_registry import OpKernel, register_kernel
+from registry.tensor_shape import shape_str
 
 
 def broadcast_reduction_axes(s0, s1):

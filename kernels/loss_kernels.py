@@ -9,11 +9,12 @@ and the labels themselves only to write the message.
 
 import numpy as np
 
-from kernels.array_kernels import DEVICES, host_copy, shape_str
+from kernels.kernel_util import DEVICES, host_copy
 from kernels.math_kernels import broadcast_shape
 from registry import dtypes
 from registry.errors import InvalidArgumentError
 from registry.kernel_registry import OpKernel, register_kernel
+from registry.tensor_shape import shape_str
 
 _FLOATS = list(dtypes.FLOAT_TYPES)
 

@@ -7,12 +7,13 @@ rounded once. Integer arithmetic wraps, as in TF. Kernels run under `np.errstate
 
 import numpy as np
 
-from kernels.array_kernels import DEVICES, computable_types, shape_str
+from kernels.kernel_util import DEVICES, computable_types
 from registry import dtypes
 from registry.errors import InvalidArgumentError, UnimplementedError
 from registry.kernel_registry import OpKernel, register_kernel
-from registry.ops.array_ops import int_values
-from registry.ops.math_ops import range_size
+from registry.op_defs.array import int_values
+from registry.op_defs.math import range_size
+from registry.tensor_shape import shape_str
 
 HALF_TYPES = (dtypes.float16, dtypes.bfloat16)
 

@@ -2,10 +2,11 @@
 
 import numpy as np
 
-from kernels.array_kernels import DEVICES, computable_types, shape_str
+from kernels.kernel_util import DEVICES, computable_types
 from kernels.math_kernels import float32_if_half
 from registry.errors import InvalidArgumentError
 from registry.kernel_registry import OpKernel, register_kernel
+from registry.tensor_shape import shape_str
 
 
 @register_kernel("Relu", DEVICES, type_constraints={"T": computable_types("Relu")})

@@ -1,10 +1,11 @@
 """CPU and GPU kernel of Pad, written once against `ctx.xp`, with TF's checks. The paddings
 are host memory, as in TF's GPU registration."""
 
-from kernels.array_kernels import DEVICES, shape_str
+from kernels.kernel_util import DEVICES
 from registry import dtypes
 from registry.errors import InvalidArgumentError, UnimplementedError
 from registry.kernel_registry import OpKernel, register_kernel
+from registry.tensor_shape import shape_str
 
 
 @register_kernel("Pad", DEVICES, host_memory=("paddings",))

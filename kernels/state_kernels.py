@@ -9,25 +9,14 @@ A read returns a copy, never the stored buffer.
 
 import contextlib
 import threading
-from dataclasses import dataclass
 
 import numpy as np
 
-from kernels.array_kernels import shape_str
 from registry import dtypes
 from registry.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
 from registry.kernel_registry import OpKernel, register_kernel
-from registry.tensor_shape import TensorShape
-
-
-@dataclass(frozen=True)
-class ResourceHandle:
-    """What flows along a `resource` edge: the variable's name, dtype and declared shape."""
-
-    name: str
-    dtype: dtypes.DType
-    shape: TensorShape
-    device: str
+from registry.resources import ResourceHandle
+from registry.tensor_shape import TensorShape, shape_str
 
 
 class Var:

@@ -3,11 +3,11 @@ on the CPU and the GPU (wherever the variables live), written against `ctx.xp`."
 
 import numpy as np
 
-from kernels.array_kernels import shape_str
 from kernels.state_kernels import check_dtype, locked, lookup_var
 from registry import dtypes
 from registry.errors import InvalidArgumentError
 from registry.kernel_registry import OpKernel, register_kernel
+from registry.tensor_shape import shape_str
 
 _FLOATS = {"T": list(dtypes.FLOAT_TYPES)}
 

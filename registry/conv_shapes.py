@@ -11,7 +11,7 @@ build time and kernels run them on concrete shapes. The conv ops' shape function
 from dataclasses import dataclass, replace
 
 from registry.errors import InvalidArgumentError, UnimplementedError
-from registry.tensor_shape import TensorShape
+from registry.tensor_shape import TensorShape, shape_str
 
 # ----------------------------------------------------------------------------- data formats
 
@@ -44,11 +44,6 @@ def dims_of(shape):
     if isinstance(shape, TensorShape):
         return shape.dims
     return None if shape is None else list(shape)
-
-
-def debug_string(shape):
-    """TF's TensorShape::DebugString: ``[2,?,3]``."""
-    return TensorShape(dims_of(shape)).debug_string()
 
 
 # ----------------------------------------------------------------------------- arithmetic
@@ -321,14 +316,14 @@ def forward_geometry(op_type, params, input_shape, filter_shape):
     num_dims = info.num_spatial + 2
     x, w = dims_of(input_shape), dims_of(filter_shape)
     if op_type == "Conv2D":
-        _check_rank(x, 4, "convolution input must be 4-dimensional: " + debug_string(x))
-        _check_rank(w, 4, "convolution filter must be 4-dimensional: " + debug_string(w))
+        _check_rank(x, 4, "convolution input must be 4-dimensional: " + shape_str(x))
+        _check_rank(w, 4, "convolution filter must be 4-dimensional: " + shape_str(w))
     elif op_type == "Conv3D":
         _check_rank(x, 5, "input must be 5-dimensional")
         _check_rank(w, 5, "filter must be 5-dimensional")
     else:
-        _check_rank(x, 4, "input must be 4-dimensional" + debug_string(x))
-        _check_rank(w, 4, "filter must be 4-dimensional: " + debug_string(w))
+        _check_rank(x, 4, "input must be 4-dimensional" + shape_str(x))
+        _check_rank(w, 4, "filter must be 4-dimensional: " + shape_str(w))
     x = x if x is not None else [None] * num_dims
     w = w if w is not None else [None] * num_dims
     batch, feature, spatial = format_dims(params.data_format, num_dims)

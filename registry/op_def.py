@@ -81,7 +81,7 @@ class OpDef:
     is_commutative: bool = False
     is_aggregate: bool = False
     shape_fn: Optional[Callable] = None
-    module: str = ""             # where it was registered ("registry.ops.conv_ops")
+    module: str = ""             # where it was registered ("registry.op_defs.conv")
     python_names: dict = field(default_factory=dict)   # TF's api_def renames: arg -> keyword
 
     def __post_init__(self):

@@ -1,8 +1,22 @@
-"""Per-session state (variables and other resources), shared by the kernels of a Session."""
+"""Per-session state (variables and other resources), shared by the kernels of a Session,
+and the handle that names one resource along a `resource` edge."""
 
 import threading
+from dataclasses import dataclass
 
+from registry import dtypes
 from registry.errors import NotFoundError
+from registry.tensor_shape import TensorShape
+
+
+@dataclass(frozen=True)
+class ResourceHandle:
+    """What flows along a `resource` edge: the variable's name, dtype and declared shape."""
+
+    name: str
+    dtype: dtypes.DType
+    shape: TensorShape
+    device: str
 
 
 class ResourceMgr:

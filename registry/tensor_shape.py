@@ -98,9 +98,7 @@ class TensorShape:
 
     def debug_string(self):
         """TF's C++ form: `[?,3]`, `<unknown>`."""
-        if self._dims is None:
-            return "<unknown>"
-        return "[" + ",".join("?" if d is None else str(d) for d in self._dims) + "]"
+        return shape_str(self._dims)
 
     def __getitem__(self, key):
         if self._dims is None:
@@ -151,3 +149,12 @@ def as_shape(shape):
 
 def unknown_shape(rank=None):
     return TensorShape(None if rank is None else [None] * rank)
+
+
+def shape_str(shape, unknown_rank="<unknown>"):
+    """TF's DebugString of a shape (a TensorShape, or a sequence of int/None): `[2,?,3]`;
+    `unknown_rank` for a shape of unknown rank (TF's shape-function messages show "?")."""
+    dims = shape.dims if isinstance(shape, TensorShape) else shape
+    if dims is None:
+        return unknown_rank
+    return "[" + ",".join("?" if d is None else str(d) for d in dims) + "]"

@@ -2,8 +2,8 @@
 
 import pytest
 
-from graphops import devices
-from graphops.simulated_gpu import simulated_gpu
+from graphops.runtime import devices
+from graphops.testing.simulated_gpu import simulated_gpu
 
 
 def _real_gpu():

@@ -7,10 +7,10 @@ import sys
 import pytest
 
 import graphops as gp
-from graphops import devices
+from graphops.runtime import devices
 from graphops.__main__ import main
-from graphops.graph_def import as_graph_def
-from graphops.graph_json import graph_def_to_json
+from graphops.interchange.graph_def import as_graph_def
+from graphops.interchange.graph_json import graph_def_to_json
 from registry import OpKernel, register_kernel, register_op
 from registry.kernel_registry import deregister_kernels
 from registry.op_registry import deregister_op, get_op_def, list_ops

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from graphops import devices, eager
+from graphops.runtime import devices, eager
 from registry import OpKernel, dtypes, errors, get_op_def, register_kernel, register_op
 
 CONSTRUCTED = []     # (attrs fail value, device) per kernel construction

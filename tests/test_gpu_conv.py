@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import graphops as gp
-from graphops import devices
+from graphops.runtime import devices
 from kernels import conv_layout
 from kernels.conv_dense import conv_backprop_filter, conv_backprop_input, conv_forward
 from kernels.conv_depthwise import (depthwise_backprop_filter, depthwise_backprop_input,

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 import graphops as gp
-from graphops import devices
-from graphops import simulated_gpu
-from graphops.simulated_gpu import SimArray, xp as sim_xp
+from graphops.runtime import devices
+from graphops.testing import simulated_gpu
+from graphops.testing.simulated_gpu import SimArray, xp as sim_xp
 from registry import OpKernel, errors, register_kernel, register_op
 from tests import placement_log
 
@@ -306,7 +306,7 @@ def test_kernels_build_and_run_with_their_device_current():
 # ----------------------------------------------------------------------------- eager
 
 def test_eager_runs_on_the_gpu_and_variables_stay_there(sim_gpu):
-    from graphops import eager
+    from graphops.runtime import eager
     from registry.op_registry import get_op_def
 
     x = np.arange(4, dtype=np.float32)

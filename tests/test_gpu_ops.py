@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import graphops as gp
-from graphops.simulated_gpu import SimArray, xp as sim_xp
+from graphops.testing.simulated_gpu import SimArray, xp as sim_xp
 from registry import dtypes, errors, get_op_def
 from registry.kernel_registry import (OpKernelConstruction, OpKernelContext, find_kernel,
                                       registered_kernels)

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import graphops as gp
-from graphops.gradients import deregister_gradient, get_gradient_function
+from graphops.autodiff.gradients import deregister_gradient, get_gradient_function
 from kernels.gradient_kernels import broadcast_reduction_axes
 from registry import errors, list_ops, get_op_def, register_kernel, register_op, OpKernel
 from registry.kernel_registry import deregister_kernels

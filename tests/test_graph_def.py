@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import graphops as gp
-from graphops.graph_def import GRAPH_DEF_VERSION, as_graph_def, import_graph_def
-from graphops.graph_json import (graph_def_from_json, graph_def_to_json, tensor_from_proto,
+from graphops.interchange.graph_def import GRAPH_DEF_VERSION, as_graph_def, import_graph_def
+from graphops.interchange.graph_json import (graph_def_from_json, graph_def_to_json, tensor_from_proto,
                                  tensor_to_proto)
 from registry import errors
 from registry.tensor_shape import TensorShape

@@ -15,8 +15,8 @@ tf = pytest.importorskip("tensorflow")
 json_format = pytest.importorskip("google.protobuf.json_format")
 
 import graphops as gp  # noqa: E402
-from graphops.graph_def import as_graph_def, import_graph_def  # noqa: E402
-from graphops.graph_json import graph_def_from_json, graph_def_to_json  # noqa: E402
+from graphops.interchange.graph_def import as_graph_def, import_graph_def  # noqa: E402
+from graphops.interchange.graph_json import graph_def_from_json, graph_def_to_json  # noqa: E402
 from registry import errors  # noqa: E402
 
 tf1 = tf.compat.v1

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import graphops as gp
-from graphops import op_builder
+from graphops.building import op_builder
 from registry import OpKernel, dtypes, register_kernel, register_op
 from registry.errors import InvalidArgumentError, NotFoundError
 from registry.kernel_registry import deregister_kernels

@@ -17,15 +17,16 @@ ROOT = __file__.rsplit("/tests/", 1)[0]
 
 def test_import_leaves_heavy_modules_unloaded():
     code = ("import sys, graphops as gp; "
-            "print(sorted(m for m in ('networkx', 'subprocess', 'graphops.graph_def', "
-            "'graphops.graph_json', 'graphops.pictures') if m in sys.modules)); "
+            "print(sorted(m for m in ('networkx', 'subprocess', 'graphops.interchange.graph_def', "
+            "'graphops.interchange.graph_json', 'graphops.interchange.pictures') "
+            "if m in sys.modules)); "
             "print(gp.import_graph_def.__module__, gp.graph_def_to_json.__module__, "
             "gp.graph_def_from_json.__module__, gp.visualize.__module__); "
             "print('visualize' in dir(gp), 'import_graph_def' in vars(gp))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                          check=True).stdout.splitlines()
-    assert out == ["[]", "graphops.graph_def graphops.graph_json graphops.graph_json "
-                   "graphops.pictures", "True True"]
+    assert out == ["[]", "graphops.interchange.graph_def graphops.interchange.graph_json "
+                   "graphops.interchange.graph_json graphops.interchange.pictures", "True True"]
     with pytest.raises(AttributeError, match="has no attribute 'no_such_thing'"):
         gp.no_such_thing
 

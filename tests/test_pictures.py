@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 import graphops as gp
-from graphops import pictures as vis
-from graphops.graph_def import as_graph_def
-from graphops.graph_json import graph_def_to_json
+from graphops.interchange import pictures as vis
+from graphops.interchange.graph_def import as_graph_def
+from graphops.interchange.graph_json import graph_def_to_json
 from registry import errors
 from registry.tensor_shape import TensorShape
 

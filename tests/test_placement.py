@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import graphops as gp
-from graphops import devices, placement
+from graphops.runtime import devices, placement
 from registry import OpKernel, dtypes, errors, register_kernel, register_op
 
 TRANSFERS = []        # ("to" | "from", shape) per copy across the fake device boundary

@@ -366,7 +366,7 @@ def test_memory_checks():
 def test_host_memory_outputs_stay_numpy():
     """A device kernel's host-memory output (a Shape-like result) is never moved; its other
     outputs must be device arrays: a NumPy one is a kernel bug, reported as such."""
-    from graphops.simulated_gpu import SimArray, xp
+    from graphops.testing.simulated_gpu import SimArray, xp
     from registry.kernel_registry import OpKernelConstruction, OpKernelContext
 
     op = get_op_def("Identity")
@@ -418,7 +418,7 @@ def test_aggregate_flag():
 def test_op_def_records_registering_module(op_name):
     register_op(op_name)
     assert get_op_def(op_name).module == __name__
-    assert get_op_def("Conv2D").module == "registry.ops.conv_ops"
+    assert get_op_def("Conv2D").module == "registry.op_defs.conv"
 
 
 def test_inference_context_merge_messages(op_name):

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import graphops as gp
-from graphops import executor
-from graphops.session import Session, get_default_session
+from graphops.runtime import executor
+from graphops.client.session import Session, get_default_session
 from registry import OpKernel, dtypes, errors, register_kernel, register_op
 
 RUNS = []       # node names, one per compute of SessTestCount / SessTestTwo

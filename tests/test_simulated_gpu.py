@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 
-from graphops.simulated_gpu import _METHODS, SimArray, xp
+from graphops.testing.simulated_gpu import _METHODS, SimArray, xp
 
 
 def dev(values, dtype=np.float32):

@@ -1,0 +1,217 @@
+"""Symbolic differentiation: the gradient registry and `gradients(ys, xs)` (TF's gradients_util).
+
+A gradient function `fn(op, *grads)` receives the forward Operation and one gradient per
+output (None where nothing flows back) and returns one gradient per input (None for
+inputs that get none). `gradients` visits the ops between `xs` and `ys` in reverse
+topological order, sums the gradients reaching a tensor from several consumers and builds
+every gradient node under a `gradients/<op name>_grad/` name scope.
+"""
+
+import collections
+import threading
+
+from graphops.api import raw_ops
+from graphops.building.constant_op import convert_to_tensor
+from graphops.building.tensor import Tensor, as_graph_element
+from graphops.autodiff.variables import Variable
+from registry import dtypes
+
+_registry = {}          # op type -> gradient function, or None for NotDifferentiable
+_registry_lock = threading.Lock()
+_NOT_DIFFERENTIABLE = None
+
+
+def _register(op_type, fn):
+    if not isinstance(op_type, str):
+        raise TypeError(f"op_type must be a string, got {op_type!r}")
+    with _registry_lock:
+        if op_type in _registry:
+            raise KeyError(f"Registering two gradient with name '{op_type}'!")
+        _registry[op_type] = fn
+
+
+class RegisterGradient:
+    """Decorator: `@RegisterGradient("OpType") def _grad(op, *grads): return [...]`."""
+
+    def __init__(self, op_type):
+        if not isinstance(op_type, str):
+            raise TypeError(f"op_type must be a string, got {op_type!r}")
+        self._op_type = op_type
+
+    def __call__(self, fn):
+        _register(self._op_type, fn)
+        return fn
+
+
+def NotDifferentiable(op_type):  # noqa: N802  (TF's name)
+    """Declares that `op_type` has no gradient: gradients stop there, without error."""
+    _register(op_type, _NOT_DIFFERENTIABLE)
+
+
+NoGradient = NotDifferentiable
+
+
+def deregister_gradient(op_type):
+    """Removes a registration (for tests and interactive redefinition)."""
+    with _registry_lock:
+        _registry.pop(op_type, None)
+
+
+def get_gradient_function(op):
+    """The gradient function of `op`'s type (None if NotDifferentiable), or LookupError."""
+    try:
+        return _registry[op.type]
+    except KeyError:
+        raise LookupError(f"No gradient defined for operation '{op.name}' (op type: "
+                          f"{op.type})") from None
+
+
+# ------------------------------------------------------------------------------ gradients
+
+def _as_list(value):
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def _gets_zero_gradient(tensor):
+    """Only float and complex outputs get an implicit zero gradient (as in TF)."""
+    return tensor.dtype.is_floating or tensor.dtype.is_complex
+
+
+def _reached_from(from_ops):
+    """Ops reachable from `from_ops` along data edges (the ops themselves included)."""
+    reached, stack = set(from_ops), list(from_ops)
+    while stack:
+        for out in stack.pop().outputs:
+            for consumer in out.consumers():
+                if consumer not in reached:
+                    reached.add(consumer)
+                    stack.append(consumer)
+    return reached
+
+
+def _between(to_ops, from_ops):
+    """Ops on a data path from `from_ops` to `to_ops`, and each one's pending-consumer count."""
+    reached = _reached_from(from_ops)
+    between, queue = set(), collections.deque(to_ops)
+    while queue:
+        op = queue.popleft()
+        if op in reached and op not in between:
+            between.add(op)
+            queue.extend(t.op for t in op.inputs)
+    pending = collections.Counter()
+    for op in between:
+        for t in op.inputs:
+            if t.op in between:
+                pending[t.op] += 1
+    return between, pending
+
+
+def _aggregated(grads, tensor_op, index):
+    """The sum of the gradients that reached output `index` of `tensor_op` (an AddV2 chain),
+    or None; the sum replaces the parts so it is built once."""
+    parts = grads[tensor_op].get(index)
+    if not parts:
+        return None
+    total = parts[0]
+    for part in parts[1:]:
+        total = raw_ops.AddV2(x=total, y=part, name=f"{tensor_op.name}_sum")
+    grads[tensor_op][index] = [total]
+    return total
+
+
+def _as_tensors(values, what, read_variables=False):
+    """The Tensors for `ys`/`xs`/`stop_gradients`; a Variable stands for its handle (or, in
+    `ys`, for a read of its value)."""
+    tensors = []
+    for value in [] if values is None else _as_list(values):
+        if isinstance(value, Variable):
+            value = value.value() if read_variables else value.handle
+        value = as_graph_element(value)
+        if not isinstance(value, Tensor):
+            raise TypeError(f"{what} must be Tensors or Variables, got {value!r}")
+        tensors.append(value)
+    return tensors
+
+
+def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_ops=False,
+              gate_gradients=False, aggregation_method=None, stop_gradients=None,
+              unconnected_gradients="none"):
+    """Symbolic partial derivatives of `sum(ys)` w.r.t. each of `xs` (TF1's tf.gradients).
+
+    `grad_ys` seeds the backward pass (ones by default); `stop_gradients` are tensors
+    treated as constants; an `x` not connected to `ys` gets None, or zeros when
+    `unconnected_gradients="zero"`. Variables in `xs` are differentiated through their
+    handle, so every read of the variable contributes. TF1's `colocate_gradients_with_ops`,
+    `gate_gradients` and `aggregation_method` are accepted for compatibility and have no
+    effect (placement is per node; sums are always AddV2 chains).
+    """
+    if unconnected_gradients not in ("none", "zero"):
+        raise ValueError(f"Unknown value for unconnected_gradients: '{unconnected_gradients}'")
+    ys, xs = _as_tensors(ys, "ys", read_variables=True), _as_tensors(xs, "xs")
+    stop_ops = {t.op for t in _as_tensors(stop_gradients, "stop_gradients")}
+    grad_ys = [None] * len(ys) if grad_ys is None else _as_list(grad_ys)
+    if len(grad_ys) != len(ys):
+        raise ValueError(f"Passed {len(grad_ys)} grad_ys for {len(ys)} ys")
+    if not ys:
+        return [None] * len(xs)
+    graph = ys[0].graph
+    with graph.as_default(), graph.name_scope(name):
+        grads = collections.defaultdict(lambda: collections.defaultdict(list))
+        for i, (y, grad_y) in enumerate(zip(ys, grad_ys)):
+            if grad_y is None:
+                grad_y = raw_ops.OnesLike(x=y, name=f"grad_ys_{i}")
+            else:
+                grad_y = convert_to_tensor(grad_y, dtype=y.dtype, name=f"grad_ys_{i}")
+            grads[y.op][y.value_index].append(grad_y)
+        between, pending = _between([y.op for y in ys], [x.op for x in xs])
+        stop_ops |= {x.op for x in xs if not any(t.op in between and pending[t.op]
+                                                 for t in x.op.inputs)}
+        queue = collections.deque(
+            dict.fromkeys(y.op for y in ys if y.op in between and pending[y.op] == 0))
+        while queue:
+            op = queue.popleft()
+            _backprop_op(op, grads, stop_ops)
+            for t in op.inputs:
+                pending[t.op] -= 1
+                if pending[t.op] == 0 and t.op in between:
+                    queue.append(t.op)
+        return [_result(x, grads, unconnected_gradients) for x in xs]
+
+
+def _backprop_op(op, grads, stop_ops):
+    """Builds `op`'s input gradients from its (aggregated) output gradients."""
+    if op in stop_ops:
+        return
+    graph = op.graph
+    out_grads = [_aggregated(grads, op, i) for i in range(len(op.outputs))]
+    if all(g is None for g in out_grads):
+        return
+    grad_fn = get_gradient_function(op)
+    if grad_fn is None:
+        return
+    with graph.name_scope(op.name + "_grad"):
+        out_grads = [raw_ops.ZerosLike(x=t) if g is None and _gets_zero_gradient(t) else g
+                     for t, g in zip(op.outputs, out_grads)]
+        in_grads = _as_list(grad_fn(op, *out_grads))
+    if len(in_grads) != len(op.inputs):
+        raise ValueError(f"Num gradients {len(in_grads)} generated for op {op.node_def} do "
+                         f"not match num inputs {len(op.inputs)}")
+    for i, (t, g) in enumerate(zip(op.inputs, in_grads)):
+        if g is None:
+            continue
+        if t.dtype is not dtypes.resource:
+            try:
+                g.set_shape(t.shape)
+            except ValueError:
+                raise ValueError(
+                    "Incompatible shapes between op input and calculated input gradient. "
+                    f"Forward operation: {op.name}. Input index: {i}. Original input shape: "
+                    f"{t.shape}. Calculated input gradient shape: {g.shape}") from None
+        grads[t.op][t.value_index].append(g)
+
+
+def _result(x, grads, unconnected_gradients):
+    grad = _aggregated(grads, x.op, x.value_index)
+    if grad is None and unconnected_gradients == "zero":
+        grad = raw_ops.ZerosLike(x=x)
+    return grad

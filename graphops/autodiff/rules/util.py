@@ -1,0 +1,107 @@
+"""Helpers for gradient functions: constants, shapes known while building, broadcasting sums.
+
+Whatever is known while building is used as a constant (so shape functions of the gradient
+nodes give exact shapes); what is only known at run time (dims, ranks, axes, perms) falls back
+to nodes computing it: Shape, Rank, BroadcastGradientArgs, Range, `reduced_shape`.
+"""
+
+import numpy as np
+
+from graphops.api import raw_ops
+from registry import dtypes
+
+
+def const(value, dtype=dtypes.int32, name="Const"):
+    """A Const node holding `value` as `dtype`."""
+    return raw_ops.Const(value=np.asarray(value, dtype=dtype.np_dtype), dtype=dtype, name=name)
+
+
+def scalar_like(value, tensor):
+    """A scalar constant of `tensor`'s dtype."""
+    return const(value, tensor.dtype)
+
+
+def constant_value(tensor):
+    """The value of `tensor` as a NumPy array when known while building, else None."""
+    op = tensor.op
+    if op.type == "Const":
+        return op.get_attr("value")
+    if op.type == "Shape" and op.inputs[0].shape.is_fully_defined():
+        return np.asarray(op.inputs[0].shape.as_list(), op.get_attr("out_type").np_dtype)
+    return None
+
+
+def shape_of(tensor):
+    """`tensor`'s shape as an int32 vector: a constant when fully known, else a Shape node."""
+    if tensor.shape.is_fully_defined():
+        return const(tensor.shape.as_list())
+    return raw_ops.Shape(input=tensor)
+
+
+def constant_list(tensor):
+    """A build-time constant int tensor as a flat list of ints, else None."""
+    value = constant_value(tensor)
+    return None if value is None else [int(v) for v in np.reshape(value, -1)]
+
+
+def reduced_shape(input_shape, axes):
+    """The kept-dims shape of reducing a tensor of shape `input_shape` (an int32 vector)
+    over `axes`, built at run time: input_shape with 1 at each axis. TF stitches ones in
+    with DynamicStitch; here a one-hot match of range(rank) against the wrapped axes
+    picks the reduced dims: shape - (shape - 1) * hit."""
+    rank = raw_ops.Size(input=input_shape)
+    axes = raw_ops.Reshape(tensor=axes, shape=const([-1]))
+    if axes.dtype != dtypes.int32:
+        axes = raw_ops.Cast(x=axes, DstT=dtypes.int32)
+    axes = raw_ops.FloorMod(x=axes, y=rank)
+    dims = raw_ops.ExpandDims(input=raw_ops.Range(start=const(0), limit=rank, delta=const(1)),
+                              axis=const(-1))
+    hit = raw_ops.Cast(x=raw_ops.Equal(x=dims, y=axes), DstT=dtypes.int32)
+    hit = raw_ops.Sum(input=hit, axis=const([1]))
+    shrink = raw_ops.Mul(x=raw_ops.Sub(x=input_shape, y=const(1)), y=hit)
+    return raw_ops.Sub(x=input_shape, y=shrink)
+
+
+def reduce_sum(tensor, axes, keep_dims=False):
+    return raw_ops.Sum(input=tensor, axis=const(axes), keep_dims=keep_dims)
+
+
+def _static_reduction_axes(x, other):
+    """(axes of the broadcast shape that x's gradient is summed over, number of leading axes
+    x lacks), or None if a dim of x is unknown where the other operand could broadcast it."""
+    if x.shape.rank is None or other.shape.rank is None:
+        return None
+    rank = max(x.shape.rank, other.shape.rank)
+    xs = [1] * (rank - x.shape.rank) + x.shape.as_list()
+    ys = [1] * (rank - other.shape.rank) + other.shape.as_list()
+    axes = []
+    for i, (a, b) in enumerate(zip(xs, ys)):
+        if a == 1 and b != 1:
+            axes.append(i)
+        elif a is None and b != 1:
+            return None
+    return axes, rank - x.shape.rank
+
+
+def sum_to_operand(grad, x, other):
+    """The gradient of `x` in a broadcasting binary op with `other`, from the output's
+    gradient `grad`: summed over the broadcast axes and shaped like `x`."""
+    if grad is None:
+        return None
+    static = _static_reduction_axes(x, other)
+    if static is not None:
+        axes, lead = static
+        if axes:
+            grad = reduce_sum(grad, axes, keep_dims=True)
+        if lead:
+            grad = raw_ops.Squeeze(input=grad, axis=list(range(lead)))
+        return grad
+    axes_x, _ = raw_ops.BroadcastGradientArgs(s0=raw_ops.Shape(input=x),
+                                              s1=raw_ops.Shape(input=other))
+    summed = raw_ops.Sum(input=grad, axis=axes_x)
+    return raw_ops.Reshape(tensor=summed, shape=raw_ops.Shape(input=x))
+
+
+def is_zeros(tensor):
+    """True when `tensor` is an implicit zero gradient made by `gradients`."""
+    return tensor is None or tensor.op.type == "ZerosLike"

@@ -1,0 +1,35 @@
+"""gp.constant, gp.placeholder and gp.convert_to_tensor: nodes of the default graph made
+from values converted by TF's rules (`values`)."""
+
+from graphops.building import graph as graph_lib
+from graphops.building.op_builder import build_op
+from graphops.building.tensor import Tensor
+from graphops.building.values import constant_array, convert_value
+from registry import dtypes
+from registry.tensor_shape import as_shape
+
+
+def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None):
+    """`value` as a Tensor of the default graph (a Const node for non-tensors)."""
+    dtype = None if dtype is None else dtypes.as_dtype(dtype)
+    preferred = None if preferred_dtype is None else dtypes.as_dtype(preferred_dtype)
+    value = convert_value(value, dtype, preferred)
+    if isinstance(value, Tensor):
+        return value
+    return _const(value, name or "Const")
+
+
+def _const(array, name):
+    return build_op(graph_lib.get_default_graph(), "Const", name=name, value=array,
+                    dtype=dtypes.as_dtype(array.dtype))
+
+
+def constant(value, dtype=None, shape=None, name="Const"):
+    """A Const node of the default graph holding `constant_array(value, dtype, shape)`."""
+    return _const(constant_array(value, dtype, shape), name)
+
+
+def placeholder(dtype, shape=None, name=None):
+    """A Placeholder of the default graph: a value that must be fed when run."""
+    return build_op(graph_lib.get_default_graph(), "Placeholder", name=name,
+                    dtype=dtypes.as_dtype(dtype), shape=as_shape(shape))

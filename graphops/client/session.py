@@ -1,0 +1,401 @@
+"""Session: TF1's `Session.run` semantics over cached execution plans.
+
+Fetches may be any nesting of lists, tuples, namedtuples and mappings whose leaves are
+tensors, operations (run as targets, value None) or their names; feeds are keyed by tensor
+or tensor name, and any tensor may be fed. One plan is cached per (feeds, fetches, targets),
+with a second, order-insensitive key as TF's DirectSession has; plans are dropped when the
+graph (or the device table) changes. `run` may be called from several threads at once;
+`close` stops the runs in flight at their next step (CancelledError) and waits for them.
+"""
+
+import contextlib
+import operator
+import threading
+from collections import defaultdict
+from collections.abc import Mapping
+
+import numpy as np
+
+from graphops.runtime import devices, executor
+from graphops.building.tensor import Operation, Tensor
+from registry.errors import InvalidArgumentError, UnimplementedError
+from registry.resources import ResourceMgr
+
+_tensor_key = executor.tensor_key
+_default_sessions = threading.local()
+
+
+def get_default_session():
+    """The innermost Session entered with `with sess:` / `sess.as_default()`, or None."""
+    stack = getattr(_default_sessions, "stack", None)
+    return stack[-1] if stack else None
+
+
+def _fetched(value, keep_device=False):
+    """A fetched value as the caller gets it: `_as_numpy`, or with `keep_device` a copy of a
+    device array (a CuPy array stays on its GPU; the copy keeps constants intact)."""
+    if keep_device and type(value) is not np.ndarray and devices.location_of(value) is not None:
+        return value.copy()
+    return _as_numpy(value)
+
+
+def _as_numpy(value):
+    """A fetched value as NumPy: 0-d arrays become NumPy scalars, as TF's Session returns;
+    read-only buffers (constants, variables' storage) are copied so the caller may write."""
+    if type(value) is not np.ndarray:
+        value = devices.to_host(value)
+    if isinstance(value, np.ndarray):
+        if value.ndim == 0:
+            return value[()]
+        if not value.flags.writeable:
+            return value.copy()
+    return value
+
+
+def _none(_):
+    return None
+
+
+class _FetchHandler:
+    """Flattens a fetch structure into unique tensors and target ops; rebuilds results."""
+
+    def __init__(self, graph, fetches):
+        self.tensors = []        # unique fetched tensors, in first-seen order
+        self.targets = []        # unique fetched operations
+        self._positions = {}     # tensor key -> index in self.tensors
+        self._target_ids = set()
+        self.build = self._mapper(graph, fetches)
+
+    def _mapper(self, graph, fetch):
+        if fetch is None:
+            raise TypeError(f"Fetch argument None has invalid type {type(fetch)!r}")
+        if isinstance(fetch, (list, tuple)):
+            subs = [self._mapper(graph, f) for f in fetch]
+            kind = type(fetch)
+            if issubclass(kind, list):
+                return lambda values: [sub(values) for sub in subs]
+            if kind is tuple:
+                return lambda values: tuple(sub(values) for sub in subs)
+            return lambda values: kind(*[sub(values) for sub in subs])   # namedtuple
+        if isinstance(fetch, Mapping):
+            keys = list(fetch.keys())
+            subs = [self._mapper(graph, fetch[k]) for k in keys]
+            kind = type(fetch)
+            factory = getattr(fetch, "default_factory", None)
+
+            def build(values):
+                out = kind(factory) if isinstance(fetch, defaultdict) else kind()
+                for key, sub in zip(keys, subs):
+                    out[key] = sub(values)
+                return out
+            return build
+        element = self._resolve(graph, fetch)
+        if isinstance(element, Operation):
+            if element._id not in self._target_ids:
+                self._target_ids.add(element._id)
+                self.targets.append(element)
+            return _none
+        key = _tensor_key(element)
+        if key not in self._positions:
+            self._positions[key] = len(self.tensors)
+            self.tensors.append(element)
+        return operator.itemgetter(self._positions[key])
+
+    @staticmethod
+    def _resolve(graph, fetch):
+        try:
+            return graph.as_graph_element(fetch, allow_tensor=True, allow_operation=True)
+        except TypeError as e:
+            raise TypeError(f"Fetch argument {fetch!r} has invalid type {type(fetch)!r}, "
+                            f"must be a string or Tensor. ({_text(e)})") from None
+        except (ValueError, KeyError) as e:
+            raise InvalidArgumentError(f"Fetch argument {fetch!r} cannot be interpreted as a "
+                                       f"Tensor. ({_text(e)})") from None
+
+
+def _text(exc):
+    return str(exc.args[0]) if exc.args else str(exc)
+
+
+def _shape_ok(dims, shape):
+    if dims is None or dims == shape:
+        return True
+    return len(dims) == len(shape) and all(d is None or d == s for d, s in zip(dims, shape))
+
+
+def _is_complex(value):
+    """True for complex scalars and arrays, and for lists that NumPy makes complex."""
+    if isinstance(value, (np.ndarray, np.generic)):
+        return value.dtype.kind == "c"
+    if isinstance(value, (list, tuple)):
+        try:
+            return np.asarray(value).dtype.kind == "c"
+        except (TypeError, ValueError):
+            return False
+    return isinstance(value, complex)
+
+
+def convert_feed(tensor, value, key):
+    """A fed value as the NumPy array the kernels see, with TF's checks and messages."""
+    if isinstance(value, (Tensor, Operation)) or hasattr(value, "_as_graph_element"):
+        raise TypeError(
+            "The value of a feed cannot be a tf.Tensor object. Acceptable feed values include "
+            "Python scalars, strings, lists, numpy ndarrays, or TensorHandles. For reference, "
+            f"the tensor object was {value} which was passed to the feed with key {key}.")
+    dtype = tensor.dtype
+    np_type = dtype.as_numpy_dtype
+    if dtype.kind in ("float", "int", "uint", "bool") and (
+            _is_complex(value) or getattr(getattr(value, "dtype", None), "kind", "") == "c"):
+        raise TypeError(f"Cannot feed a complex value to Tensor '{tensor.name}' of dtype "
+                        f"{dtype.name}: the imaginary part would be lost.")
+    if devices.location_of(value) is not None:      # a CuPy array: stays on its device
+        if dtype.kind in ("string", "handle"):
+            raise InvalidArgumentError(f"Cannot feed a device array to Tensor '{tensor.name}' "
+                                       f"of dtype {dtype.name}")
+        try:
+            array = value if value.dtype == np_type else value.astype(np_type)
+        except TypeError as e:      # a type CuPy cannot hold (bfloat16)
+            raise InvalidArgumentError(f"Cannot convert the feed value for Tensor "
+                                       f"'{tensor.name}' to {dtype.name}: {e}") from None
+        return _checked_shape(tensor, array)
+    if isinstance(value, int) and dtype.kind not in ("string", "handle"):
+        try:
+            fits = bool(np_type(value) == value)
+        except OverflowError:
+            fits = False
+        if not fits:
+            raise TypeError(f"Type of feed value {value} with type {type(value)} is not "
+                            f"compatible with Tensor type {np_type}. Try explicitly setting the "
+                            "type of the feed tensor to a larger type (e.g. int64).")
+    try:
+        array = np.asarray(value, dtype=np_type)
+    except OverflowError as e:
+        raise TypeError(f"Feed value for Tensor '{tensor.name}' is not compatible with Tensor "
+                        f"type {np_type}: {e}") from None
+    except (TypeError, ValueError) as e:
+        raise InvalidArgumentError(f"Cannot convert the feed value for Tensor '{tensor.name}' "
+                                   f"to {dtype.name}: {e}") from None
+    return _checked_shape(tensor, array)
+
+
+def _checked_shape(tensor, array):
+    if not _shape_ok(tensor.shape.as_tuple(), array.shape):
+        raise InvalidArgumentError("Cannot feed value of shape %r for Tensor %r, which has "
+                                   "shape %r" % (tuple(array.shape), tensor.name,
+                                                 str(tensor.shape)))
+    return array
+
+
+class Session:
+    """Runs (parts of) a graph, as tf.compat.v1.Session."""
+
+    def __init__(self, graph=None, config=None, allow_soft_placement=True,
+                 log_device_placement=False, target="", fetch_device_arrays=False):
+        """`config` (a dict or an object with attributes) may set allow_soft_placement,
+        log_device_placement and fetch_device_arrays; with fetch_device_arrays, fetches
+        computed on a GPU come back as CuPy arrays instead of NumPy ones."""
+        if target not in ("", "local"):
+            raise UnimplementedError(f"Session target '{target}' is not supported: graphops "
+                                     "runs in-process only (use target='').")
+        if graph is None:
+            from graphops.building.graph import get_default_graph
+            graph = get_default_graph()
+        if config is not None:
+            get = config.get if isinstance(config, Mapping) else (
+                lambda name, default: getattr(config, name, default))
+            allow_soft_placement = get("allow_soft_placement", allow_soft_placement)
+            log_device_placement = get("log_device_placement", log_device_placement)
+            fetch_device_arrays = get("fetch_device_arrays", fetch_device_arrays)
+        self._graph = graph
+        self._fetch_to_host = not fetch_device_arrays
+        self._allow_soft_placement = bool(allow_soft_placement)
+        self._log_device_placement = bool(log_device_placement)
+        self._resources = ResourceMgr()
+        self._lock = threading.Lock()
+        self._plans = {}          # (feed keys, fetch keys, target ids) in caller order -> Plan
+        self._sorted_plans = {}   # the same, each part sorted -> Plan
+        self._kernels = {}        # (op id, Device) -> (construction, kernel)
+        self._state = None        # (graph.version, device table version) the caches are for
+        self._closed = False
+        self._idle = threading.Condition(threading.Lock())   # guards _closed and _running
+        self._running = {}                   # thread id -> number of its runs in flight
+        self._cancel = threading.Event()     # set by close(): runs in flight stop
+        self._contexts = []
+
+    @property
+    def graph(self):
+        return self._graph
+
+    @property
+    def sess_str(self):
+        return ""
+
+    def list_devices(self):
+        """The devices this session can place nodes on."""
+        return devices.local_devices()
+
+    # ------------------------------------------------------------------------- running
+
+    def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+        """Runs what `fetches` needs and returns their values in the same structure."""
+        me = self._begin()
+        try:
+            handler = _FetchHandler(self._graph, fetches)
+            feeds, values = self._feeds(feed_dict) if feed_dict else ((), ())
+            plan = self._plan(feeds, handler.tensors, handler.targets)
+            results = plan.run(values, self._cancel.is_set)
+        finally:
+            self._end(me)
+        keep = not self._fetch_to_host
+        return handler.build([_fetched(v, keep) for v in results])
+
+    def make_callable(self, fetches, feed_list=None, accept_options=False):
+        """A function of the `feed_list` values returning the fetches, planned once."""
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        handler = _FetchHandler(self._graph, fetches)
+        feed_list = list(feed_list or ())
+        tensors = [self._feed_tensor(key) for key in feed_list]
+        last = {_tensor_key(t): i for i, t in enumerate(tensors)}    # repeated feed: last wins
+        positions = sorted(last.values())
+        feeds = [tensors[i] for i in positions]
+        plan = self._plan(feeds, handler.tensors, handler.targets)
+        run, build, count = plan.run, handler.build, len(feed_list)
+        keep = not self._fetch_to_host
+
+        def call(*args, **run_kwargs):
+            if len(args) != count:
+                raise TypeError(f"This callable takes {count} feed value(s) "
+                                f"({len(args)} given).")
+            me = self._begin()
+            try:
+                values = [convert_feed(feeds[j], args[i], feed_list[i])
+                          for j, i in enumerate(positions)]
+                results = run(values, self._cancel.is_set)
+            finally:
+                self._end(me)
+            return build([_fetched(v, keep) for v in results])
+        return call
+
+    def _begin(self):
+        """Counts a run in progress (returns its thread id); RuntimeError once closed."""
+        me = threading.get_ident()
+        with self._idle:
+            if self._closed:
+                raise RuntimeError("Attempted to use a closed Session.")
+            self._running[me] = self._running.get(me, 0) + 1
+        return me
+
+    def _end(self, me):
+        with self._idle:
+            left = self._running.pop(me) - 1
+            if left:
+                self._running[me] = left
+            if self._closed:
+                self._idle.notify_all()
+
+    def _feed_tensor(self, key):
+        try:
+            return self._graph.as_graph_element(key, allow_tensor=True, allow_operation=False)
+        except Exception as e:
+            raise TypeError(f"Cannot interpret feed_dict key as Tensor: {_text(e)}") from None
+
+    def _feeds(self, feed_dict):
+        """Unique fed tensors and their converted values (a repeated tensor: last wins)."""
+        index, tensors, values = {}, [], []
+        for key, value in feed_dict.items():
+            tensor = self._feed_tensor(key)
+            array = convert_feed(tensor, value, key)
+            k = _tensor_key(tensor)
+            if k in index:
+                values[index[k]] = array
+            else:
+                index[k] = len(tensors)
+                tensors.append(tensor)
+                values.append(array)
+        return tensors, values
+
+    def _plan(self, feeds, fetches, targets):
+        key = (tuple(map(_tensor_key, feeds)), tuple(map(_tensor_key, fetches)),
+               tuple(op._id for op in targets))
+        state = (self._graph.version, devices.table_version())
+        if state == self._state:
+            plan = self._plans.get(key)
+            if plan is not None:
+                return plan
+        with self._lock:
+            if state != self._state:
+                self._plans.clear()
+                self._sorted_plans.clear()
+                if state[1] != (self._state or (None, None))[1]:
+                    self._kernels.clear()
+                self._state = state
+            plan = self._plans.get(key)
+            if plan is None:
+                plan = self._plans[key] = self._reordered_plan(key, feeds, fetches, targets)
+            return plan
+
+    def _reordered_plan(self, key, feeds, fetches, targets):
+        feed_keys, fetch_keys, target_ids = key
+        feed_rank = sorted(range(len(feeds)), key=lambda i: feed_keys[i])
+        fetch_rank = sorted(range(len(fetches)), key=lambda i: fetch_keys[i])
+        sorted_key = (tuple(feed_keys[i] for i in feed_rank),
+                      tuple(fetch_keys[i] for i in fetch_rank), tuple(sorted(target_ids)))
+        base = self._sorted_plans.get(sorted_key)
+        if base is None:
+            if not self._graph.get_operations():
+                raise RuntimeError("The Session graph is empty. Add operations to the graph "
+                                   "before calling run().")
+            base = executor.build_plan(
+                [feeds[i] for i in feed_rank], [fetches[i] for i in fetch_rank],
+                sorted(targets, key=lambda op: op._id), self._allow_soft_placement,
+                self._log_device_placement, self._kernels, self._resources,
+                self._fetch_to_host)
+            self._sorted_plans[sorted_key] = base
+        feed_pos = {k: n for n, k in enumerate(sorted_key[0])}
+        fetch_pos = {k: n for n, k in enumerate(sorted_key[1])}
+        return base.reordered([feed_pos[k] for k in feed_keys], [fetch_pos[k] for k in fetch_keys])
+
+    # ---------------------------------------------------------------------- lifecycle
+
+    def close(self):
+        """Closes the Session; later runs raise RuntimeError.
+
+        Runs in flight in other threads either finish or stop before their next step with
+        CancelledError; close waits for them, then releases plans, kernels and resources
+        (variables included).
+        """
+        me = threading.get_ident()
+        with self._idle:
+            self._closed = True
+            self._cancel.set()
+            while any(n for thread, n in self._running.items() if thread != me):
+                self._idle.wait()
+        with self._lock:
+            self._plans.clear()
+            self._sorted_plans.clear()
+            self._kernels.clear()
+            self._resources.clear()
+
+    @contextlib.contextmanager
+    def as_default(self):
+        """Makes this the default session (for Tensor.eval / Operation.run) in this thread."""
+        stack = _default_sessions.__dict__.setdefault("stack", [])
+        stack.append(self)
+        try:
+            yield self
+        finally:
+            stack.remove(self)
+
+    def __enter__(self):
+        graph_ctx, session_ctx = self._graph.as_default(), self.as_default()
+        graph_ctx.__enter__()
+        session_ctx.__enter__()
+        self._contexts.append((graph_ctx, session_ctx))
+        return self
+
+    def __exit__(self, exc_type, exc_value, tb):
+        graph_ctx, session_ctx = self._contexts.pop()
+        session_ctx.__exit__(exc_type, exc_value, tb)
+        graph_ctx.__exit__(exc_type, exc_value, tb)
+        self.close()

@@ -1,0 +1,421 @@
+"""GraphDef export and import: `as_graph_def(graph)` and `import_graph_def(graph_def, ...)`.
+
+A GraphDef is a plain dict (see graph_json.py for its layout and the JSON form). Import is
+TF's GraphConstructor in two passes: every node is first checked against the registry (op
+known, attrs of the right kinds and within their constraints, defaults filled, input count
+and dtypes, output indices) and shape-inferred in topological order; only when the whole
+GraphDef is valid are the Operations created, so a failed import leaves the graph untouched.
+Errors carry TF's wording. Nothing is evaluated or unpickled.
+"""
+
+import re
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from graphops.building.graph import VALID_NODE_NAME, get_default_graph
+from graphops.building.op_builder import (output_types, shape_fn_error, summarize_node,
+                                          warn_deprecated)
+from graphops.building.tensor import Operation, Tensor, as_graph_element
+from graphops.interchange import graph_json
+from graphops.runtime.devices import canonical_device
+from registry import dtypes
+from registry.attr_values import validate_attr_value
+from registry.errors import InvalidArgumentError, UnimplementedError
+from registry.op_def import arg_types
+from registry.op_registry import get_op_def
+from registry.shape_inference import merge_shapes, run_shape_fn
+from registry.tensor_shape import TensorShape
+
+GRAPH_DEF_VERSION = 2474          # producer written on export (TF 2.21's TF_GRAPH_DEF_VERSION)
+GRAPH_DEF_VERSION_MIN_PRODUCER = 0
+_INPUT = re.compile(r"^(\^?)([^:^]+)(?::(\d+))?$")
+
+
+def as_graph_def(graph, add_shapes=False):
+    """The graph as a GraphDef dict, nodes in creation order, attrs with defaults filled.
+
+    `add_shapes=True` adds each node's inferred output shapes as `_output_shapes`, as TF does.
+    """
+    nodes = []
+    for op in graph.get_operations():
+        node = op.node_def
+        for attr_def in op.op_def.attr:
+            value = node["attr"].get(attr_def.name)
+            if attr_def.type == "func" and isinstance(value, str):
+                node["attr"][attr_def.name] = {"name": value, "attr": {}}
+        if add_shapes:
+            node["attr"]["_output_shapes"] = [t.shape for t in op.outputs]
+        nodes.append(node)
+    return {"node": nodes, "versions": {"producer": GRAPH_DEF_VERSION, "min_consumer": 0}}
+
+
+# ----------------------------------------------------------------------------- validation
+
+def _attr_kind(value):
+    """The AttrValue type of a canonical value: 'int', 'list(float)', 'list' (empty), ..."""
+    if isinstance(value, (list, tuple)):
+        kinds = {_attr_kind(v) for v in value}
+        if not kinds:
+            return "list"
+        return f"list({kinds.pop()})" if len(kinds) == 1 else "list(<mixed>)"
+    for kind, types in (("bool", (bool, np.bool_)), ("int", (int, np.integer)),
+                        ("float", (float, np.floating)), ("string", (str, bytes)),
+                        ("type", dtypes.DType), ("shape", TensorShape),
+                        ("tensor", np.ndarray), ("func", dict)):
+        if isinstance(value, types):
+            return kind
+    return type(value).__name__
+
+
+def _canonical(attr_def, value):
+    """Plain Python ints/floats, a func's name; UnimplementedError for func attrs with attrs."""
+    if attr_def.is_list:
+        return [_canonical_item(attr_def.base_type, v) for v in value]
+    return _canonical_item(attr_def.base_type, value)
+
+
+def _canonical_item(base_type, value):
+    if base_type == "int":
+        return int(value)
+    if base_type == "float":
+        return float(value)
+    if base_type == "bool":
+        return bool(value)
+    if base_type == "func":
+        if value.get("attr"):
+            raise UnimplementedError(f"function attrs with bound attrs ({value['name']}) are "
+                                     "not supported")
+        return value["name"]
+    return value
+
+
+def _node_suffix(name, op_def):
+    return f"\n\t; NodeDef: {{{{node {name}}}}}; {op_def.signature()}"
+
+
+def _check_attrs(node, op_def, name):
+    """The node's attrs, checked against the OpDef and with defaults filled (TF's
+    ValidateNodeDef + AddDefaultsToNodeDef). Attrs the OpDef lacks are kept unchecked, as
+    TF does: `_`-prefixed internal ones silently, others with a warning (a newer producer)."""
+    given = node["attr"]
+    for key in given:
+        if not key.startswith("_") and op_def.attr_def(key) is None:
+            warnings.warn(f"NodeDef mentions attribute {key} which is not in the op "
+                          f"definition: {op_def.signature()} This may be expected if your "
+                          "graph generating binary is newer than this binary. Unknown "
+                          f"attributes will be ignored. NodeDef: {{{{node {name}}}}}",
+                          UserWarning, stacklevel=4)
+    attrs = {k: v for k, v in given.items() if op_def.attr_def(k) is None}
+    for attr_def in op_def.attr:
+        if attr_def.name not in given:
+            if not attr_def.has_default:
+                raise InvalidArgumentError(
+                    f"NodeDef missing attr '{attr_def.name}' from {op_def.signature()}; "
+                    f"NodeDef: {{{{node {name}}}}}")
+            attrs[attr_def.name] = attr_def.default_value
+            continue
+        value = given[attr_def.name]
+        where = f"\n\t for attr '{attr_def.name}'{_node_suffix(name, op_def)}"
+        if value is None:
+            raise InvalidArgumentError(
+                f"AttrValue missing value with expected type '{attr_def.type}'{where}")
+        kind = _attr_kind(value)
+        if kind != attr_def.type and not (kind == "list" and attr_def.is_list):
+            raise InvalidArgumentError(
+                f"AttrValue had value with type '{kind}' when '{attr_def.type}' expected{where}")
+        value = _canonical(attr_def, value)
+        try:
+            validate_attr_value(attr_def, value)
+        except InvalidArgumentError as e:
+            raise InvalidArgumentError(e.message + _node_suffix(name, op_def)) from None
+        attrs[attr_def.name] = value
+    return attrs
+
+
+def _check_node_dict(node, index):
+    if not isinstance(node, dict):
+        raise InvalidArgumentError(f"GraphDef node {index} is not a dict: {node!r}")
+    for key, kind in (("name", str), ("op", str), ("input", list), ("device", str),
+                      ("attr", dict)):
+        if key in node and not isinstance(node[key], kind):
+            raise InvalidArgumentError(f"GraphDef node {index} has a {key!r} of type "
+                                       f"{type(node[key]).__name__}, expected {kind.__name__}")
+    if not all(isinstance(i, str) for i in node.get("input", ())):
+        raise InvalidArgumentError(f"GraphDef node {index} has a non-string input")
+    return {"name": node.get("name", ""), "op": node.get("op", ""),
+            "input": list(node.get("input", ())), "device": node.get("device", ""),
+            "attr": dict(node.get("attr", {}))}
+
+
+def _parse_inputs(node):
+    """([(source, index)], [control source]) with TF's ordering rule."""
+    data, control = [], []
+    for text in node["input"]:
+        m = _INPUT.match(text)
+        if m is None:
+            raise InvalidArgumentError(f"Node '{node['name']}': Unknown input node '{text}'")
+        if m.group(1):
+            control.append(m.group(2))
+        elif control:
+            raise InvalidArgumentError(f"Node '{node['name']}': Control dependencies must come "
+                                       "after regular dependencies")
+        else:
+            data.append((m.group(2), int(m.group(3) or 0)))
+    return data, control
+
+
+def _check_versions(graph_def):
+    versions = graph_def.get("versions", {})
+    if not isinstance(versions, dict) or not all(
+            isinstance(versions.get(k, 0), int) for k in ("producer", "min_consumer")):
+        raise InvalidArgumentError(f"GraphDef versions must be a dict of ints, got {versions!r}")
+    producer = versions.get("producer", 0)
+    if producer < GRAPH_DEF_VERSION_MIN_PRODUCER:
+        raise InvalidArgumentError(f"GraphDef producer version {producer} below min producer "
+                                   f"{GRAPH_DEF_VERSION_MIN_PRODUCER} supported by graphops.")
+    min_consumer = versions.get("min_consumer", 0)
+    if min_consumer > GRAPH_DEF_VERSION:
+        raise InvalidArgumentError(f"GraphDef min consumer version {min_consumer} above current "
+                                   f"version {GRAPH_DEF_VERSION} for graphops. Upgrade graphops "
+                                   "to consume this graph.")
+    if GRAPH_DEF_VERSION in versions.get("bad_consumers", ()):
+        raise InvalidArgumentError(f"GraphDef disallows consumer version {GRAPH_DEF_VERSION}.")
+    library = graph_def.get("library")
+    if library and any(library.get(k) for k in library):
+        raise UnimplementedError("GraphDef function libraries are not supported by graphops.")
+
+
+def _topological_order(nodes, parsed):
+    """Node names in an order where every node follows its inputs; TF's errors otherwise."""
+    import networkx as nx   # lazily: `import graphops` stays fast
+
+    dag = nx.DiGraph()
+    dag.add_nodes_from(nodes)
+    for name, (data, control) in parsed.items():
+        for source, _ in data:
+            if source not in nodes:
+                raise InvalidArgumentError(f"Node '{name}': Unknown input node '{source}'")
+            dag.add_edge(source, name)
+        for source in control:
+            if source not in nodes:
+                raise InvalidArgumentError(f"Node '{name}': Unknown input node '^{source}'")
+            dag.add_edge(source, name)
+    try:
+        return list(nx.lexicographical_topological_sort(dag, key=list(nodes).index))
+    except nx.NetworkXUnfeasible:
+        stuck = {n for c in nx.strongly_connected_components(dag)
+                 if len(c) > 1 or dag.has_edge(next(iter(c)), next(iter(c))) for n in c}
+        stuck |= {d for n in list(stuck) for d in nx.descendants(dag, n)}
+        cycle = " -> ".join([u for u, _ in nx.find_cycle(dag)] + [nx.find_cycle(dag)[0][0]])
+        raise InvalidArgumentError(f"{len(stuck)} nodes in a cycle: {cycle}") from None
+
+
+# ----------------------------------------------------------------------------- import
+
+@dataclass
+class _Plan:
+    """One validated node: what `Graph._create_op` needs."""
+
+    op_def: object
+    name: str
+    attrs: dict
+    inputs: list          # (imported node name, index) or a Tensor from input_map
+    control: list         # imported node names or Operations from input_map
+    types: list
+    shapes: list
+    device: str
+
+
+def _source(ref, plans):
+    """(dtype, shape, constant value or None, display name) of an input reference."""
+    if isinstance(ref, Tensor):
+        value = ref.op.attrs["value"] if ref.op.type == "Const" else None
+        return ref.dtype, ref.shape, value, ref.name
+    plan = plans[ref[0]]
+    value = plan.attrs.get("value") if plan.op_def.name == "Const" else None
+    return plan.types[ref[1]], plan.shapes[ref[1]], value, f"{plan.name}:{ref[1]}"
+
+
+def _plan_node(node, name, data, control, plans, input_map, names):
+    """Validates one node (in topological order) and infers its output dtypes and shapes."""
+    op_def = get_op_def(node["op"])
+    attrs = _check_attrs(node, op_def, name)
+    types, _ = output_types(op_def, attrs)
+    expected, _ = arg_types(op_def.input_arg, attrs)
+    if len(expected) != len(data):
+        raise InvalidArgumentError(
+            f"NodeDef expected inputs '{', '.join(t.short_name for t in expected)}' do not "
+            f"match {len(data)} inputs specified; {op_def.signature()}; NodeDef: "
+            f"{{{{node {name}}}}}")
+    inputs, shapes, values, shown = [], [], [], []
+    for i, (source, index) in enumerate(data):
+        ref = input_map.get(f"{source}:{index}")
+        if ref is None:
+            n_out = len(plans[source].types)
+            if index >= n_out:
+                raise InvalidArgumentError(
+                    f"Node '{name}': Connecting to invalid output {index} of source node "
+                    f"{source} which has {n_out} outputs.")
+            ref = (source, index)
+        dtype, shape, value, label = _source(ref, plans)
+        if dtype != expected[i]:
+            raise InvalidArgumentError(
+                f"Input {i} of node {name} was passed {dtype.short_name} from {label} "
+                f"incompatible with expected {expected[i].short_name}.")
+        inputs.append(ref)
+        shapes.append(shape)
+        values.append(value)
+        shown.append(label[:-2] if label.endswith(":0") else label)
+    control_refs = [input_map.get("^" + s, s) for s in control]
+    shown += ["^" + (c.name if isinstance(c, Operation) else names[c]) for c in control_refs]
+    try:
+        out_shapes = run_shape_fn(op_def, name, shapes, values, attrs, len(types))
+    except ValueError as e:
+        raise shape_fn_error(e, summarize_node(name, op_def.name, attrs, shown), shapes) from None
+    _check_output_shapes(attrs.pop("_output_shapes", None), out_shapes, name)
+    warn_deprecated(op_def)
+    try:
+        device = canonical_device(node["device"])
+    except (TypeError, ValueError):
+        raise InvalidArgumentError(f"Malformed device specification '{node['device']}' in "
+                                   f"node: {{{{node {name}}}}}") from None
+    return _Plan(op_def, name, attrs, inputs, control_refs, types, out_shapes, device)
+
+
+def _check_output_shapes(declared, inferred, name):
+    """TF's check of a node's `_output_shapes` against the inferred shapes (then dropped)."""
+    if declared is None:
+        return
+    if not isinstance(declared, list) or not all(isinstance(s, TensorShape) for s in declared):
+        raise InvalidArgumentError(f"Node '{name}': _output_shapes must be a list of shapes")
+    if len(declared) != len(inferred):
+        raise InvalidArgumentError(
+            f"Node '{name}' has {len(inferred)} outputs but the _output_shapes attribute "
+            f"specifies shapes for {len(declared)} outputs. Output shapes may be inaccurate.")
+    for i, (d, s) in enumerate(zip(declared, inferred)):
+        try:
+            merge_shapes(s, d)
+        except InvalidArgumentError as e:
+            raise InvalidArgumentError(
+                f"Node '{name}' has an _output_shapes attribute inconsistent with the GraphDef "
+                f"for output #{i}: {e.message}") from None
+
+
+def _resolve_input_map(graph, input_map):
+    resolved = {}
+    for key, value in (input_map or {}).items():
+        if not isinstance(key, str):
+            raise TypeError(f"input_map keys must be tensor names (strings), got {key!r}")
+        try:
+            element = graph.as_graph_element(as_graph_element(value))
+        except (KeyError, ValueError) as e:
+            raise InvalidArgumentError(f"input_map value for {key!r}: "
+                                       f"{e.args[0] if e.args else e}") from None
+        if key.startswith("^"):
+            resolved[key] = element.op if isinstance(element, Tensor) else element
+        else:
+            if not isinstance(element, Tensor):
+                raise TypeError(f"input_map value for {key!r} must be a Tensor, got {element}")
+            resolved[key if ":" in key else key + ":0"] = element
+    return resolved
+
+
+def _check_input_map_keys(input_map, plans):
+    missing = []
+    for key in input_map:
+        source, _, index = key.lstrip("^").partition(":")
+        plan = plans.get(source)
+        if plan is None or (index and not (index.isdigit() and int(index) < len(plan.types))):
+            missing.append(key)
+    if missing:
+        raise InvalidArgumentError("Attempted to map inputs that were not found in graph_def: "
+                                   f"[{', '.join(missing)}]")
+
+
+def _check_return_names(return_elements, plans):
+    for text in return_elements or ():
+        source, colon, index = text.partition(":")
+        if source not in plans:
+            kind = "tensor" if colon else "node"
+            raise InvalidArgumentError(f"Requested return {kind} '{text}' not found in graph def")
+        n_out = len(plans[source].types)
+        if colon and not (index.isdigit() and int(index) < n_out):
+            raise InvalidArgumentError(f"Invalid return output {index} of node '{source}', "
+                                       f"which has {n_out} output(s)")
+
+
+def _return_elements(names, created, input_map):
+    results = []
+    for text in names:
+        source, colon, index = text.partition(":")
+        if not colon:
+            results.append(created[source])
+            continue
+        mapped = input_map.get(f"{source}:{int(index)}")
+        results.append(mapped if mapped is not None else created[source].outputs[int(index)])
+    return results
+
+
+def import_graph_def(graph_def, input_map=None, return_elements=None, name=None):
+    """Imports a GraphDef (dict, or JSON text) into the default graph.
+
+    Node names get the prefix `name` ("import" by default, made unique; "" for none, then
+    clashing names get `_N` suffixes). `input_map` maps "node:i" (or "^node") names of the
+    GraphDef to existing Tensors (Operations); `return_elements` names tensors ("r:0") and
+    operations ("r") to return, in order. Returns that list, or None.
+    """
+    if isinstance(graph_def, (str, bytes)):
+        graph_def = graph_json.graph_def_from_json(graph_def)
+    if not isinstance(graph_def, dict):
+        raise TypeError(f"graph_def must be a GraphDef dict or JSON text, got "
+                        f"{type(graph_def).__name__}")
+    graph = get_default_graph()
+    _check_versions(graph_def)
+    if not isinstance(graph_def.get("node", []), list):
+        raise InvalidArgumentError("GraphDef 'node' must be a list of NodeDef dicts")
+    nodes = {}
+    for i, raw in enumerate(graph_def.get("node", [])):
+        node = _check_node_dict(raw, i)
+        if not VALID_NODE_NAME.match(node["name"]):
+            raise InvalidArgumentError(
+                f"Node '{node['name']}': Node name contains invalid characters")
+        if node["name"] in nodes:
+            raise InvalidArgumentError(f"Node '{node['name']}' is not unique")
+        nodes[node["name"]] = node
+    parsed = {n: _parse_inputs(node) for n, node in nodes.items()}
+    order = _topological_order(nodes, parsed)
+    with graph._lock:
+        graph._check_not_finalized()
+        input_map = _resolve_input_map(graph, input_map)
+        with graph.name_scope(name if name == "" else (name or "import")):
+            names = {n: graph.unique_name(n) for n in order}
+        plans = {}
+        for n in order:
+            data, control = parsed[n]
+            plans[n] = _plan_node(nodes[n], names[n], data, control, plans, input_map, names)
+        _check_input_map_keys(input_map, plans)
+        _check_return_names(return_elements, plans)
+        created = {}
+        for n in order:
+            plan = plans[n]
+            inputs = [ref if isinstance(ref, Tensor) else created[ref[0]].outputs[ref[1]]
+                      for ref in plan.inputs]
+            control = [ref if isinstance(ref, Operation) else created[ref] for ref in plan.control]
+            attrs = _prefix_colocation(plan.attrs, names)
+            created[n] = graph._create_op(plan.op_def, plan.name, inputs, attrs, plan.types,
+                                          plan.shapes, control, plan.device)
+    if return_elements is None:
+        return None
+    return _return_elements(return_elements, created, input_map)
+
+
+def _prefix_colocation(attrs, names):
+    """`_class: ["loc:@x"]` follows the renamed node, as TF's importer does."""
+    groups = attrs.get("_class")
+    if not isinstance(groups, list):
+        return attrs
+    renamed = [f"loc:@{names.get(g[5:], g[5:])}" if isinstance(g, str) and g.startswith("loc:@")
+               else g for g in groups]
+    return {**attrs, "_class": renamed}

@@ -1,0 +1,243 @@
+"""Execution plans and the run loop.
+
+`build_plan` prunes the graph to what the fetches and targets need (stopping at fed tensors,
+following data and control edges), orders it topologically, places every node,
+instantiates its kernel and lays out a flat list of steps over numbered buffer slots:
+one kernel step per node, plus one copy step per tensor and destination whenever a value
+crosses between host and device memory. Each slot is released right after its last
+reader. `Plan.run` is then a short loop: `for step in steps: step(buf)`.
+"""
+
+import numpy as np
+
+from graphops.runtime import devices, placement
+from graphops.runtime.kernel_call import (compute, error_cause, host_memory_indices, instantiate,
+                                          node_error)
+from registry.errors import CancelledError, InternalError, InvalidArgumentError
+
+# ------------------------------------------------------------------------------ steps
+
+
+def raise_node_error(exc, op, device, inputs):
+    """Raises `exc` as the error of graph node `op` (see `kernel_call.node_error`)."""
+    raise node_error(exc, op.name, op.type, device.name, inputs, getattr(op, "traceback", ()),
+                     op=op, node_def=getattr(op, "node_def", None)) from error_cause(exc)
+
+
+def _instantiate(op, placed, resources):
+    """(construction, kernel) of a graph node; constructor errors name the node."""
+    try:
+        return instantiate(op.op_def, op.name, op.attrs, [t.dtype for t in op.inputs],
+                           [t.dtype for t in op.outputs], placed, resources)
+    except Exception as exc:
+        raise_node_error(exc, op, placed.device, list(op.inputs))
+
+
+class _KernelStep:
+    """Runs one node: gather inputs, compute, scatter the outputs read later, free slots."""
+
+    __slots__ = ("kernel", "construction", "op", "device", "ins", "outs", "frees")
+
+    def __init__(self, kernel, construction, op, device, ins, outs):
+        self.kernel, self.construction, self.op, self.device = kernel, construction, op, device
+        self.ins, self.outs, self.frees = ins, outs, ()
+
+    def reads(self):
+        return self.ins
+
+    def __call__(self, buf):
+        inputs = [buf[i] for i in self.ins]
+        try:
+            outputs = compute(self.kernel, self.construction, inputs, self.device)
+        except Exception as exc:
+            raise_node_error(exc, self.op, self.device, inputs)
+        for k, slot in self.outs:
+            buf[slot] = outputs[k]
+        for slot in self.frees:
+            buf[slot] = None
+
+
+class _CopyStep:
+    """Copies one tensor between host and device memory (once per destination)."""
+
+    __slots__ = ("tensor", "src_slot", "dst_slot", "src", "dst", "frees")
+
+    def __init__(self, tensor, src_slot, dst_slot, src, dst):
+        self.tensor, self.src_slot, self.dst_slot = tensor, src_slot, dst_slot
+        self.src, self.dst, self.frees = src, dst, ()
+
+    def reads(self):
+        return (self.src_slot,)
+
+    def __call__(self, buf):
+        try:
+            buf[self.dst_slot] = devices.transfer(buf[self.src_slot], self.src, self.dst)
+        except Exception as exc:
+            where = [d.name if d is not None else "host memory" for d in (self.src, self.dst)]
+            op = self.tensor.op
+            raise InternalError(f"Copying tensor '{self.tensor.name}' from {where[0]} to "
+                                f"{where[1]} failed: {type(exc).__name__}: {exc}",
+                                op=op, node_def=op.node_def) from exc
+        for slot in self.frees:
+            buf[slot] = None
+
+
+# ------------------------------------------------------------------------------- plan
+
+class Plan:
+    """A pruned, placed, ordered graph: `run(feed_values)` -> fetched NumPy arrays."""
+
+    __slots__ = ("steps", "num_slots", "feed_slots", "fetch_slots", "ops", "placements",
+                 "device_feeds")
+
+    def __init__(self, steps, num_slots, feed_slots, fetch_slots, ops, placements,
+                 device_feeds):
+        self.steps, self.num_slots = steps, num_slots
+        self.feed_slots, self.fetch_slots = feed_slots, fetch_slots
+        self.ops, self.placements = ops, placements
+        self.device_feeds = device_feeds   # per feed: its readers all copy it to one device
+
+    def run(self, feed_values, cancelled=None):
+        """Runs every step; `cancelled()` true before a step stops it with CancelledError.
+
+        A fed device array (CuPy) goes straight to device readers; it is copied to the host
+        only when a host reader needs it."""
+        buf = [None] * self.num_slots
+        for slot, value, direct in zip(self.feed_slots, feed_values, self.device_feeds):
+            if not direct and type(value) is not np.ndarray:
+                value = devices.to_host(value)
+            buf[slot] = value
+        with np.errstate(all="ignore"):     # NaN/Inf follow IEEE rules, silently
+            for step in self.steps:
+                if cancelled is not None and cancelled():
+                    raise CancelledError("The Session was closed while this run was in progress.")
+                step(buf)
+        return [buf[slot] for slot in self.fetch_slots]
+
+    def reordered(self, feed_order, fetch_order):
+        """The same plan taking feeds and returning fetches in another order (index lists)."""
+        return Plan(self.steps, self.num_slots, [self.feed_slots[i] for i in feed_order],
+                    [self.fetch_slots[i] for i in fetch_order], self.ops, self.placements,
+                    [self.device_feeds[i] for i in feed_order])
+
+    def device_of(self, op_name):
+        """The Device a node of this plan runs on."""
+        for op, placed in zip(self.ops, self.placements):
+            if op.name == op_name:
+                return placed.device
+        raise KeyError(op_name)
+
+
+def tensor_key(t):
+    return (t.op._id, t.value_index)
+
+
+def _prune_and_sort(feeds, fetches, targets):
+    """The ops fetches/targets need, stopping at fed tensors, in topological order."""
+    import networkx as nx
+
+    fed = {tensor_key(t) for t in feeds}
+    dag = nx.DiGraph()
+    ops = {}
+    stack = [t.op for t in fetches if tensor_key(t) not in fed] + list(targets)
+    while stack:
+        op = stack.pop()
+        if op._id in ops:
+            continue
+        ops[op._id] = op
+        dag.add_node(op._id)
+        producers = [t.op for t in op.inputs if tensor_key(t) not in fed]
+        for producer in producers + list(op.control_inputs):
+            dag.add_edge(producer._id, op._id)
+            stack.append(producer)
+    try:
+        order = list(nx.lexicographical_topological_sort(dag))
+    except nx.NetworkXUnfeasible:
+        cycle = nx.find_cycle(dag)
+        names = " -> ".join(ops[a].name for a, _ in cycle) + " -> " + ops[cycle[0][0]].name
+        raise InvalidArgumentError(f"Graph has a cycle: {names}") from None
+    return [ops[i] for i in order]
+
+
+def build_plan(feeds, fetches, targets, allow_soft_placement=True,
+               log_device_placement=False, kernel_cache=None, resources=None,
+               fetch_to_host=True):
+    """Builds the Plan for feed tensors, fetch tensors and target operations.
+
+    `kernel_cache` (a dict the caller keeps) shares kernel instances between plans;
+    `resources` is the Session's ResourceMgr, handed to every kernel; with `fetch_to_host`
+    false, fetches produced in device memory are returned where they are.
+    """
+    kernel_cache = {} if kernel_cache is None else kernel_cache
+    ops = _prune_and_sort(feeds, fetches, targets)
+    placements = placement.place(ops, allow_soft_placement, log_device_placement)
+    slots = {}       # (tensor key, location) -> slot;  location None = host memory
+    where = {}       # tensor key -> location of its primary value
+    steps = []
+
+    def new_slot(key, loc):
+        slots[(key, loc)] = len(slots)
+        return slots[(key, loc)]
+
+    def slot_at(t, loc):
+        key = tensor_key(t)
+        src = where[key]
+        if (key, loc) not in slots:   # first crossing of this tensor to `loc`: one copy
+            steps.append(_CopyStep(t, slots[(key, src)], new_slot(key, loc), src, loc))
+        return slots[(key, loc)]
+
+    feed_slots = []
+    for t in feeds:
+        where[tensor_key(t)] = None
+        feed_slots.append(new_slot(tensor_key(t), None))
+    for op, placed in zip(ops, placements):
+        device = placed.device
+        loc = None if device.type.is_host else device
+        cache_key = (op._id, device)
+        if cache_key not in kernel_cache:
+            kernel_cache[cache_key] = _instantiate(op, placed, resources)
+        construction, kernel = kernel_cache[cache_key]
+        host_in = host_memory_indices(placed.kernel_def, op.op_def.input_arg, op.attrs)
+        ins = [slot_at(t, None if j in host_in else loc) for j, t in enumerate(op.inputs)]
+        host_out = host_memory_indices(placed.kernel_def, op.op_def.output_arg, op.attrs)
+        outs = []
+        for k, t in enumerate(op.outputs):
+            key = tensor_key(t)
+            if key not in where:   # a fed output keeps its fed value
+                where[key] = None if k in host_out else loc
+                outs.append((k, new_slot(key, where[key])))
+        steps.append(_KernelStep(kernel, construction, op, device, ins, outs))
+    fetch_slots = [slot_at(t, None if fetch_to_host else where[tensor_key(t)]) for t in fetches]
+    _schedule_frees(steps, set(fetch_slots))
+    return Plan(steps, len(slots), feed_slots, fetch_slots, ops, placements,
+                _device_feeds(steps, feed_slots, set(fetch_slots)))
+
+
+def _device_feeds(steps, feed_slots, fetched):
+    """Per feed slot: True when only copies to a device read it (a fed device array may
+    then skip the host)."""
+    readers = {slot: [] for slot in feed_slots}
+    for step in steps:
+        for slot in step.reads():
+            if slot in readers:
+                readers[slot].append(step)
+    return [slot not in fetched and bool(readers[slot])
+            and all(isinstance(r, _CopyStep) and r.dst is not None for r in readers[slot])
+            for slot in feed_slots]
+
+
+def _schedule_frees(steps, keep):
+    """Frees each slot after its last reader; drops outputs nobody reads."""
+    last = {}
+    for i, step in enumerate(steps):
+        for slot in step.reads():
+            last[slot] = i
+    frees = [[] for _ in steps]
+    for slot, i in last.items():
+        if slot not in keep:
+            frees[i].append(slot)
+    for step, free in zip(steps, frees):
+        step.frees = tuple(free)
+        if isinstance(step, _KernelStep):
+            step.outs = tuple((k, s) for k, s in step.outs if s in last or s in keep)
+            step.ins = tuple(step.ins)

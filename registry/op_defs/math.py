@@ -1,0 +1,237 @@
+"""Math op definitions (TF's math_ops.cc): cwise unary/binary ops, MatMul, Cast, reductions,
+Range."""
+
+import numpy as np
+
+from registry.errors import InvalidArgumentError
+from registry.op_registry import register_op
+from registry.op_defs.array import int_values
+from registry.shape_inference import merge_dim, with_rank_at_most
+from registry.tensor_shape import TensorShape, unknown_shape
+
+_UNARY = "{bfloat16, half, float, double, int8, int16, int32, int64, complex64, complex128}"
+_UNARY_COMPLEX = "{bfloat16, half, float, double, complex64, complex128}"
+_SQUARE = ("{bfloat16, half, float, double, int8, int16, int32, int64, uint8, uint16, uint32, "
+           "uint64, complex64, complex128}")
+_ADD = ("{bfloat16, half, float, double, uint8, uint16, uint32, uint64, int8, int16, int32, "
+        "int64, complex64, complex128}")
+_SUB = ("{bfloat16, half, float, double, uint8, int8, uint16, int16, int32, int64, complex64, "
+        "complex128, uint32, uint64}")
+_MUL = ("{bfloat16, half, float, double, uint8, int8, uint16, int16, int32, uint32, uint64, "
+        "int64, complex64, complex128}")
+_MINMAX = ("{bfloat16, half, float, double, int8, uint8, int16, uint16, int32, uint32, int64, "
+           "uint64}")
+_MATMUL = ("{bfloat16, half, float, double, int32, int64, uint8, uint16, uint32, uint64, "
+           "complex64, complex128}")
+
+
+def broadcast_shapes(x, y, incompatible_shape_error=True):
+    """TF's BroadcastBinaryOpOutputShapeFnHelper on two (possibly partial) shapes."""
+    if x.rank is None or y.rank is None:
+        return unknown_shape()
+    if x == y or y.rank == 0:
+        return x
+    if x.rank == 0:
+        return y
+    rank = max(x.rank, y.rank)
+    xs = [1] * (rank - x.rank) + x.dims
+    ys = [1] * (rank - y.rank) + y.dims
+    y_padded = [i < rank - y.rank for i in range(rank)]
+    dims = []
+    for a, b, b_is_padding in zip(xs, ys, y_padded):
+        if a is None or b is None:
+            known = a if a is not None else b
+            if known is not None and known > 1:
+                if not incompatible_shape_error:
+                    return unknown_shape()
+                dims.append(known)
+            elif known == 1:
+                dims.append(b if a == 1 else a)
+            elif known is None:
+                dims.append(None)
+            else:                                  # a known 0 against an unknown dim
+                if not incompatible_shape_error:
+                    return unknown_shape()
+                dims.append(None)
+        elif a == 1 and not b_is_padding:
+            dims.append(b)
+        elif a == 1 or b == 1:
+            dims.append(a)
+        elif a != b and not incompatible_shape_error:
+            return TensorShape([])
+        else:
+            dims.append(merge_dim(a, b))
+    return TensorShape(dims)
+
+
+def _broadcast_binary_shape(c):
+    error = c.get_attr("incompatible_shape_error") if c.has_attr("incompatible_shape_error") \
+        else True
+    c.set_output(0, broadcast_shapes(c.input(0), c.input(1), error))
+
+
+def _unchanged(c):
+    c.set_output(0, c.input(0))
+
+
+def _register_binary(name, types, out="T", commutative=False, doc=""):
+    builder = register_op(name) \
+        .input("x: T") \
+        .input("y: T") \
+        .output(f"z: {out}") \
+        .attr(f"T: {types}")
+    if name in ("Equal", "NotEqual"):
+        builder.attr("incompatible_shape_error: bool = true")
+    if commutative:
+        builder.set_is_commutative()
+    if name == "AddV2":
+        builder.set_is_aggregate()
+    builder.set_shape_fn(_broadcast_binary_shape).doc(doc)
+
+
+_register_binary("AddV2", _ADD, commutative=True, doc="Returns x + y element-wise.")
+_register_binary("Sub", _SUB, doc="Returns x - y element-wise.")
+_register_binary("Mul", _MUL, commutative=True, doc="Returns x * y element-wise.")
+_register_binary("RealDiv", _MUL, doc="Returns x / y element-wise for real types.")
+_register_binary("FloorMod", "{int8, int16, int32, int64, uint8, uint16, uint32, uint64, "
+                 "bfloat16, half, float, double}",
+                 doc="Returns element-wise remainder of division, with the sign of y.")
+_register_binary("Maximum", _MINMAX, doc="Returns the max of x and y (i.e. x > y ? x : y).")
+_register_binary("Minimum", _MINMAX, doc="Returns the min of x and y (i.e. x < y ? x : y).")
+for _name, _op in (("Less", "<"), ("LessEqual", "<="), ("Greater", ">"), ("GreaterEqual", ">=")):
+    _register_binary(_name, "realnumbertype", out="bool",
+                     doc=f"Returns the truth value of (x {_op} y) element-wise.")
+_register_binary("Equal", "type", out="bool", commutative=True,
+                 doc="Returns the truth value of (x == y) element-wise.")
+_register_binary("NotEqual", "type", out="bool", commutative=True,
+                 doc="Returns the truth value of (x != y) element-wise.")
+
+for _name, _types, _doc in (
+        ("Neg", _UNARY, "Computes numerical negative value element-wise."),
+        ("Square", _SQUARE, "Computes square of x element-wise."),
+        ("Sqrt", _UNARY_COMPLEX, "Computes square root of x element-wise."),
+        ("Rsqrt", _UNARY_COMPLEX, "Computes reciprocal of square root of x element-wise."),
+        ("Exp", _UNARY_COMPLEX, "Computes exponential of x element-wise."),
+        ("Log", _UNARY_COMPLEX, "Computes natural logarithm of x element-wise."),
+        ("Tanh", _UNARY_COMPLEX, "Computes hyperbolic tangent of x element-wise."),
+        ("Sigmoid", _UNARY_COMPLEX, "Computes sigmoid of x element-wise.")):
+    register_op(_name) \
+        .input("x: T") \
+        .output("y: T") \
+        .attr(f"T: {_types}") \
+        .set_shape_fn(_unchanged) \
+        .doc(_doc)
+
+register_op("Cast") \
+    .input("x: SrcT") \
+    .output("y: DstT") \
+    .attr("SrcT: type") \
+    .attr("DstT: type") \
+    .attr("Truncate: bool = false") \
+    .set_shape_fn(_unchanged) \
+    .doc("Cast x of type SrcT to y of DstT.")
+
+
+def _matmul_shape(c):
+    a, b = c.with_rank(c.input(0), 2), c.with_rank(c.input(1), 2)
+    ta, tb = c.get_attr("transpose_a"), c.get_attr("transpose_b")
+    merge_dim(a[0] if ta else a[1], b[1] if tb else b[0])
+    c.set_output(0, TensorShape([a[1] if ta else a[0], b[0] if tb else b[1]]))
+
+
+register_op("MatMul") \
+    .input("a: T") \
+    .input("b: T") \
+    .output("product: T") \
+    .attr("transpose_a: bool = false") \
+    .attr("transpose_b: bool = false") \
+    .attr(f"T: {_MATMUL}") \
+    .attr("grad_a: bool = false") \
+    .attr("grad_b: bool = false") \
+    .set_shape_fn(_matmul_shape) \
+    .doc('Multiply the matrix "a" by the matrix "b".')
+
+
+def _reduction_shape(c):
+    """TF's ReductionShape: axes known at build time give the exact output shape."""
+    src = c.input(0)
+    with_rank_at_most(c.input(1), 1)
+    keep_dims, axes = c.get_attr("keep_dims"), c.input_value(1)
+    if axes is None or src.rank is None:
+        c.set_output(0, unknown_shape(src.rank) if keep_dims and src.rank is not None
+                     else unknown_shape())
+        return
+    rank, reduced = src.rank, set()
+    for axis in int_values(axes):
+        if not -rank <= axis < rank:
+            raise InvalidArgumentError(
+                f"Invalid reduction dimension {axis} for input with {rank} dimensions.")
+        reduced.add(axis % rank)
+    dims = [1 if i in reduced else d for i, d in enumerate(src.dims)
+            if keep_dims or i not in reduced]
+    c.set_output(0, TensorShape(dims))
+
+
+for _name, _doc in (("Sum", "Computes the sum of elements across dimensions of a tensor."),
+                    ("Mean", "Computes the mean of elements across dimensions of a tensor.")):
+    register_op(_name) \
+        .input("input: T") \
+        .input("reduction_indices: Tidx") \
+        .output("output: T") \
+        .attr("keep_dims: bool = false") \
+        .attr("T: numbertype") \
+        .attr("Tidx: {int32, int64} = DT_INT32") \
+        .python_name("reduction_indices", "axis") \
+        .set_shape_fn(_reduction_shape) \
+        .doc(_doc)
+
+
+def range_size(start, limit, delta):
+    """TF's Range size checks on three scalars of the op's type: the output length."""
+    if delta == 0:
+        raise InvalidArgumentError(f"Requires delta != 0: {number_str(delta)}")
+    if delta > 0 and not start <= limit:
+        raise InvalidArgumentError(f"Requires start <= limit when delta > 0: "
+                                   f"{number_str(start)}/{number_str(limit)}")
+    if delta < 0 and not start >= limit:
+        raise InvalidArgumentError(f"Requires start >= limit when delta < 0: "
+                                   f"{number_str(start)}/{number_str(limit)}")
+    if isinstance(start, np.integer):
+        start, limit, delta = int(start), int(limit), int(delta)
+        return (abs(limit - start) + abs(delta) - 1) // abs(delta)
+    with np.errstate(all="ignore"):
+        size = np.ceil(np.abs((limit - start) / delta))
+    if not size <= 2**63 - 1:
+        raise InvalidArgumentError(f"Requires ((limit - start) / delta) <= {2**63 - 1}")
+    return int(size)
+
+
+def number_str(value):
+    """A NumPy scalar as TF's StrCat writes it: `3`, `0.5`, `0` for 0.0."""
+    text = str(value)
+    return text[:-2] if text.endswith(".0") else text
+
+
+def _range_shape(c):
+    for i, name in enumerate(("start", "limit", "delta")):
+        try:
+            c.with_rank(c.input(i), 0)
+        except InvalidArgumentError as e:
+            raise InvalidArgumentError(f"{e.message}\n\t for '{name}'") from None
+    values = [c.input_value(i) for i in range(3)]
+    if any(v is None for v in values):
+        c.set_output(0, TensorShape([None]))
+        return
+    c.set_output(0, TensorShape([range_size(*(v[()] for v in values))]))
+
+
+register_op("Range") \
+    .input("start: Tidx") \
+    .input("limit: Tidx") \
+    .input("delta: Tidx") \
+    .output("output: Tidx") \
+    .attr("Tidx: {bfloat16, half, float, double, int8, int16, int32, int64, uint16, uint32, "
+          "uint64} = DT_INT32") \
+    .set_shape_fn(_range_shape) \
+    .doc("Creates a sequence of numbers: start, start + delta, ... up to but not including "
+         "limit.")
