@@ -2,7 +2,7 @@
 
 Usage (from the repo root): python benchmarks/bench_conv.py [--quick] [--repeat R] [--only TEXT]
 
-Per case it prints the best-of-R time, nominal GFLOP/s (perf.md section 1: 2 * output
+Per case it prints the best-of-R time, nominal GFLOP/s (docs/benchmarks.md: 2 * output
 positions * filter taps * C * O, or * C * M for depthwise), this process's SGEMM rate
 (2048^3 float32 matmul, timed interleaved with the case so both see the same machine load)
 and our fraction of it, and the speed of TF / PyTorch relative to ours (their time / our

@@ -6,7 +6,7 @@ Usage (from the repo root): python benchmarks/bench_gpu.py [--quick] [--repeat R
 
 The cases are bench_conv.py's (the convolution issue's benchmark shapes). Per case it prints
 the best-of-R GPU time (CUDA events around the call, so kernel time rather than launch
-time), nominal GFLOP/s (perf.md section 1), the rate of a 8192^3 float32 cuBLAS matmul
+time), nominal GFLOP/s (docs/benchmarks.md), the rate of a 8192^3 float32 cuBLAS matmul
 timed in the same process and our fraction of it, and PyTorch's time and ratio
 (torch ms / our ms, > 1 means we are faster) when torch sees the GPU. Both sides compute in
 strict float32: CuPy's TF32 mode is off unless CUPY_TF32=1, and PyTorch's TF32 is switched
@@ -14,7 +14,6 @@ off here. Every case is also checked against the CPU (NumPy) result.
 """
 
 import argparse
-import math
 import os
 import sys
 

@@ -19,8 +19,9 @@ from kernels.conv_depthwise import (depthwise_backprop_filter, depthwise_backpro
                                     depthwise_forward)
 from kernels.conv_layout import compute_dtype
 from registry import memory
-from registry.conv_shapes import (CONV_OPS, backprop_geometry, conv_params, format_dims,
-                                  forward_geometry, make_shape)
+from registry.conv_family import CONV_OPS
+from registry.conv_shapes import (backprop_geometry, conv_params, format_dims, forward_geometry,
+                                  make_shape)
 from registry.errors import InvalidArgumentError, ResourceExhaustedError
 from registry.kernel_registry import OpKernel, register_kernel
 from registry.op_registry import get_op_def
@@ -211,12 +212,13 @@ class _BackpropFilterKernel(_ConvKernel):
 # ----------------------------------------------------------------------------- the 13 kernels
 
 
-def _register(op, host_memory=()):
+def _register(op):
     """Registers a kernel class for ``op`` on CPU and GPU for every T the op allows (the
-    registry leaves bfloat16 out on GPU); sizes vectors stay in host memory."""
+    registry leaves bfloat16 out on GPU); its sizes vector, if any, stays in host memory."""
     allowed = get_op_def(op).attr_def("T").allowed_values
+    sizes = CONV_OPS[op].sizes_name
     return register_kernel(op, device=("CPU", "GPU"), type_constraints={"T": allowed},
-                           host_memory=host_memory)
+                           host_memory=(sizes,) if sizes else ())
 
 
 @_register("Conv2D")
@@ -234,7 +236,7 @@ class DepthwiseConv2dNativeOp(_ForwardKernel):
     pass
 
 
-@_register("Conv2DBackpropInput", host_memory=("input_sizes",))
+@_register("Conv2DBackpropInput")
 class Conv2DBackpropInputOp(_BackpropInputKernel):
     def input_shape(self, ctx):
         w, dy = ctx.input(1), ctx.input(2)
@@ -253,7 +255,7 @@ class Conv3DBackpropInputOp(_BackpropInputKernel):
     pass
 
 
-@_register("Conv3DBackpropInputV2", host_memory=("input_sizes",))
+@_register("Conv3DBackpropInputV2")
 class Conv3DBackpropInputV2Op(_BackpropInputKernel):
     def input_shape(self, ctx):
         sizes = np.asarray(ctx.input(0))
@@ -261,7 +263,7 @@ class Conv3DBackpropInputV2Op(_BackpropInputKernel):
         return _make_shape(_sizes_vector(sizes, message))
 
 
-@_register("DepthwiseConv2dNativeBackpropInput", host_memory=("input_sizes",))
+@_register("DepthwiseConv2dNativeBackpropInput")
 class DepthwiseConv2dNativeBackpropInputOp(_BackpropInputKernel):
     def input_shape(self, ctx):
         sizes = ctx.input(0)
@@ -269,7 +271,7 @@ class DepthwiseConv2dNativeBackpropInputOp(_BackpropInputKernel):
         return _checked_each(_sizes_vector(sizes, message), "input_sizes")
 
 
-@_register("Conv2DBackpropFilter", host_memory=("filter_sizes",))
+@_register("Conv2DBackpropFilter")
 class Conv2DBackpropFilterOp(_BackpropFilterKernel):
     def filter_shape(self, ctx):
         sizes = ctx.input(1)
@@ -288,7 +290,7 @@ class Conv3DBackpropFilterOp(_BackpropFilterKernel):
     pass
 
 
-@_register("Conv3DBackpropFilterV2", host_memory=("filter_sizes",))
+@_register("Conv3DBackpropFilterV2")
 class Conv3DBackpropFilterV2Op(_BackpropFilterKernel):
     def filter_shape(self, ctx):
         sizes = ctx.input(1)
@@ -296,7 +298,7 @@ class Conv3DBackpropFilterV2Op(_BackpropFilterKernel):
         return _make_shape(_sizes_vector(sizes, message))
 
 
-@_register("DepthwiseConv2dNativeBackpropFilter", host_memory=("filter_sizes",))
+@_register("DepthwiseConv2dNativeBackpropFilter")
 class DepthwiseConv2dNativeBackpropFilterOp(_BackpropFilterKernel):
     def filter_shape(self, ctx):
         sizes = ctx.input(1)

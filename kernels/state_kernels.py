@@ -12,11 +12,10 @@ import threading
 
 import numpy as np
 
-from registry import dtypes
 from registry.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
 from registry.kernel_registry import OpKernel, register_kernel
 from registry.resources import ResourceHandle
-from registry.tensor_shape import TensorShape, shape_str
+from registry.tensor_shape import shape_str
 
 
 class Var:

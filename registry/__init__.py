@@ -9,4 +9,4 @@ from registry import op_defs  # noqa: E402  (registers the built-in op definitio
 
 __all__ = ["dtypes", "errors", "OpKernel", "OpKernelConstruction", "OpKernelContext",
            "find_kernel", "register_kernel", "registered_kernels", "get_op_def", "list_ops",
-           "register_op", "TensorShape", "ops"]
+           "register_op", "TensorShape", "op_defs"]

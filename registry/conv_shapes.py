@@ -5,11 +5,13 @@ kernels' attr rules and their run-time shape checks (``ConvBackpropComputeDimens
 and friends), with TF's messages. Every shape check accepts unknown dims (None) and skips
 what it cannot decide, so shape functions run the kernels' checks on partial shapes at
 build time and kernels run them on concrete shapes. The conv ops' shape functions
-(``registry/ops/conv_ops.py``) are built from these pieces.
+(``registry/op_defs/conv.py``) are built from these pieces. The per-op facts come from
+``registry.conv_family``.
 """
 
 from dataclasses import dataclass, replace
 
+from registry.conv_family import CONV_OPS
 from registry.errors import InvalidArgumentError, UnimplementedError
 from registry.tensor_shape import TensorShape, shape_str
 
@@ -179,48 +181,17 @@ _RULES_3D = _AttrRules(
 _RULES_3D_GRAD = replace(_RULES_3D, strides_spatial=None)   # left to the output-size check
 
 
-@dataclass(frozen=True)
-class ConvOpInfo:
-    """What the shared checks need to know about one conv op."""
-
-    num_spatial: int
-    kind: str               # "forward", "input" (grad w.r.t. input) or "filter"
-    depthwise: bool
-    rules: _AttrRules
-    label: str              # prefix of the gradient ops' shape-check messages
-    sizes_input: int = -1   # index of the int sizes vector (input_sizes/filter_sizes), or -1
-    has_data_format: bool = True
-    has_explicit: bool = False
-
-
-CONV_OPS = {
-    "Conv2D": ConvOpInfo(2, "forward", False, _RULES_2D, "", has_explicit=True),
-    "Conv2DBackpropInput": ConvOpInfo(2, "input", False, _RULES_2D, "Conv2DCustomBackpropInput",
-                                      sizes_input=0, has_explicit=True),
-    "Conv2DBackpropInputV2": ConvOpInfo(2, "input", False, _RULES_2D,
-                                        "Conv2DCustomBackpropInput", has_explicit=True),
-    "Conv2DBackpropFilter": ConvOpInfo(2, "filter", False, _RULES_2D_FILTER,
-                                       "Conv2DCustomBackpropFilter", sizes_input=1,
-                                       has_explicit=True),
-    "Conv2DBackpropFilterV2": ConvOpInfo(2, "filter", False, _RULES_2D_FILTER,
-                                         "Conv2DCustomBackpropFilter", has_explicit=True),
-    "Conv3D": ConvOpInfo(3, "forward", False, _RULES_3D, ""),
-    "Conv3DBackpropInput": ConvOpInfo(3, "input", False, _RULES_3D_GRAD, "Conv3DBackpropInputOp",
-                                      has_data_format=False),
-    "Conv3DBackpropFilter": ConvOpInfo(3, "filter", False, _RULES_3D_GRAD, "Conv3DBackpropFilterOp",
-                                       has_data_format=False),
-    "Conv3DBackpropInputV2": ConvOpInfo(3, "input", False, _RULES_3D_GRAD, "Conv3DBackpropInputOp",
-                                        sizes_input=0),
-    "Conv3DBackpropFilterV2": ConvOpInfo(3, "filter", False, _RULES_3D_GRAD,
-                                         "Conv3DBackpropFilterOp", sizes_input=1),
-    "DepthwiseConv2dNative": ConvOpInfo(2, "forward", True, _RULES_DEPTHWISE, "",
-                                        has_explicit=True),
-    "DepthwiseConv2dNativeBackpropInput": ConvOpInfo(
-        2, "input", True, _RULES_DEPTHWISE, "DepthwiseConv2DBackpropInput", sizes_input=0,
-        has_explicit=True),
-    "DepthwiseConv2dNativeBackpropFilter": ConvOpInfo(
-        2, "filter", True, _RULES_DEPTHWISE, "DepthwiseConv2DBackpropFilter", sizes_input=1,
-        has_explicit=True),
+# (family, kind) -> (attr rules, label: prefix of a gradient op's shape-check messages)
+_KERNEL_MESSAGES = {
+    ("Conv2D", "forward"): (_RULES_2D, ""),
+    ("Conv2D", "input"): (_RULES_2D, "Conv2DCustomBackpropInput"),
+    ("Conv2D", "filter"): (_RULES_2D_FILTER, "Conv2DCustomBackpropFilter"),
+    ("Conv3D", "forward"): (_RULES_3D, ""),
+    ("Conv3D", "input"): (_RULES_3D_GRAD, "Conv3DBackpropInputOp"),
+    ("Conv3D", "filter"): (_RULES_3D_GRAD, "Conv3DBackpropFilterOp"),
+    ("DepthwiseConv2dNative", "forward"): (_RULES_DEPTHWISE, ""),
+    ("DepthwiseConv2dNative", "input"): (_RULES_DEPTHWISE, "DepthwiseConv2DBackpropInput"),
+    ("DepthwiseConv2dNative", "filter"): (_RULES_DEPTHWISE, "DepthwiseConv2DBackpropFilter"),
 }
 
 
@@ -256,10 +227,11 @@ def conv_params(op_type, get_attr):
     kernel's message and class (UnimplementedError for batch/depth strides in some ops).
     """
     info = CONV_OPS[op_type]
+    rules = _KERNEL_MESSAGES[info.family, info.kind][0]
     num_dims = info.num_spatial + 2
     data_format = get_attr("data_format") if info.has_data_format else "NDHWC"
     channels_last = is_channels_last(data_format)
-    strides, dilations = (_spatial_values(info.rules, kind, list(get_attr(kind)), num_dims,
+    strides, dilations = (_spatial_values(rules, kind, list(get_attr(kind)), num_dims,
                                           data_format) for kind in ("strides", "dilations"))
     padding = get_attr("padding")
     explicit = list(get_attr("explicit_paddings")) if info.has_explicit else []
@@ -379,14 +351,15 @@ def backprop_geometry(op_type, params, input_shape, filter_shape, out_backprop_s
     sizes vector or a tensor), ``out_backprop_shape`` the incoming gradient's shape.
     """
     info = CONV_OPS[op_type]
+    label = _KERNEL_MESSAGES[info.family, info.kind][1]
     x, w, dy = dims_of(input_shape), dims_of(filter_shape), dims_of(out_backprop_shape)
     if info.depthwise:
-        pads = _depthwise_backprop_dims(info.label, params, x, w, dy)
+        pads = _depthwise_backprop_dims(label, params, x, w, dy)
         groups = 1
     else:
         if info.num_spatial == 3:
             _check_3d_backprop_channels(params, x, w, dy)
-        pads = _backprop_dims_v2(info.label, info.num_spatial, params, x, w, dy)
+        pads = _backprop_dims_v2(label, info.num_spatial, params, x, w, dy)
         groups = _backprop_groups(params, x, w)
     result = x if info.kind == "input" else w
     return ConvGeometry(result, pads, groups)

@@ -4,7 +4,8 @@ For every conv op with a gradient (the three forward ops and their six backprop 
 the deprecated V1 3-D backprops) hypothesis draws a data format, per-dimension filter size,
 stride, dilation and padding (EXPLICIT included where the op has it), and
 gp.test.compute_gradient_error compares the symbolic Jacobian (built from the other conv
-ops, tf-ops-spec.md section 7) with central differences of the forward kernel, in float64.
+ops, docs/conv-semantics.md "Gradients") with central differences of the forward kernel,
+in float64.
 """
 
 import warnings

@@ -2,7 +2,7 @@
 
 Only configurations TF's CPU kernels support are compared: channels-last layouts, no
 dilations in gradients or depthwise ops, equal depthwise strides, no grouped gradients.
-TF's oneDNN path is switched off (it got a plain Conv3D case wrong, see DESIGN.md).
+TF's oneDNN path is switched off (it got a plain Conv3D case wrong, see docs/CONTRACT.md).
 """
 
 import os

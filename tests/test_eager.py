@@ -1,4 +1,4 @@
-"""Eager execution: graphops.eager.execute runs one op through placement and kernel lookup."""
+"""Eager execution: graphops.runtime.eager.execute runs one op through placement and kernel lookup."""
 
 import numpy as np
 import pytest

@@ -441,3 +441,13 @@ def test_error_classes_by_code():
     assert errors.exception_type_from_error_code(3) is errors.InvalidArgumentError
     assert issubclass(errors.InvalidArgumentError, ValueError)
     assert errors.NotFoundError("x").error_code == errors.NOT_FOUND
+
+
+def test_the_extension_api_is_exported_from_the_top_package_too():
+    import graphops as gp
+    import registry
+    from graphops.autodiff.gradients import RegisterGradient
+    assert (gp.register_op, gp.register_kernel, gp.OpKernel) == \
+        (registry.register_op, registry.register_kernel, registry.OpKernel)
+    assert gp.RegisterGradient is RegisterGradient
+    assert {"register_op", "register_kernel", "OpKernel", "RegisterGradient"} <= set(gp.__all__)

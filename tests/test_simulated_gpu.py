@@ -1,4 +1,4 @@
-"""The simulated GPU (graphops.simulated_gpu) keeps CuPy 14's rules where they differ from
+"""The simulated GPU (graphops.testing.simulated_gpu) keeps CuPy 14's rules where they differ from
 NumPy's and GPU kernels could depend on the difference. Each test names the CuPy source
 that decides the rule; NumPy computes every value, so results are compared with NumPy's."""
 

@@ -6,7 +6,7 @@ Python values converted (preferring a type attr's default), remaining attrs norm
 unexpected keywords refused. In graph mode the shape function then runs (its errors re-raised
 with TF's `for '{{node ...}} = ...' with input shapes: ...` suffix) and the node is added;
 outside any graph context, with no graph tensor among the inputs, the op runs at once through
-`graphops.eager.execute` and arrays come back in the same structure.
+`graphops.runtime.eager.execute` and arrays come back in the same structure.
 """
 
 import collections

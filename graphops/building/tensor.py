@@ -8,8 +8,6 @@ objects have one) is accepted wherever a Tensor or Operation is expected.
 from operator import attrgetter
 from types import MappingProxyType
 
-from registry import dtypes
-from registry.attr_values import attr_value_string
 from registry.errors import InvalidArgumentError
 from registry.tensor_shape import TensorShape, as_shape
 

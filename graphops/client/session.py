@@ -379,7 +379,7 @@ class Session:
 
     @contextlib.contextmanager
     def as_default(self):
-        """Makes this the default session (for Tensor.eval / Operation.run) in this thread."""
+        """Makes this the default session in this thread (see `get_default_session`)."""
         stack = _default_sessions.__dict__.setdefault("stack", [])
         stack.append(self)
         try:

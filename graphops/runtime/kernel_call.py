@@ -15,7 +15,7 @@ from registry.tensor_shape import shape_str
 _SITE_FRAMES = 5     # creation-site frames shown in error messages (innermost last)
 
 
-def arg_ranges(arg_defs, attrs):
+def _arg_ranges(arg_defs, attrs):
     """{arg name: range of flat indices} for OpDef input or output args."""
     ranges, start = {}, 0
     for arg in arg_defs:
@@ -35,7 +35,7 @@ def host_memory_indices(kernel_def, arg_defs, attrs):
     other devices than the CPU every resource, variant or string arg (as in TF, no device
     memory holds those)."""
     named = kernel_def.host_memory
-    ranges = arg_ranges(arg_defs, attrs) if named else {}
+    ranges = _arg_ranges(arg_defs, attrs) if named else {}
     indices = {i for name in named for i in ranges.get(name, ())}
     if kernel_def.device_type != "CPU":
         flat, _ = arg_types(arg_defs, attrs)

@@ -337,7 +337,7 @@ def _as_strided(x, shape=None, strides=None):
 class _Module:
     """The `xp` of the simulated GPU: NumPy's functions under CuPy's names and rules."""
 
-    __name__ = "graphops.simulated_gpu.xp"
+    __name__ = "graphops.testing.simulated_gpu.xp"
     ndarray = SimArray
 
     def __init__(self, lib):

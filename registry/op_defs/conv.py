@@ -5,6 +5,7 @@ then the checks the op's kernel would run (``registry.conv_shapes``) on whatever
 at build time, so a bad combination fails while building as InvalidArgumentError.
 """
 
+from registry.conv_family import CONV_OPS
 from registry.conv_shapes import (backprop_geometry, check_valid_padding, conv_params,
                                   format_dims, forward_geometry, is_channels_last, make_shape,
                                   spatial_explicit_pads, windowed_output_dim)
@@ -208,27 +209,16 @@ def conv2d_backprop_input_shape(c):
     _backprop_kernel_checks(c, x, w, dy)
 
 
-def _sizes_shape_fn(sizes_index, rank):
-    """Shape fn of a gradient op whose result shape is a sizes vector input (rank-checked)."""
-
-    def shape_fn(c):
-        result = c.with_rank(shape_from_shape_tensor(c, sizes_index), rank)
-        c.set_output(0, result)
-        shapes = [c.input(0), c.input(1), c.input(2)]
-        shapes[sizes_index] = result
-        _backprop_kernel_checks(c, *shapes)
-
-    return shape_fn
-
-
-def _tensor_shape_fn(result_index, rank):
-    """Shape fn of a gradient op whose result has the shape of tensor input ``result_index``."""
-
-    def shape_fn(c):
-        c.set_output(0, c.with_rank(c.input(result_index), rank))
-        _backprop_kernel_checks(c, c.input(0), c.input(1), c.input(2))
-
-    return shape_fn
+def conv_backprop_shape(c):
+    """Shape fn of the gradient ops (but Conv2DBackpropInput): the result has the shape of
+    the input or filter they differentiate for, given by a sizes vector or a tensor."""
+    info = CONV_OPS[c.op_type]
+    i = info.result_input
+    shapes = [c.input(0), c.input(1), c.input(2)]
+    given = shape_from_shape_tensor(c, i) if info.sizes_name else shapes[i]
+    shapes[i] = c.with_rank(given, info.num_spatial + 2)
+    c.set_output(0, shapes[i])
+    _backprop_kernel_checks(c, *shapes)
 
 
 # ----------------------------------------------------------------------------- registrations
@@ -268,20 +258,20 @@ input_sizes: the shape of `input` (4 values, or [height, width]). filter: [filte
   convolution. Attrs as for Conv2D.""")
 
 _conv2d_family("Conv2DBackpropInputV2", ["input: T", "filter: T", "out_backprop: T"],
-               _T_CONV2D, _tensor_shape_fn(0, 4), """\
+               _T_CONV2D, conv_backprop_shape, """\
 Computes the gradients of convolution with respect to the input.
 
 input: a tensor of the input's shape (only its shape is used). Attrs as for Conv2D.""")
 
 _conv2d_family("Conv2DBackpropFilter", ["input: T", "filter_sizes: int32", "out_backprop: T"],
-               _T_FLOAT, _sizes_shape_fn(1, 4), """\
+               _T_FLOAT, conv_backprop_shape, """\
 Computes the gradients of convolution with respect to the filter.
 
 filter_sizes: the shape of `filter`, [filter_height, filter_width, in_channels,
   out_channels]. out_backprop: gradients w.r.t. the output of the convolution.""")
 
 _conv2d_family("Conv2DBackpropFilterV2", ["input: T", "filter: T", "out_backprop: T"],
-               _T_FLOAT, _tensor_shape_fn(1, 4), """\
+               _T_FLOAT, conv_backprop_shape, """\
 Computes the gradients of convolution with respect to the filter.
 
 filter: a tensor of the filter's shape (only its shape is used). Attrs as for Conv2D.""")
@@ -300,7 +290,7 @@ register_op("Conv3DBackpropInput") \
     .input("input: T").input("filter: T").input("out_backprop: T").output("output: T") \
     .attr("T: {half, float, double}").attr("strides: list(int) >= 5").attr(PADDING) \
     .deprecated(10, "Use Conv3DBackpropInputV2") \
-    .attr(_DILATIONS_3D).set_shape_fn(_tensor_shape_fn(0, 5)).doc("""\
+    .attr(_DILATIONS_3D).set_shape_fn(conv_backprop_shape).doc("""\
 Computes the gradients of 3-D convolution with respect to the input.
 
 input: a tensor of the input's shape (NDHWC). Deprecated: use Conv3DBackpropInputV2.""")
@@ -309,7 +299,7 @@ register_op("Conv3DBackpropFilter") \
     .input("input: T").input("filter: T").input("out_backprop: T").output("output: T") \
     .attr("T: {half, float, double}").attr("strides: list(int) >= 5").attr(PADDING) \
     .deprecated(10, "Use Conv3DBackpropFilterV2") \
-    .attr(_DILATIONS_3D).set_shape_fn(_tensor_shape_fn(1, 5)).doc("""\
+    .attr(_DILATIONS_3D).set_shape_fn(conv_backprop_shape).doc("""\
 Computes the gradients of 3-D convolution with respect to the filter.
 
 filter: a tensor of the filter's shape (NDHWC). Deprecated: use Conv3DBackpropFilterV2.""")
@@ -319,7 +309,7 @@ register_op("Conv3DBackpropInputV2") \
     .output("output: T") \
     .attr(_T_FLOAT).attr("strides: list(int) >= 5").attr(PADDING).attr(DATA_FORMAT_3D) \
     .attr(_DILATIONS_3D).attr("Tshape: {int32, int64} = DT_INT32") \
-    .set_shape_fn(_sizes_shape_fn(0, 5)).doc("""\
+    .set_shape_fn(conv_backprop_shape).doc("""\
 Computes the gradients of 3-D convolution with respect to the input.
 
 input_sizes: the shape of `input`, [batch, depth, rows, cols, in_channels] in data_format
@@ -330,7 +320,7 @@ register_op("Conv3DBackpropFilterV2") \
     .input("input: T").input("filter_sizes: int32").input("out_backprop: T") \
     .output("output: T") \
     .attr(_T_FLOAT).attr("strides: list(int) >= 5").attr(PADDING).attr(DATA_FORMAT_3D) \
-    .attr(_DILATIONS_3D).set_shape_fn(_sizes_shape_fn(1, 5)).doc("""\
+    .attr(_DILATIONS_3D).set_shape_fn(conv_backprop_shape).doc("""\
 Computes the gradients of 3-D convolution with respect to the filter.
 
 filter_sizes: the shape of `filter`, [filter_depth, filter_height, filter_width,
@@ -346,7 +336,7 @@ filter: [filter_height, filter_width, in_channels, channel_multiplier]; the outp
 
 _conv2d_family("DepthwiseConv2dNativeBackpropInput",
                ["input_sizes: int32", "filter: T", "out_backprop: T"], _T_FLOAT,
-               _sizes_shape_fn(0, 4), """\
+               conv_backprop_shape, """\
 Computes the gradients of depthwise convolution with respect to the input.
 
 input_sizes: the shape of `input`. filter: [filter_height, filter_width, in_channels,
@@ -354,7 +344,7 @@ input_sizes: the shape of `input`. filter: [filter_height, filter_width, in_chan
 
 _conv2d_family("DepthwiseConv2dNativeBackpropFilter",
                ["input: T", "filter_sizes: int32", "out_backprop: T"], _T_FLOAT,
-               _sizes_shape_fn(1, 4), """\
+               conv_backprop_shape, """\
 Computes the gradients of depthwise convolution with respect to the filter.
 
 filter_sizes: the shape of `filter`, [filter_height, filter_width, in_channels,

@@ -13,7 +13,7 @@ def _handle_scalar(c):
 
 
 def _read_shape(c):
-    """The handle carries no static shape here: graphops.variables sets the read's shape."""
+    """The handle carries no static shape here: graphops.autodiff.variables sets the read's shape."""
     _handle_scalar(c)
 
 

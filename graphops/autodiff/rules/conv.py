@@ -1,29 +1,24 @@
-"""Gradients of the convolution family (TF's nn_grad.py, tf-ops-spec.md section 7).
+"""Gradients of the convolution family (TF's nn_grad.py; see docs/conv-semantics.md).
 
-Every gradient is another conv op of the family with the forward op's attrs passed
-through unchanged (strides, padding, explicit_paddings, data_format, dilations, ...):
+Every gradient is another conv op of the family (``registry.conv_family``) with the forward
+op's attrs passed through unchanged (strides, padding, explicit_paddings, data_format,
+dilations, ...), backprop_input and backprop_filter being the family's ops that take sizes:
 
     forward(x, w)          -> [backprop_input(shape(x), w, g), backprop_filter(x, shape(w), g)]
     backprop_input(s, w, d) -> [None, backprop_filter(g, shape(w), d), forward(g, w)]
     backprop_filter(x, s, d) -> [backprop_input(shape(x), g, d), None, forward(x, g)]
 
-The deprecated V1 Conv3DBackpropInput/Filter (TF registers no gradient for them) take real
-tensors where V2 takes sizes; their first/second input gets no gradient, as TF treats a
-tensor used only for its shape.
+Every op the table marks ``has_gradient`` gets the rule of its kind, the deprecated V1
+Conv3DBackpropInput/Filter too (TF registers no gradient for them): they take real tensors
+where V2 takes sizes, and that first/second input gets no gradient, as TF treats a tensor
+used only for its shape.
 """
 
 from graphops.api import raw_ops
 from graphops.autodiff.gradients import RegisterGradient
 from graphops.autodiff.rules.util import shape_of
+from registry.conv_family import CONV_OPS, backprop_ops
 from registry.op_registry import get_op_def
-
-# forward op -> (backprop-input op, backprop-filter op)
-_FAMILIES = {
-    "Conv2D": ("Conv2DBackpropInput", "Conv2DBackpropFilter"),
-    "Conv3D": ("Conv3DBackpropInputV2", "Conv3DBackpropFilterV2"),
-    "DepthwiseConv2dNative": ("DepthwiseConv2dNativeBackpropInput",
-                              "DepthwiseConv2dNativeBackpropFilter"),
-}
 
 
 def _conv(op_type, op, **inputs):
@@ -35,9 +30,12 @@ def _conv(op_type, op, **inputs):
     return getattr(raw_ops, op_type)(**inputs, **attrs)
 
 
-def _register_family(forward, backprop_input, backprop_filter):
-    @RegisterGradient(forward)
-    def _forward_grad(op, grad):
+def _gradient(info):
+    """The gradient function of a conv op: the rule of its kind, within its family."""
+    forward = info.family
+    backprop_input, backprop_filter = backprop_ops(forward)
+
+    def forward_grad(op, grad):
         x, w = op.inputs
         return [_conv(backprop_input, op, input_sizes=shape_of(x), filter=w, out_backprop=grad),
                 _conv(backprop_filter, op, input=x, filter_sizes=shape_of(w), out_backprop=grad)]
@@ -54,13 +52,10 @@ def _register_family(forward, backprop_input, backprop_filter):
                 None,
                 _conv(forward, op, input=x, filter=grad)]
 
-    return backprop_input_grad, backprop_filter_grad
+    return {"forward": forward_grad, "input": backprop_input_grad,
+            "filter": backprop_filter_grad}[info.kind]
 
 
-for _forward, (_input_op, _filter_op) in _FAMILIES.items():
-    _input_grad, _filter_grad = _register_family(_forward, _input_op, _filter_op)
-    RegisterGradient(_input_op)(_input_grad)
-    RegisterGradient(_filter_op)(_filter_grad)
-    if _forward == "Conv3D":
-        RegisterGradient("Conv3DBackpropInput")(_input_grad)
-        RegisterGradient("Conv3DBackpropFilter")(_filter_grad)
+for _op_type, _info in CONV_OPS.items():
+    if _info.has_gradient:
+        RegisterGradient(_op_type)(_gradient(_info))
