@@ -4,6 +4,7 @@ import pytest
 
 from graphops.runtime import devices
 from graphops.testing.simulated_gpu import simulated_gpu
+from tests.op_runners import make_runner
 
 
 def _real_gpu():
@@ -32,3 +33,9 @@ def sim_gpu():
     with simulated_gpu() as counter:
         yield counter
 
+
+
+@pytest.fixture(params=["eager", "graph"])
+def run(request):
+    """`run(op, **kwargs)`: one raw op, eagerly and in a Session (see tests/op_runners.py)."""
+    return make_runner(request.param)

@@ -17,6 +17,7 @@ from hypothesis import given, settings, strategies as st
 
 import graphops as gp
 from registry import dtypes, errors
+from tests.op_runners import invalid, run_eager, run_graph
 
 R = gp.raw_ops
 SETTINGS = settings(max_examples=25, deadline=None)
@@ -174,38 +175,6 @@ def test_integer_floor_mod_gets_no_divisor_gradient():
 
 
 # ----------------------------------------------------------------------------- kernels
-
-
-def run_eager(op, **kwargs):
-    return getattr(R, op)(**kwargs)
-
-
-def run_graph(op, **kwargs):
-    """Every array input a placeholder of unknown shape; lists of arrays too."""
-    feeds = {}
-
-    def feed(value):
-        if not isinstance(value, (np.ndarray, np.generic)):
-            return value
-        ph = gp.placeholder(dtypes.as_dtype(value.dtype), None)
-        feeds[ph] = value
-        return ph
-
-    with gp.Graph().as_default():
-        args = {k: [feed(v) for v in value] if isinstance(value, list) else feed(value)
-                for k, value in kwargs.items()}
-        out = getattr(R, op)(**args)
-        with gp.Session() as sess:
-            return sess.run(out, feeds)
-
-
-@pytest.fixture(params=["eager", "graph"])
-def run(request):
-    return run_eager if request.param == "eager" else run_graph
-
-
-def invalid(message):
-    return pytest.raises(errors.InvalidArgumentError, match=re.escape(message))
 
 
 @SETTINGS

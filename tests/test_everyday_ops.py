@@ -8,7 +8,6 @@ references written with Python scalars and explicit loops.
 import itertools
 import math
 import operator
-import re
 
 import ml_dtypes
 import numpy as np
@@ -19,6 +18,7 @@ from hypothesis.extra import numpy as hnp
 import graphops as gp
 from registry import dtypes, errors, get_op_def
 from registry.memory import get_memory_budget, set_memory_budget
+from tests.op_runners import invalid, is_input, raises, readonly, run_eager, run_graph
 
 EVERYDAY_OPS = [
     "Placeholder", "PlaceholderWithDefault", "Const", "Identity", "StopGradient", "NoOp",
@@ -39,63 +39,6 @@ def i32(*values):
     return np.array(values, np.int32)
 
 
-# ----------------------------------------------------------------------------- runners
-
-def _is_input(op_def, name):
-    return any(op_def.python_name(arg.name) == name for arg in op_def.input_arg)
-
-
-def run_eager(op, **kwargs):
-    return getattr(gp.raw_ops, op)(**kwargs)
-
-
-def run_graph(op, **kwargs):
-    """Builds `op` with every input a placeholder of unknown shape and runs it."""
-    op_def, feeds = get_op_def(op), {}
-
-    def feed(value):
-        value = np.asarray(value)
-        ph = gp.placeholder(dtypes.as_dtype(value.dtype), None)
-        feeds[ph] = value
-        return ph
-
-    with gp.Graph().as_default():
-        args = {k: ([feed(x) for x in v] if isinstance(v, list) else feed(v))
-                if _is_input(op_def, k) else v for k, v in kwargs.items()}
-        out = getattr(gp.raw_ops, op)(**args)
-        with gp.Session() as sess:
-            return sess.run(out, feeds)
-
-
-@pytest.fixture(params=["eager", "graph"])
-def run(request):
-    """Runs an op on read-only inputs (kernels never write into their inputs)."""
-    runner = run_eager if request.param == "eager" else run_graph
-
-    def go(op, **kwargs):
-        op_def = get_op_def(op)
-        kwargs = {k: ([readonly(x) for x in v] if isinstance(v, list) else readonly(v))
-                  if _is_input(op_def, k) else v for k, v in kwargs.items()}
-        out = runner(op, **kwargs)
-        assert isinstance(out, (np.ndarray, np.generic)), type(out)   # Session.run: 0-d -> scalar
-        return np.asarray(out)
-    return go
-
-
-def readonly(value):
-    value = np.array(value)
-    value.flags.writeable = False
-    return value
-
-
-def raises(error, message):
-    return pytest.raises(error, match=re.escape(message))
-
-
-def invalid(message):
-    return raises(errors.InvalidArgumentError, message)
-
-
 # ----------------------------------------------------------------------------- OpDefs
 
 def test_every_everyday_op_has_a_shape_fn_and_a_cpu_kernel():
@@ -103,46 +46,6 @@ def test_every_everyday_op_has_a_shape_fn_and_a_cpu_kernel():
     for op in EVERYDAY_OPS:
         assert get_op_def(op).shape_fn is not None, op
         assert any(k.device_type == "CPU" for k in registered_kernels(op)), op
-
-
-def _tf_op_defs():
-    pytest.importorskip("tensorflow")
-    from tensorflow.python.framework import dtypes as tf_dtypes, op_def_registry
-    return op_def_registry, lambda enum: tf_dtypes.as_dtype(enum).name
-
-
-def test_op_defs_match_tensorflow():
-    """Arg names/types, attr names/order/types/minimums/defaults as TF 2.21 has them."""
-    registry, tf_type = _tf_op_defs()
-    for op in EVERYDAY_OPS:
-        ours, theirs = get_op_def(op), registry.get(op)
-        for mine, tf_args in ((ours.input_arg, theirs.input_arg),
-                              (ours.output_arg, theirs.output_arg)):
-            assert [(a.name, a.type_attr, a.number_attr, a.type.name if a.type else None)
-                    for a in mine] == \
-                [(a.name, a.type_attr, a.number_attr, tf_type(a.type) if a.type else None)
-                 for a in tf_args], op
-        assert [a.name for a in ours.attr] == [a.name for a in theirs.attr], op
-        for mine, tf_attr in zip(ours.attr, theirs.attr):
-            where = f"{op}.{mine.name}"
-            assert mine.type == tf_attr.type, where
-            assert (mine.has_minimum, mine.minimum) == (tf_attr.has_minimum, tf_attr.minimum), where
-            assert mine.has_default == tf_attr.HasField("default_value"), where
-            if tf_attr.allowed_values.list.s:
-                assert mine.allowed_values == [s.decode() for s in tf_attr.allowed_values.list.s]
-            elif not tf_attr.allowed_values.list.type:
-                assert mine.allowed_values is None, where
-        assert ours.is_commutative == theirs.is_commutative, op
-
-
-def test_allowed_types_match_tensorflow_in_order():
-    """The order shows in "not in the list of allowed values" errors (numbertype included)."""
-    registry, tf_type = _tf_op_defs()
-    for op in EVERYDAY_OPS:
-        for mine, tf_attr in zip(get_op_def(op).attr, registry.get(op).attr):
-            if tf_attr.allowed_values.list.type:
-                assert [t.name for t in mine.allowed_values] == \
-                    [tf_type(t) for t in tf_attr.allowed_values.list.type], f"{op}.{mine.name}"
 
 
 def test_attr_defaults():
@@ -178,7 +81,7 @@ def build(op, **kwargs):
 
     with gp.Graph().as_default():
         args = {k: ([make(x) for x in v] if isinstance(v, list) else make(v))
-                if _is_input(op_def, k) else v for k, v in kwargs.items()}
+                if is_input(op_def, k) else v for k, v in kwargs.items()}
         return getattr(gp.raw_ops, op)(**args).shape
 
 
@@ -289,7 +192,7 @@ def test_static_shape_is_the_runtime_shape(op, kwargs):
     op_def = get_op_def(op)
     with gp.Graph().as_default():
         args = {k: ([gp.constant(x) for x in v] if isinstance(v, list) else gp.constant(v))
-                if _is_input(op_def, k) else v for k, v in kwargs.items()}
+                if is_input(op_def, k) else v for k, v in kwargs.items()}
         out = getattr(gp.raw_ops, op)(**args)
         with gp.Session() as sess:
             value = np.asarray(sess.run(out))

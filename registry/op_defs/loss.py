@@ -70,7 +70,7 @@ register_op("ArgMax") \
     .input("input: T") \
     .input("dimension: Tidx") \
     .output("output: output_type") \
-    .attr("T: {numbertype, bool}") \
+    .attr("T: {realnumbertype, quantizedtype, bool}") \
     .attr("Tidx: {int16, int32, int64} = DT_INT32") \
     .attr("output_type: {int16, uint16, int32, int64} = DT_INT64") \
     .set_shape_fn(_arg_max_shape) \

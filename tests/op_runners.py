@@ -1,0 +1,72 @@
+"""Run one raw op eagerly or in a Session, with its inputs fed through placeholders of
+unknown shape (so only the kernel's own checks apply); shared by the op test modules."""
+
+import re
+
+import numpy as np
+import pytest
+
+import graphops as gp
+from registry import dtypes, errors, get_op_def
+
+
+def is_input(op_def, name):
+    return any(op_def.python_name(arg.name) == name for arg in op_def.input_arg)
+
+
+def run_eager(op, **kwargs):
+    return getattr(gp.raw_ops, op)(**kwargs)
+
+
+def run_graph(op, **kwargs):
+    """Builds `op` with every input (lists of inputs too) a placeholder of unknown shape and
+    runs it in a Session."""
+    op_def, feeds = get_op_def(op), {}
+
+    def feed(value):
+        value = np.asarray(value)
+        ph = gp.placeholder(dtypes.as_dtype(value.dtype), None)
+        feeds[ph] = value
+        return ph
+
+    with gp.Graph().as_default():
+        args = {k: ([feed(x) for x in v] if isinstance(v, list) else feed(v))
+                if is_input(op_def, k) else v for k, v in kwargs.items()}
+        out = getattr(gp.raw_ops, op)(**args)
+        with gp.Session() as sess:
+            return sess.run(out, feeds)
+
+
+def readonly(value):
+    value = np.array(value)
+    value.flags.writeable = False
+    return value
+
+
+def as_arrays(out):
+    """A kernel's result as NumPy: an array, or a list of them for multi-output ops."""
+    if isinstance(out, (list, tuple)):
+        return [as_arrays(x) for x in out]
+    assert isinstance(out, (np.ndarray, np.generic)), type(out)   # Session.run: 0-d -> scalar
+    return np.asarray(out)
+
+
+def make_runner(mode):
+    """`run(op, **kwargs)`: runs `op` in `mode` ("eager" or "graph") on read-only inputs
+    (kernels never write into their inputs) and returns NumPy results."""
+    runner = run_eager if mode == "eager" else run_graph
+
+    def run(op, **kwargs):
+        op_def = get_op_def(op)
+        kwargs = {k: ([readonly(x) for x in v] if isinstance(v, list) else readonly(v))
+                  if is_input(op_def, k) else v for k, v in kwargs.items()}
+        return as_arrays(runner(op, **kwargs))
+    return run
+
+
+def raises(error, message):
+    return pytest.raises(error, match=re.escape(message))
+
+
+def invalid(message):
+    return raises(errors.InvalidArgumentError, message)
