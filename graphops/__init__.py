@@ -31,8 +31,16 @@ from graphops.building.tensor import Operation, Tensor
 from graphops.client.client_session import ClientSession
 from graphops.client.session import Session
 from graphops import interchange  # noqa: F401  (installs Graph.as_graph_def and Graph.to_dot)
-from graphops.api import nn, raw_ops, scope_ops as ops
-from graphops.api.math_ops import argmax, cast, equal, reduce_mean, reduce_sum
+from graphops.api import io, nn, raw_ops, scope_ops as ops
+from graphops.api import random_ops as random
+from graphops.api.random_ops import (get_seed, random_normal, random_uniform, set_random_seed,
+                                     truncated_normal)
+from graphops.api import math_ops as math
+from graphops.api import image_ops as image
+from graphops.api.array_ops import pad
+from graphops.api.math_ops import (  # noqa: A004  (abs, pow: TF's names)
+    abs, add_n, argmax, argmin, cast, einsum, equal, matmul, pow, reduce_all, reduce_any,
+    reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum, sign)
 from graphops.autodiff import train
 from graphops.autodiff.gradients import NoGradient, NotDifferentiable, RegisterGradient, gradients
 from graphops.autodiff.variables import (Variable, global_variables,
@@ -48,10 +56,14 @@ __all__ = [
     "NotDifferentiable", "config", "to_numpy", "constant", "convert_to_tensor", "placeholder",
     "Graph", "control_dependencies", "device", "get_default_graph", "name_scope",
     "reset_default_graph", "Scope", "Operation", "Tensor", "ClientSession", "Session",
-    "import_graph_def", "graph_def_from_json", "graph_def_to_json", "visualize", "nn",
+    "import_graph_def", "graph_def_from_json", "graph_def_to_json", "visualize", "io", "nn",
     "raw_ops", "ops", "argmax", "cast", "equal", "reduce_mean", "reduce_sum", "train",
+    "math", "abs", "add_n", "argmin", "einsum", "matmul", "pow", "reduce_all", "reduce_any",
+    "reduce_max", "reduce_min", "reduce_prod", "sign",
     "gradients", "Variable", "global_variables", "global_variables_initializer",
-    "trainable_variables", "variables_initializer", "test",
+    "trainable_variables", "variables_initializer", "test", "random", "get_seed",
+    "random_normal", "random_uniform", "set_random_seed", "truncated_normal",
+    "image", "pad",
 ]
 
 # GraphDef interchange and pictures load on first use (they pull in json, subprocess, ...).

@@ -4,7 +4,7 @@
     python -m graphops ops Conv2D          the OpDef (TF's text form); --doc: the wrapper doc
     python -m graphops kernels [Conv2D]    registered kernels, grouped by device type
     python -m graphops devices             the physical devices graphops sees
-    python -m graphops dot graph.json [-o graph.svg]   draw a GraphDef JSON file
+    python -m graphops dot graph.pb [-o graph.svg]   draw a GraphDef (.pb, .pbtxt, .json)
 """
 
 import argparse
@@ -14,7 +14,7 @@ import sys
 import graphops  # noqa: F401  (registers ops, kernels and devices)
 import kernels  # noqa: F401
 from graphops.runtime import devices
-from graphops.interchange import pictures
+from graphops.interchange import graph_io, pictures
 from graphops.api.op_docs import op_docstring
 from graphops.interchange.op_def_text import op_def_text
 from registry import errors
@@ -70,9 +70,7 @@ def _devices(args):
 
 
 def _dot(args):
-    with open(args.file, encoding="utf-8") as f:
-        text = f.read()
-    dot_text = pictures.visualize(text, path=args.output)
+    dot_text = pictures.visualize(graph_io.read_graph_def(args.file), path=args.output)
     if args.output is None:
         print(dot_text, end="")
     return 0
@@ -89,7 +87,8 @@ def main(argv=None):
     kern.add_argument("name", nargs="?")
     kern.set_defaults(run=_kernels)
     sub.add_parser("devices", help="list physical devices").set_defaults(run=_devices)
-    dot = sub.add_parser("dot", help="draw a GraphDef JSON file (DOT, or .svg/.png/.pdf)")
+    dot = sub.add_parser("dot", help="draw a GraphDef file: .pb, .pbtxt or .json "
+                         "(DOT, or .svg/.png/.pdf)")
     dot.add_argument("file")
     dot.add_argument("-o", "--output", help="output path; the extension picks the format")
     dot.set_defaults(run=_dot)

@@ -1,4 +1,5 @@
-"""Kernels of the 13 convolution ops, on CPU and GPU: validation (TF's messages), then the math.
+"""Kernels of the 13 convolution ops and the generic N-d ``Conv``, on CPU and GPU: validation
+(TF's messages), then the math.
 
 Constructors check attrs as TF's kernels do (``registry.conv_shapes.conv_params``);
 ``compute`` reads the sizes vectors (host memory on every device), runs the shape checks
@@ -7,7 +8,9 @@ of ``registry.conv_shapes``, bounds every buffer by the memory budget, then call
 (``ctx.xp``: NumPy on CPU, CuPy on GPU; the GPU kernels take every T but bfloat16).
 Unlike TF's CPU build these kernels also compute channels-first layouts, dilations in
 every op, stride with dilation, unequal depthwise strides and grouped dense convolutions
-(gradients included, except Conv3D's, which TF forbids with a channel check).
+(gradients included, except Conv3D's, which TF forbids with a channel check). ``Conv``
+folds its batch dims and computes as the forward op of its spatial rank
+(``registry.conv_generic``).
 """
 
 import math
@@ -19,7 +22,8 @@ from kernels.conv_depthwise import (depthwise_backprop_filter, depthwise_backpro
                                     depthwise_forward)
 from kernels.conv_layout import compute_dtype
 from registry import memory
-from registry.conv_family import CONV_OPS
+from registry.conv_family import CONV_OPS, GENERIC_CONV
+from registry.conv_generic import generic_conv
 from registry.conv_shapes import (backprop_geometry, conv_params, format_dims, forward_geometry,
                                   make_shape)
 from registry.errors import InvalidArgumentError, ResourceExhaustedError
@@ -95,7 +99,8 @@ class _ConvKernel(OpKernel):
     def _channel_axis(self):
         return -1 if self.params.channels_last else 1
 
-    def _window(self, ctx, result_shape, dtype, input_shape, kernel, out_spatial, pads):
+    @staticmethod
+    def _window(ctx, p, result_shape, dtype, input_shape, kernel, out_spatial, pads):
         """Bounds the buffers the math builds; returns its (strides, dilations, pads, layout).
 
         The dilation of a length-1 kernel dim changes nothing, nor does the stride over a
@@ -103,7 +108,6 @@ class _ConvKernel(OpKernel):
         an absurd value there is harmless.
         """
         ctx.check_allocation(result_shape, dtype)
-        p = self.params
         _, feature, spatial = format_dims(p.data_format, len(input_shape))
         padded_sizes = [input_shape[d] + b + a for d, (b, a) in zip(spatial, pads)]
         dilations = tuple(1 if k <= 1 else d for k, d in zip(kernel, p.dilations))
@@ -122,8 +126,9 @@ class _ConvKernel(OpKernel):
                 f"budget of {memory.get_memory_budget()} bytes")
         return strides, dilations, pads, p.channels_last
 
-    def _spatial(self, shape):
-        return [shape[d] for d in format_dims(self.params.data_format, len(shape))[2]]
+    @staticmethod
+    def _spatial(params, shape):
+        return [shape[d] for d in format_dims(params.data_format, len(shape))[2]]
 
     def _zeros(self, ctx, shape, dtype):
         ctx.check_allocation(shape, dtype)
@@ -136,20 +141,23 @@ class _ForwardKernel(_ConvKernel):
     def compute(self, ctx):
         x, w = ctx.input(0), ctx.input(1)
         geo = forward_geometry(self.op_type, self.params, x.shape, w.shape)
+        ctx.set_output(0, self.forward(ctx, x, w, self.params, geo, self.info.depthwise))
+
+    def forward(self, ctx, x, w, params, geo, depthwise=False):
+        """The forward conv of checked operands, as an array of ``geo``'s output shape."""
         out_shape = tuple(geo.output_shape)
         if x.size == 0 or w.size == 0 or 0 in out_shape:
-            return self._zeros(ctx, out_shape, x.dtype)
-        window = self._window(ctx, out_shape, x.dtype, x.shape, w.shape[:-2],
-                              self._spatial(out_shape), geo.pads)
+            ctx.check_allocation(out_shape, x.dtype)
+            return ctx.xp.zeros(out_shape, x.dtype)
+        window = self._window(ctx, params, out_shape, x.dtype, x.shape, w.shape[:-2],
+                              self._spatial(params, out_shape), geo.pads)
         xp = ctx.xp
-        if self.info.depthwise:
-            y = depthwise_forward(x, w, *window, xp=xp)
-        else:
-            axis = self._channel_axis
-            parts = [conv_forward(xg, wg, *window, xp=xp) for xg, wg
-                     in zip(_split(xp, x, geo.groups, axis), _split(xp, w, geo.groups, -1))]
-            y = parts[0] if len(parts) == 1 else xp.concatenate(parts, axis=axis)
-        ctx.set_output(0, y)
+        if depthwise:
+            return depthwise_forward(x, w, *window, xp=xp)
+        axis = -1 if params.channels_last else 1
+        parts = [conv_forward(xg, wg, *window, xp=xp) for xg, wg
+                 in zip(_split(xp, x, geo.groups, axis), _split(xp, w, geo.groups, -1))]
+        return parts[0] if len(parts) == 1 else xp.concatenate(parts, axis=axis)
 
 
 class _BackpropInputKernel(_ConvKernel):
@@ -166,8 +174,8 @@ class _BackpropInputKernel(_ConvKernel):
         in_shape = tuple(input_shape)
         if math.prod(in_shape) == 0 or dy.size == 0 or w.size == 0:
             return self._zeros(ctx, in_shape, dy.dtype)
-        window = self._window(ctx, in_shape, dy.dtype, in_shape, w.shape[:-2],
-                              self._spatial(dy.shape), geo.pads)
+        window = self._window(ctx, self.params, in_shape, dy.dtype, in_shape, w.shape[:-2],
+                              self._spatial(self.params, dy.shape), geo.pads)
         xp = ctx.xp
         if self.info.depthwise:
             dx = depthwise_backprop_input(dy, w, in_shape, *window, xp=xp)
@@ -195,8 +203,8 @@ class _BackpropFilterKernel(_ConvKernel):
         w_shape = tuple(filter_shape)
         if math.prod(w_shape) == 0 or x.size == 0 or dy.size == 0:
             return self._zeros(ctx, w_shape, x.dtype)
-        window = self._window(ctx, w_shape, x.dtype, x.shape, w_shape[:-2],
-                              self._spatial(dy.shape), geo.pads)
+        window = self._window(ctx, self.params, w_shape, x.dtype, x.shape, w_shape[:-2],
+                              self._spatial(self.params, dy.shape), geo.pads)
         xp = ctx.xp
         if self.info.depthwise:
             dw = depthwise_backprop_filter(x, dy, w_shape, *window, xp=xp)
@@ -304,3 +312,23 @@ class DepthwiseConv2dNativeBackpropFilterOp(_BackpropFilterKernel):
         sizes = ctx.input(1)
         message = f"Conv2DBackpropFilter: filter_sizes input must be 1-dim, not {np.ndim(sizes)}"
         return _checked_each(_sizes_vector(sizes, message), "filter_sizes")
+
+
+@register_kernel(GENERIC_CONV, device=("CPU", "GPU"),
+                 type_constraints={"T": get_op_def(GENERIC_CONV).attr_def("T").allowed_values})
+class ConvOp(_ForwardKernel):
+    """The generic N-d Conv: checked and computed at run time, when the input's rank gives
+    its spatial rank; the batch dims are folded into one around the fixed-rank math."""
+
+    def __init__(self, ctx):    # conv_params needs the spatial rank: compute reads the attrs
+        OpKernel.__init__(self, ctx)
+        self.conv_attrs = {name: ctx.get_attr(name) for name in (
+            "strides", "padding", "explicit_paddings", "data_format", "dilations",
+            "batch_dims", "groups")}
+
+    def compute(self, ctx):
+        x, w = ctx.input(0), ctx.input(1)
+        conv = generic_conv(self.conv_attrs.__getitem__, x.shape, w.shape)
+        flat = x.reshape(conv.flat_input_shape)
+        y = self.forward(ctx, flat, w, conv.params, conv.geometry)
+        ctx.set_output(0, y.reshape(conv.output_shape))

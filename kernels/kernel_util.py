@@ -1,9 +1,13 @@
 """What the everyday-op kernel modules share: the device types they register on, the
-types NumPy can compute for an op, and host copies of arrays."""
+types NumPy can compute for an op, host copies of arrays, sum accumulator types, the softmax
+core and the paddings-matrix check of the padding ops."""
 
 import numpy as np
 
+from registry import dtypes
+from registry.errors import InvalidArgumentError, UnimplementedError
 from registry.op_registry import get_op_def
+from registry.tensor_shape import shape_str
 
 DEVICES = ("CPU", "GPU")     # the device types the everyday-op kernels are registered on
 
@@ -18,3 +22,44 @@ def computable_types(op, attr="T"):
 def host_copy(array):
     """`array` in host memory: a NumPy array as it is, a device array copied (`.get()`)."""
     return array if isinstance(array, np.ndarray) else array.get()
+
+
+def sum_dtype(array):
+    """The type a sum over `array` accumulates in: integers in their own type (they wrap, as
+    in TF), floats in float64 and complex numbers in complex128. Wide accumulators keep long
+    float32 sums (batch-norm moments, bias gradients) as accurate as TF's tree reductions."""
+    kind = array.dtype.kind
+    return array.dtype if kind in "iub" else np.complex128 if kind == "c" else np.float64
+
+
+def softmax(xp, x, log=False):
+    """softmax(x) (or log(softmax(x)) when `log`) along the last axis of a non-empty `x`,
+    shifted by the maximum as TF's SoftmaxEigenImpl: exp(x - max) / sum, or
+    (x - max) - log(sum(exp(x - max)))."""
+    shifted = x - xp.max(x, axis=-1, keepdims=True)
+    if log:
+        return shifted - xp.log(xp.sum(xp.exp(shifted), axis=-1, keepdims=True))
+    e = xp.exp(shifted)
+    return e / xp.sum(e, axis=-1, keepdims=True)
+
+
+def zero_value(dtype):
+    """The fill a padding adds for `dtype`: 0, or the empty string for strings."""
+    return b"" if dtype == dtypes.string else 0
+
+
+def padding_pairs(x, paddings, max_rank, separator=" "):
+    """TF's checks of the paddings input of Pad, PadV2, MirrorPad and MirrorPadGrad (a
+    [rank, 2] matrix for an input `x` of rank <= `max_rank`; `separator` stands between the
+    two shapes of the rank message, as each TF kernel words it): the (before, after) pairs."""
+    if x.ndim > max_rank:
+        raise UnimplementedError(f"inputs rank not in [0,{max_rank}]: {x.ndim}")
+    if paddings.ndim != 2 or paddings.shape[1] != 2:
+        raise InvalidArgumentError(
+            f"paddings must be a matrix with 2 columns: {shape_str(paddings.shape)}")
+    if paddings.shape[0] != x.ndim:
+        raise InvalidArgumentError(
+            "The first dimension of paddings must be the rank of inputs"
+            f"{shape_str(paddings.shape)}{separator}{shape_str(x.shape)}")
+    values = [int(v) for v in paddings.reshape(-1).tolist()]
+    return list(zip(values[0::2], values[1::2]))

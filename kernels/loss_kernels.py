@@ -1,5 +1,5 @@
 """Fused softmax cross-entropy kernels (loss and backprop, softmax - labels, in one pass)
-and ArgMax, for the CPU and the GPU, written once against `ctx.xp`.
+and ArgMax/ArgMin, for the CPU and the GPU, written once against `ctx.xp`.
 
 float16/bfloat16 are computed in float32 and rounded once, as the conv kernels do.
 Out-of-range sparse labels are an InvalidArgumentError on every device (TF's CPU kernel;
@@ -9,7 +9,7 @@ and the labels themselves only to write the message.
 
 import numpy as np
 
-from kernels.kernel_util import DEVICES, host_copy
+from kernels.kernel_util import DEVICES, host_copy, softmax
 from kernels.math_kernels import broadcast_shape
 from registry import dtypes
 from registry.errors import InvalidArgumentError
@@ -24,8 +24,7 @@ def _log_softmax(xp, logits):
     wide = logits.astype(np.promote_types(logits.dtype, np.float32))
     if wide.size == 0:       # no maximum to take (every result is empty anyway)
         return wide
-    shifted = wide - wide.max(axis=1, keepdims=True)
-    return shifted - xp.log(xp.exp(shifted).sum(axis=1, keepdims=True))
+    return softmax(xp, wide, log=True)
 
 
 @register_kernel("SparseSoftmaxCrossEntropyWithLogits", DEVICES,
@@ -80,17 +79,18 @@ class SoftmaxCrossEntropyWithLogitsKernel(OpKernel):
         ctx.set_output(1, (xp.exp(log_probs) - wide_labels).astype(logits.dtype))
 
 
-@register_kernel("ArgMax", DEVICES, host_memory=("dimension",),
-                 type_constraints={"T": list(dtypes.type_set("realnumbertype")) + [dtypes.bool_]})
-class ArgMaxKernel(OpKernel):
-    """Index of the largest value along `dimension` (the first one on ties)."""
+class ArgOpKernel(OpKernel):
+    """Index of the largest (`largest`) or smallest value along `dimension`: the first one on
+    ties; NaNs are skipped (an all-NaN row gives 0), as TF's CPU kernel does."""
+
+    largest = True
 
     def __init__(self, ctx):
         super().__init__(ctx)
         self.output_type = ctx.get_attr("output_type")
 
     def compute(self, ctx):
-        x, dimension = ctx.input(0), ctx.input(1)
+        x, dimension, xp = ctx.input(0), ctx.input(1), ctx.xp
         if dimension.ndim != 0:
             raise InvalidArgumentError(
                 f"dim must be a scalar, but received tensor of shape: "
@@ -102,4 +102,15 @@ class ArgMaxKernel(OpKernel):
         if x.shape[axis] == 0:
             raise InvalidArgumentError(
                 f"Reduction axis {axis} is empty in shape {shape_str(x.shape)}")
-        ctx.set_output(0, ctx.xp.argmax(x, axis=axis).astype(self.output_type.np_dtype))
+        if x.dtype.kind == "f" or x.dtype == dtypes.bfloat16.np_dtype:
+            x = x.astype(np.promote_types(x.dtype, np.float32), copy=False)
+            x = xp.where(xp.isnan(x), -np.inf if self.largest else np.inf, x)
+        index = xp.argmax(x, axis=axis) if self.largest else xp.argmin(x, axis=axis)
+        ctx.set_output(0, index.astype(self.output_type.np_dtype))
+
+
+_ARG_TYPES = {"T": list(dtypes.type_set("realnumbertype")) + [dtypes.bool_]}
+register_kernel("ArgMax", DEVICES, host_memory=("dimension",), type_constraints=_ARG_TYPES)(
+    ArgOpKernel)
+register_kernel("ArgMin", DEVICES, host_memory=("dimension",), type_constraints=_ARG_TYPES)(
+    type("ArgMinKernel", (ArgOpKernel,), {"largest": False}))

@@ -1,17 +1,17 @@
 """CPU and GPU kernels of the math ops, written once against `ctx.xp`, with TF's checks.
 
-float16/bfloat16 transcendental functions, matmuls and reductions run in float32 and are
+float16/bfloat16 transcendental functions and matmuls run in float32 and are
 rounded once. Integer arithmetic wraps, as in TF. Kernels run under `np.errstate(all="ignore")`
 (set once per run by the executor and by eager execution): NaN/Inf follow IEEE rules silently.
 """
 
 import numpy as np
 
+from kernels.erf import erf, erfc
 from kernels.kernel_util import DEVICES, computable_types
 from registry import dtypes
 from registry.errors import InvalidArgumentError, UnimplementedError
 from registry.kernel_registry import OpKernel, register_kernel
-from registry.op_defs.array import int_values
 from registry.op_defs.math import range_size
 from registry.tensor_shape import shape_str
 
@@ -32,6 +32,29 @@ def _sigmoid(xp, x):
     return xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
 
 
+def _sign(xp, x):
+    if x.dtype.kind == "c":                        # x / |x|, 0 at 0
+        size = xp.abs(x)
+        return xp.where(size == 0, 0, x / xp.where(size == 0, 1, size))
+    return xp.sign(x)
+
+
+def _reciprocal(xp, x):
+    """1 / x; integers divide as C++ does (truncating): 1 and -1 keep their value, every
+    other nonzero value gives 0, and 0 is an error."""
+    if x.dtype.kind in "iu":
+        if x.size and bool(xp.any(x == 0)):
+            raise InvalidArgumentError("Integer division by zero")
+        return xp.where(xp.abs(x) == 1, x, 0)
+    return 1 / x
+
+
+def _round(xp, x):
+    """Half to even (NumPy's `round`); integers are already round (TF 2.21's CPU kernel
+    returns 0 for every integer instead)."""
+    return x if x.dtype.kind in "iu" else xp.round(x)
+
+
 _UNARY = {
     "Neg": lambda xp, x: xp.negative(x),
     "Square": lambda xp, x: xp.multiply(x, x),
@@ -41,6 +64,19 @@ _UNARY = {
     "Log": lambda xp, x: xp.log(x),
     "Tanh": lambda xp, x: xp.tanh(x),
     "Sigmoid": _sigmoid,
+    "Abs": lambda xp, x: xp.abs(x),
+    "Sign": _sign,
+    "Reciprocal": _reciprocal,
+    "Inv": _reciprocal,
+    "Floor": lambda xp, x: xp.floor(x),
+    "Ceil": lambda xp, x: xp.ceil(x),
+    "Round": _round,
+    "Sin": lambda xp, x: xp.sin(x),
+    "Cos": lambda xp, x: xp.cos(x),
+    "Log1p": lambda xp, x: xp.log1p(x),
+    "Expm1": lambda xp, x: xp.expm1(x),
+    "Erf": erf,
+    "Erfc": erfc,
 }
 
 
@@ -205,69 +241,6 @@ class CastOp(OpKernel):
             x = xp.where(xp.isnan(x), x, (x.view(view) & mask).view(x.dtype))
         with np.errstate(all="ignore"):
             ctx.set_output(0, x.astype(self._dst.np_dtype))
-
-
-# ----------------------------------------------------------------------------- reductions
-
-def reduction_axes(axes_t, rank):
-    """TF's ReductionHelper checks: the axes to reduce, wrapped, as a tuple."""
-    axes = []
-    for axis in int_values(axes_t):
-        if not -rank <= axis < rank:
-            raise InvalidArgumentError(
-                f"Invalid reduction dimension ({axis} for input with {rank} dimension(s)")
-        axis %= rank
-        if axis in axes:
-            raise InvalidArgumentError(
-                f"Invalid reduction arguments: Axes contains duplicate dimension: {axis}")
-        axes.append(axis)
-    return tuple(axes)
-
-
-class ReductionOp(OpKernel):
-    def __init__(self, ctx):
-        super().__init__(ctx)
-        self._keep_dims = ctx.get_attr("keep_dims")
-
-    def compute(self, ctx):
-        x, dtype = ctx.input(0), ctx.output_dtype(0)
-        axes = reduction_axes(ctx.input(1), x.ndim)
-        with np.errstate(all="ignore"):
-            y = self.reduce(ctx.xp, x, dtype, axes)
-        ctx.set_output(0, y.astype(dtype.np_dtype, copy=False))
-
-
-_REDUCTION_TYPES = {"T": computable_types("Sum")}
-
-
-@register_kernel("Sum", DEVICES, type_constraints=_REDUCTION_TYPES,
-                 host_memory=("reduction_indices",))
-class SumOp(ReductionOp):
-    """Integer sums wrap in their own type; half types accumulate in float32."""
-
-    def reduce(self, xp, x, dtype, axes):
-        acc = x.dtype if dtype.is_integer else None
-        return xp.sum(float32_if_half(x, dtype), axis=axes, dtype=acc, keepdims=self._keep_dims)
-
-
-@register_kernel("Mean", DEVICES, type_constraints=_REDUCTION_TYPES,
-                 host_memory=("reduction_indices",))
-class MeanOp(ReductionOp):
-    """Integer means sum in 64 bits (wrapping) and divide truncating toward zero."""
-
-    def reduce(self, xp, x, dtype, axes):
-        count = 1
-        for axis in axes:
-            count *= x.shape[axis]
-        if not dtype.is_integer:             # an empty mean is 0 / 0 = nan
-            x = float32_if_half(x, dtype)
-            return xp.sum(x, axis=axes, keepdims=self._keep_dims) / x.dtype.type(count)
-        acc = np.uint64 if dtype.is_unsigned else np.int64
-        total = xp.sum(x, axis=axes, dtype=acc, keepdims=self._keep_dims)
-        quotient = total // acc(max(count, 1))
-        if not dtype.is_unsigned:           # floor division -> truncation toward zero
-            quotient += ((total < 0) & (total % max(count, 1) != 0)).astype(acc)
-        return quotient
 
 
 # ----------------------------------------------------------------------------- Range

@@ -1,8 +1,9 @@
-"""CPU and GPU kernels of Relu, BiasAdd and Softmax, written once against `ctx.xp`."""
+"""CPU and GPU kernels of Relu, BiasAdd (V1, and its gradient op BiasAddGrad) and Softmax,
+written once against `ctx.xp`."""
 
 import numpy as np
 
-from kernels.kernel_util import DEVICES, computable_types
+from kernels.kernel_util import DEVICES, computable_types, softmax, sum_dtype
 from kernels.math_kernels import float32_if_half
 from registry.errors import InvalidArgumentError
 from registry.kernel_registry import OpKernel, register_kernel
@@ -16,19 +17,28 @@ class ReluOp(OpKernel):
         ctx.set_output(0, ctx.xp.maximum(x, x.dtype.type(0)))
 
 
-@register_kernel("BiasAdd", DEVICES, type_constraints={"T": computable_types("BiasAdd")})
-class BiasAddOp(OpKernel):
-    """value + bias along the channel dim: the last one (NHWC) or dim 1 (NCHW)."""
+def _check_at_least_2d(value):
+    if value.ndim < 2:
+        raise InvalidArgumentError(f"Input tensor must be at least 2D: {shape_str(value.shape)}")
+
+
+class _BiasKernel(OpKernel):
+    """The channel dim is the last one (NHWC; BiasAddV1 has no data_format) or dim 1 (NCHW)."""
 
     def __init__(self, ctx):
         super().__init__(ctx)
-        self._channels_first = ctx.get_attr("data_format") == "NCHW"
+        self._channels_first = (ctx.has_attr("data_format")
+                                and ctx.get_attr("data_format") == "NCHW")
+
+
+@register_kernel("BiasAdd", DEVICES, type_constraints={"T": computable_types("BiasAdd")})
+@register_kernel("BiasAddV1", DEVICES, type_constraints={"T": computable_types("BiasAddV1")})
+class BiasAddOp(_BiasKernel):
+    """value + bias along the channel dim."""
 
     def compute(self, ctx):
         value, bias = ctx.input(0), ctx.input(1)
-        if value.ndim < 2:
-            raise InvalidArgumentError(
-                f"Input tensor must be at least 2D: {shape_str(value.shape)}")
+        _check_at_least_2d(value)
         if bias.ndim != 1:
             raise InvalidArgumentError(f"Biases must be 1D: {shape_str(bias.shape)}")
         channel = 1 if self._channels_first else value.ndim - 1
@@ -41,20 +51,36 @@ class BiasAddOp(OpKernel):
             ctx.set_output(0, value + bias)
 
 
-@register_kernel("Softmax", DEVICES, type_constraints={"T": computable_types("Softmax")})
-class SoftmaxOp(OpKernel):
-    """exp(x - max) / sum over the last dim; half types in float32, rounded once."""
+@register_kernel("BiasAddGrad", DEVICES,
+                 type_constraints={"T": computable_types("BiasAddGrad")})
+class BiasAddGradOp(_BiasKernel):
+    """out_backprop summed over all but the channel dim (integers wrap, as TF's)."""
 
     def compute(self, ctx):
-        logits, dtype, xp = ctx.input(0), ctx.output_dtype(0), ctx.xp
+        grad, dtype = ctx.input(0), ctx.output_dtype(0)
+        _check_at_least_2d(grad)
+        channel = 1 if self._channels_first else grad.ndim - 1
+        axes = tuple(d for d in range(grad.ndim) if d != channel)
+        with np.errstate(all="ignore"):
+            total = ctx.xp.sum(grad, axis=axes, dtype=sum_dtype(grad))
+        ctx.set_output(0, total.astype(dtype.np_dtype, copy=False))
+
+
+@register_kernel("Softmax", DEVICES, type_constraints={"T": computable_types("Softmax")})
+class SoftmaxOp(OpKernel):
+    """exp(x - max) / sum over the last dim (`log`: its log, LogSoftmax's kernel); half
+    types in float32, rounded once."""
+
+    log = False
+
+    def compute(self, ctx):
+        logits, dtype = ctx.input(0), ctx.output_dtype(0)
         if logits.ndim < 1:
             raise InvalidArgumentError(
                 f"logits must have >= 1 dimension, got {shape_str(logits.shape)}")
         if logits.size == 0:
             ctx.set_output(0, logits)
             return
-        x = float32_if_half(logits, dtype)
         with np.errstate(all="ignore"):
-            e = xp.exp(x - xp.max(x, axis=-1, keepdims=True))
-            y = e / xp.sum(e, axis=-1, keepdims=True)
+            y = softmax(ctx.xp, float32_if_half(logits, dtype), self.log)
         ctx.set_output(0, y.astype(dtype.np_dtype, copy=False))

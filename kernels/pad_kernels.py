@@ -1,35 +1,36 @@
-"""CPU and GPU kernel of Pad, written once against `ctx.xp`, with TF's checks. The paddings
-are host memory, as in TF's GPU registration."""
+"""CPU and GPU kernels of Pad and PadV2, written once against `ctx.xp`, with TF's checks. The
+paddings are host memory, as in TF's GPU registration."""
 
-from kernels.kernel_util import DEVICES
-from registry import dtypes
-from registry.errors import InvalidArgumentError, UnimplementedError
+from kernels.kernel_util import DEVICES, padding_pairs, zero_value
+from registry.errors import InvalidArgumentError
 from registry.kernel_registry import OpKernel, register_kernel
 from registry.tensor_shape import shape_str
 
 
 @register_kernel("Pad", DEVICES, host_memory=("paddings",))
+@register_kernel("PadV2", DEVICES, host_memory=("paddings",))
 class PadOp(OpKernel):
-    """Zeros (empty strings) around the input; the input itself when nothing is added."""
+    """Zeros (empty strings), or PadV2's scalar `constant_values`, around the input; the input
+    itself when nothing is added."""
 
     def compute(self, ctx):
-        x, paddings = ctx.input(0), ctx.input(1)
-        if x.ndim > 8:
-            raise UnimplementedError(f"inputs rank not in [0,8]: {x.ndim}")
-        if paddings.ndim != 2 or paddings.shape[1] != 2:
-            raise InvalidArgumentError(
-                f"paddings must be a matrix with 2 columns: {shape_str(paddings.shape)}")
-        if paddings.shape[0] != x.ndim:
-            raise InvalidArgumentError(
-                "The first dimension of paddings must be the rank of inputs"
-                f"{shape_str(paddings.shape)} {shape_str(x.shape)}")
-        pads = [(int(before), int(after)) for before, after in paddings.tolist()]
+        x = ctx.input(0)
+        pads = padding_pairs(x, ctx.input(1), max_rank=8)
+        fill = zero_value(ctx.output_dtype(0))
+        if ctx.num_inputs == 3:
+            fill = ctx.input(2)
+            if fill.ndim != 0:
+                raise InvalidArgumentError(
+                    f"constant_values must be a scalar. Found: {shape_str(fill.shape)}")
         for before, after in pads:
             if before < 0 or after < 0:
                 raise InvalidArgumentError(f"Paddings must be non-negative: {before} {after}")
         if not any(before or after for before, after in pads):
             ctx.set_output(0, x)
             return
-        ctx.check_allocation([d + b + a for d, (b, a) in zip(x.shape, pads)], x.dtype)
-        fill = b"" if ctx.output_dtype(0) == dtypes.string else 0
-        ctx.set_output(0, ctx.xp.pad(x, pads, mode="constant", constant_values=fill))
+        shape = [d + b + a for d, (b, a) in zip(x.shape, pads)]
+        ctx.check_allocation(shape, x.dtype)
+        out = ctx.xp.empty(shape, ctx.output_dtype(0).np_dtype)
+        out[...] = fill
+        out[tuple(slice(b, b + d) for d, (b, _) in zip(x.shape, pads))] = x
+        ctx.set_output(0, out)

@@ -69,3 +69,21 @@ def backprop_ops(forward):
     return tuple(next(op for op, info in CONV_OPS.items()
                       if info.family == forward and info.kind == kind and info.sizes_name)
                  for kind in ("input", "filter"))
+
+
+# TF's generic N-d "Conv": a dense forward conv whose spatial rank (2 or 3) follows from its
+# input's rank and `batch_dims`; each rank computes as that rank's dense forward op above.
+GENERIC_CONV = "Conv"
+GENERIC_DATA_FORMATS = ("CHANNELS_FIRST", "CHANNELS_LAST")
+
+
+def dense_forward_op(num_spatial):
+    """The dense (not depthwise) forward op with ``num_spatial`` spatial dims, or None."""
+    return next((op for op, info in CONV_OPS.items() if info.kind == "forward"
+                 and not info.depthwise and info.num_spatial == num_spatial), None)
+
+
+def fixed_rank_format(channels_last, num_spatial):
+    """The fixed-rank ops' data_format for a layout: NHWC, NCHW, NDHWC or NCDHW."""
+    spatial = "DHW"[-num_spatial:]
+    return f"N{spatial}C" if channels_last else f"NC{spatial}"

@@ -11,7 +11,7 @@ build time and kernels run them on concrete shapes. The conv ops' shape function
 
 from dataclasses import dataclass, replace
 
-from registry.conv_family import CONV_OPS
+from registry.conv_family import CONV_OPS, GENERIC_CONV
 from registry.errors import InvalidArgumentError, UnimplementedError
 from registry.tensor_shape import TensorShape, shape_str
 
@@ -179,6 +179,12 @@ _RULES_3D = _AttrRules(
     _NO_BATCH_DEPTH.format("strides"), _NO_BATCH_DEPTH.format("dilation rates"),
     "Spatial strides should be larger than 0.")
 _RULES_3D_GRAD = replace(_RULES_3D, strides_spatial=None)   # left to the output-size check
+_RULES_GENERIC = _AttrRules(    # TF's generic Conv (its lengths depend on the input's rank)
+    "Sliding window strides field must specify {n} dimensions",
+    "Dilation rates field must specify{n}dimensions", InvalidArgumentError,
+    "Current implementation does not support strides in the batch and depth dimensions.",
+    "Current implementation does not support dilation rates in the batch and depth "
+    "dimensions.", "Spatial strides should be larger than 0.")
 
 
 # (family, kind) -> (attr rules, label: prefix of a gradient op's shape-check messages)
@@ -192,6 +198,7 @@ _KERNEL_MESSAGES = {
     ("DepthwiseConv2dNative", "forward"): (_RULES_DEPTHWISE, ""),
     ("DepthwiseConv2dNative", "input"): (_RULES_DEPTHWISE, "DepthwiseConv2DBackpropInput"),
     ("DepthwiseConv2dNative", "filter"): (_RULES_DEPTHWISE, "DepthwiseConv2DBackpropFilter"),
+    (GENERIC_CONV, "forward"): (_RULES_GENERIC, ""),
 }
 
 
@@ -210,7 +217,7 @@ class ConvParams:
 def _spatial_values(rules, kind, values, num_dims, data_format):
     """Checks a strides/dilations attr (``kind``) by ``rules``; returns its spatial values."""
     if len(values) != num_dims:
-        raise InvalidArgumentError(getattr(rules, kind + "_len"))
+        raise InvalidArgumentError(getattr(rules, kind + "_len").format(n=num_dims))
     batch, feature, spatial = format_dims(data_format, num_dims)
     if values[batch] != 1 or values[feature] != 1:
         raise rules.nc_error(getattr(rules, kind + "_nc"))
@@ -227,19 +234,26 @@ def conv_params(op_type, get_attr):
     kernel's message and class (UnimplementedError for batch/depth strides in some ops).
     """
     info = CONV_OPS[op_type]
-    rules = _KERNEL_MESSAGES[info.family, info.kind][0]
-    num_dims = info.num_spatial + 2
     data_format = get_attr("data_format") if info.has_data_format else "NDHWC"
-    channels_last = is_channels_last(data_format)
-    strides, dilations = (_spatial_values(rules, kind, list(get_attr(kind)), num_dims,
-                                          data_format) for kind in ("strides", "dilations"))
-    padding = get_attr("padding")
     explicit = list(get_attr("explicit_paddings")) if info.has_explicit else []
+    return checked_params((info.family, info.kind), info.num_spatial + 2, data_format,
+                          get_attr("strides"), get_attr("dilations"), get_attr("padding"),
+                          explicit)
+
+
+def checked_params(kernel, num_dims, data_format, strides, dilations, padding,
+                   explicit_paddings):
+    """Checks strides, dilations and padding with the messages of ``kernel`` (a (family,
+    kind) pair) for ``num_dims``-d tensors; returns ConvParams."""
+    rules = _KERNEL_MESSAGES[kernel][0]
+    channels_last = is_channels_last(data_format)
+    strides, dilations = (_spatial_values(rules, kind, list(values), num_dims, data_format)
+                          for kind, values in (("strides", strides), ("dilations", dilations)))
     if padding not in ("SAME", "VALID", "EXPLICIT"):
         raise InvalidArgumentError(f"{padding} is not an allowed padding type")
-    check_valid_padding(padding, explicit, num_dims, data_format)
-    pads = (spatial_explicit_pads(explicit, data_format, num_dims) if padding == "EXPLICIT"
-            else ((0, 0),) * info.num_spatial)
+    check_valid_padding(padding, explicit_paddings, num_dims, data_format)
+    pads = (spatial_explicit_pads(explicit_paddings, data_format, num_dims)
+            if padding == "EXPLICIT" else ((0, 0),) * (num_dims - 2))
     return ConvParams(data_format, channels_last, strides, dilations, padding, pads)
 
 
@@ -259,7 +273,7 @@ def _known(*values):
     return all(v is not None for v in values)
 
 
-def _spatial_out(params, in_sizes, k_sizes):
+def spatial_output(params, in_sizes, k_sizes):
     """Kernel-formula output sizes and resolved pads for each spatial dim."""
     outs, pads = [], []
     for i, k, s, d, (b, a) in zip(in_sizes, k_sizes, params.strides, params.dilations,
@@ -309,7 +323,7 @@ def forward_geometry(op_type, params, input_shape, filter_shape):
     else:
         _check_filter_depth(op_type, in_depth, w_in, w)
         out_depth = w_out
-    outs, pads = _spatial_out(params, [x[d] for d in spatial], w[:-2])
+    outs, pads = spatial_output(params, [x[d] for d in spatial], w[:-2])
     output = make_shape(x[batch], outs, out_depth, params.data_format)
     if not info.depthwise:
         nonempty = _known(*output, *x) and 0 not in output and 0 not in x

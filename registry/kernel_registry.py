@@ -187,7 +187,8 @@ class OpKernelConstruction:
     """What a kernel's constructor sees, once per node: attrs, dtypes, device."""
 
     def __init__(self, op_def, node_name, attrs, input_dtypes, output_dtypes, device_type="CPU",
-                 xp=np, device_name=None, resources=None, host_outputs=frozenset()):
+                 xp=np, device_name=None, resources=None, host_outputs=frozenset(),
+                 function_library=None):
         self.op_def = op_def
         self.op_type = op_def.name
         self.node_name = node_name
@@ -199,6 +200,7 @@ class OpKernelConstruction:
         self.xp = xp
         self.resources = resources if resources is not None else DEFAULT_RESOURCES
         self.host_outputs = frozenset(host_outputs)   # output indices kept in host memory
+        self.function_library = function_library or {}   # name -> FunctionDef (call ops)
         self.np_output_dtypes = [d.np_dtype for d in self.output_dtypes]
 
     def get_attr(self, name):

@@ -248,8 +248,7 @@ def _parse_allowed(rest, fail):
         dtype = _datatype_from_string(item)
         if dtype is None:
             raise fail(f"Unrecognized type string '{item}'")
-        if dtype not in types:
-            types.append(dtype)
+        types.append(dtype)     # kept when repeated, as TF does (ResizeBilinear lists one twice)
     return "type", types, rest
 
 

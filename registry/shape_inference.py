@@ -102,12 +102,34 @@ def merge_shapes(a, b):
     return TensorShape(dims)
 
 
+def merge_prefix(shape, prefix):
+    """TF's MergePrefix: `shape` (rank at least `prefix`'s) with its leading dims merged with
+    `prefix`; returns (merged shape, merged prefix), TF's messages on a mismatch."""
+    shape, prefix = as_shape(shape), as_shape(prefix)
+    if shape.rank is None or prefix.rank is None:
+        return shape, prefix
+    if shape.rank < prefix.rank:
+        raise InvalidArgumentError(
+            f"Shape must be at least rank {prefix.rank} but is rank {shape.rank}")
+    head = [merge_dim(a, b) for a, b in zip(shape.dims, prefix.dims)]
+    return TensorShape(head + shape.dims[prefix.rank:]), TensorShape(head)
+
+
 def with_rank_at_most(shape, rank):
     """`shape`, or TF's error when its known rank exceeds `rank`."""
     shape = as_shape(shape)
     if shape.rank is not None and shape.rank > rank:
         raise InvalidArgumentError(f"Shape must be at most rank {rank} but is rank {shape.rank}")
     return shape
+
+
+def divide_evenly(value, divisor):
+    """TF's InferenceContext::Divide with evenly_divisible: a known dim `value` / `divisor`,
+    or TF's error when it does not divide evenly."""
+    if value % divisor:
+        raise InvalidArgumentError(
+            f"Dimension size must be evenly divisible by {divisor} but is {value}")
+    return value // divisor
 
 
 def run_shape_fn(op_def, node_name, input_shapes, input_values, attrs, num_outputs):

@@ -1,10 +1,17 @@
 """Fixtures shared by the test modules."""
 
-import pytest
+import os
 
-from graphops.runtime import devices
-from graphops.testing.simulated_gpu import simulated_gpu
-from tests.op_runners import make_runner
+# TensorFlow, the optional oracle, reads these once, when the first module imports it:
+# quiet logs, and its Eigen kernels (its oneDNN build aborts the process on some conv cases).
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
+
+import pytest  # noqa: E402
+
+from graphops.runtime import devices  # noqa: E402
+from graphops.testing.simulated_gpu import simulated_gpu  # noqa: E402
+from tests.op_runners import make_runner  # noqa: E402
 
 
 def _real_gpu():

@@ -46,8 +46,8 @@ def ints(*v, dtype=np.int32):
 
 def assert_same(got, want):
     """GPU result `got` equals CPU result `want`: exactly, or within the type's tolerance."""
-    if isinstance(want, tuple):
-        assert isinstance(got, tuple) and len(got) == len(want)
+    if isinstance(want, (tuple, list)):
+        assert type(got) is type(want) and len(got) == len(want)
         for g, w in zip(got, want):
             assert_same(g, w)
         return

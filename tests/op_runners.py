@@ -1,5 +1,7 @@
 """Run one raw op eagerly or in a Session, with its inputs fed through placeholders of
-unknown shape (so only the kernel's own checks apply); shared by the op test modules."""
+unknown shape (so only the kernel's own checks apply); build one for shape inference from
+placeholder specs; measure a gradient against central differences. Shared by the op test
+modules."""
 
 import re
 
@@ -70,3 +72,43 @@ def raises(error, message):
 
 def invalid(message):
     return raises(errors.InvalidArgumentError, message)
+
+
+class P:
+    """A placeholder spec for shape-inference cases: a (partial) shape and a dtype."""
+
+    def __init__(self, shape, dtype=np.float32):
+        self.shape, self.dtype = shape, dtype
+
+
+def build(op, **kwargs):
+    """Builds `op` in a fresh graph (P specs become placeholders, arrays constants); returns
+    what the raw op returns (its output tensor(s))."""
+    op_def = get_op_def(op)
+
+    def make(v):
+        if isinstance(v, P):
+            return gp.placeholder(dtypes.as_dtype(v.dtype), v.shape)
+        return gp.constant(v)
+
+    with gp.Graph().as_default():
+        args = {k: ([make(x) for x in v] if isinstance(v, list) else make(v))
+                if is_input(op_def, k) else v for k, v in kwargs.items()}
+        return getattr(gp.raw_ops, op)(**args)
+
+
+def gradient_error_and_types(build_fn, inputs, static=True):
+    """(the largest error of `build_fn`'s gradient against central differences at the float64
+    `inputs`, fed through placeholders of known or unknown shape; the op types of the
+    gradient nodes)."""
+    g = gp.Graph()
+    with g.as_default():
+        xs = [gp.placeholder(gp.float64, v.shape if static else [None] * v.ndim)
+              for v in inputs]
+        y = build_fn(*xs)
+        with gp.Session(graph=g) as sess:
+            y_shape = np.shape(sess.run(y, dict(zip(xs, inputs))))
+            error = gp.test.compute_gradient_error(xs, [v.shape for v in inputs], y, y_shape,
+                                                   x_init_value=inputs)
+        types = {op.type for op in g.get_operations() if op.name.startswith("gradients")}
+    return error, types

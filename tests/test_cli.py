@@ -54,7 +54,7 @@ def test_ops_doc_prints_the_wrapper_docstring(capsys):
 def test_unknown_op_suggests_close_names(capsys):
     code, out, err = _run(capsys, "ops", "Conv2d")
     assert code == 1 and out == ""
-    assert err == "graphops: no op named 'Conv2d' is registered. Did you mean: Conv2D, Conv3D?\n"
+    assert err == "graphops: no op named 'Conv2d' is registered. Did you mean: Conv2D, Conv, Conv3D?\n"
     code, _, err = _run(capsys, "kernels", "Nope")
     assert code == 1 and "no op named 'Nope'" in err
 
@@ -111,6 +111,9 @@ def test_dot_prints_or_writes_a_picture(capsys, tmp_path):
     assert code == 0 and '"x" -> "r" [label="float32 (2,)"];' in out
     code, out, _ = _run(capsys, "dot", str(path), "-o", str(tmp_path / "g.gv"))
     assert code == 0 and out == "" and (tmp_path / "g.gv").read_text().startswith("digraph")
+    binary = gp.io.write_graph(gp.io.read_graph_def(path), str(tmp_path), "g.pb", as_text=False)
+    code, out, _ = _run(capsys, "dot", binary)
+    assert code == 0 and '"x" -> "r" [label="float32 (2,)"];' in out
 
 
 def test_dot_errors_are_reported_not_raised(capsys, tmp_path):
@@ -119,7 +122,7 @@ def test_dot_errors_are_reported_not_raised(capsys, tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text('{"node": 1}')
     code, _, err = _run(capsys, "dot", str(bad))
-    assert code == 1 and "Invalid GraphDef JSON at GraphDef.node" in err
+    assert code == 1 and "Invalid GraphDef JSON: Failed to parse node field" in err
 
 
 def test_no_command_is_a_usage_error(capsys):

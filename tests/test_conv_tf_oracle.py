@@ -5,14 +5,11 @@ dilations in gradients or depthwise ops, equal depthwise strides, no grouped gra
 TF's oneDNN path is switched off (it got a plain Conv3D case wrong, see docs/CONTRACT.md).
 """
 
-import os
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 tf = pytest.importorskip("tensorflow")
 
 import graphops as gp  # noqa: E402

@@ -18,7 +18,8 @@ from hypothesis.extra import numpy as hnp
 import graphops as gp
 from registry import dtypes, errors, get_op_def
 from registry.memory import get_memory_budget, set_memory_budget
-from tests.op_runners import invalid, is_input, raises, readonly, run_eager, run_graph
+from tests.op_runners import (P, build, invalid, is_input, raises, readonly, run_eager,
+                              run_graph)
 
 EVERYDAY_OPS = [
     "Placeholder", "PlaceholderWithDefault", "Const", "Identity", "StopGradient", "NoOp",
@@ -63,26 +64,9 @@ def test_attr_defaults():
 
 # ----------------------------------------------------------------------------- shape inference
 
-class P:
-    """A placeholder spec for shape-inference cases: a (partial) shape and a dtype."""
-
-    def __init__(self, shape, dtype=np.float32):
-        self.shape, self.dtype = shape, dtype
-
-
-def build(op, **kwargs):
-    """Builds `op` in a fresh graph: P specs become placeholders, arrays constants."""
-    op_def = get_op_def(op)
-
-    def make(v):
-        if isinstance(v, P):
-            return gp.placeholder(dtypes.as_dtype(v.dtype), v.shape)
-        return gp.constant(v)
-
-    with gp.Graph().as_default():
-        args = {k: ([make(x) for x in v] if isinstance(v, list) else make(v))
-                if is_input(op_def, k) else v for k, v in kwargs.items()}
-        return getattr(gp.raw_ops, op)(**args).shape
+def build_shape(op, **kwargs):
+    """The static shape of `op` built on P specs (placeholders) and arrays (constants)."""
+    return build(op, **kwargs).shape
 
 
 SHAPE_CASES = [   # (op, kwargs, expected dims or None for unknown rank) -- TF 2.21's results
@@ -160,7 +144,7 @@ SHAPE_CASES = [   # (op, kwargs, expected dims or None for unknown rank) -- TF 2
 @pytest.mark.parametrize("op, kwargs, expected", SHAPE_CASES,
                          ids=[f"{c[0]}-{i}" for i, c in enumerate(SHAPE_CASES)])
 def test_shape_inference(op, kwargs, expected):
-    shape = build(op, **kwargs)
+    shape = build_shape(op, **kwargs)
     assert shape.dims == expected
 
 
@@ -269,7 +253,7 @@ SHAPE_ERRORS = [   # build-time errors, TF 2.21's messages
                          ids=[f"{c[0]}-{i}" for i, c in enumerate(SHAPE_ERRORS)])
 def test_shape_inference_errors(op, kwargs, message):
     with invalid(message):
-        build(op, **kwargs)
+        build_shape(op, **kwargs)
 
 
 # ----------------------------------------------------------------------------- references

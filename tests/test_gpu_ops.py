@@ -30,7 +30,8 @@ from tests.placement_log import CPU_NAME, GPU_NAME
 SETTINGS = settings(max_examples=15, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])
 MODULES = {f"kernels.{m}" for m in ("array_kernels", "math_kernels", "nn_kernels",
-                                    "loss_kernels", "gradient_kernels", "pad_kernels")}
+                                    "loss_kernels", "gradient_kernels", "pad_kernels",
+                                    "reduction_kernels")}
 
 
 # ----------------------------------------------------------------------------- one case per type
@@ -92,6 +93,11 @@ CASES = {   # (op, case name): (type attr, make(rng, dtype) -> (inputs, attrs))
     ("BiasAdd", "NCHW"): ("T", lambda r, t: ({"value": values(r, t, (2, 3, 4, 5)),
                                               "bias": values(r, t, (3,))},
                                              {"data_format": "NCHW"})),
+    ("BiasAddV1", ""): ("T", lambda r, t: ({"value": values(r, t, (2, 3, 4)),
+                                            "bias": values(r, t, (4,))}, {})),
+    ("BiasAddGrad", ""): ("T", lambda r, t: ({"out_backprop": values(r, t, (2, 3, 4))}, {})),
+    ("BiasAddGrad", "NCHW"): ("T", lambda r, t: ({"out_backprop": values(r, t, (2, 3, 4, 5))},
+                                                 {"data_format": "NCHW"})),
     ("Softmax", ""): ("T", lambda r, t: ({"logits": values(r, t, (3, 5))}, {})),
     ("SoftmaxCrossEntropyWithLogits", ""): ("T", lambda r, t: (
         {"features": values(r, t, (4, 5)), "labels": (r.dirichlet(np.ones(5), (1,))).astype(
@@ -123,6 +129,9 @@ CASES = {   # (op, case name): (type attr, make(rng, dtype) -> (inputs, attrs))
                                       "paddings": ints(1, 0, 2, 1).reshape(2, 2)}, {})),
     ("Pad", "int64 paddings"): ("T", lambda r, t: (
         {"input": values(r, t, (2, 1, 3)), "paddings": np.ones((3, 2), np.int64)}, {})),
+    ("PadV2", ""): ("T", lambda r, t: ({"input": values(r, t, (2, 3)),
+                                        "paddings": ints(1, 0, 2, 1).reshape(2, 2),
+                                        "constant_values": values(r, t, ())}, {})),
 }
 for _op in ("AddV2", "Sub", "Mul", "RealDiv", "Maximum", "Minimum"):
     CASES[(_op, "")] = ("T", _binary())
@@ -135,6 +144,22 @@ for _op in ("Neg", "Square", "Exp", "Tanh", "Sigmoid"):
     CASES[(_op, "")] = ("T", lambda r, t: ({"x": values(r, t, (3, 4))}, {}))
 for _op in ("Sqrt", "Rsqrt", "Log"):
     CASES[(_op, "")] = ("T", lambda r, t: ({"x": values(r, t, (3, 4), positive=True)}, {}))
+for _op in ("Abs", "Sign", "Floor", "Ceil", "Round", "Sin", "Cos", "Expm1", "Erf", "Erfc"):
+    CASES[(_op, "")] = ("T", lambda r, t: ({"x": values(r, t, (3, 4))}, {}))
+for _op in ("Reciprocal", "Inv", "Log1p"):     # no integer zeros
+    CASES[(_op, "")] = ("T", lambda r, t: ({"x": values(r, t, (3, 4), positive=True) + 1}, {}))
+for _op in ("Prod", "Max", "Min"):
+    CASES[(_op, "")] = ("T", _reduction(False))
+    CASES[(_op, "keep_dims")] = ("T", _reduction(True))
+for _op in ("Any", "All"):
+    CASES[(_op, "")] = ("Tidx", lambda r, t: ({"input": r.random((3, 4, 5)) < 0.5,
+                                               "axis": ints(0, -1, dtype=t.np_dtype)}, {}))
+CASES[("ArgMin", "")] = ("T", lambda r, t: ({"input": values(r, t, (3, 4, 5), few=True),
+                                             "dimension": np.int32(1)}, {}))
+CASES[("Cumprod", "")] = ("T", lambda r, t: ({"x": values(r, t, (3, 4), few=True),
+                                              "axis": np.int32(1)}, {"exclusive": True}))
+CASES[("Cumsum", "")] = ("T", lambda r, t: ({"x": values(r, t, (3, 4), few=True),
+                                             "axis": np.int32(0)}, {"reverse": True}))
 
 TYPED_CASES = [pytest.param(op, name, t, id=f"{op}-{name}-{t.name}" if name else f"{op}-{t.name}")
                for (op, name), (attr, _) in CASES.items() for t in gpu_types(op, attr)]

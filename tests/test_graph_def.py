@@ -22,8 +22,8 @@ from hypothesis.extra import numpy as hnp
 
 import graphops as gp
 from graphops.interchange.graph_def import GRAPH_DEF_VERSION, as_graph_def, import_graph_def
-from graphops.interchange.graph_json import (graph_def_from_json, graph_def_to_json, tensor_from_proto,
-                                 tensor_to_proto)
+from graphops.interchange.graph_json import graph_def_from_json, graph_def_to_json
+from graphops.interchange.messages import tensor_from_proto, tensor_to_proto
 from registry import errors
 from registry.tensor_shape import TensorShape
 
@@ -249,7 +249,7 @@ def test_bad_tensor_protos_are_typed_errors(fields, message):
     with pytest.raises(errors.InvalidArgumentError) as info:
         graph_def_from_json(_tensor_json(**fields))
     assert info.value.message.startswith(
-        "Invalid GraphDef JSON at GraphDef.node[0].attr[value].tensor")
+        "Invalid GraphDef at GraphDef.node[0].attr[value].tensor")
     assert info.value.message.endswith(f": {message}")
 
 
@@ -271,19 +271,19 @@ def test_tensor_proto_helpers_round_trip_strings():
 @pytest.mark.parametrize("text, message", [
     ("{", "Failed to load JSON"),
     ('{"node": [], "node": []}', "Failed to load JSON: duplicate key node."),
-    ('{"nodes": []}', 'message type "tensorflow.GraphDef" has no field named "nodes"'),
-    ('{"node": {}}', "at GraphDef.node: expected a list"),
-    ('{"node": [{"name": 3}]}', "at GraphDef.node[0].name: expected a string"),
-    ('{"node": [{"name": "a", "attr": {"k": {"i": "x"}}}]}', "couldn't parse integer"),
+    ('{"nodes": []}', 'Message type "tensorflow.GraphDef" has no field named "nodes"'),
+    ('{"node": {}}', "repeated field node must be in [] which is {}"),
+    ('{"node": [{"name": 3}]}', "Failed to parse name field: expected string"),
+    ('{"node": [{"name": "a", "attr": {"k": {"i": "x"}}}]}', "Failed to parse i field"),
     ('{"node": [{"name": "a", "attr": {"k": {"i": "9223372036854775808"}}}]}',
-     "out of range for int64"),
-    ('{"node": [{"name": "a", "attr": {"k": {"s": "*"}}}]}', "invalid base64 data"),
+     "Value out of range: 9223372036854775808"),
     ('{"node": [{"name": "a", "attr": {"k": {"type": "DT_NOPE"}}}]}',
-     "invalid enum value 'DT_NOPE' for enum type tensorflow.DataType"),
+     "Invalid enum value DT_NOPE for enum type tensorflow.DataType at "
+     "GraphDef.node[0].attr[k].type"),
     ('{"node": [{"name": "a", "attr": {"k": {"i": "1", "b": true}}}]}',
-     "AttrValue sets more than one of"),
-    ('{"node": [{"name": "a", "attr": {"k": {"f": "fast"}}}]}', "couldn't parse float"),
-    ('{"node": [{"name": "a", "attr": {"k": {"b": 1}}}]}', "expected true or false"),
+     'Message type "tensorflow.AttrValue" should not have multiple "value" oneof fields'),
+    ('{"node": [{"name": "a", "attr": {"k": {"f": "fast"}}}]}', "Couldn't parse float: fast"),
+    ('{"node": [{"name": "a", "attr": {"k": {"b": 1}}}]}', "Expected true or false"),
     ('{"node": [{"name": "a", "attr": {"k": {"placeholder": "T"}}}]}',
      "function placeholders cannot appear in a GraphDef"),
     ("[" * 100000 + "]" * 100000, "Failed to load JSON"),
@@ -496,8 +496,8 @@ _CONV_SIG = gp.raw_ops.Conv2D.op_def.signature()
      "GraphDef 'node' must be a list of NodeDef dicts"),
     (lambda n, gd: gd.update(versions={"producer": "7"}), errors.InvalidArgumentError,
      "GraphDef versions must be a dict of ints"),
-    (lambda n, gd: gd.update(library={"function": [{"signature": {"name": "f"}}]}),
-     errors.UnimplementedError, "GraphDef function libraries are not supported"),
+    (lambda n, gd: gd.update(library={"function": [{"signature": {"input_arg": []}}]}),
+     errors.InvalidArgumentError, "FunctionDef library.function[0] has no name"),
 ])
 def test_invalid_graph_defs_give_typed_errors(change, error, message):
     gd = _mutated(change)

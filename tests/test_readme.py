@@ -34,6 +34,7 @@ def test_readme_snippets_run(no_zero_out):
         exec(compile(code, README, "exec"), namespace)   # noqa: S102 - our own README
     assert namespace["dw"].shape == (3, 3, 3, 16)
     assert namespace["grad"].shape == (3, 3, 3, 1, 8)
+    np.testing.assert_allclose(namespace["probs"].sum(axis=1), [1, 1], rtol=1e-5)
     zeroed = namespace["gp"].raw_ops.ZeroOut(to_zero=np.array([5, 6, 7], np.int32))
     assert zeroed.tolist() == [5, 0, 0]
 

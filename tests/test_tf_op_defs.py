@@ -2,14 +2,12 @@
 arg names and types, attr names, order, types, minimums, defaults, allowed values (in TF's
 order, which shows in error messages), commutativity and deprecation."""
 
-import os
 
 import pytest
 
 from registry.dtypes import DType
 from registry.op_registry import get_op_def, list_ops
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 tf = pytest.importorskip("tensorflow")
 from tensorflow.python.framework import dtypes as tf_dtypes, op_def_registry  # noqa: E402
 

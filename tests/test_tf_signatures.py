@@ -1,7 +1,6 @@
 """raw_ops wrappers take exactly tf.raw_ops' keywords (TF's api_def renames included)."""
 
 import inspect
-import os
 
 import numpy as np
 import pytest
@@ -25,7 +24,6 @@ def test_renamed_args_use_tensorflow_python_names():
 
 
 def test_signatures_match_tensorflow():
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     tf = pytest.importorskip("tensorflow")
     compared = 0
     for name in list_ops():

@@ -316,7 +316,8 @@ def test_argmax_errors_and_shapes():
         assert gp.argmax(gp.placeholder(gp.float32, [None, 4, 5]), axis=1).shape == \
             gp.TensorShape([None, 5])
         assert gp.argmax(gp.placeholder(gp.float32, [None, 4])).dtype is gp.int64
-        with pytest.raises(errors.InvalidArgumentError, match="Expected dimension in the range"):
+        with pytest.raises(errors.InvalidArgumentError,
+                           match=r"Dimension \(-3\) must be in the range \[-2, 2\)"):
             gp.argmax(gp.placeholder(gp.float32, [2, 4]), axis=-3)
 
 

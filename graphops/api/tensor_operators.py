@@ -1,11 +1,13 @@
-"""Tensor's Python operators (+ - * / @ and unary -), installed on `Tensor` from here, as
-TF's math_ops installs them: the building layer below knows nothing of which ops they build.
+"""Tensor's Python operators (+ - * / @, unary - and indexing), installed on `Tensor` from
+here, as TF's math_ops installs them: the building layer below knows nothing of which ops
+they build.
 
 Binary operators follow TF1's wrappers: the non-Tensor side is converted to the Tensor's
 dtype inside a name scope ("add/y"); integer true division casts to float32 (8/16-bit) or
 float64 first, as TF's truediv does.
 """
 
+from graphops.api.tensor_indexing import getitem, iterate
 from graphops.building.constant_op import convert_to_tensor
 from graphops.building.op_builder import apply_op
 from graphops.building.tensor import Operation, Tensor, as_graph_element
@@ -56,3 +58,5 @@ def _neg(self):
 for _name, _spec in _BINARY.items():
     setattr(Tensor, _name, _operator(*_spec))
 Tensor.__neg__ = _neg
+Tensor.__getitem__ = getitem
+Tensor.__iter__ = iterate

@@ -76,6 +76,9 @@ class Graph:
         self._names_in_use = {}
         self._local = _Stacks()
         self._finalized = False
+        self._seed = None              # graph-level random seed (gp.set_random_seed)
+        self._op_seeds_given = 0       # op seeds handed out under it (TF's get_seed counter)
+        self._functions = {}           # function library: name -> FunctionDef dict
 
     # ------------------------------------------------------------------ thread-local stacks
 
@@ -262,6 +265,25 @@ class Graph:
     def version(self):
         """Grows by one with every op added (the number of ops)."""
         return len(self._ops)
+
+    # ------------------------------------------------------------------ random seeds
+
+    @property
+    def seed(self):
+        """The graph-level random seed, None when unset (tf.Graph.seed)."""
+        return self._seed
+
+    @seed.setter
+    def seed(self, seed):
+        self._seed = seed
+
+    def _next_op_seed(self):
+        """The op seed for a random op built without one while the graph has a seed:
+        0, 1, 2, ... in creation order (TF's per-graph counter in random_seed.get_seed)."""
+        with self._lock:
+            seed = self._op_seeds_given
+            self._op_seeds_given += 1
+        return seed
 
     # ------------------------------------------------------------------ lookup
 

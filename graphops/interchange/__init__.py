@@ -1,17 +1,20 @@
-"""Graphs as data: TF's GraphDef (export, validated import), its protobuf JSON mapping, OpDef
-text protos and pictures (Graphviz DOT). Imports building and runtime.
+"""Graphs as data: TF's GraphDef (export, validated import, function libraries) as dicts,
+protobuf messages, binary/text/JSON files, OpDef text protos and pictures (Graphviz DOT).
+Imports building, client and runtime.
 
-Installs `Graph.as_graph_def` and `Graph.to_dot`. Its modules load on first use, so that
-`import graphops` does not pay for json, subprocess and networkx.
+Installs `Graph.as_graph_def` and `Graph.to_dot` and registers the kernel of the function-call
+ops. Its other modules load on first use, so that `import graphops` does not pay for
+protobuf, json, subprocess and networkx.
 """
 
 import importlib
 
 from graphops.building.graph import Graph
+from graphops.interchange import function_call  # noqa: F401  (PartitionedCall's kernel)
 
 
 def _as_graph_def(self, add_shapes=False):
-    """The graph as a TF GraphDef (a dict in protobuf's JSON structure)."""
+    """The graph as a TF GraphDef dict (`gp.io.graph_def_to_proto` gives the message)."""
     return importlib.import_module("graphops.interchange.graph_def").as_graph_def(self, add_shapes)
 
 

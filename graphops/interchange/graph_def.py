@@ -1,11 +1,12 @@
 """GraphDef export and import: `as_graph_def(graph)` and `import_graph_def(graph_def, ...)`.
 
-A GraphDef is a plain dict (see graph_json.py for its layout and the JSON form). Import is
+A GraphDef is a plain dict (see messages.py for its layout and the protobuf form). Import is
 TF's GraphConstructor in two passes: every node is first checked against the registry (op
 known, attrs of the right kinds and within their constraints, defaults filled, input count
 and dtypes, output indices) and shape-inferred in topological order; only when the whole
 GraphDef is valid are the Operations created, so a failed import leaves the graph untouched.
-Errors carry TF's wording. Nothing is evaluated or unpickled.
+A GraphDef's function library joins the graph's (functions.py). Errors carry TF's wording.
+Nothing is evaluated or unpickled.
 """
 
 import re
@@ -18,7 +19,7 @@ from graphops.building.graph import VALID_NODE_NAME, get_default_graph
 from graphops.building.op_builder import (output_types, shape_fn_error, summarize_node,
                                           warn_deprecated)
 from graphops.building.tensor import Operation, Tensor, as_graph_element
-from graphops.interchange import graph_json
+from graphops.interchange import graph_json, messages
 from graphops.runtime.devices import canonical_device
 from registry import dtypes
 from registry.attr_values import validate_attr_value
@@ -37,6 +38,7 @@ def as_graph_def(graph, add_shapes=False):
     """The graph as a GraphDef dict, nodes in creation order, attrs with defaults filled.
 
     `add_shapes=True` adds each node's inferred output shapes as `_output_shapes`, as TF does.
+    The graph's function library, when it has one, is the GraphDef's `library`.
     """
     nodes = []
     for op in graph.get_operations():
@@ -48,7 +50,10 @@ def as_graph_def(graph, add_shapes=False):
         if add_shapes:
             node["attr"]["_output_shapes"] = [t.shape for t in op.outputs]
         nodes.append(node)
-    return {"node": nodes, "versions": {"producer": GRAPH_DEF_VERSION, "min_consumer": 0}}
+    graph_def = {"node": nodes, "versions": {"producer": GRAPH_DEF_VERSION, "min_consumer": 0}}
+    if graph._functions:
+        graph_def["library"] = {"function": list(graph._functions.values())}
+    return graph_def
 
 
 # ----------------------------------------------------------------------------- validation
@@ -182,9 +187,25 @@ def _check_versions(graph_def):
                                    "to consume this graph.")
     if GRAPH_DEF_VERSION in versions.get("bad_consumers", ()):
         raise InvalidArgumentError(f"GraphDef disallows consumer version {GRAPH_DEF_VERSION}.")
-    library = graph_def.get("library")
-    if library and any(library.get(k) for k in library):
-        raise UnimplementedError("GraphDef function libraries are not supported by graphops.")
+
+
+def _check_library(library, functions):
+    """{name: FunctionDef dict} of a GraphDef's library, checked against the graph's
+    `functions`: TF adds a name again only with the same definition."""
+    if not isinstance(library, dict) or not isinstance(library.get("function", []), list):
+        raise InvalidArgumentError("GraphDef library must hold a list of FunctionDefs")
+    added = {}
+    for i, function in enumerate(library.get("function", [])):
+        proto = messages.function_to_proto(function, f"library.function[{i}]")
+        name = proto.signature.name
+        if not name:
+            raise InvalidArgumentError(f"FunctionDef library.function[{i}] has no name")
+        known = added.get(name, functions.get(name))
+        if known is not None and messages.function_to_proto(known, name) != proto:
+            raise InvalidArgumentError(f"Cannot add function '{name}' because a different "
+                                       "function with the same name already exists.")
+        added[name] = function
+    return added
 
 
 def _topological_order(nodes, parsed):
@@ -359,17 +380,20 @@ def _return_elements(names, created, input_map):
 
 
 def import_graph_def(graph_def, input_map=None, return_elements=None, name=None):
-    """Imports a GraphDef (dict, or JSON text) into the default graph.
+    """Imports a GraphDef (dict, protobuf message or JSON text) into the default graph.
 
     Node names get the prefix `name` ("import" by default, made unique; "" for none, then
     clashing names get `_N` suffixes). `input_map` maps "node:i" (or "^node") names of the
     GraphDef to existing Tensors (Operations); `return_elements` names tensors ("r:0") and
-    operations ("r") to return, in order. Returns that list, or None.
+    operations ("r") to return, in order. The GraphDef's function library joins the
+    graph's. Returns that list, or None.
     """
     if isinstance(graph_def, (str, bytes)):
         graph_def = graph_json.graph_def_from_json(graph_def)
+    elif hasattr(graph_def, "SerializeToString"):       # a GraphDef message, ours or TF's
+        graph_def = messages.graph_def_from_proto(graph_def)
     if not isinstance(graph_def, dict):
-        raise TypeError(f"graph_def must be a GraphDef dict or JSON text, got "
+        raise TypeError(f"graph_def must be a GraphDef dict, message or JSON text, got "
                         f"{type(graph_def).__name__}")
     graph = get_default_graph()
     _check_versions(graph_def)
@@ -388,6 +412,7 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None)
     order = _topological_order(nodes, parsed)
     with graph._lock:
         graph._check_not_finalized()
+        functions = _check_library(graph_def.get("library", {}), graph._functions)
         input_map = _resolve_input_map(graph, input_map)
         with graph.name_scope(name if name == "" else (name or "import")):
             names = {n: graph.unique_name(n) for n in order}
@@ -397,6 +422,7 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None)
             plans[n] = _plan_node(nodes[n], names[n], data, control, plans, input_map, names)
         _check_input_map_keys(input_map, plans)
         _check_return_names(return_elements, plans)
+        graph._functions.update(functions)
         created = {}
         for n in order:
             plan = plans[n]

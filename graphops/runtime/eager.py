@@ -23,6 +23,13 @@ _cache = {}
 _lock = threading.Lock()
 
 
+def clear_kernel_cache():
+    """Drops every cached eager kernel (TFE_ContextClearCaches): stateful kernels such as
+    the random ops' start afresh on their next call."""
+    with _lock:
+        _cache.clear()
+
+
 def _freeze(value):
     """A hashable stand-in for an attr value (lists, arrays and shapes included)."""
     if isinstance(value, (list, tuple)):

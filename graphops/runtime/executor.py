@@ -25,10 +25,12 @@ def raise_node_error(exc, op, device, inputs):
 
 
 def _instantiate(op, placed, resources):
-    """(construction, kernel) of a graph node; constructor errors name the node."""
+    """(construction, kernel) of a graph node; constructor errors name the node. Call
+    kernels see the graph's function library."""
     try:
         return instantiate(op.op_def, op.name, op.attrs, [t.dtype for t in op.inputs],
-                           [t.dtype for t in op.outputs], placed, resources)
+                           [t.dtype for t in op.outputs], placed, resources,
+                           getattr(op.graph, "_functions", None))
     except Exception as exc:
         raise_node_error(exc, op, placed.device, list(op.inputs))
 

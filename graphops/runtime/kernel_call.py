@@ -82,14 +82,17 @@ def error_cause(exc):
     return None if isinstance(exc, OpError) else exc
 
 
-def instantiate(op_def, node_name, attrs, input_dtypes, output_dtypes, placed, resources):
+def instantiate(op_def, node_name, attrs, input_dtypes, output_dtypes, placed, resources,
+                function_library=None):
     """(construction, kernel) for one node placed by `placement` (`placed.device`,
-    `placed.kernel_def`); errors raised by the kernel's constructor propagate."""
+    `placed.kernel_def`); errors raised by the kernel's constructor propagate.
+    `function_library` (name -> FunctionDef) is what call kernels look functions up in."""
     device = placed.device
     construction = OpKernelConstruction(
         op_def, node_name, attrs, input_dtypes, output_dtypes, device_type=device.type.name,
         xp=device.type.xp, device_name=device.name, resources=resources,
-        host_outputs=host_memory_indices(placed.kernel_def, op_def.output_arg, attrs))
+        host_outputs=host_memory_indices(placed.kernel_def, op_def.output_arg, attrs),
+        function_library=function_library)
     with devices.activated(device):
         return construction, placed.kernel_def.kernel_class(construction)
 

@@ -6,7 +6,7 @@ Also holds shape helpers that other op modules share: `int_values`, `shape_from_
 
 from registry.errors import InvalidArgumentError
 from registry.op_registry import register_op
-from registry.shape_inference import merge_shapes
+from registry.shape_inference import divide_evenly, merge_shapes
 from registry.tensor_shape import TensorShape, unknown_shape
 
 # ----------------------------------------------------------------------------- shape helpers
@@ -170,9 +170,9 @@ def _reshape_shape(c):
                     f"Cannot reshape a tensor with {in_count} elements to shape "
                     f"{out.debug_string()} ({out_count} elements)")
         elif not in_unknown and out_count > 0:
-            dims[out_unknown[0]] = _divide_evenly(in_count, out_count)
+            dims[out_unknown[0]] = divide_evenly(in_count, out_count)
         elif not out_unknown and in_count != 0:
-            _divide_evenly(out_count, in_count)
+            divide_evenly(out_count, in_count)
         out = TensorShape(dims)
     c.set_output(0, out)
 
@@ -188,13 +188,6 @@ def _known_product(shape):
         else:
             product *= d
     return product, unknown
-
-
-def _divide_evenly(value, divisor):
-    if value % divisor:
-        raise InvalidArgumentError(
-            f"Dimension size must be evenly divisible by {divisor} but is {value}")
-    return value // divisor
 
 
 register_op("Reshape") \

@@ -1,11 +1,13 @@
-"""The 13 convolution op definitions (TF's nn_ops.cc) and their shape functions.
+"""The 13 convolution op definitions of ``CONV_OPS`` and the generic N-d ``Conv`` (TF's
+nn_ops.cc), with their shape functions.
 
 Each shape function first runs TF's own shape inference (same checks, same messages),
 then the checks the op's kernel would run (``registry.conv_shapes``) on whatever is known
 at build time, so a bad combination fails while building as InvalidArgumentError.
 """
 
-from registry.conv_family import CONV_OPS
+from registry.conv_family import CONV_OPS, GENERIC_DATA_FORMATS, fixed_rank_format
+from registry.conv_generic import generic_conv
 from registry.conv_shapes import (backprop_geometry, check_valid_padding, conv_params,
                                   format_dims, forward_geometry, is_channels_last, make_shape,
                                   spatial_explicit_pads, windowed_output_dim)
@@ -76,15 +78,23 @@ def _check_format_string(data_format):
         raise InvalidArgumentError(f"Invalid data format string: {data_format}") from None
 
 
-def _check_depth_groups(in_depth, f_in, f_out):
-    """The Conv2D/Conv3D shape functions' depth and group checks."""
+def _check_filter_depth(in_depth, f_in):
+    """The input depth a multiple of the filter's input depth; False when either is
+    unknown (nothing checked)."""
     if in_depth is None or f_in is None:
-        return
+        return False
     if f_in == 0:
         raise InvalidArgumentError("Depth of filter must not be 0")
     if in_depth % f_in:
         raise InvalidArgumentError(
             f"Depth of input ({in_depth}) is not a multiple of input depth of filter ({f_in})")
+    return True
+
+
+def _check_depth_groups(in_depth, f_in, f_out):
+    """The Conv2D/Conv3D shape functions' depth and group checks."""
+    if not _check_filter_depth(in_depth, f_in):
+        return
     if in_depth != f_in and f_out is not None:
         groups = in_depth // f_in
         if groups == 0:
@@ -221,6 +231,66 @@ def conv_backprop_shape(c):
     _backprop_kernel_checks(c, *shapes)
 
 
+def conv_shape(c):
+    """TF's ConvShape (the generic N-d Conv), then its kernel's checks (``conv_generic``)."""
+    x, w = c.input(0), c.input(1)
+    if x.rank is None or w.rank is None:
+        c.set_output(0, unknown_shape())
+        return
+    batch_dims = c.get_attr("batch_dims")
+    if batch_dims < 0:
+        raise InvalidArgumentError("Batch dims must be non-negative.")
+    rank = x.rank - (batch_dims - 1)    # the rank with the batch dims as one
+    if rank not in (4, 5):
+        raise InvalidArgumentError(
+            "Input tensor must be rank 4 or 5, excluding extra batch dimensions, but got: "
+            f"{rank}")
+    if w.rank not in (4, 5):    # TF's message names the input's rank
+        raise InvalidArgumentError(f"Filter tensor must be rank 4 or 5, but got: {rank}")
+    if w.rank != rank:
+        raise InvalidArgumentError("Input tensor rank must be the same as filter rank.")
+    channels_last = c.get_attr("data_format") == "CHANNELS_LAST"
+    data_format = fixed_rank_format(channels_last, rank - 2)
+    dilations = list(c.get_attr("dilations")) or [1] * rank
+    strides = c.get_attr("strides")
+    if len(dilations) != rank:
+        raise InvalidArgumentError(
+            f"Conv requires the dilation attribute to contain {rank} values, but got: "
+            f"{len(dilations)}")
+    if len(strides) != rank:
+        raise InvalidArgumentError(
+            f"Stride attribute should contain {rank} values, but got: {len(strides)}")
+    batch = x.dims[:batch_dims]
+    standard = x.dims[batch_dims - 1:] if batch_dims else [None, *x.dims]
+    w = w.dims
+    _check_groups(c.get_attr("groups"), standard[format_dims(data_format, rank)[1]], w[-2],
+                  w[-1])
+    padding, pads = _generic_padding(c, data_format, rank)
+    outs = _output_dims(standard, w[:-2], strides, dilations, data_format, padding, pads)
+    c.set_output(0, [*batch, *outs, w[-1]] if channels_last else [*batch, w[-1], *outs])
+    _run_kernel_checks(generic_conv, c.get_attr, x, w)
+
+
+def _check_groups(groups, in_depth, f_in, f_out):
+    """ConvShape's groups and depth checks."""
+    if groups < 1:
+        raise InvalidArgumentError("Groups attribute should be a positive integer")
+    if in_depth is not None and in_depth % groups:
+        raise InvalidArgumentError("Number of groups should divide input depth")
+    if f_out is not None and f_out % groups:
+        raise InvalidArgumentError("Number of groups should divide output depth")
+    if _check_filter_depth(in_depth, f_in) and in_depth // f_in != groups:
+        raise InvalidArgumentError(
+            "Input depth divided by filter input depth does not match with groups parameter "
+            f"({groups})")
+
+
+def _generic_padding(c, data_format, rank):
+    if c.get_attr("padding") == "EXPLICIT" and rank == 5:
+        raise InvalidArgumentError("Explicit padding not supported for 3D Convolution")
+    return _padding_pairs(c, data_format, rank)
+
+
 # ----------------------------------------------------------------------------- registrations
 
 _T_CONV2D = "T: {half, bfloat16, float, double, int32}"
@@ -350,3 +420,21 @@ Computes the gradients of depthwise convolution with respect to the filter.
 filter_sizes: the shape of `filter`, [filter_height, filter_width, in_channels,
   depthwise_multiplier].""", use_cudnn=False)
 
+
+_GENERIC_DATA_FORMAT = "data_format: {%s} = 'CHANNELS_LAST'" % ", ".join(
+    f"'{f}'" for f in GENERIC_DATA_FORMATS)
+
+register_op("Conv") \
+    .input("input: T").input("filter: T").output("output: T") \
+    .attr(_T_CONV2D).attr("strides: list(int)").attr(PADDING_EXPLICIT).attr(EXPLICIT_PADDINGS) \
+    .attr(_GENERIC_DATA_FORMAT) \
+    .attr("dilations: list(int) = []").attr("batch_dims: int = 1").attr("groups: int = 1") \
+    .set_shape_fn(conv_shape).doc("""\
+Computes an N-D convolution (2-D or 3-D) given `input` and `filter` tensors.
+
+input: [*batch, *spatial, in_channels] (CHANNELS_LAST) or [*batch, in_channels, *spatial]
+  (CHANNELS_FIRST), with `batch_dims` leading batch dims (0 for none). filter:
+  [*spatial, in_channels / groups, out_channels]. strides, dilations (empty: all 1): one
+  value per dim of the input with its batch dims as one; batch and depth entries must be 1.
+padding: SAME, VALID or EXPLICIT (2-D only; explicit_paddings then holds a [before, after]
+  pair per dim). groups: the number of channel groups (in_channels / filter's in_channels).""")

@@ -1,5 +1,5 @@
 """Classification ops (TF's nn_ops.cc, math_ops.cc): the fused softmax cross-entropy ops
-(loss and its backprop in one node) and ArgMax."""
+(loss and its backprop in one node), ArgMax and ArgMin."""
 
 from registry.errors import InvalidArgumentError
 from registry.op_registry import register_op
@@ -49,7 +49,7 @@ register_op("SoftmaxCrossEntropyWithLogits") \
          "labels are probability rows, broadcast against features; backprop = softmax - labels.")
 
 
-def _arg_max_shape(c):
+def _arg_op_shape(c):
     """TF's ArgOpShape: the input's shape without the (constant) reduced dimension."""
     c.with_rank(c.input(1), 0)
     src, dimension = c.input(0), c.input_value(1)
@@ -61,18 +61,22 @@ def _arg_max_shape(c):
         axis = int(dimension)
         if not -src.rank <= axis < src.rank:
             raise InvalidArgumentError(
-                f"Expected dimension in the range [{-src.rank}, {src.rank}), but got {axis}")
+                f"Dimension ({axis}) must be in the range [{-src.rank}, {src.rank}), where "
+                f"{src.rank} is the number of dimensions in the input.")
         axis %= src.rank
         c.set_output(0, TensorShape([d for i, d in enumerate(src.dims) if i != axis]))
 
 
-register_op("ArgMax") \
-    .input("input: T") \
-    .input("dimension: Tidx") \
-    .output("output: output_type") \
-    .attr("T: {realnumbertype, quantizedtype, bool}") \
-    .attr("Tidx: {int16, int32, int64} = DT_INT32") \
-    .attr("output_type: {int16, uint16, int32, int64} = DT_INT64") \
-    .set_shape_fn(_arg_max_shape) \
-    .doc("Returns the index with the largest value across dimensions of a tensor.\n"
-         "Ties are resolved in favour of the smallest index.")
+for _name, _index_types, _output_types, _which in (
+        ("ArgMax", "int16, int32, int64", "int16, uint16, int32, int64", "largest"),
+        ("ArgMin", "int32, int64", "int32, int64", "smallest")):
+    register_op(_name) \
+        .input("input: T") \
+        .input("dimension: Tidx") \
+        .output("output: output_type") \
+        .attr("T: {realnumbertype, quantizedtype, bool}") \
+        .attr(f"Tidx: {{{_index_types}}} = DT_INT32") \
+        .attr(f"output_type: {{{_output_types}}} = DT_INT64") \
+        .set_shape_fn(_arg_op_shape) \
+        .doc(f"Returns the index with the {_which} value across dimensions of a tensor.\n"
+             "Ties are resolved in favour of the smallest index; NaNs are skipped.")

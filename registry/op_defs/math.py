@@ -1,5 +1,5 @@
 """Math op definitions (TF's math_ops.cc): cwise unary/binary ops, MatMul, Cast, reductions,
-Range."""
+the scans Cumsum and Cumprod, Range."""
 
 import numpy as np
 
@@ -101,10 +101,21 @@ _register_binary("Minimum", _MINMAX, doc="Returns the min of x and y (i.e. x < y
 for _name, _op in (("Less", "<"), ("LessEqual", "<="), ("Greater", ">"), ("GreaterEqual", ">=")):
     _register_binary(_name, "realnumbertype", out="bool",
                      doc=f"Returns the truth value of (x {_op} y) element-wise.")
+_register_binary("Pow", "{bfloat16, float, half, double, int8, int16, int32, int64, complex64, "
+                 "complex128}", doc="Computes the power of one value to another: x ^ y "
+                 "element-wise.\nAn integer to a negative integer power is an error.")
+_register_binary("SquaredDifference", "{bfloat16, half, float, double, int32, int64, "
+                 "complex64, complex128}", commutative=True,
+                 doc="Returns conj(x - y)(x - y) element-wise.")
+_register_binary("DivNoNan", "{half, float, bfloat16, double, complex64, complex128}",
+                 doc="Returns 0 if the denominator is zero, else x / y.")
 _register_binary("Equal", "type", out="bool", commutative=True,
                  doc="Returns the truth value of (x == y) element-wise.")
 _register_binary("NotEqual", "type", out="bool", commutative=True,
                  doc="Returns the truth value of (x != y) element-wise.")
+
+_REAL_FLOATS = "{bfloat16, half, float, double}"
+_SIGNED = "{bfloat16, half, float, double, int8, int16, int32, int64}"
 
 for _name, _types, _doc in (
         ("Neg", _UNARY, "Computes numerical negative value element-wise."),
@@ -114,13 +125,77 @@ for _name, _types, _doc in (
         ("Exp", _UNARY_COMPLEX, "Computes exponential of x element-wise."),
         ("Log", _UNARY_COMPLEX, "Computes natural logarithm of x element-wise."),
         ("Tanh", _UNARY_COMPLEX, "Computes hyperbolic tangent of x element-wise."),
-        ("Sigmoid", _UNARY_COMPLEX, "Computes sigmoid of x element-wise.")):
+        ("Sigmoid", _UNARY_COMPLEX, "Computes sigmoid of x element-wise."),
+        ("Abs", _SIGNED, "Computes the absolute value of a tensor (|INT_MIN| wraps to INT_MIN)."),
+        ("Sign", _UNARY, "Returns an element-wise indication of the sign of a number: -1, 0 "
+                         "or 1 (x / |x| for complex x, NaN for NaN)."),
+        ("Reciprocal", _UNARY, "Computes the reciprocal of x element-wise."),
+        ("Inv", _UNARY, "Computes the reciprocal of x element-wise."),
+        ("Floor", _REAL_FLOATS, "Returns element-wise largest integer not greater than x."),
+        ("Ceil", _REAL_FLOATS, "Returns element-wise smallest integer not less than x."),
+        ("Round", _UNARY, "Rounds the values of a tensor to the nearest integer, element-wise.\n"
+                          "Rounds half to even (banker's rounding)."),
+        ("Sin", _UNARY_COMPLEX, "Computes sine of x element-wise."),
+        ("Cos", _UNARY_COMPLEX, "Computes cos of x element-wise."),
+        ("Log1p", _UNARY_COMPLEX, "Computes natural logarithm of (1 + x) element-wise."),
+        ("Expm1", _UNARY_COMPLEX, "Computes exp(x) - 1 element-wise."),
+        ("Erf", _REAL_FLOATS, "Computes the Gauss error function of x element-wise."),
+        ("Erfc", _REAL_FLOATS, "Computes the complementary error function of x "
+                               "element-wise.")):
     register_op(_name) \
         .input("x: T") \
         .output("y: T") \
         .attr(f"T: {_types}") \
         .set_shape_fn(_unchanged) \
         .doc(_doc)
+
+for _name, _formula in (("SigmoidGrad", "dy * y * (1 - y)"), ("TanhGrad", "dy * (1 - y*y)"),
+                       ("SqrtGrad", "dy * 0.5 / y"), ("RsqrtGrad", "dy * -0.5 * y^3"),
+                       ("ReciprocalGrad", "-dy * y*y"), ("InvGrad", "-dy * y*y")):
+    register_op(_name) \
+        .input("y: T") \
+        .input("dy: T") \
+        .output("z: T") \
+        .attr(f"T: {_UNARY_COMPLEX}") \
+        .set_shape_fn(_unchanged) \
+        .doc(f"Computes the gradient of {_name[:-4].lower()} with respect to its input, given "
+             f"its output y and the gradient dy: {_formula}.")
+
+register_op("Conj") \
+    .input("input: T") \
+    .output("output: T") \
+    .attr("T: {complex64, complex128, variant} = DT_COMPLEX64") \
+    .set_shape_fn(_unchanged) \
+    .doc("Returns the complex conjugate of a complex number.")
+
+
+def _add_n_shape(c):
+    shape = c.input(0)
+    for i in range(1, c.num_inputs):
+        try:
+            shape = c.merge(shape, c.input(i))
+        except InvalidArgumentError as e:
+            raise InvalidArgumentError(
+                f"{e.message}\n\tFrom merging shape {i - 1} with other shapes.") from None
+    c.set_output(0, shape)
+
+
+register_op("AddN") \
+    .input("inputs: N * T") \
+    .output("sum: T") \
+    .attr("N: int >= 1") \
+    .attr("T: {numbertype, variant}") \
+    .set_is_commutative() \
+    .set_is_aggregate() \
+    .set_shape_fn(_add_n_shape) \
+    .doc("Add all input tensors element wise.")
+
+register_op("L2Loss") \
+    .input("t: T") \
+    .output("output: T") \
+    .attr("T: {half, bfloat16, float, double}") \
+    .set_shape_fn(lambda c: c.set_output(0, TensorShape([]))) \
+    .doc("L2 Loss: sum(t ** 2) / 2, without the sqrt.")
 
 register_op("Cast") \
     .input("x: SrcT") \
@@ -172,17 +247,45 @@ def _reduction_shape(c):
     c.set_output(0, TensorShape(dims))
 
 
-for _name, _doc in (("Sum", "Computes the sum of elements across dimensions of a tensor."),
-                    ("Mean", "Computes the mean of elements across dimensions of a tensor.")):
-    register_op(_name) \
-        .input("input: T") \
+for _name, _type, _doc in (
+        ("Sum", "T", "Computes the sum of elements across dimensions of a tensor."),
+        ("Mean", "T", "Computes the mean of elements across dimensions of a tensor."),
+        ("Prod", "T", "Computes the product of elements across dimensions of a tensor."),
+        ("Max", "T", "Computes the maximum of elements across dimensions of a tensor."),
+        ("Min", "T", "Computes the minimum of elements across dimensions of a tensor."),
+        ("Any", "bool", 'Computes the "logical or" of elements across dimensions of a tensor.'),
+        ("All", "bool", 'Computes the "logical and" of elements across dimensions of a '
+                        'tensor.')):
+    builder = register_op(_name) \
+        .input(f"input: {_type}") \
         .input("reduction_indices: Tidx") \
-        .output("output: T") \
-        .attr("keep_dims: bool = false") \
-        .attr("T: numbertype") \
+        .output(f"output: {_type}") \
+        .attr("keep_dims: bool = false")
+    if _type == "T":
+        builder.attr("T: {realnumbertype, quantizedtype}" if _name in ("Max", "Min")
+                     else "T: numbertype")
+    builder \
         .attr("Tidx: {int32, int64} = DT_INT32") \
         .python_name("reduction_indices", "axis") \
         .set_shape_fn(_reduction_shape) \
+        .doc(_doc)
+
+
+# the scans: one signature
+for _name, _doc in (
+        ("Cumsum", "Compute the cumulative sum of the tensor `x` along `axis`."),
+        ("Cumprod", "Compute the cumulative product of the tensor x along axis.\n"
+                    "exclusive: start from 1 (the first output is 1); reverse: run from the "
+                    "end.")):
+    register_op(_name) \
+        .input("x: T") \
+        .input("axis: Tidx") \
+        .output("out: T") \
+        .attr("exclusive: bool = false") \
+        .attr("reverse: bool = false") \
+        .attr("T: numbertype") \
+        .attr("Tidx: {int32, int64} = DT_INT32") \
+        .set_shape_fn(_unchanged) \
         .doc(_doc)
 
 

@@ -1,4 +1,5 @@
-"""Everyday neural-net op definitions (TF's nn_ops.cc): Relu, BiasAdd, Softmax."""
+"""Everyday neural-net op definitions (TF's nn_ops.cc): Relu, BiasAdd (V1 and its gradient
+op), Softmax."""
 
 from registry.op_registry import register_op
 from registry.shape_inference import merge_dim
@@ -12,9 +13,14 @@ register_op("Relu") \
     .doc("Computes rectified linear: `max(features, 0)`.")
 
 
+def _channels_first(c):
+    """BiasAddV1 has no data_format attr: it is always NHWC."""
+    return c.has_attr("data_format") and c.get_attr("data_format") == "NCHW"
+
+
 def _bias_add_shape(c):
     """TF's BiasAddShape: the bias length merges into the channel dim."""
-    channels_first = c.get_attr("data_format") == "NCHW"
+    channels_first = _channels_first(c)
     value = c.with_rank_at_least(c.input(0), 3 if channels_first else 2)
     bias = c.with_rank(c.input(1), 1)
     if value.rank is None:
@@ -34,6 +40,36 @@ register_op("BiasAdd") \
     .attr("data_format: { 'NHWC', 'NCHW' } = 'NHWC' ") \
     .set_shape_fn(_bias_add_shape) \
     .doc("Adds `bias` to `value`.")
+
+register_op("BiasAddV1") \
+    .input("value: T") \
+    .input("bias: T") \
+    .output("output: T") \
+    .attr("T: numbertype") \
+    .set_shape_fn(_bias_add_shape) \
+    .doc("Adds `bias` to `value` (the deprecated form of BiasAdd: always NHWC).")
+
+
+def _bias_add_grad_shape(c):
+    """TF's BiasAddGradShape: a vector of the channel dim's length."""
+    if _channels_first(c):
+        value = c.with_rank_at_least(c.input(0), 3)
+        channels = None if value.rank is None else value.dims[1]
+    else:
+        value = c.with_rank_at_least(c.input(0), 2)
+        channels = None if value.rank is None else value.dims[-1]
+    c.set_output(0, TensorShape([channels]))
+
+
+register_op("BiasAddGrad") \
+    .input("out_backprop: T") \
+    .output("output: T") \
+    .attr("T: numbertype") \
+    .attr("data_format: { 'NHWC', 'NCHW' } = 'NHWC' ") \
+    .set_shape_fn(_bias_add_grad_shape) \
+    .doc("""\
+The backward operation for BiasAdd: sums `out_backprop` over all but the channel dim (the
+last one for NHWC, dim 1 for NCHW).""")
 
 
 def _softmax_shape(c):

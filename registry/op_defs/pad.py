@@ -1,4 +1,5 @@
-"""Pad (TF's array_ops.cc): zeros around a tensor; the gradient of Slice uses it."""
+"""Pad and PadV2 (TF's array_ops.cc): zeros (or a constant) around a tensor; the gradient of
+Slice uses Pad. `pad_shape` also serves MirrorPad."""
 
 from registry.errors import InvalidArgumentError
 from registry.op_registry import register_op
@@ -12,7 +13,7 @@ def with_value(dim, value):
     return value
 
 
-def _pad_shape(c):
+def pad_shape(c):
     """TF's PadShapeFn: paddings is [rank, 2]; known paddings give the exact shape."""
     paddings = c.with_rank(c.input(1), 2)
     with_value(paddings[1], 2)
@@ -40,5 +41,15 @@ register_op("Pad") \
     .output("output: T") \
     .attr("T: type") \
     .attr("Tpaddings: {int32, int64} = DT_INT32") \
-    .set_shape_fn(_pad_shape) \
+    .set_shape_fn(pad_shape) \
     .doc("Pads a tensor with zeros: paddings[d] = [before, after] for dimension d.")
+
+register_op("PadV2") \
+    .input("input: T") \
+    .input("paddings: Tpaddings") \
+    .input("constant_values: T") \
+    .output("output: T") \
+    .attr("T: type") \
+    .attr("Tpaddings: {int32, int64} = DT_INT32") \
+    .set_shape_fn(pad_shape) \
+    .doc("Pads a tensor with the scalar `constant_values`: paddings[d] = [before, after].")

@@ -1,3 +1,7 @@
 """The built-in gradient functions, one module per op family; importing registers them."""
 
-from graphops.autodiff.rules import array, conv, math, nn, state  # noqa: F401
+import importlib
+import pkgutil
+
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")

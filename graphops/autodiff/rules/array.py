@@ -194,9 +194,11 @@ def _dynamic_slice_grad(op, grad):
 
 
 @RegisterGradient("Pad")
+@RegisterGradient("PadV2")
 def _pad_grad(op, grad):
-    """The input's part of the gradient: a Slice starting at the `before` paddings."""
-    x, paddings = op.inputs
+    """The input's part of the gradient: a Slice starting at the `before` paddings (PadV2's
+    constant_values gets none, as in TF)."""
+    x, paddings = op.inputs[:2]
     known = constant_value(paddings)
     if known is not None:
         begin = const(known[:, 0], paddings.dtype)
@@ -206,5 +208,5 @@ def _pad_grad(op, grad):
         begin = raw_ops.Reshape(tensor=before, shape=const([-1]))
     size = (const(x.shape.as_list(), paddings.dtype) if x.shape.is_fully_defined()
             else raw_ops.Shape(input=x, out_type=paddings.dtype))
-    return [raw_ops.Slice(input=grad, begin=begin, size=size), None]
+    return [raw_ops.Slice(input=grad, begin=begin, size=size)] + [None] * (len(op.inputs) - 1)
 

@@ -14,20 +14,9 @@ where V2 takes sizes, and that first/second input gets no gradient, as TF treats
 used only for its shape.
 """
 
-from graphops.api import raw_ops
 from graphops.autodiff.gradients import RegisterGradient
-from graphops.autodiff.rules.util import shape_of
+from graphops.autodiff.rules.util import shape_of, with_attrs_of
 from registry.conv_family import CONV_OPS, backprop_ops
-from registry.op_registry import get_op_def
-
-
-def _conv(op_type, op, **inputs):
-    """`op_type` applied to `inputs` with every attr of `op` that `op_type` declares."""
-    target = get_op_def(op_type)
-    inferred = target.inferred_attrs()
-    attrs = {a.name: op.get_attr(a.name) for a in target.attr
-             if a.name not in inferred and a.name in op.attrs}
-    return getattr(raw_ops, op_type)(**inputs, **attrs)
 
 
 def _gradient(info):
@@ -37,20 +26,24 @@ def _gradient(info):
 
     def forward_grad(op, grad):
         x, w = op.inputs
-        return [_conv(backprop_input, op, input_sizes=shape_of(x), filter=w, out_backprop=grad),
-                _conv(backprop_filter, op, input=x, filter_sizes=shape_of(w), out_backprop=grad)]
+        return [with_attrs_of(op, backprop_input, input_sizes=shape_of(x), filter=w,
+                              out_backprop=grad),
+                with_attrs_of(op, backprop_filter, input=x, filter_sizes=shape_of(w),
+                              out_backprop=grad)]
 
     def backprop_input_grad(op, grad):
         _, w, dy = op.inputs
         return [None,
-                _conv(backprop_filter, op, input=grad, filter_sizes=shape_of(w), out_backprop=dy),
-                _conv(forward, op, input=grad, filter=w)]
+                with_attrs_of(op, backprop_filter, input=grad, filter_sizes=shape_of(w),
+                              out_backprop=dy),
+                with_attrs_of(op, forward, input=grad, filter=w)]
 
     def backprop_filter_grad(op, grad):
         x, _, dy = op.inputs
-        return [_conv(backprop_input, op, input_sizes=shape_of(x), filter=grad, out_backprop=dy),
+        return [with_attrs_of(op, backprop_input, input_sizes=shape_of(x), filter=grad,
+                              out_backprop=dy),
                 None,
-                _conv(forward, op, input=x, filter=grad)]
+                with_attrs_of(op, forward, input=x, filter=grad)]
 
     return {"forward": forward_grad, "input": backprop_input_grad,
             "filter": backprop_filter_grad}[info.kind]

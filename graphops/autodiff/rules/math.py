@@ -1,10 +1,10 @@
-"""Gradients of the math ops (TF's math_grad.py): cwise ops with broadcasting, MatMul,
-Cast and the reductions."""
+"""Gradients of the math ops (TF's math_grad.py, nn_grad.py): the binary cwise ops (summed
+back over broadcast axes), MatMul, Cast, Conj, AddN and L2Loss. The unary cwise ops are in
+`unary_math`, the reductions in `reduction`, the batched products in `linalg`."""
 
 from graphops.api import raw_ops
 from graphops.autodiff.gradients import NotDifferentiable, RegisterGradient
-from graphops.autodiff.rules.util import (const, constant_list, reduced_shape, scalar_like,
-                                sum_to_operand)
+from graphops.autodiff.rules.util import conj, scalar_like, sum_to_operand
 
 for _op in ("Less", "LessEqual", "Greater", "GreaterEqual", "Equal", "NotEqual", "Range"):
     NotDifferentiable(_op)
@@ -66,53 +66,6 @@ def _floor_mod_grad(op, grad):
     return _binary(op, grad, grad_y)
 
 
-@RegisterGradient("Neg")
-def _neg_grad(op, grad):
-    return [raw_ops.Neg(x=grad)]
-
-
-@RegisterGradient("Square")
-def _square_grad(op, grad):
-    x = op.inputs[0]
-    return [raw_ops.Mul(x=grad, y=raw_ops.Mul(x=scalar_like(2, x), y=x))]
-
-
-@RegisterGradient("Sqrt")
-def _sqrt_grad(op, grad):
-    y = op.outputs[0]
-    return [raw_ops.RealDiv(x=raw_ops.Mul(x=grad, y=scalar_like(0.5, y)), y=y)]
-
-
-@RegisterGradient("Rsqrt")
-def _rsqrt_grad(op, grad):
-    y = op.outputs[0]
-    cube = raw_ops.Mul(x=raw_ops.Square(x=y), y=y)
-    return [raw_ops.Mul(x=grad, y=raw_ops.Mul(x=scalar_like(-0.5, y), y=cube))]
-
-
-@RegisterGradient("Exp")
-def _exp_grad(op, grad):
-    return [raw_ops.Mul(x=grad, y=op.outputs[0])]
-
-
-@RegisterGradient("Log")
-def _log_grad(op, grad):
-    return [raw_ops.RealDiv(x=grad, y=op.inputs[0])]
-
-
-@RegisterGradient("Tanh")
-def _tanh_grad(op, grad):
-    y = op.outputs[0]
-    return [raw_ops.Mul(x=grad, y=raw_ops.Sub(x=scalar_like(1, y), y=raw_ops.Square(x=y)))]
-
-
-@RegisterGradient("Sigmoid")
-def _sigmoid_grad(op, grad):
-    y = op.outputs[0]
-    slope = raw_ops.Mul(x=y, y=raw_ops.Sub(x=scalar_like(1, y), y=y))
-    return [raw_ops.Mul(x=grad, y=slope)]
-
-
 @RegisterGradient("Cast")
 def _cast_grad(op, grad):
     src, dst = op.get_attr("SrcT"), op.get_attr("DstT")
@@ -137,49 +90,52 @@ def _matmul_grad(op, grad):
     return [mm(b, grad, True, True), mm(grad, a, True, True)]
 
 
-def _reduced_axes(op):
-    """The reduced axes, wrapped and sorted, when the rank and axes are known while building;
-    else None."""
-    rank, axes = op.inputs[0].shape.rank, constant_list(op.inputs[1])
-    if rank is None or axes is None:
-        return None
-    return sorted({a % rank for a in axes}) if rank else []
-
-
-def _broadcast_back(op, grad, axes):
-    """The reduction's output gradient spread back over the reduced axes of its input
-    (`axes` None: reshaped to the kept-dims shape computed at run time)."""
-    x = op.inputs[0]
-    if axes is None:
-        if not op.get_attr("keep_dims"):
-            kept = reduced_shape(raw_ops.Shape(input=x), op.inputs[1])
-            grad = raw_ops.Reshape(tensor=grad, shape=kept)
-        return raw_ops.Mul(x=grad, y=raw_ops.OnesLike(x=x))
-    if not op.get_attr("keep_dims"):
-        for axis in axes:
-            grad = raw_ops.ExpandDims(input=grad, axis=const(axis))
-    if x.shape.is_fully_defined():
-        multiples = [d if i in axes else 1 for i, d in enumerate(x.shape.as_list())]
-        return raw_ops.Tile(input=grad, multiples=const(multiples)) if axes else grad
-    return raw_ops.Mul(x=grad, y=raw_ops.OnesLike(x=x))
-
-
-@RegisterGradient("Sum")
-def _sum_grad(op, grad):
-    return [_broadcast_back(op, grad, _reduced_axes(op)), None]
-
-
-@RegisterGradient("Mean")
-def _mean_grad(op, grad):
-    x, axes = op.inputs[0], _reduced_axes(op)
-    dims = None if axes is None else [x.shape[i] for i in axes]
-    if dims is not None and None not in dims:
-        count = 1
-        for d in dims:
-            count *= d
-        count = scalar_like(max(count, 1), grad)
+@RegisterGradient("Pow")
+def _pow_grad(op, grad):
+    """z = x^y: dz/dx = y x^(y-1); dz/dy = z log(x), taken as 0 where x <= 0 (x == 0 for
+    complex x)."""
+    x, y = op.inputs
+    cx, cy = conj(x), conj(y)
+    grad_x = raw_ops.Mul(x=raw_ops.Mul(x=grad, y=cy),
+                         y=raw_ops.Pow(x=cx, y=raw_ops.Sub(x=cy, y=scalar_like(1, y))))
+    if x.dtype.is_complex:
+        mask = raw_ops.NotEqual(x=cx, y=scalar_like(0, x))
     else:
-        count = raw_ops.RealDiv(x=raw_ops.Cast(x=raw_ops.Size(input=x), DstT=grad.dtype),
-                                y=raw_ops.Cast(x=raw_ops.Size(input=op.outputs[0]),
-                                               DstT=grad.dtype))
-    return [raw_ops.RealDiv(x=_broadcast_back(op, grad, axes), y=count), None]
+        mask = raw_ops.Greater(x=cx, y=scalar_like(0, x))
+    safe_x = raw_ops.Select(condition=mask, x=cx, y=raw_ops.OnesLike(x=x))
+    log_x = raw_ops.Select(condition=mask, x=raw_ops.Log(x=safe_x), y=raw_ops.ZerosLike(x=x))
+    grad_y = raw_ops.Mul(x=raw_ops.Mul(x=grad, y=conj(op.outputs[0])), y=log_x)
+    return _binary(op, grad_x, grad_y)
+
+
+@RegisterGradient("SquaredDifference")
+def _squared_difference_grad(op, grad):
+    x, y = op.inputs
+    grad_x = raw_ops.Mul(x=raw_ops.Mul(x=scalar_like(2, grad), y=grad), y=raw_ops.Sub(x=x, y=y))
+    grad_y = raw_ops.Neg(x=grad_x)
+    if x.shape.is_fully_defined() and x.shape == y.shape == grad.shape:
+        return [grad_x, grad_y]
+    return _binary(op, grad_x, grad_y)
+
+
+@RegisterGradient("DivNoNan")
+def _div_no_nan_grad(op, grad):
+    x, y = op.inputs
+    grad_y = raw_ops.Mul(x=grad, y=raw_ops.DivNoNan(
+        x=raw_ops.DivNoNan(x=raw_ops.Neg(x=x), y=y), y=y))
+    return _binary(op, raw_ops.DivNoNan(x=grad, y=y), grad_y)
+
+
+@RegisterGradient("Conj")
+def _conj_grad(op, grad):
+    return [raw_ops.Conj(input=grad)]
+
+
+@RegisterGradient("AddN")
+def _add_n_grad(op, grad):
+    return [grad] * len(op.inputs)
+
+
+@RegisterGradient("L2Loss")
+def _l2_loss_grad(op, grad):
+    return [raw_ops.Mul(x=op.inputs[0], y=grad)]

@@ -9,11 +9,22 @@ import numpy as np
 
 from graphops.api import raw_ops
 from registry import dtypes
+from registry.op_registry import get_op_def
 
 
 def const(value, dtype=dtypes.int32, name="Const"):
     """A Const node holding `value` as `dtype`."""
     return raw_ops.Const(value=np.asarray(value, dtype=dtype.np_dtype), dtype=dtype, name=name)
+
+
+def with_attrs_of(op, op_type, **inputs):
+    """`op_type` applied to `inputs` with every attr of `op` that `op_type` declares (the
+    forward op's attrs passed through to its gradient ops)."""
+    target = get_op_def(op_type)
+    inferred = target.inferred_attrs()
+    attrs = {a.name: op.get_attr(a.name) for a in target.attr
+             if a.name not in inferred and a.name in op.attrs}
+    return getattr(raw_ops, op_type)(**inputs, **attrs)
 
 
 def scalar_like(value, tensor):
@@ -105,3 +116,8 @@ def sum_to_operand(grad, x, other):
 def is_zeros(tensor):
     """True when `tensor` is an implicit zero gradient made by `gradients`."""
     return tensor is None or tensor.op.type == "ZerosLike"
+
+
+def conj(tensor):
+    """The complex conjugate of `tensor` (a Conj node), `tensor` itself when it is real."""
+    return raw_ops.Conj(input=tensor) if tensor.dtype.is_complex else tensor

@@ -1,0 +1,89 @@
+"""TF's normalisation wrappers (``tf.compat.v1.nn.fused_batch_norm``,
+``batch_normalization``, ``moments``, ``local_response_normalization`` / ``lrn``), built on
+``graphops.raw_ops``, under TF's name scopes in graph mode."""
+
+import contextlib
+
+import numpy as np
+
+from graphops.api import raw_ops
+from graphops.api.nn_args import deprecated_argument_lookup
+from graphops.building.graph import name_scope
+from graphops.building.tensor import Tensor, as_graph_element
+from graphops.building.values import convert_value, dtype_of
+from registry import dtypes
+
+
+def _scope(name, default_name, value):
+    """TF's name scope for a composite wrapper in graph mode (eager ops are unnamed)."""
+    value = as_graph_element(value)
+    if isinstance(value, Tensor):
+        return name_scope(name, default_name, [value])
+    return contextlib.nullcontext()
+
+
+def _cast(value, dtype):
+    return value if dtype_of(value) == dtype else raw_ops.Cast(x=value, DstT=dtype)
+
+
+def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon=0.001,
+                     data_format="NHWC", is_training=True, name=None,
+                     exponential_avg_factor=1.0):
+    """Batch normalization through FusedBatchNormV3: (y, running_mean, running_variance)
+    (``tf.compat.v1.nn.fused_batch_norm``)."""
+    if (not is_training or exponential_avg_factor != 1.0) and (mean is None or variance is None):
+        raise ValueError("Both `mean` and `variance` must be a 1D tensor when `is_training` is "
+                         "False or `exponential_avg_factor` != 1.0. Received: `mean` "
+                         f"{mean!r} and `variance` {variance!r}")
+    empty = np.zeros([0], np.float32)
+    y, running_mean, running_var, _, _, _ = raw_ops.FusedBatchNormV3(
+        x=x, scale=scale, offset=offset, mean=empty if mean is None else mean,
+        variance=empty if variance is None else variance, epsilon=epsilon,
+        exponential_avg_factor=exponential_avg_factor, data_format=data_format,
+        is_training=is_training, name=name)
+    return y, running_mean, running_var
+
+
+def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name=None):
+    """(x - mean) * scale / sqrt(variance + variance_epsilon) + offset, with broadcasting;
+    `offset` and `scale` may be None (``tf.nn.batch_normalization``)."""
+    with _scope(name, "batchnorm", x):
+        variance = convert_value(variance)
+        inv = raw_ops.Rsqrt(x=raw_ops.AddV2(
+            x=variance, y=np.asarray(variance_epsilon, dtype_of(variance).np_dtype)))
+        if scale is not None:
+            inv = raw_ops.Mul(x=inv, y=scale)
+        shift = (raw_ops.Sub(x=offset, y=raw_ops.Mul(x=mean, y=inv)) if offset is not None
+                 else raw_ops.Mul(x=raw_ops.Neg(x=mean), y=inv))
+        x_dtype = dtype_of(convert_value(x))
+        return raw_ops.AddV2(x=raw_ops.Mul(x=x, y=_cast(inv, x_dtype)), y=_cast(shift, x_dtype))
+
+
+def moments(x, axes, shift=None, name=None, keep_dims=None, keepdims=None):
+    """(mean, variance) of `x` over `axes`, the variance biased; float16 computed in float32
+    (``tf.compat.v1.nn.moments``; `shift` is unused, as in TF)."""
+    del shift
+    keep_dims = bool(deprecated_argument_lookup("keepdims", keepdims, "keep_dims", keep_dims))
+    with _scope(name, "moments", x):
+        x = convert_value(x)
+        wide = _cast(x, dtypes.float32) if dtype_of(x) == dtypes.float16 else x
+        axes_value = np.asarray(axes, np.int32)
+        mean = raw_ops.Mean(input=wide, axis=axes_value, keep_dims=True, name="mean")
+        variance = raw_ops.Mean(
+            input=raw_ops.SquaredDifference(x=wide, y=raw_ops.StopGradient(input=mean)),
+            axis=axes_value, keep_dims=True, name="variance")
+        if not keep_dims:
+            squeeze_axes = [int(a) for a in np.reshape(axes_value, -1)]
+            mean = raw_ops.Squeeze(input=mean, axis=squeeze_axes)
+            variance = raw_ops.Squeeze(input=variance, axis=squeeze_axes)
+        return _cast(mean, dtype_of(x)), _cast(variance, dtype_of(x))
+
+
+def local_response_normalization(input, depth_radius=5, bias=1, alpha=1, beta=0.5,  # noqa: A002
+                                 name=None):
+    """input / (bias + alpha * sum of squares over a depth window) ** beta (``tf.nn.lrn``)."""
+    return raw_ops.LRN(input=input, depth_radius=depth_radius, bias=bias, alpha=alpha,
+                       beta=beta, name=name)
+
+
+lrn = local_response_normalization

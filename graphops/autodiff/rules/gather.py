@@ -1,0 +1,172 @@
+"""Gradients of Gather, GatherV2, GatherNd and UnsortedSegmentSum (TF's array_grad.py and
+math_grad.py), built from the same ops as TF's.
+
+Where TF hands back IndexedSlices (a gather along axis 0, GatherNd with one index column),
+the rule builds the dense tensor TF converts them to when they are used: an
+UnsortedSegmentSum of the values by the indices, `dense_shape[0]` segments."""
+
+from graphops.api import raw_ops
+from graphops.autodiff.gradients import RegisterGradient
+from graphops.autodiff.rules.util import const, constant_list
+from registry import dtypes
+
+
+def _vector(value, dtype=dtypes.int32):
+    """A Python int or a scalar tensor as a length-1 vector of `dtype` (TF packs `[t]`)."""
+    if isinstance(value, int):
+        return const([value], dtype)
+    if value.dtype != dtype:
+        value = raw_ops.Cast(x=value, DstT=dtype)
+    return raw_ops.Pack(values=[value])
+
+
+def _part(vector, begin=None, end=None):
+    """vector[begin:end] as a StridedSlice (begin/end: Python ints, scalar tensors or None)."""
+    return raw_ops.StridedSlice(
+        input=vector, begin=_vector(0 if begin is None else begin),
+        end=_vector(0 if end is None else end), strides=const([1]),
+        begin_mask=int(begin is None), end_mask=int(end is None))
+
+
+def _item(vector, i):
+    """vector[i] as a StridedSlice that shrinks the axis (i: a Python int or scalar tensor)."""
+    after = i + 1 if isinstance(i, int) else raw_ops.AddV2(x=i, y=const(1, i.dtype))
+    return raw_ops.StridedSlice(input=vector, begin=_vector(i), end=_vector(after),
+                                strides=const([1]), shrink_axis_mask=1)
+
+
+def _concat(parts):
+    return raw_ops.ConcatV2(values=parts, axis=const(0))
+
+
+def _dense_slices(values, indices, dense_shape):
+    """The dense form of IndexedSlices(values, indices, dense_shape)."""
+    return raw_ops.UnsortedSegmentSum(data=values, segment_ids=indices,
+                                      num_segments=_item(dense_shape, 0))
+
+
+def _axis0_grad(params, indices, grad):
+    """TF's IndexedSlices gradient of a gather along axis 0, made dense."""
+    params_shape = raw_ops.Shape(input=params)
+    size = raw_ops.ExpandDims(input=raw_ops.Size(input=indices), axis=const(0))
+    values = raw_ops.Reshape(tensor=grad, shape=_concat([size, _part(params_shape, 1)]))
+    flat = raw_ops.Reshape(tensor=indices, shape=size)
+    return _dense_slices(values, flat, params_shape)
+
+
+@RegisterGradient("Gather")
+def _gather_grad(op, grad):
+    return [_axis0_grad(op.inputs[0], op.inputs[1], grad), None]
+
+
+def _batch_indices(params_shape, indices, batch_dims):
+    """TF's _GetBatchIndices: each batch's indices offset into the flattened batch."""
+    dtype = indices.dtype
+    shape = raw_ops.Cast(x=params_shape, DstT=dtype)
+    accumulated = const(1, dtype)
+    for dim in range(batch_dims, 0, -1):
+        size = _item(shape, dim - 1)
+        accumulated = raw_ops.Mul(x=accumulated, y=_item(shape, dim))
+        steps = raw_ops.Range(start=const(0, dtype), limit=size, delta=const(1, dtype))
+        steps = raw_ops.Mul(x=steps, y=accumulated)
+        trailing = raw_ops.Sub(x=raw_ops.Rank(input=indices), y=const(dim))
+        step_shape = _concat([raw_ops.Tile(input=const([1]), multiples=const([dim - 1])),
+                              _vector(size),
+                              raw_ops.Tile(input=const([1]), multiples=_vector(trailing))])
+        indices = raw_ops.AddV2(x=indices, y=raw_ops.Reshape(tensor=steps, shape=step_shape))
+    return indices
+
+
+def _batch_gather_grad(params_shape, values, indices, batch_dims, gather_dim_size):
+    """TF's _BatchGatherGrad: segment sums over the batch-offset indices."""
+    indices_size = raw_ops.ExpandDims(input=raw_ops.Size(input=indices), axis=const(0))
+    if batch_dims:
+        values_shape = raw_ops.Shape(input=values)
+        outer_shape = _part(values_shape, end=batch_dims)
+        inner_shape = _part(_part(values_shape, batch_dims), 1)
+        batch_size = raw_ops.Prod(input=outer_shape, axis=const([0]))
+        flat_values_shape = _concat([const([-1]), inner_shape])
+        gather_dim_size = raw_ops.Mul(x=gather_dim_size, y=batch_size)
+        indices = _batch_indices(params_shape, indices, batch_dims)
+        values = raw_ops.Reshape(tensor=values, shape=flat_values_shape)
+    indices = raw_ops.Reshape(tensor=indices, shape=indices_size)
+    grad = raw_ops.UnsortedSegmentSum(data=values, segment_ids=indices,
+                                      num_segments=gather_dim_size)
+    if batch_dims:
+        grad = raw_ops.Reshape(tensor=grad, shape=_concat([outer_shape, flat_values_shape]))
+    return grad
+
+
+@RegisterGradient("GatherV2")
+def _gather_v2_grad(op, grad):
+    """Axis 0: TF's IndexedSlices, made dense. Other axes: the gathered axis moved next to
+    the batch dims, batch-offset segment sums, and the axis moved back (TF's way)."""
+    params, indices, axis = op.inputs
+    batch_dims = op.get_attr("batch_dims")
+    if batch_dims < 0:
+        if indices.shape.rank is None:
+            raise ValueError(
+                "Currently, it is unsupported to take the gradient of tf.gather when "
+                "batch_dims < 0 and the rank of the indices is unknown. Please pass a positive "
+                "batch_dims or use tf.ensure_shape to update the shape of indices when calling "
+                f"tf.gather. Got batch_dims={batch_dims} and indices={indices}")
+        batch_dims += indices.shape.rank
+    if constant_list(axis) == [0]:
+        return [_axis0_grad(params, indices, grad), None, None]
+    params_shape = raw_ops.Shape(input=params)
+    if axis.dtype != dtypes.int32:
+        axis = raw_ops.Cast(x=axis, DstT=dtypes.int32)
+    outer_shape = _part(params_shape, end=axis)
+    inner_shape = _part(_part(params_shape, axis), 1)
+    values_shape = _concat([outer_shape, const([-1]), inner_shape])
+    values_dims = raw_ops.Size(input=values_shape)
+    axis_dims = raw_ops.Size(input=outer_shape)
+
+    def span(start, limit):
+        start = const(start) if isinstance(start, int) else start
+        limit = const(limit) if isinstance(limit, int) else limit
+        return raw_ops.Range(start=start, limit=limit, delta=const(1))
+
+    outer_batches = span(0, batch_dims)
+    batch_axes = span(batch_dims, axis_dims)
+    inner_axes = span(raw_ops.AddV2(x=axis_dims, y=const(1)), values_dims)
+    values = raw_ops.Reshape(tensor=grad, shape=values_shape)
+    perm = _concat([outer_batches, _vector(axis_dims), batch_axes, inner_axes])
+    moved = raw_ops.Transpose(x=values, perm=perm)
+    moved_shape = raw_ops.GatherV2(params=params_shape, indices=perm, axis=const(0))
+    params_grad = _batch_gather_grad(moved_shape, moved, indices, batch_dims,
+                                     _item(params_shape, axis))
+    inverse = _concat([outer_batches, raw_ops.AddV2(x=batch_axes, y=const(1)),
+                       const([batch_dims]), inner_axes])
+    params_grad = raw_ops.Transpose(x=params_grad, perm=inverse)
+    return [raw_ops.Reshape(tensor=params_grad, shape=raw_ops.Shape(input=params)), None, None]
+
+
+@RegisterGradient("GatherNd")
+def _gather_nd_grad(op, grad):
+    """IndexedSlices for one index column (made dense), else a ScatterNd of the gradient."""
+    params, indices = op.inputs
+    index_type = dtypes.int64 if indices.dtype == dtypes.int64 else dtypes.int32
+    if indices.dtype != index_type:
+        indices = raw_ops.Cast(x=indices, DstT=index_type)
+    params_shape = raw_ops.Shape(input=params, out_type=index_type)
+    if indices.shape.rank == 2 and indices.shape[-1] == 1:
+        rows = raw_ops.Squeeze(input=indices, axis=[-1])
+        return [_dense_slices(grad, rows, params_shape), None]
+    return [raw_ops.ScatterNd(indices=indices, updates=grad, shape=params_shape,
+                              bad_indices_policy=op.get_attr("bad_indices_policy")), None]
+
+
+@RegisterGradient("UnsortedSegmentSum")
+def _unsorted_segment_sum_grad(op, grad):
+    """TF's _GatherDropNegatives: the gradient rows by segment id, zero for negative ids."""
+    ids = op.inputs[1]
+    clipped = raw_ops.Maximum(x=ids, y=raw_ops.ZerosLike(x=ids))
+    gathered = raw_ops.GatherV2(params=grad, indices=clipped, axis=const(0))
+    is_positive = raw_ops.GreaterEqual(x=ids, y=const(0, ids.dtype))
+    positive_shape = raw_ops.Shape(input=is_positive)
+    extra = raw_ops.Sub(x=raw_ops.Rank(input=gathered), y=raw_ops.Rank(input=is_positive))
+    ones = raw_ops.Fill(dims=_vector(extra), value=const(1))
+    is_positive = raw_ops.Reshape(tensor=is_positive, shape=_concat([positive_shape, ones]))
+    zeros = raw_ops.ZerosLike(x=gathered)
+    return [raw_ops.SelectV2(condition=is_positive, t=gathered, e=zeros), None, None]

@@ -1,0 +1,62 @@
+"""The kernel of PartitionedCall and StatefulPartitionedCall: runs a library function.
+
+Once per node (kernel construction) the function named by `f` is looked up in the graph's
+library (`ctx.function_library`), instantiated as a sub-graph (functions.py) and planned
+with the executor, sharing the Session's resources; each run feeds the inputs and returns
+the fetched outputs. A function that calls itself, directly or not, is refused.
+"""
+
+import threading
+
+from graphops.runtime.executor import build_plan
+from kernels.kernel_util import DEVICES
+from registry.errors import InvalidArgumentError, NotFoundError
+from registry.kernel_registry import OpKernel, register_kernel
+
+_instantiating = threading.local()     # names of the functions being planned, per thread
+
+
+class FunctionCallOp(OpKernel):
+    """Runs function `f` on the node's inputs: one planned sub-graph per node."""
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        from graphops.interchange import functions   # loads GraphDef import on first use
+
+        name = ctx.get_attr("f")
+        function = ctx.function_library.get(name)
+        if function is None:
+            raise NotFoundError(f"Function {name} is not defined in the graph's function "
+                                "library.")
+        active = getattr(_instantiating, "names", ())
+        if name in active:
+            raise InvalidArgumentError(f"Function {name} calls itself (through "
+                                       f"{' -> '.join(active + (name,))}); recursive "
+                                       "functions are not supported.")
+        _instantiating.names = active + (name,)
+        try:
+            instance = functions.instantiate(function, ctx.function_library)
+            _check_types("Tin", ctx.get_attr("Tin"), instance.body.input_types, name)
+            _check_types("Tout", ctx.get_attr("Tout"), instance.body.output_types, name)
+            self._plan = build_plan(instance.inputs, instance.outputs, instance.control_outputs,
+                                    resources=ctx.resources,
+                                    fetch_to_host=ctx.device_type == "CPU")
+        finally:
+            _instantiating.names = active
+
+    def compute(self, ctx):
+        for i, value in enumerate(self._plan.run(list(ctx.inputs))):
+            if ctx.device_type != "CPU" and i not in ctx.construction.host_outputs:
+                value = ctx.xp.asarray(value)    # an output computed on the host
+            ctx.set_output(i, value)
+
+
+def _check_types(attr, given, expected, name):
+    if list(given) != list(expected):
+        raise InvalidArgumentError(
+            f"{attr} [{', '.join(t.short_name for t in given)}] does not match function "
+            f"{name}'s arg types [{', '.join(t.short_name for t in expected)}]")
+
+
+for _op in ("PartitionedCall", "StatefulPartitionedCall"):
+    register_kernel(_op, device=DEVICES)(FunctionCallOp)

@@ -1,0 +1,185 @@
+"""Gather, GatherV2, GatherNd, ScatterNd and UnsortedSegmentSum (the dense form of a gather's
+gradient): OpDefs and TF's shape functions."""
+
+from registry.errors import InvalidArgumentError
+from registry.op_defs.array import int_values, shape_from_shape_tensor
+from registry.op_registry import register_op
+from registry.shape_inference import merge_dim, merge_shapes
+from registry.tensor_shape import TensorShape, unknown_shape
+
+_SEGMENT_TYPES = ("float, double, int32, uint8, int16, int8, complex64, int64, qint8, quint8, "
+                  "qint32, bfloat16, qint16, quint16, uint16, complex128, half, uint32, uint64")
+
+
+def _concat(*shapes):
+    """Concatenation of TensorShapes; unknown when any rank is."""
+    if any(s.rank is None for s in shapes):
+        return unknown_shape()
+    return TensorShape([d for s in shapes for d in s.dims])
+
+
+def _tail(shape, start):
+    return unknown_shape() if shape.rank is None else TensorShape(shape.dims[start:])
+
+
+def _gather_shape(c):
+    params = c.with_rank_at_least(c.input(0), 1)
+    c.set_output(0, _concat(c.input(1), _tail(params, 1)))
+
+
+def _gather_v2_shape(c):
+    """TF's GatherV2 shape fn: params[:axis] + indices[batch_dims:] + params[axis + 1:]."""
+    params = c.with_rank_at_least(c.input(0), 1)
+    indices = c.input(1)
+    c.with_rank(c.input(2), 0)
+    axis_value, batch_dims = c.input_value(2), c.get_attr("batch_dims")
+    if axis_value is None:
+        known = params.rank is not None and indices.rank is not None
+        rank = params.rank + indices.rank - 1 - batch_dims if known else -1
+        c.set_output(0, unknown_shape(rank) if rank >= 0 else unknown_shape())   # TF's
+        return                                        # CHECK fails (aborts) below rank -1
+    axis = int_values(axis_value)[0]
+    c.with_rank_at_least(params, -axis if axis < 0 else axis + 1)
+    c.with_rank_at_least(indices, abs(batch_dims))
+    if batch_dims < 0 and indices.rank is not None:
+        batch_dims += indices.rank
+    if batch_dims >= 0:
+        c.with_rank_at_least(params, batch_dims + 1)
+    if params.rank is None or indices.rank is None:
+        c.set_output(0, unknown_shape())
+        return
+    axis %= params.rank
+    c.set_output(0, TensorShape(params.dims[:axis] + indices.dims[batch_dims:]
+                                + params.dims[axis + 1:]))
+
+
+register_op("Gather") \
+    .input("params: Tparams") \
+    .input("indices: Tindices") \
+    .output("output: Tparams") \
+    .attr("validate_indices: bool = true") \
+    .attr("Tparams: type") \
+    .attr("Tindices: {int32, int64}") \
+    .set_shape_fn(_gather_shape) \
+    .doc("Gather slices from `params` according to `indices`.")
+
+register_op("GatherV2") \
+    .input("params: Tparams") \
+    .input("indices: Tindices") \
+    .input("axis: Taxis") \
+    .output("output: Tparams") \
+    .attr("batch_dims: int = 0") \
+    .attr("Tparams: type") \
+    .attr("Tindices: {int16, int32, int64}") \
+    .attr("Taxis: {int32, int64}") \
+    .set_shape_fn(_gather_v2_shape) \
+    .doc("Gather slices from `params` axis `axis` according to `indices`.")
+
+
+def _gather_nd_shape(c):
+    params, indices = c.input(0), c.with_rank_at_least(c.input(1), 1)
+    depth = None if indices.rank is None else indices[-1]
+    if params.rank is None or depth is None:
+        c.set_output(0, unknown_shape())
+        return
+    if depth > params.rank:
+        raise InvalidArgumentError(
+            f"indices.shape[-1] must be <= params.rank, but saw indices shape: "
+            f"{indices.debug_string()} and params shape: {params.debug_string()}")
+    c.set_output(0, TensorShape(indices.dims[:-1] + params.dims[depth:]))
+
+
+def _scatter_nd_shape(c):
+    """TF's ScatterNdShape. TF runs it first without the shape's values (its rank only),
+    and that pass's errors come first."""
+    indices = c.with_rank_at_least(c.input(0), 1)
+    updates = c.with_rank_at_least(c.input(1), 1)
+    out = shape_from_shape_tensor(c, 2)
+    if c.input_value(2) is not None:
+        _check_scatter_nd(indices, updates, unknown_shape(out.rank))
+    _check_scatter_nd(indices, updates, out)
+    c.set_output(0, out)
+
+
+def _check_scatter_nd(indices, updates, out):
+    """indices' outer dims match updates' leading dims, and the output's dims after the
+    index depth match the rest of updates."""
+    if out.num_elements() == 0 and (indices.num_elements() or updates.num_elements()):
+        raise InvalidArgumentError("Indices and updates specified for empty input")
+    if indices.rank is None or updates.rank is None or indices[-1] is None:
+        return
+    outer, depth = indices.rank - 1, indices[-1]
+    prefix_indices = TensorShape(indices.dims[:outer])
+    prefix_updates = TensorShape(updates.dims[:outer])
+    try:
+        merge_shapes(prefix_indices, prefix_updates)
+    except InvalidArgumentError as e:
+        raise InvalidArgumentError(
+            f"Dimensions [0,{outer}) of indices[shape={indices.debug_string()}] = "
+            f"{prefix_indices.debug_string()} must match dimensions [0,{outer}) of "
+            f"updates[shape={updates.debug_string()}] = {prefix_updates.debug_string()}: "
+            f"{e.message}") from None
+    if out.rank is None:
+        return
+    suffix_out = TensorShape(out.dims[depth:])
+    suffix_updates = TensorShape(updates.dims[outer:])
+    try:
+        merge_shapes(suffix_out, suffix_updates)
+    except InvalidArgumentError as e:
+        raise InvalidArgumentError(
+            f"Dimensions [{depth},{out.rank}) of input[shape={out.debug_string()}] = "
+            f"{suffix_out.debug_string()} must match dimensions [{outer},{updates.rank}) of "
+            f"updates[shape={updates.debug_string()}] = {suffix_updates.debug_string()}: "
+            f"{e.message}") from None
+
+
+register_op("GatherNd") \
+    .input("params: Tparams") \
+    .input("indices: Tindices") \
+    .output("output: Tparams") \
+    .attr("Tparams: type") \
+    .attr("Tindices: {int16, int32, int64}") \
+    .attr("bad_indices_policy: string = ''") \
+    .set_shape_fn(_gather_nd_shape) \
+    .doc("Gather slices from `params` into a Tensor with shape specified by `indices`.")
+
+register_op("ScatterNd") \
+    .input("indices: Tindices") \
+    .input("updates: T") \
+    .input("shape: Tindices") \
+    .output("output: T") \
+    .attr("T: type") \
+    .attr("Tindices: {int16, int32, int64}") \
+    .attr("bad_indices_policy: string = ''") \
+    .set_shape_fn(_scatter_nd_shape) \
+    .doc("Scatters `updates` into a zero tensor of `shape` according to `indices` (summing).")
+
+
+def _unsorted_segment_shape(c):
+    data, ids = c.input(0), c.input(1)
+    c.with_rank(c.input(2), 0)
+    if ids.rank is None:
+        c.set_output(0, unknown_shape())
+        return
+    data = c.with_rank_at_least(data, ids.rank)
+    if data.rank is not None:
+        for a, b in zip(data.dims, ids.dims):
+            merge_dim(a, b)
+    num = c.input_value(2)
+    num = None if num is None else int_values(num)[0]
+    if num is not None and num < 0:
+        raise InvalidArgumentError(
+            f"Dimension size, given by scalar input 2, must be non-negative but is {num}")
+    c.set_output(0, _concat(TensorShape([num]), _tail(data, ids.rank)))
+
+
+register_op("UnsortedSegmentSum") \
+    .input("data: T") \
+    .input("segment_ids: Tindices") \
+    .input("num_segments: Tnumsegments") \
+    .output("output: T") \
+    .attr(f"T: {{{_SEGMENT_TYPES}}}") \
+    .attr("Tindices: {int16, int32, int64}") \
+    .attr("Tnumsegments: {int32, int64} = DT_INT32") \
+    .set_shape_fn(_unsorted_segment_shape) \
+    .doc("Computes the sum along segments of a tensor.")
