@@ -61,7 +61,7 @@ def main():
     parser.add_argument("--only", default="")
     args = parser.parse_args()
     try:
-        from tests.keras_models import MODELS, freeze, keras, tf
+        from tests.keras_models import MODELS, build, freeze, tf
     except ImportError as error:
         sys.exit(f"bench_models.py needs TensorFlow: {error}")
     import graphops as gp
@@ -71,9 +71,8 @@ def main():
     print(f"{'model':<16} {'batch':>5} {'nodes':>6} {'graphops ms':>12} {'TF ms':>9} "
           f"{'ratio':>6} {'max rel diff':>13}")
     for name in names:
-        make, shape = MODELS[name]
-        keras.utils.set_random_seed(7)
-        graph_def, input_name, output_name, _ = freeze(make(), shape)
+        model, shape = build(name)
+        graph_def, input_name, output_name, _ = freeze(model, shape)
         with tf_session(tf, graph_def) as theirs, graphops_session(gp, tf, graph_def) as ours:
             for batch in batches:
                 x = np.random.default_rng(0).standard_normal((batch,) + shape).astype(np.float32)

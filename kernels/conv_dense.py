@@ -31,6 +31,10 @@ from kernels.conv_layout import (blocks, channels_last_shape, chunk_bytes, compu
                                  padded_for_windows, to_channels_last, window_view)
 
 CHUNK_BYTES = 8 << 20  # CPU im2col block size (measured best at 4-16 MB)
+# The forward GEMM takes the filter as a transposed view (faster in OpenBLAS) once it has
+# this many rows to multiply; with fewer, copying the filter costs more than it saves
+# (ResNet50's last blocks at batch 1: 4 rows against 2.4M filter values).
+TRANSPOSED_FILTER_MIN_ROWS = 256
 
 
 def conv_forward(x, w, strides, dilations, pads, channels_last=True, xp=np):
@@ -41,7 +45,9 @@ def conv_forward(x, w, strides, dilations, pads, channels_last=True, xp=np):
     n = xc.shape[0]
     out_sp = tuple(conv_output_size(s, k, st, d, b, a) for s, k, st, d, (b, a)
                    in zip(xc.shape[1:-1], kernel, strides, dilations, pads))
-    w2 = xp.ascontiguousarray(w.reshape(math.prod(w.shape[:-1]), o).T, dtype=ct).T
+    w2 = w.reshape(math.prod(w.shape[:-1]), o).astype(ct, copy=False)
+    if n * math.prod(out_sp) >= TRANSPOSED_FILTER_MIN_ROWS:
+        w2 = xp.ascontiguousarray(w2.T).T
     if 0 in (n, o, w2.shape[0], *out_sp):
         y = xp.zeros((n, *out_sp, o), ct)
     elif _pointwise(kernel, pads):

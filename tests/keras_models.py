@@ -65,7 +65,8 @@ def transformer():
 
 
 def _application(name, size):
-    return lambda: getattr(keras.applications, name)(input_shape=(size, size, 3), weights=None)
+    return lambda: getattr(keras.applications, name)(input_shape=(size, size, 3), weights=None,
+                                                     classifier_activation=None)
 
 
 MODELS = {
@@ -79,6 +80,29 @@ MODELS = {
     "densenet121": (_application("DenseNet121", 64), (64, 64, 3)),
     "efficientnet_b0": (_application("EfficientNetB0", 64), (64, 64, 3)),
 }
+def has_batch_norm(model):
+    return any(hasattr(layer, "moving_mean") for layer in model._flatten_layers())
+
+
+def build(name, seed=7):
+    """Model `name` with seeded random weights and its batch-norm layers calibrated: their
+    moving statistics set to those of a batch of standard-normal inputs, so activations keep
+    their scale through deep nets (with Keras' initial statistics MobileNetV2's logits shrink
+    to 1e-11 and its softmax is uniform, which would make comparing outputs meaningless).
+    Returns (model, input shape without the batch)."""
+    make, shape = MODELS[name]
+    keras.utils.set_random_seed(seed)
+    model = make()
+    norms = {layer: layer.momentum for layer in model._flatten_layers()
+             if hasattr(layer, "moving_mean")}
+    for layer in norms:
+        layer.momentum = 0.0
+    model(tf.random.stateless_normal((8,) + shape, seed=(seed, 0)), training=True)
+    for layer, momentum in norms.items():
+        layer.momentum = momentum
+    return model, shape
+
+
 LARGE = {"resnet50", "densenet121", "efficientnet_b0"}
 
 
