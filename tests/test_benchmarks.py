@@ -39,3 +39,12 @@ def test_bench_gpu_simulated_runs_and_matches_the_cpu(monkeypatch, capsys, only)
     assert len(rows) == 1
     max_err = float(re.split(r"\s+", rows[0].strip())[-1])
     assert max_err < 1e-5
+
+
+def test_bench_models_runs_and_matches_tensorflow(monkeypatch, capsys):
+    pytest.importorskip("tensorflow")
+    out = _run("bench_models.py", ["--only", "small_cnn", "--batch", "1", "--repeat", "1"],
+               monkeypatch, capsys)
+    rows = [line for line in out.splitlines() if line.startswith("small_cnn")]
+    assert len(rows) == 1
+    assert float(rows[0].split()[-1]) < 1e-5
