@@ -235,9 +235,13 @@ class OneHotOp(OpKernel):
         axis = indices.ndim if axis == -1 else axis
         shape = indices.shape[:axis] + (depth,) + indices.shape[axis:]
         ctx.check_allocation(shape, on.dtype)
-        hot = indices.astype(np.int64)[..., None] == xp.arange(depth, dtype=np.int64)
-        out = xp.where(xp.moveaxis(hot, -1, axis), on, off)
-        ctx.set_output(0, out.astype(on.dtype, copy=False))
+        flat = indices.reshape(-1).astype(np.int64)
+        out = xp.full((flat.size, depth), off, on.dtype)      # the only big buffer
+        valid = (flat >= 0) & (flat < depth)
+        out[xp.arange(flat.size)[valid], flat[valid]] = on
+        out = out.reshape(indices.shape + (depth,))
+        ctx.set_output(0, out if axis == indices.ndim else
+                       xp.ascontiguousarray(xp.moveaxis(out, -1, axis)))
 
 
 # ----------------------------------------------------------------------------- reversing

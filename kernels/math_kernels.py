@@ -274,6 +274,6 @@ class RangeOp(OpKernel):
         start, limit, delta = scalars
         size = range_size(start, limit, delta)
         dtype = ctx.output_dtype(0).np_dtype
-        ctx.check_allocation([size], dtype)
+        ctx.check_allocation([size], np.int64)          # the steps, then the result
         steps = self._xp.arange(size).astype(dtype)
         ctx.set_output(0, (start + steps * delta).astype(dtype, copy=False))

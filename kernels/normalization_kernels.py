@@ -65,7 +65,8 @@ class FusedBatchNormOp(OpKernel):
     the batch's mean and biased variance, outputs the running statistics (variance with
     Bessel's correction, blended with the inputs when exponential_avg_factor != 1) and
     saves the batch mean and biased variance as reserve_space_1/2. Inference passes mean
-    and variance through. V3's reserve_space_3 is a scalar 0, as on TF's CPU."""
+    and variance through. V3's reserve_space_3 is a scalar 0, as TF's Eigen CPU kernel gives it
+    (its oneDNN kernel gives an empty [0])."""
 
     def __init__(self, ctx):
         super().__init__(ctx)

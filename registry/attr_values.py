@@ -143,3 +143,12 @@ def attr_value_string(value):
     if isinstance(value, np.ndarray):
         return f"Tensor<type: {dtypes.as_dtype(value.dtype).short_name} shape: {list(value.shape)}>"
     return format_attr_value(value)
+
+
+def int32_attr(name, value):
+    """`value` (an int or a list of ints) as a kernel reading attr `name` into int32 sees it;
+    TF's error when an entry does not fit."""
+    for v in value if isinstance(value, (list, tuple)) else [value]:
+        if not -2**31 <= v < 2**31:
+            raise InvalidArgumentError(f"Attr {name} has value {v} out of range for an int32")
+    return value

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from registry.conv_shapes import (
     check_valid_padding, format_dims, is_channels_last, spatial_explicit_pads,
     windowed_output_dim, windowed_output_size)
+from registry.attr_values import int32_attr
 from registry.errors import InvalidArgumentError, UnimplementedError
 from registry.tensor_shape import TensorShape, as_shape
 
@@ -86,7 +87,8 @@ def pool_params(op_type, ksize, strides, padding, data_format, explicit_paddings
     """Validates a pooling node's attrs (or V2 inputs) as TF's kernels do; -> PoolParams."""
     info = POOL_OPS[op_type]
     num_dims = info.num_spatial + 2
-    ksize, strides = [int(k) for k in ksize], [int(s) for s in strides]
+    ksize = [int(k) for k in int32_attr("ksize", list(ksize))]
+    strides = [int(s) for s in int32_attr("strides", list(strides))]
     batch, feature, spatial = _format(data_format, num_dims)
     if len(ksize) != num_dims:
         raise InvalidArgumentError(f"Sliding window ksize field must specify {num_dims} dimensions")
@@ -156,6 +158,8 @@ def static_output_shape(op_type, input_shape, ksize, strides, padding, data_form
     shape of a pool over ``input_shape`` (unknown dims allowed), with their messages."""
     info = POOL_OPS[op_type]
     num_dims = info.num_spatial + 2
+    int32_attr("ksize", list(ksize))
+    int32_attr("strides", list(strides))
     vect_c = data_format == "NCHW_VECT_C"
     shape = as_shape(input_shape)
     rank = num_dims + 1 if vect_c else num_dims

@@ -235,6 +235,8 @@ def test_range_errors(run):
         run("Range", start=np.float64(0.5), limit=np.float64(1), delta=np.float64(0))
     with invalid("Requires start <= limit when delta > 0: 10/1"):
         run("Range", start=np.int32(10), limit=np.int32(1), delta=np.int32(1))
+    with invalid("Requires ((limit - start) / delta) <= 9223372036854775807"):
+        run("Range", start=np.float16(0), limit=np.float16(60000), delta=np.float16(0.125))
     with invalid("Requires start >= limit when delta < 0: 1.5/10"):
         run("Range", start=np.float64(1.5), limit=np.float64(10), delta=np.float64(-1))
     with pytest.raises(errors.NotFoundError, match="No registered 'Range' OpKernel for 'CPU'"):

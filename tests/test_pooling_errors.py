@@ -218,3 +218,16 @@ def test_hostile_attrs_give_typed_errors(data):
         getattr(R, op)(**inputs, **attrs)
     except errors.OpError:
         pass
+
+
+@pytest.mark.parametrize("op, rank", [("AvgPool", 4), ("MaxPool", 4), ("MaxPool3D", 5)])
+def test_window_attrs_must_fit_int32_as_tf_reads_them(op, rank):
+    arg = "value" if op == "AvgPool" else "input"
+    huge = [1, 2**31] + [1] * (rank - 2)
+    for attr, other in (("ksize", "strides"), ("strides", "ksize")):
+        attrs = {attr: huge, other: [1] * rank, "padding": "SAME"}
+        message = f"Attr {attr} has value 2147483648 out of range for an int32"
+        with raises(errors.InvalidArgumentError, message):
+            make_runner("eager")(op, **{arg: np.ones((1,) * rank, np.float32)}, **attrs)
+        with gp.Graph().as_default(), raises(errors.InvalidArgumentError, message):
+            getattr(gp.raw_ops, op)(**{arg: gp.placeholder(gp.float32, [1] * rank)}, **attrs)

@@ -295,3 +295,13 @@ def test_gpu_matches_cpu(gpu, dtype):
                              "strides": i32(-1, 1, 2)}, end_mask=3, new_axis_mask=2)
     compare("StridedSliceGrad", {"shape": i32(3, 4), "begin": i32(2, 0), "end": i32(0, 3),
                                  "strides": i32(-1, 1), "dy": values(rng, dtype, (2, 3))})
+
+
+def test_masks_must_fit_int32_as_tf_reads_them(run):
+    message = "Attr end_mask has value 4611686018427387904 out of range for an int32"
+    with invalid(message):
+        run("StridedSlice", input=np.ones((2, 3)), begin=np.array([0, 0]),
+            end=np.array([1, 3]), strides=np.array([1, 1]), end_mask=2**62)
+    with gp.Graph().as_default(), invalid(message):
+        gp.raw_ops.StridedSlice(input=gp.placeholder(gp.float32, [2, 3]), begin=[0, 0],
+                                end=[1, 3], strides=[1, 1], end_mask=2**62)

@@ -1,12 +1,16 @@
 """The kernel of PartitionedCall and StatefulPartitionedCall: runs a library function.
 
-Once per node (kernel construction) the function named by `f` is looked up in the graph's
+When a call node's kernel is built, the function named by `f` is looked up in the graph's
 library (`ctx.function_library`), instantiated as a sub-graph (functions.py) and planned
 with the executor, sharing the Session's resources; each run feeds the inputs and returns
-the fetched outputs. A function that calls itself, directly or not, is refused.
+the fetched outputs. As in TF's function library runtime, an instantiation is made once per
+(function, device, Session) and shared by every node calling it, so a library whose
+functions call each other many times over costs one plan per function, not one per path.
+A function that calls itself, directly or not, is refused.
 """
 
 import threading
+import weakref
 
 from graphops.runtime.executor import build_plan
 from kernels.kernel_util import DEVICES
@@ -14,15 +18,39 @@ from registry.errors import InvalidArgumentError, NotFoundError
 from registry.kernel_registry import OpKernel, register_kernel
 
 _instantiating = threading.local()     # names of the functions being planned, per thread
+_instances = weakref.WeakKeyDictionary()   # ResourceMgr -> {(function, device): Planned}
+
+
+class Planned:
+    """A function instantiated and planned: its arg types and the plan that runs it."""
+
+    def __init__(self, function, ctx):
+        from graphops.interchange import functions   # loads GraphDef import on first use
+
+        instance = functions.instantiate(function, ctx.function_library)
+        self.input_types = instance.body.input_types
+        self.output_types = instance.body.output_types
+        self.plan = build_plan(instance.inputs, instance.outputs, instance.control_outputs,
+                               resources=ctx.resources,
+                               fetch_to_host=ctx.device_type == "CPU")
+
+
+def _planned(function, ctx):
+    """The shared instantiation of `function` for this node's device and Session."""
+    if ctx.resources is None:
+        return Planned(function, ctx)
+    cache = _instances.setdefault(ctx.resources, {})
+    key = (id(function), ctx.device_type, ctx.device_name)
+    if key not in cache:
+        cache[key] = Planned(function, ctx)
+    return cache[key]
 
 
 class FunctionCallOp(OpKernel):
-    """Runs function `f` on the node's inputs: one planned sub-graph per node."""
+    """Runs function `f` on the node's inputs through its shared planned sub-graph."""
 
     def __init__(self, ctx):
         super().__init__(ctx)
-        from graphops.interchange import functions   # loads GraphDef import on first use
-
         name = ctx.get_attr("f")
         function = ctx.function_library.get(name)
         if function is None:
@@ -35,14 +63,12 @@ class FunctionCallOp(OpKernel):
                                        "functions are not supported.")
         _instantiating.names = active + (name,)
         try:
-            instance = functions.instantiate(function, ctx.function_library)
-            _check_types("Tin", ctx.get_attr("Tin"), instance.body.input_types, name)
-            _check_types("Tout", ctx.get_attr("Tout"), instance.body.output_types, name)
-            self._plan = build_plan(instance.inputs, instance.outputs, instance.control_outputs,
-                                    resources=ctx.resources,
-                                    fetch_to_host=ctx.device_type == "CPU")
+            planned = _planned(function, ctx)
         finally:
             _instantiating.names = active
+        _check_types("Tin", ctx.get_attr("Tin"), planned.input_types, name)
+        _check_types("Tout", ctx.get_attr("Tout"), planned.output_types, name)
+        self._plan = planned.plan
 
     def compute(self, ctx):
         for i, value in enumerate(self._plan.run(list(ctx.inputs))):

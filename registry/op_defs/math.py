@@ -302,8 +302,8 @@ def range_size(start, limit, delta):
     if isinstance(start, np.integer):
         start, limit, delta = int(start), int(limit), int(delta)
         return (abs(limit - start) + abs(delta) - 1) // abs(delta)
-    with np.errstate(all="ignore"):
-        size = np.ceil(np.abs((limit - start) / delta))
+    with np.errstate(all="ignore"):                  # in the op's type, as TF: may be inf
+        size = float(np.ceil(np.abs((limit - start) / delta)))
     if not size <= 2**63 - 1:
         raise InvalidArgumentError(f"Requires ((limit - start) / delta) <= {2**63 - 1}")
     return int(size)

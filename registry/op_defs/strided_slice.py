@@ -9,6 +9,7 @@ slice before shrinking/new axes) and the final shape.
 
 from dataclasses import dataclass
 
+from registry.attr_values import int32_attr
 from registry.errors import InvalidArgumentError
 from registry.op_defs.array import shape_from_shape_tensor
 from registry.op_registry import register_op
@@ -175,8 +176,8 @@ def strided_slice_spec(begin, end, strides, input_shape, masks):
 
 
 def masks(get_attr):
-    """The five mask attrs in MASK_ATTRS order, read with `get_attr(name)`."""
-    return tuple(get_attr(name) for name in MASK_ATTRS)
+    """The five mask attrs in MASK_ATTRS order, read with `get_attr(name)` (as int32s)."""
+    return tuple(int32_attr(name, get_attr(name)) for name in MASK_ATTRS)
 
 
 def _strided_slice_shape(c):
