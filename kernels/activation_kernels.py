@@ -119,8 +119,7 @@ class _ActivationKernel(OpKernel):
                 f"same size and shape.  Input 0: {shape_str(inputs[0].shape)} != input 1: "
                 f"{shape_str(inputs[1].shape)}")
         wide = [float32_if_half(x, self.dtype) for x in inputs]
-        with np.errstate(all="ignore"):
-            y = type(self).fn(ctx.xp, *wide, self)
+        y = type(self).fn(ctx.xp, *wide, self)
         ctx.set_output(0, y.astype(self.dtype.np_dtype, copy=False))
 
 

@@ -8,7 +8,7 @@ HostConstantOp: such constants are mostly shapes and axes that host-memory input
 
 import numpy as np
 
-from kernels.kernel_util import DEVICES, computable_types
+from kernels.kernel_util import DEVICES, computable_types, nonnegative_dims
 from registry import dtypes, memory
 from registry.errors import InvalidArgumentError
 from registry.kernel_registry import OpKernel, register_kernel
@@ -105,10 +105,7 @@ class FillOp(OpKernel):
         if value.size != 1 or value.ndim > 1:
             raise InvalidArgumentError(
                 f"value must represent a scalar, got shape {shape_str(value.shape)}")
-        shape = int_values(dims)
-        for d in shape:
-            if d < 0:
-                raise InvalidArgumentError(f"Dimension {d} must be >= 0")
+        shape = nonnegative_dims(int_values(dims))
         ctx.check_allocation(shape, value.dtype)
         ctx.set_output(0, ctx.xp.full(shape, value.reshape(()), dtype=value.dtype))
 
@@ -261,6 +258,14 @@ class ExpandDimsOp(OpKernel):
 
 # ----------------------------------------------------------------------------- joining
 
+def pack_axis(axis, rank):
+    """Pack's and Unpack's axis check: `axis` in [-rank, rank), wrapped into [0, rank)."""
+    wrapped = axis + rank if axis < 0 else axis
+    if not 0 <= wrapped < rank:
+        raise InvalidArgumentError(f"axis = {axis} not in [{-rank}, {rank})")
+    return wrapped
+
+
 @register_kernel("Pack", DEVICES)
 class PackOp(OpKernel):
     def __init__(self, ctx):
@@ -270,10 +275,7 @@ class PackOp(OpKernel):
     def compute(self, ctx):
         values = ctx.inputs
         first = values[0].shape
-        rank = len(first) + 1
-        axis = self._axis + rank if self._axis < 0 else self._axis
-        if not 0 <= axis < rank:
-            raise InvalidArgumentError(f"axis = {self._axis} not in [{-rank}, {rank})")
+        axis = pack_axis(self._axis, len(first) + 1)
         for i, value in enumerate(values):
             if value.shape != first:
                 raise InvalidArgumentError(

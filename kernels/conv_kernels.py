@@ -21,6 +21,7 @@ from kernels.conv_dense import conv_backprop_filter, conv_backprop_input, conv_f
 from kernels.conv_depthwise import (depthwise_backprop_filter, depthwise_backprop_input,
                                     depthwise_forward)
 from kernels.conv_layout import compute_dtype
+from kernels.kernel_util import nonnegative_dims
 from registry import memory
 from registry.conv_family import CONV_OPS, GENERIC_CONV
 from registry.conv_generic import generic_conv
@@ -44,14 +45,6 @@ def _sizes_vector(sizes, not_vector_message):
     return [int(v) for v in sizes]
 
 
-def _make_shape(values):
-    """TF's TensorShapeUtils::MakeShape: refuses negative dims."""
-    for v in values:
-        if v < 0:
-            raise InvalidArgumentError(f"Dimension {v} must be >= 0")
-    return values
-
-
 def _checked_each(values, name):
     """The depthwise gradients' per-element check of a sizes vector."""
     for i, v in enumerate(values):
@@ -65,7 +58,7 @@ def _conv2d_input_sizes(sizes, filter_shape, out_backprop_shape, data_format):
     values = _sizes_vector(
         sizes, f"Conv2DBackpropInput: input_sizes input must be 1-dim, not {np.ndim(sizes)}")
     if len(values) == 4:
-        return _make_shape(values)
+        return nonnegative_dims(values)
     if len(values) == 2:
         if len(filter_shape) != 4:
             raise InvalidArgumentError("Conv2DCustomBackpropInput: filter must be 4-dimensional")
@@ -268,7 +261,7 @@ class Conv3DBackpropInputV2Op(_BackpropInputKernel):
     def input_shape(self, ctx):
         sizes = np.asarray(ctx.input(0))
         message = f"shape must be a vector of {{int32,int64}}, got shape {shape_str(sizes.shape)}"
-        return _make_shape(_sizes_vector(sizes, message))
+        return nonnegative_dims(_sizes_vector(sizes, message))
 
 
 @_register("DepthwiseConv2dNativeBackpropInput")
@@ -285,7 +278,7 @@ class Conv2DBackpropFilterOp(_BackpropFilterKernel):
         sizes = ctx.input(1)
         message = ("Conv2DCustomBackpropFilter: filter_sizes input must be 1-dim, not "
                    f"{np.ndim(sizes)}")
-        return _make_shape(_sizes_vector(sizes, message))
+        return nonnegative_dims(_sizes_vector(sizes, message))
 
 
 @_register("Conv2DBackpropFilterV2")
@@ -303,7 +296,7 @@ class Conv3DBackpropFilterV2Op(_BackpropFilterKernel):
     def filter_shape(self, ctx):
         sizes = ctx.input(1)
         message = f"filter_sizes shape must be rank 1 but is rank {np.ndim(sizes)}"
-        return _make_shape(_sizes_vector(sizes, message))
+        return nonnegative_dims(_sizes_vector(sizes, message))
 
 
 @_register("DepthwiseConv2dNativeBackpropFilter")

@@ -4,7 +4,7 @@ the CPU and the GPU, written once against `ctx.xp`. float16/bfloat16 are compute
 and rounded once; integers wrap."""
 
 from kernels.kernel_util import DEVICES, computable_types
-from kernels.math_kernels import BinaryOp, float32_if_half
+from kernels.math_kernels import ComputedBinaryOp, float32_if_half
 from registry.errors import InvalidArgumentError
 from registry.kernel_registry import OpKernel, register_kernel
 from registry.tensor_shape import shape_str
@@ -49,18 +49,6 @@ for _name, _fn in _UNARY_GRADIENTS.items():
 
 
 # ----------------------------------------------------------------------------- binary
-
-class ComputedBinaryOp(BinaryOp):
-    """A broadcasting binary op whose `formula(xp, x, y)` runs on half types in float32."""
-
-    ufunc = "add"           # replaced by the formula below
-
-    def __init__(self, ctx):
-        super().__init__(ctx)
-        xp, dtype = ctx.xp, ctx.output_dtypes[0]
-        formula = type(self).formula
-        self._fn = lambda x, y: formula(xp, float32_if_half(x, dtype), float32_if_half(y, dtype))
-
 
 def _pow(xp, x, y):
     """x ** y; an integer to a negative integer power is an error (for the whole op)."""

@@ -4,7 +4,7 @@ GPU DynamicStitch keeps its indices there too); rows move on the device."""
 
 import numpy as np
 
-from kernels.kernel_util import DEVICES
+from kernels.kernel_util import DEVICES, zeros
 from registry.errors import InvalidArgumentError
 from registry.kernel_registry import OpKernel, register_kernel
 from registry.tensor_shape import shape_str
@@ -42,8 +42,7 @@ class DynamicStitchOp(OpKernel):
         dtype = ctx.output_dtype(0).np_dtype
         ctx.check_allocation((first_dim,) + extra, dtype)
         xp = ctx.xp
-        merged = xp.zeros((first_dim,) + extra, dtype) if dtype != object else \
-            np.full((first_dim,) + extra, b"", object)          # strings: empty ones
+        merged = zeros(xp, (first_dim,) + extra, dtype)     # strings: empty ones
         flat = np.concatenate([i.reshape(-1) for i in indices])
         if flat.size:
             # The last writer of each index: the first hit when scanning backwards.

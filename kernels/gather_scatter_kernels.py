@@ -6,9 +6,11 @@ device (they are data). Sums of rows sharing an index use `segment_sum`: a sort 
 segmented doubling scan, vectorised on NumPy and CuPy alike (CuPy has no `add.at`).
 """
 
+import math
+
 import numpy as np
 
-from kernels.kernel_util import DEVICES, computable_types
+from kernels.kernel_util import DEVICES, computable_types, nonnegative_dims
 from kernels.math_kernels import float32_if_half
 from registry import dtypes
 from registry.errors import InvalidArgumentError
@@ -19,13 +21,6 @@ from registry.tensor_shape import shape_str
 _POLICIES = ("", "DEFAULT", "ERROR", "IGNORE")
 _SUMMABLE = ([t for t in dtypes.type_set("numbertype") if not t.is_quantized]
              + [dtypes.bool_, dtypes.string])
-
-
-def _product(dims):
-    n = 1
-    for d in dims:
-        n *= int(d)
-    return n
 
 
 def slice_debug_string(shape, flat):
@@ -99,7 +94,7 @@ class _GatherBase(OpKernel):
                 f"indexing: {size} > {limit}")
         out_shape = params.shape[:axis] + indices.shape[batch_dims:] + params.shape[axis + 1:]
         ctx.check_allocation(out_shape, params.dtype)
-        if _product(out_shape) == 0:                  # TF checks no indices then
+        if math.prod(out_shape) == 0:               # TF checks no indices then
             ctx.set_output(0, xp.empty(out_shape, dtype=params.dtype))
             return
         bad = _first_bad(xp, (indices < 0) | (indices >= size))
@@ -110,11 +105,11 @@ class _GatherBase(OpKernel):
         if not batch_dims:
             ctx.set_output(0, xp.take(params, indices, axis=axis))
             return
-        batch = _product(params.shape[:batch_dims])
-        outer = _product(params.shape[batch_dims:axis])
-        inner = _product(params.shape[axis + 1:])
+        batch = math.prod(params.shape[:batch_dims])
+        outer = math.prod(params.shape[batch_dims:axis])
+        inner = math.prod(params.shape[axis + 1:])
         p = params.reshape(batch, outer, size, inner)
-        flat = indices.reshape(batch, _product(indices.shape[batch_dims:])).astype(np.int64)
+        flat = indices.reshape(batch, math.prod(indices.shape[batch_dims:])).astype(np.int64)
         rows = p[xp.arange(batch)[:, None, None], xp.arange(outer)[None, :, None],
                  flat[:, None, :]]
         ctx.set_output(0, rows.reshape(out_shape))
@@ -167,6 +162,14 @@ def _bad_rows(xp, index_rows, dims):
     return ((index_rows < 0) | (index_rows >= limits)).any(axis=1)
 
 
+def _linear_index(xp, index_rows, dims):
+    """The row-major flat index of each row of the [N, depth] index matrix into `dims`."""
+    linear = xp.zeros(index_rows.shape[0], dtype=np.int64)
+    for d, size in enumerate(dims):
+        linear = linear * size + index_rows[:, d]
+    return linear
+
+
 def _index_error(index_rows, outer_shape, row, where):
     coords = ", ".join(str(int(v)) for v in index_rows[row].tolist())
     return InvalidArgumentError(
@@ -193,23 +196,21 @@ class GatherNdOp(OpKernel):
         outer_shape, slice_shape = indices.shape[:-1], params.shape[depth:]
         out_shape = outer_shape + slice_shape
         ctx.check_allocation(out_shape, params.dtype)
-        if _product(outer_shape) and params.size == 0:
+        if math.prod(outer_shape) and params.size == 0:
             raise InvalidArgumentError(f"Requested more than 0 entries, but params is empty.  "
                                        f"Params shape: {shape_str(params.shape)}")
-        rows = indices.reshape(_product(outer_shape), depth).astype(np.int64)
+        rows = indices.reshape(math.prod(outer_shape), depth).astype(np.int64)
         bad = _bad_rows(xp, rows, params.shape[:depth])
         first = _first_bad(xp, bad, last=True)            # TF names the last one
         if first is not None and not self._ignore_bad:
             raise _index_error(rows, outer_shape, first,
                                f"does not index into param shape {shape_str(params.shape)}, "
                                f"node name: {self.node_name}")
-        flat = params.reshape((_product(params.shape[:depth]),) + slice_shape)
+        flat = params.reshape((math.prod(params.shape[:depth]),) + slice_shape)
         if flat.shape[0] == 0:
             ctx.set_output(0, xp.zeros(out_shape, dtype=params.dtype))
             return
-        linear = xp.zeros(rows.shape[0], dtype=np.int64)
-        for d in range(depth):
-            linear = linear * params.shape[d] + rows[:, d]
+        linear = _linear_index(xp, rows, params.shape[:depth])
         if first is not None:
             linear = xp.where(bad, 0, linear)
         out = flat[linear]
@@ -217,14 +218,6 @@ class GatherNdOp(OpKernel):
             keep = ~bad.reshape((-1,) + (1,) * len(slice_shape))
             out = xp.where(keep, out, xp.zeros((), dtype=params.dtype))
         ctx.set_output(0, out.reshape(out_shape))
-
-
-def _check_shape_vector(shape_t):
-    dims = int_values(shape_t)
-    for d in dims:
-        if d < 0:
-            raise InvalidArgumentError(f"Dimension {d} must be >= 0")
-    return dims
 
 
 def _valid_empty(num_output, num_indices, num_updates):
@@ -243,7 +236,7 @@ def _validate_scatter_nd(indices, updates, shape_t):
     if updates.ndim < 1:
         raise InvalidArgumentError(
             f"Updates shape must have rank at least one. Found:{shape_str(updates.shape)}")
-    shape = _check_shape_vector(shape_t)
+    shape = nonnegative_dims(int_values(shape_t))
     if not _valid_empty(shape_t.size, indices.size, updates.size):
         raise InvalidArgumentError("Indices and updates specified for empty output shape")
     outer, depth = indices.ndim - 1, indices.shape[-1]
@@ -256,7 +249,7 @@ def _validate_scatter_nd(indices, updates, shape_t):
         raise InvalidArgumentError("Shape must be a vector")
     if not shape:
         raise InvalidArgumentError("Output must be at least 1-D, got shape: []")
-    if not _valid_empty(_product(shape), indices.size, updates.size):
+    if not _valid_empty(math.prod(shape), indices.size, updates.size):
         raise InvalidArgumentError(f"Indices and updates specified for empty output.  "
                                    f"indices shape: {shape_str(indices.shape)}")
     if updates.shape[0] != indices.shape[0]:
@@ -303,7 +296,7 @@ class ScatterNdOp(OpKernel):
         xp = ctx.xp
         shape = _validate_scatter_nd(indices, updates, shape_t)
         ctx.check_allocation(shape, updates.dtype)
-        if _product(shape) == 0:
+        if math.prod(shape) == 0:
             ctx.set_output(0, xp.empty(shape, dtype=updates.dtype))
             return
         depth = indices.shape[-1]
@@ -313,7 +306,7 @@ class ScatterNdOp(OpKernel):
         outer = indices.ndim - 1
         dtype = ctx.output_dtype(0)
         rows = indices.reshape(-1, depth).astype(np.int64)
-        values = updates.reshape(rows.shape[0], _product(shape[depth:]))
+        values = updates.reshape(rows.shape[0], math.prod(shape[depth:]))
         bad = _bad_rows(xp, rows, shape[:depth])
         first = _first_bad(xp, bad, last=True)            # TF names the last one
         if first is not None:
@@ -321,13 +314,11 @@ class ScatterNdOp(OpKernel):
                 raise _index_error(rows, indices.shape[:outer], first,
                                    f"does not index into shape {shape_str(shape)}")
             rows, values = rows[~bad], values[~bad]
-        linear = xp.zeros(rows.shape[0], dtype=np.int64)
-        for d in range(depth):
-            linear = linear * shape[d] + rows[:, d]
+        linear = _linear_index(xp, rows, shape[:depth])
         wide = float32_if_half(values, dtype)
         if dtype == dtypes.bool_:
             wide = wide.astype(np.uint8)
-        out = segment_sum(xp, linear, wide, _product(shape[:depth]))
+        out = segment_sum(xp, linear, wide, math.prod(shape[:depth]))
         ctx.set_output(0, out.astype(dtype.np_dtype, copy=False).reshape(shape))
 
 
@@ -362,7 +353,7 @@ class UnsortedSegmentSumOp(OpKernel):
                 f"segment_ids{slice_debug_string(ids.shape, first)} = {value} is out of range "
                 f"[0, {num})")
         flat_ids = ids.reshape(-1).astype(np.int64)
-        rows = float32_if_half(data, dtype).reshape(flat_ids.size, _product(out_shape[1:]))
+        rows = float32_if_half(data, dtype).reshape(flat_ids.size, math.prod(out_shape[1:]))
         keep = flat_ids >= 0
         out = segment_sum(xp, flat_ids[keep], rows[keep], num)
         ctx.set_output(0, out.astype(dtype.np_dtype, copy=False).reshape(out_shape))

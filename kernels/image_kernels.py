@@ -120,6 +120,20 @@ class ResizeKernel(OpKernel):
     def scales(self, in_sizes, out_sizes):
         return [resize_scale(i, o, self.align_corners) for i, o in zip(in_sizes, out_sizes)]
 
+    def forward_plan(self, ctx, dtype):
+        """The forward ops' start: (images, out_h, out_w, h_scale, w_scale), the output of
+        `dtype` checked against the memory budget; None when the batch is empty (its empty
+        output set)."""
+        xp, images = ctx.xp, ctx.input(0)
+        out_h, out_w = self.output_size(ctx)
+        batch, in_h, in_w, channels = images.shape
+        shape = [batch, out_h, out_w, channels]
+        ctx.check_allocation(shape, dtype)
+        if batch == 0:
+            ctx.set_output(0, xp.zeros(shape, dtype.np_dtype))
+            return None
+        return (images, out_h, out_w, *self.scales((in_h, in_w), (out_h, out_w)))
+
 
 def _size_vector(size):
     if size.ndim != 1:
@@ -138,15 +152,11 @@ class ResizeBilinearOp(ResizeKernel):
     compute_lerp: top/bottom along x, then along y."""
 
     def compute(self, ctx):
-        xp, images = ctx.xp, ctx.input(0)
-        out_h, out_w = self.output_size(ctx)
-        batch, in_h, in_w, channels = images.shape
-        shape = [batch, out_h, out_w, channels]
-        ctx.check_allocation(shape, dtypes.float32)
-        if batch == 0:
-            ctx.set_output(0, xp.zeros(shape, np.float32))
+        plan = self.forward_plan(ctx, dtypes.float32)
+        if plan is None:
             return
-        h_scale, w_scale = self.scales((in_h, in_w), (out_h, out_w))
+        xp, (images, out_h, out_w, h_scale, w_scale) = ctx.xp, plan
+        in_h, in_w = images.shape[1:3]
         y_lo, y_hi, y_lerp = bilinear_weights(out_h, in_h, h_scale, self.half_pixel_centers)
         x_lo, x_hi, x_lerp = bilinear_weights(out_w, in_w, w_scale, self.half_pixel_centers)
         x_lerp = _along(xp, x_lerp, 2)
@@ -168,15 +178,11 @@ class ResizeNearestNeighborOp(ResizeKernel):
     """A gather of the nearest source row and column."""
 
     def compute(self, ctx):
-        xp, images = ctx.xp, ctx.input(0)
-        out_h, out_w = self.output_size(ctx)
-        batch, in_h, in_w, channels = images.shape
-        shape = [batch, out_h, out_w, channels]
-        ctx.check_allocation(shape, images.dtype)
-        if batch == 0:
-            ctx.set_output(0, xp.empty(shape, images.dtype))
+        plan = self.forward_plan(ctx, ctx.output_dtype(0))
+        if plan is None:
             return
-        h_scale, w_scale = self.scales((in_h, in_w), (out_h, out_w))
+        xp, (images, out_h, out_w, h_scale, w_scale) = ctx.xp, plan
+        in_h, in_w = images.shape[1:3]
         rows = nearest_indices(out_h, in_h, h_scale, self.align_corners, self.half_pixel_centers)
         cols = nearest_indices(out_w, in_w, w_scale, self.align_corners, self.half_pixel_centers)
         out = xp.take(xp.take(images, xp.asarray(rows), axis=1), xp.asarray(cols), axis=2)

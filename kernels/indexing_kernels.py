@@ -9,7 +9,9 @@ BroadcastTo's shape, ShapeN's outputs).
 
 import numpy as np
 
-from kernels.kernel_util import DEVICES, computable_types
+from kernels.array_kernels import pack_axis
+from kernels.kernel_util import DEVICES, computable_types, make_shape
+from kernels.math_kernels import broadcast_shape
 from registry import dtypes
 from registry.errors import InvalidArgumentError, UnimplementedError
 from registry.kernel_registry import OpKernel, register_kernel
@@ -125,15 +127,12 @@ class UnpackOp(OpKernel):
         self._num, self._axis = ctx.get_attr("num"), ctx.get_attr("axis")
 
     def compute(self, ctx):
-        x, num, axis = ctx.input(0), self._num, self._axis
-        rank = x.ndim
-        wrapped = axis + rank if axis < 0 else axis
-        if not 0 <= wrapped < rank:
-            raise InvalidArgumentError(f"axis = {axis} not in [{-rank}, {rank})")
+        x, num = ctx.input(0), self._num
+        wrapped = pack_axis(self._axis, x.ndim)
         if x.shape[wrapped] != num:
             raise InvalidArgumentError(
                 f"Input shape axis {wrapped} must equal {num}, got shape {shape_str(x.shape)}")
-        index = [slice(None)] * rank
+        index = [slice(None)] * x.ndim
         for i in range(num):
             index[wrapped] = i
             ctx.set_output(i, x[tuple(index)])
@@ -178,14 +177,6 @@ class SelectOp(OpKernel):
                         f"same size and shape.  Input 0: {shape_str(cond.shape)} != input {i}: "
                         f"{shape_str(other.shape)}")
         ctx.set_output(0, xp.where(cond, t, e))
-
-
-def broadcast_shape(*shapes):
-    """The NumPy/TF broadcast of shapes, or None when they do not broadcast."""
-    try:
-        return np.broadcast_shapes(*shapes)
-    except ValueError:
-        return None
 
 
 @register_kernel("SelectV2", DEVICES)
@@ -298,14 +289,7 @@ class ReverseV2Op(OpKernel):
 class BroadcastToOp(OpKernel):
     def compute(self, ctx):
         x, shape_t = ctx.inputs
-        if shape_t.ndim != 1:
-            raise InvalidArgumentError(f"shape must be a vector of {{int32,int64}}, got shape "
-                                       f"{shape_str(shape_t.shape)}")
-        shape = int_values(shape_t)
-        for d in shape:
-            if d < 0:
-                raise InvalidArgumentError(f"Dimension {d} must be >= 0")
-        shape = tuple(shape)
+        shape = tuple(make_shape(shape_t))
         if shape == x.shape:
             ctx.set_output(0, x)
             return
@@ -316,7 +300,7 @@ class BroadcastToOp(OpKernel):
         if both is None:
             raise InvalidArgumentError(
                 f"Incompatible shapes: {shape_str(x.shape)} vs. {shape_str(shape)}")
-        if both != shape:
+        if tuple(both) != shape:
             raise InvalidArgumentError(f"Unable to broadcast tensor of shape "
                                        f"{shape_str(x.shape)} to tensor of shape "
                                        f"{shape_str(shape)}")

@@ -1,11 +1,13 @@
 """What the everyday-op kernel modules share: the device types they register on, the
-types NumPy can compute for an op, host copies of arrays, sum accumulator types, the softmax
-core and the paddings-matrix check of the padding ops."""
+types NumPy can compute for an op, host copies of arrays, shape vectors checked as TF's
+MakeShape does, zeros (empty strings for strings), sum accumulator types, the softmax core and
+the paddings-matrix check of the padding ops."""
 
 import numpy as np
 
 from registry import dtypes
 from registry.errors import InvalidArgumentError, UnimplementedError
+from registry.op_defs.array import int_values
 from registry.op_registry import get_op_def
 from registry.tensor_shape import shape_str
 
@@ -22,6 +24,30 @@ def computable_types(op, attr="T"):
 def host_copy(array):
     """`array` in host memory: a NumPy array as it is, a device array copied (`.get()`)."""
     return array if isinstance(array, np.ndarray) else array.get()
+
+
+def nonnegative_dims(dims):
+    """TF's TensorShapeUtils::MakeShape check: the ints `dims`, each >= 0, as they are."""
+    for d in dims:
+        if d < 0:
+            raise InvalidArgumentError(f"Dimension {d} must be >= 0")
+    return dims
+
+
+def make_shape(shape_t):
+    """TF's tensor::MakeShape: the dims (a list of ints, each >= 0) of a shape vector."""
+    if shape_t.ndim != 1:
+        raise InvalidArgumentError("shape must be a vector of {int32,int64}, got shape "
+                                   f"{shape_str(shape_t.shape)}")
+    return nonnegative_dims(int_values(shape_t))
+
+
+def zeros(xp, shape, dtype):
+    """Zeros of `shape` and NumPy `dtype`; for strings (object arrays, host memory only)
+    empty strings."""
+    if np.dtype(dtype) == object:
+        return np.full(shape, b"", dtype=object)
+    return xp.zeros(shape, dtype=dtype)
 
 
 def sum_dtype(array):

@@ -35,6 +35,9 @@ class BatchMatMulOp(OpKernel):
     def __init__(self, ctx):
         super().__init__(ctx)
         self._adj_x, self._adj_y = ctx.get_attr("adj_x"), ctx.get_attr("adj_y")
+        dtype = ctx.output_dtypes[0]
+        self._compute_dtype = np.dtype(np.float32 if dtype in (dtypes.float16, dtypes.bfloat16)
+                                       else dtype.np_dtype)
 
     def compute(self, ctx):
         x, y, xp = ctx.input(0), ctx.input(1), ctx.xp
@@ -53,9 +56,7 @@ class BatchMatMulOp(OpKernel):
                 f"{shape_str(y.shape)}")
         dtype = ctx.output_dtype(0)
         ctx.check_allocation(list(batch) + [rows, cols], dtype.np_dtype)
-        compute = np.dtype(np.float32 if dtype in (dtypes.float16, dtypes.bfloat16)
-                           else dtype.np_dtype)
-        x, y = (_cast(m, compute) for m in (x, y))
+        x, y = (_cast(m, self._compute_dtype) for m in (x, y))
         if self._adj_x:
             x = _adjoint(xp, x)
         if self._adj_y:
@@ -80,20 +81,29 @@ _EINSUM_TYPES = [t for t in dtypes.type_set("numbertype") if not t.is_quantized]
 class EinsumOp(OpKernel):
     def __init__(self, ctx):
         super().__init__(ctx)
-        self._inputs, self._output = parse_einsum(ctx.get_attr("equation"),
-                                                  len(ctx.input_dtypes))
-        labels = sorted(set("".join(self._inputs + [self._output]).replace(".", "")))
+        inputs, output = parse_einsum(ctx.get_attr("equation"), len(ctx.input_dtypes))
+        labels = sorted(set("".join(inputs + [output]).replace(".", "")))
         if len(labels) > len(_LETTERS) // 2:
             raise InvalidArgumentError(f"Einsum equation has more than {len(_LETTERS) // 2} "
                                        f"labels: {ctx.get_attr('equation')}")
         self._letter = dict(zip(labels, _LETTERS))    # the rest name broadcast dims
+        self._input_parts = [split_ellipsis(s) for s in inputs]
+        self._output_parts = split_ellipsis(output)
+        # the einsum terms' letters before and after the broadcast dims' letters
+        self._input_letters = [(self._letters(before), self._letters(after))
+                               for before, after, _ in self._input_parts]
+        self._output_letters = (self._letters(self._output_parts[0]),
+                                self._letters(self._output_parts[1]))
+
+    def _letters(self, labels):
+        return "".join(self._letter[c] for c in labels)
 
     def compute(self, ctx):
         xp, dtype = ctx.xp, ctx.output_dtype(0)
         operands, dims = list(ctx.inputs), {}
         batch = []
-        for i, (x, subscripts) in enumerate(zip(operands, self._inputs)):
-            before, after, has_ellipsis = split_ellipsis(subscripts)
+        for i, (x, (before, after, has_ellipsis)) in enumerate(zip(operands,
+                                                                   self._input_parts)):
             named = len(before) + len(after)
             if (x.ndim < named) if has_ellipsis else (x.ndim != named):
                 raise InvalidArgumentError(
@@ -111,15 +121,15 @@ class EinsumOp(OpKernel):
                     raise InvalidArgumentError(
                         f"Invalid broadcasting dimensions: {shape_str(operands[0].shape)} vs. "
                         f"{shape_str(operands[1].shape)}")
-        out_before, out_after, out_ellipsis = split_ellipsis(self._output)
+        out_ellipsis = self._output_parts[2]
         if batch and not out_ellipsis:
             raise InvalidArgumentError(
                 f"Output contains {len(batch)} broadcasting dimension(s) but no ellipsis (...) "
                 "was found in the output subscripts.")
         batch_letters = _LETTERS[len(_LETTERS) // 2:][:len(batch)]
         terms = []
-        for i, (x, subscripts) in enumerate(zip(operands, self._inputs)):
-            before, after, has_ellipsis = split_ellipsis(subscripts)
+        for i, (x, (before, after, has_ellipsis)) in enumerate(zip(operands,
+                                                                   self._input_parts)):
             middle = ""
             if has_ellipsis:                 # broadcast this operand's batch dims in place
                 rank = x.ndim - len(before) - len(after)
@@ -129,10 +139,10 @@ class EinsumOp(OpKernel):
                                     shape[len(before) + len(batch):])
                 middle = batch_letters
             operands[i] = float32_if_half(x, dtype)
-            terms.append("".join(self._letter[c] for c in before) + middle +
-                         "".join(self._letter[c] for c in after))
-        out_labels = "".join(self._letter[c] for c in out_before) + \
-            (batch_letters if out_ellipsis else "") + "".join(self._letter[c] for c in out_after)
+            head, tail = self._input_letters[i]
+            terms.append(head + middle + tail)
+        head, tail = self._output_letters
+        out_labels = head + (batch_letters if out_ellipsis else "") + tail
         letter_dims = {self._letter[c]: d for c, d in dims.items()}
         letter_dims.update(zip(batch_letters, batch))
         shape = [letter_dims[c] for c in out_labels]

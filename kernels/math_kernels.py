@@ -98,15 +98,16 @@ for _name, _fn in _UNARY.items():
 
 # ----------------------------------------------------------------------------- binary
 
-def broadcast_shape(x, y):
-    """NumPy/TF broadcasting of two concrete shapes, or None when they are incompatible."""
-    rank = max(len(x), len(y))
-    x, y = (1,) * (rank - len(x)) + tuple(x), (1,) * (rank - len(y)) + tuple(y)
-    out = []
-    for a, b in zip(x, y):
-        if a != b and a != 1 and b != 1:
-            return None
-        out.append(b if a == 1 else a)
+def broadcast_shape(*shapes):
+    """NumPy/TF broadcasting of concrete shapes (a list), or None when they are incompatible."""
+    out = [1] * max(map(len, shapes))
+    for shape in shapes:
+        for i, d in enumerate(shape, len(out) - len(shape)):
+            if d != out[i]:
+                if out[i] != 1 and d != 1:
+                    return None
+                if out[i] == 1:
+                    out[i] = d
     return out
 
 
@@ -120,7 +121,8 @@ _REAL_DIV_TYPES = [t for t in computable_types("RealDiv") if t.is_floating or t.
 
 
 class BinaryOp(OpKernel):
-    """z = f(x, y) element-wise with broadcasting; `ufunc` names the xp function."""
+    """z = f(x, y) element-wise with broadcasting; `ufunc` names the xp function (none for a
+    ComputedBinaryOp, which sets its formula instead)."""
 
     ufunc = None
 
@@ -128,7 +130,7 @@ class BinaryOp(OpKernel):
         super().__init__(ctx)
         self._shape_error = (ctx.get_attr("incompatible_shape_error")
                              if ctx.has_attr("incompatible_shape_error") else True)
-        self._fn = getattr(ctx.xp, self.ufunc)
+        self._fn = getattr(ctx.xp, self.ufunc) if self.ufunc else None
         self._out_dtype = ctx.output_dtypes[0].np_dtype
 
     def compute(self, ctx):
@@ -155,27 +157,32 @@ for _name, _ufunc in _BINARY.items():
         type(_name + "Op", (BinaryOp,), {"ufunc": _ufunc}))
 
 
-@register_kernel("FloorMod", DEVICES, type_constraints={"T": computable_types("FloorMod")})
-class FloorModOp(BinaryOp):
-    """TF's floor_mod: the remainder takes the sign of y (C++'s fmod, then y added when the
-    signs differ); an integer y of 0 is an error (when there is a result to compute), a
-    float one gives NaN."""
+class ComputedBinaryOp(BinaryOp):
+    """A broadcasting binary op whose `formula(xp, x, y)` runs on half types in float32."""
 
-    ufunc = "fmod"
+    formula = None
 
     def __init__(self, ctx):
         super().__init__(ctx)
         xp, dtype = ctx.xp, ctx.output_dtypes[0]
+        formula = type(self).formula
+        self._fn = lambda x, y: formula(xp, float32_if_half(x, dtype), float32_if_half(y, dtype))
 
-        def floor_mod(x, y):
-            if dtype.is_integer:
-                if x.size and y.size and bool(xp.any(y == 0)):
-                    raise InvalidArgumentError("Integer division by zero")
-                return xp.remainder(x, y)
-            x, y = float32_if_half(x, dtype), float32_if_half(y, dtype)
-            mod = xp.fmod(x, y)
-            return xp.where((mod != 0) & ((y < 0) != (mod < 0)), mod + y, mod)
-        self._fn = floor_mod
+
+def _floor_mod(xp, x, y):
+    """TF's floor_mod: the remainder takes the sign of y (C++'s fmod, then y added when the
+    signs differ); an integer y of 0 is an error (when there is a result to compute), a
+    float one gives NaN."""
+    if x.dtype.kind in "iu":
+        if x.size and y.size and bool(xp.any(y == 0)):
+            raise InvalidArgumentError("Integer division by zero")
+        return xp.remainder(x, y)
+    mod = xp.fmod(x, y)
+    return xp.where((mod != 0) & ((y < 0) != (mod < 0)), mod + y, mod)
+
+
+register_kernel("FloorMod", DEVICES, type_constraints={"T": computable_types("FloorMod")})(
+    type("FloorModOp", (ComputedBinaryOp,), {"formula": staticmethod(_floor_mod)}))
 
 
 # ----------------------------------------------------------------------------- MatMul

@@ -1,8 +1,6 @@
 """CPU and GPU kernels of Relu, BiasAdd (V1, and its gradient op BiasAddGrad) and Softmax,
 written once against `ctx.xp`."""
 
-import numpy as np
-
 from kernels.kernel_util import DEVICES, computable_types, softmax, sum_dtype
 from kernels.math_kernels import float32_if_half
 from registry.errors import InvalidArgumentError
@@ -47,8 +45,7 @@ class BiasAddOp(_BiasKernel):
                 "Must provide as many biases as the last dimension of the input tensor: "
                 f"{shape_str(bias.shape)} vs. {shape_str(value.shape)}")
         bias = bias.reshape(bias.shape + (1,) * (value.ndim - 1 - channel))
-        with np.errstate(all="ignore"):
-            ctx.set_output(0, value + bias)
+        ctx.set_output(0, value + bias)
 
 
 @register_kernel("BiasAddGrad", DEVICES,
@@ -61,8 +58,7 @@ class BiasAddGradOp(_BiasKernel):
         _check_at_least_2d(grad)
         channel = 1 if self._channels_first else grad.ndim - 1
         axes = tuple(d for d in range(grad.ndim) if d != channel)
-        with np.errstate(all="ignore"):
-            total = ctx.xp.sum(grad, axis=axes, dtype=sum_dtype(grad))
+        total = ctx.xp.sum(grad, axis=axes, dtype=sum_dtype(grad))
         ctx.set_output(0, total.astype(dtype.np_dtype, copy=False))
 
 
@@ -81,6 +77,5 @@ class SoftmaxOp(OpKernel):
         if logits.size == 0:
             ctx.set_output(0, logits)
             return
-        with np.errstate(all="ignore"):
-            y = softmax(ctx.xp, float32_if_half(logits, dtype), self.log)
+        y = softmax(ctx.xp, float32_if_half(logits, dtype), self.log)
         ctx.set_output(0, y.astype(dtype.np_dtype, copy=False))

@@ -219,18 +219,16 @@ class _LRNBase(OpKernel):
         self._alpha = ctx.get_attr("alpha")
         self._beta = ctx.get_attr("beta")
 
-    def _window_sum(self, ctx, values):
-        """sum(values[..., max(0, d - r) : d + r + 1]) for every depth d: a product with the
-        0/1 band matrix |i - j| <= r, as TF's CPU kernel computes it."""
-        depth, xp = values.shape[-1], ctx.xp
+    def _band(self, ctx, depth):
+        """The 0/1 band matrix |i - j| <= r: `values @ band` is sum(values[..., max(0, d - r)
+        : d + r + 1]) for every depth d, the windowed sum as TF's CPU kernel computes it."""
         ctx.check_allocation([depth, depth], np.float32)
-        index = xp.arange(depth)
-        band = (xp.abs(index[:, None] - index[None, :]) <= self._radius).astype(np.float32)
-        return xp.matmul(values, band)
+        index = ctx.xp.arange(depth)
+        return (ctx.xp.abs(index[:, None] - index[None, :]) <= self._radius).astype(np.float32)
 
-    def _norm(self, ctx, image):
+    def _norm(self, xp, band, image):
         """bias + alpha * the windowed sum of squares."""
-        return self._bias + self._alpha * self._window_sum(ctx, image * image)
+        return self._bias + self._alpha * xp.matmul(image * image, band)
 
 
 class LRNOp(_LRNBase):
@@ -244,7 +242,8 @@ class LRNOp(_LRNBase):
             ctx.set_output(0, image)
             return
         wide = float32_if_half(image, dtype)
-        out = wide * self._norm(ctx, wide) ** -np.float32(self._beta)
+        norm = self._norm(ctx.xp, self._band(ctx, image.shape[-1]), wide)
+        out = wide * norm ** -np.float32(self._beta)
         ctx.set_output(0, out.astype(dtype.np_dtype, copy=False))
 
 
@@ -265,8 +264,9 @@ class LRNGradOp(_LRNBase):
             ctx.set_output(0, ctx.xp.zeros(image.shape, dtype.np_dtype))
             return
         grads, image, output = (float32_if_half(a, dtype) for a in (grads, image, output))
-        norm = self._norm(ctx, image)
-        spread = self._window_sum(ctx, grads * output / norm)
+        xp, band = ctx.xp, self._band(ctx, image.shape[-1])
+        norm = self._norm(xp, band, image)
+        spread = xp.matmul(grads * output / norm, band)
         result = grads * norm ** -np.float32(self._beta) \
             - np.float32(2 * self._alpha * self._beta) * image * spread
         ctx.set_output(0, result.astype(dtype.np_dtype, copy=False))

@@ -21,7 +21,7 @@ MASK64 = 0xFFFFFFFFFFFFFFFF
 _MULTIPLIERS = (0xD2511F53, 0xCD9E8D57)
 _KEY_BUMPS = (0x9E3779B9, 0xBB67AE85)
 _ROUNDS = 10
-_RESERVED_SAMPLES_PER_OUTPUT = 256      # TF's kReservedSamplesPerOutput
+RESERVED_SAMPLES_PER_OUTPUT = 256       # TF's kReservedSamplesPerOutput
 _TRUNCATE = 2.0                         # TruncatedNormal's cut-off in standard deviations
 _CHUNK = 1 << 20                        # values made at a time (a multiple of 4)
 _SEED_SCRAMBLE_KEY = (0x3EC8F720, 0x02461E29)   # stateless ops' seed-mixing key
@@ -133,7 +133,7 @@ def fill(distribution, key, counter, size, dtype, xp=np, **params):
     per_group = group_size(dtype)
     blocks_per_group = 1
     if distribution is truncated_normal:
-        blocks_per_group = per_group * _RESERVED_SAMPLES_PER_OUTPUT // 4
+        blocks_per_group = per_group * RESERVED_SAMPLES_PER_OUTPUT // 4
     out = xp.empty(size, dtype)
     for start in range(0, size, _CHUNK):
         n = min(_CHUNK, size - start)
@@ -199,7 +199,7 @@ def truncated_normal(key, counter, size, dtype, xp=np):
     dtype = np.dtype(dtype)
     per_group = group_size(dtype)
     groups = -(-size // per_group)
-    stride = per_group * _RESERVED_SAMPLES_PER_OUTPUT // 4
+    stride = per_group * RESERVED_SAMPLES_PER_OUTPUT // 4
     out_dtype = xp.float64 if dtype == np.float64 else xp.float32
     out = xp.zeros((groups, per_group), out_dtype)
     filled = xp.zeros(groups, xp.int64)

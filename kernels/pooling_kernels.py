@@ -57,19 +57,20 @@ class _Pool(OpKernel):
         return self.make_params(int_values(host_copy(ctx.input(n - 2))),
                                 int_values(host_copy(ctx.input(n - 1))))
 
-    def geometry(self, ctx, params, input_shape, dtype):
-        """(output shape in the data format, its channels-last form, pads trimmed to the
-        windows that touch the input); the output checked against the memory budget."""
-        out_shape, pads = output_geometry(params, input_shape)
+    def geometry(self, ctx, params, input_shape, dtype, resolved=None):
+        """(channels-last output shape, ksize and pads trimmed to the windows that touch the
+        input; None, None when the input or output is empty); the output checked against
+        the memory budget. `resolved`: ``output_geometry``'s result, when the caller has it."""
+        out_shape, pads = resolved or output_geometry(params, input_shape)
         ctx.check_allocation(out_shape, dtype)
         out_cl = channels_last_shape(out_shape, params.channels_last)
         in_cl = channels_last_shape(input_shape, params.channels_last)
         if 0 in out_cl or 0 in in_cl:
-            return out_shape, out_cl, None, None
+            return out_cl, None, None
         ksize, pads = pm.trim_window(params.ksize, params.strides, pads, in_cl[1:-1],
                                      out_cl[1:-1])
         ctx.check_allocation(pm.padded_shape(in_cl, pads), dtype)
-        return out_shape, out_cl, ksize, pads
+        return out_cl, ksize, pads
 
     def layout(self, params, array, xp):
         return pm.widened(to_channels_last(array, params.channels_last, xp))
@@ -90,7 +91,7 @@ class _Forward(_Pool):
         elif x.ndim != 4:
             raise InvalidArgumentError("tensor_in_shape must have 2 spatial dimensions. "
                                        f"{x.ndim} {0 if params.channels_last else 1}")
-        _, out_cl, ksize, pads = self.geometry(ctx, params, x.shape, x.dtype)
+        out_cl, ksize, pads = self.geometry(ctx, params, x.shape, x.dtype)
         if ksize is None:
             return self.finish(ctx, params, xp.zeros(out_cl, x.dtype), x.dtype)
         self.finish(ctx, params, self.pool(x, params, ksize, pads, out_cl, xp), x.dtype)
@@ -138,7 +139,7 @@ class MaxPoolWithArgmaxOp(_WithArgmax):
         x, xp, params = ctx.input(0), ctx.xp, self.fixed
         if x.ndim != 4:
             raise InvalidArgumentError("tensor_in must be 4-dimensional (2)")
-        _, out_cl, ksize, pads = self.geometry(ctx, params, x.shape, x.dtype)
+        out_cl, ksize, pads = self.geometry(ctx, params, x.shape, x.dtype)
         index_type = ctx.output_dtype(1).np_dtype
         ctx.check_allocation(out_cl, index_type)
         if ksize is None:
@@ -158,13 +159,14 @@ class _Backprop(_Pool):
     grad_name = "out_backprop"
 
     def checked(self, ctx):
+        """(x, y, grad, params, output_geometry's (output shape, pads))."""
         x, y, grad = ctx.input(0), ctx.input(1), ctx.input(2)
         params = self.params(ctx)
         for array, name in ((x, "tensor_in"), (y, "tensor_out"), (grad, self.grad_name)):
             _check_rank(array, self.rank, name)
-        out_shape, _ = output_geometry(params, x.shape)
-        _check_shape("orig_output", y.shape, out_shape)
-        return x, y, grad, params
+        resolved = output_geometry(params, x.shape)
+        _check_shape("orig_output", y.shape, resolved[0])
+        return x, y, grad, params, resolved
 
 
 @register_kernel("MaxPoolGrad", DEVICES, type_constraints={"T": computable_types("MaxPoolGrad")})
@@ -179,12 +181,12 @@ class MaxPoolGradOp(_Backprop):
     (MaxPoolGrad), or every position equal to orig_output (MaxPool3DGrad, as TF's CPU)."""
 
     def compute(self, ctx):
-        x, y, grad, params = self.checked(ctx)
+        x, y, grad, params, resolved = self.checked(ctx)
         xp = ctx.xp
         _check_shape("grad", grad.shape, y.shape)
         dtype = grad.dtype
         ctx.check_allocation(x.shape, dtype)
-        _, out_cl, ksize, pads = self.geometry(ctx, params, x.shape, dtype)
+        out_cl, ksize, pads = self.geometry(ctx, params, x.shape, dtype, resolved)
         in_cl = channels_last_shape(x.shape, params.channels_last)
         if ksize is None:
             return self.finish(ctx, params, xp.zeros(in_cl, dtype), dtype)
@@ -212,10 +214,10 @@ class MaxPoolGradGradOp(_Backprop):
     grad_name = "out_grad_backprop"
 
     def compute(self, ctx):
-        x, y, grad, params = self.checked(ctx)
+        x, y, grad, params, resolved = self.checked(ctx)
         xp = ctx.xp
         _check_shape("grad", grad.shape, x.shape)
-        _, out_cl, ksize, pads = self.geometry(ctx, params, x.shape, grad.dtype)
+        out_cl, ksize, pads = self.geometry(ctx, params, x.shape, grad.dtype, resolved)
         if ksize is None:
             return self.finish(ctx, params, xp.zeros(out_cl, grad.dtype), grad.dtype)
         out = pm.first_match(self.layout(params, x, xp), self.layout(params, y, xp),
@@ -242,7 +244,8 @@ class AvgPoolGradOp(_Pool):
             if d < 0:
                 raise InvalidArgumentError(f"Expected a non-negative size, got {d}")
         _check_rank(grad, self.rank, "out_backprop")
-        out_shape, _ = output_geometry(params, in_shape)
+        resolved = output_geometry(params, in_shape)
+        out_shape = resolved[0]
         _, feature, spatial = format_dims(params.data_format, self.rank)
         if grad.shape[feature] != in_shape[feature]:
             raise InvalidArgumentError(
@@ -252,7 +255,7 @@ class AvgPoolGradOp(_Pool):
             raise InvalidArgumentError("index * stride must be less than or equal to input size")
         _check_shape("grad", grad.shape, out_shape)
         ctx.check_allocation(in_shape, grad.dtype)
-        _, _, ksize, pads = self.geometry(ctx, params, in_shape, grad.dtype)
+        _, ksize, pads = self.geometry(ctx, params, in_shape, grad.dtype, resolved)
         in_cl = channels_last_shape(in_shape, params.channels_last)
         if ksize is None:
             return self.finish(ctx, params, xp.zeros(in_cl, grad.dtype), grad.dtype)

@@ -16,15 +16,13 @@ import threading
 import numpy as np
 
 from kernels import philox
-from kernels.kernel_util import DEVICES, computable_types, host_copy
+from kernels.kernel_util import DEVICES, computable_types, host_copy, make_shape
 from registry.errors import InvalidArgumentError
 from registry.kernel_registry import OpKernel, register_kernel
-from registry.memory import checked_num_elements
 from registry.tensor_shape import shape_str
 
 RNG_ALG_PHILOX = 1
 RNG_ALG_AUTO_SELECT = 3
-_RESERVED_SAMPLES_PER_OUTPUT = 256
 
 
 class PhiloxStream:
@@ -42,20 +40,6 @@ class PhiloxStream:
             counter = self._counter
             self._counter = philox.skip(counter, num_blocks)
         return self._key, counter
-
-
-def output_shape(shape_tensor):
-    """TF's tensor::MakeShape: the output shape a shape vector asks for."""
-    shape_tensor = host_copy(shape_tensor)
-    if shape_tensor.ndim != 1:
-        raise InvalidArgumentError("shape must be a vector of {int32,int64}, got shape "
-                                   f"{shape_str(shape_tensor.shape)}")
-    dims = [int(d) for d in shape_tensor.tolist()]
-    for d in dims:
-        if d < 0:
-            raise InvalidArgumentError(f"Dimension {d} must be >= 0")
-    checked_num_elements(dims)
-    return tuple(dims)
 
 
 def _scalar_bound(value, name):
@@ -78,6 +62,16 @@ def _check_order(lo, hi):
         raise InvalidArgumentError(f"Need minval < maxval, got {lo} >= {hi}")
 
 
+def _bound_params(ctx, bounds_at):
+    """The integer ops' {lo, hi} from the minval input at `bounds_at` on (checked, lo < hi);
+    none for the float ops (`bounds_at` None)."""
+    if bounds_at is None:
+        return {}
+    lo, hi = _int_bounds(ctx, bounds_at)
+    _check_order(lo, hi)
+    return {"lo": lo, "hi": hi}
+
+
 def _fill(ctx, distribution, key, counter, shape, **params):
     dtype = ctx.output_dtype(0).np_dtype
     flat = philox.fill(distribution, key, counter, math.prod(shape), dtype, ctx.xp, **params)
@@ -85,7 +79,9 @@ def _fill(ctx, distribution, key, counter, shape, **params):
 
 
 def _allocated_shape(ctx):
-    shape = output_shape(ctx.input(0))
+    """The output shape the shape input (input 0) asks for, checked as TF does (its element
+    count by check_allocation)."""
+    shape = tuple(make_shape(ctx.input(0)))
     ctx.check_allocation(shape, ctx.output_dtype(0))
     return shape
 
@@ -103,7 +99,8 @@ class _StatefulRandomOp(OpKernel):
 
     def compute(self, ctx):
         shape = _allocated_shape(ctx)
-        key, counter = self._stream.reserve(math.prod(shape) * _RESERVED_SAMPLES_PER_OUTPUT)
+        key, counter = self._stream.reserve(
+            math.prod(shape) * philox.RESERVED_SAMPLES_PER_OUTPUT)
         _fill(ctx, self.distribution, key, counter, shape)
 
 
@@ -124,12 +121,8 @@ TruncatedNormalOp = _register("TruncatedNormal", _StatefulRandomOp, philox.trunc
 
 
 @register_kernel("RandomUniformInt", DEVICES, host_memory=("shape", "minval", "maxval"))
-class RandomUniformIntOp(OpKernel):
+class RandomUniformIntOp(_StatefulRandomOp):
     """Integers in [minval, maxval); an empty output reserves nothing and skips lo < hi."""
-
-    def __init__(self, ctx):
-        super().__init__(ctx)
-        self._stream = PhiloxStream(ctx.get_attr("seed"), ctx.get_attr("seed2"))
 
     def compute(self, ctx):
         lo, hi = _int_bounds(ctx, 1)
@@ -139,7 +132,7 @@ class RandomUniformIntOp(OpKernel):
             ctx.set_output(0, ctx.xp.zeros(shape, ctx.output_dtype(0).np_dtype))
             return
         _check_order(lo, hi)
-        key, counter = self._stream.reserve(size * _RESERVED_SAMPLES_PER_OUTPUT)
+        key, counter = self._stream.reserve(size * philox.RESERVED_SAMPLES_PER_OUTPUT)
         _fill(ctx, philox.uniform_int, key, counter, shape, lo=lo, hi=hi)
 
 
@@ -157,6 +150,7 @@ class _StatelessRandomOp(OpKernel):
     """A seed-tensor op: (key, counter) from philox.stateless_key_counter."""
 
     distribution = None
+    bounds_at = None      # index of minval for the integer op
 
     def compute(self, ctx):
         shape = _allocated_shape(ctx)
@@ -164,19 +158,8 @@ class _StatelessRandomOp(OpKernel):
         if math.prod(shape) == 0:
             ctx.set_output(0, ctx.xp.zeros(shape, ctx.output_dtype(0).np_dtype))
             return
-        _fill(ctx, self.distribution, key, counter, shape, **self.params(ctx))
-
-    def params(self, ctx):
-        return {}
-
-
-class _StatelessUniformIntOp(_StatelessRandomOp):
-    distribution = staticmethod(philox.uniform_int)
-
-    def params(self, ctx):
-        lo, hi = _int_bounds(ctx, 2)
-        _check_order(lo, hi)
-        return {"lo": lo, "hi": hi}
+        _fill(ctx, self.distribution, key, counter, shape,
+              **_bound_params(ctx, self.bounds_at))
 
 
 # -------------------------------------------------------- stateless, V2 (key, counter, alg)
@@ -215,34 +198,22 @@ class _StatelessV2Op(OpKernel):
         if math.prod(shape) == 0:
             ctx.set_output(0, ctx.xp.zeros(shape, ctx.output_dtype(0).np_dtype))
             return
-        params = {}
-        if self.bounds_at is not None:
-            params["lo"], params["hi"] = _int_bounds(ctx, self.bounds_at)
-            _check_order(params["lo"], params["hi"])
+        params = _bound_params(ctx, self.bounds_at)
         if alg != RNG_ALG_PHILOX:
             raise InvalidArgumentError(f"Unsupported algorithm id: {alg}")
         _fill(ctx, self.distribution, key, counter, shape, **params)
 
 
-_V1_HOST = ("shape", "seed")
-_V2_HOST = ("shape", "key", "counter", "alg")
-StatelessRandomUniformOp = _register("StatelessRandomUniform", _StatelessRandomOp,
-                                      philox.uniform, _V1_HOST)
-StatelessRandomNormalOp = _register("StatelessRandomNormal", _StatelessRandomOp,
-                                     philox.normal, _V1_HOST)
-StatelessTruncatedNormalOp = _register("StatelessTruncatedNormal", _StatelessRandomOp,
-                                        philox.truncated_normal, _V1_HOST)
-StatelessRandomUniformIntOp = _register("StatelessRandomUniformInt", _StatelessUniformIntOp,
-                                         philox.uniform_int, _V1_HOST + ("minval", "maxval"))
-StatelessRandomUniformV2Op = _register("StatelessRandomUniformV2", _StatelessV2Op,
-                                        philox.uniform, _V2_HOST)
-StatelessRandomNormalV2Op = _register("StatelessRandomNormalV2", _StatelessV2Op,
-                                       philox.normal, _V2_HOST)
-StatelessTruncatedNormalV2Op = _register("StatelessTruncatedNormalV2", _StatelessV2Op,
-                                          philox.truncated_normal, _V2_HOST)
-StatelessRandomUniformIntV2Op = _register("StatelessRandomUniformIntV2", _StatelessV2Op,
-                                           philox.uniform_int, _V2_HOST + ("minval", "maxval"),
-                                           bounds_at=4)
+# Each stateless op in its V1 (shape, seed) and V2 (shape, key, counter, alg) form; the
+# integer ops' minval and maxval follow those inputs.
+for _suffix, _base, _host in (("", _StatelessRandomOp, ("shape", "seed")),
+                              ("V2", _StatelessV2Op, ("shape", "key", "counter", "alg"))):
+    for _name, _distribution in (("StatelessRandomUniform", philox.uniform),
+                                 ("StatelessRandomNormal", philox.normal),
+                                 ("StatelessTruncatedNormal", philox.truncated_normal)):
+        _register(_name + _suffix, _base, _distribution, _host)
+    _register("StatelessRandomUniformInt" + _suffix, _base, philox.uniform_int,
+              _host + ("minval", "maxval"), bounds_at=len(_host))
 
 
 # ------------------------------------------------------------------ seed -> key, counter

@@ -153,10 +153,22 @@ class BatchToSpaceOp(_OldSpaceBatchOp):
 
 
 class _DepthOp(OpKernel):
+    """`rank_message` is how the op words its rank check ("... 4 instead of ...")."""
+
+    rank_message = None
+
     def __init__(self, ctx):
         super().__init__(ctx)
         self.block = ctx.get_attr("block_size")
-        self.nchw = ctx.get_attr("data_format") == "NCHW"
+        data_format = ctx.get_attr("data_format")
+        self.nchw = data_format == "NCHW"
+        self.layout = LAYOUT[data_format]
+
+    def dims(self, x):
+        """(n, h, w, c) of a 4-D `x` in the op's data format."""
+        if x.ndim != 4:
+            raise InvalidArgumentError(self.rank_message.format(x.ndim))
+        return (x.shape[i] for i in self.layout)
 
 
 _FORMATS = {"data_format": ["NHWC", "NCHW"]}
@@ -164,11 +176,11 @@ _FORMATS = {"data_format": ["NHWC", "NCHW"]}
 
 @register_kernel("SpaceToDepth", DEVICES, attr_constraints=_FORMATS)
 class SpaceToDepthOp(_DepthOp):
+    rank_message = "Input rank should be 4 instead of {}"
+
     def compute(self, ctx):
         x, bs = ctx.input(0), self.block
-        if x.ndim != 4:
-            raise InvalidArgumentError(f"Input rank should be 4 instead of {x.ndim}")
-        n, h, w, c = (x.shape[i] for i in LAYOUT["NCHW" if self.nchw else "NHWC"])
+        n, h, w, c = self.dims(x)
         if w % bs or h % bs:
             raise InvalidArgumentError(
                 f"Image width {w} and height {h} should be divisible by block_size: {bs}")
@@ -182,11 +194,11 @@ class SpaceToDepthOp(_DepthOp):
 
 @register_kernel("DepthToSpace", DEVICES, attr_constraints=_FORMATS)
 class DepthToSpaceOp(_DepthOp):
+    rank_message = "Input rank should be: 4 instead of: {}"
+
     def compute(self, ctx):
         x, bs = ctx.input(0), self.block
-        if x.ndim != 4:
-            raise InvalidArgumentError(f"Input rank should be: 4 instead of: {x.ndim}")
-        n, h, w, c = (x.shape[i] for i in LAYOUT["NCHW" if self.nchw else "NHWC"])
+        n, h, w, c = self.dims(x)
         if c % (bs * bs):
             raise InvalidArgumentError(
                 f"Input depth dimension {c} should be divisible by: {bs * bs}")

@@ -5,8 +5,7 @@ registrations; `strided_slice_spec` (registry) validates them with TF's messages
 the NumPy index and the shapes.
 """
 
-from kernels.kernel_util import DEVICES
-from registry import dtypes
+from kernels.kernel_util import DEVICES, nonnegative_dims, zeros
 from registry.errors import InvalidArgumentError
 from registry.kernel_registry import OpKernel, register_kernel
 from registry.op_defs.array import int_values
@@ -39,19 +38,12 @@ class StridedSliceGradOp(OpKernel):
         if shape_t.ndim != 1:
             raise InvalidArgumentError(
                 f"shape must be 1-D, got shape.shape = {shape_str(shape_t.shape)}")
-        shape = int_values(shape_t)
-        for d in shape:
-            if d < 0:
-                raise InvalidArgumentError(f"Dimension {d} must be >= 0")
+        shape = nonnegative_dims(int_values(shape_t))
         spec = strided_slice_spec(begin, end, strides, shape, self._masks)
         if list(dy.shape) != spec.final_shape:
             raise InvalidArgumentError(f"shape of dy was {shape_str(dy.shape)} instead of "
                                        f"{shape_str(spec.final_shape)}")
         ctx.check_allocation(shape, dy.dtype)
-        xp = ctx.xp
-        if ctx.output_dtype(0) == dtypes.string:
-            out = xp.full(shape, b"", dtype=object)
-        else:
-            out = xp.zeros(shape, dtype=dy.dtype)
+        out = zeros(ctx.xp, shape, dy.dtype)
         out[spec.slices()] = dy.reshape(spec.processing_shape)
         ctx.set_output(0, out)

@@ -123,6 +123,13 @@ def with_rank_at_most(shape, rank):
     return shape
 
 
+def with_value(dim, value):
+    """TF's InferenceContext::WithValue: an unknown or equal dim becomes `value`."""
+    if dim is not None and dim != value:
+        raise InvalidArgumentError(f"Dimension must be {value} but is {dim}")
+    return value
+
+
 def divide_evenly(value, divisor):
     """TF's InferenceContext::Divide with evenly_divisible: a known dim `value` / `divisor`,
     or TF's error when it does not divide evenly."""

@@ -7,6 +7,7 @@ import pytest
 import graphops as gp
 from registry import dtypes, errors, get_op_def
 from registry.kernel_registry import registered_kernels
+from tests.op_runners import feeder, map_inputs
 from tests.placement_log import CPU_NAME, GPU_NAME
 
 TOLERANCE = {"float16": 2e-3, "float32": 1e-5, "complex64": 1e-5, "float64": 1e-12,
@@ -60,22 +61,12 @@ def assert_same(got, want):
         np.testing.assert_allclose(got, want, rtol=tol, atol=tol, equal_nan=True)
 
 
-def _feeder(feeds):
-    def feed(value):
-        ph = gp.placeholder(dtypes.as_dtype(value.dtype), None)
-        feeds[ph] = value
-        return ph
-    return feed
-
-
 def compare(op, inputs, **attrs):
     """Runs raw op `op` pinned to the CPU and to the GPU (no soft placement) in one graph,
     its `inputs` fed through placeholders of unknown shape; asserts the results agree."""
     g, feeds = gp.Graph(), {}
-    feed = _feeder(feeds)
     with g.as_default():
-        args = {k: [feed(x) for x in v] if isinstance(v, list) else feed(v)
-                for k, v in inputs.items()}
+        args = map_inputs(op, inputs, feeder(feeds))
         outs = []
         for device in ("/CPU:0", "/GPU:0"):
             with g.device(device):
@@ -89,10 +80,8 @@ def compare(op, inputs, **attrs):
 def run_error(op, inputs, attrs, device):
     """The (class, message) of running `op` pinned to `device`; the device named as CPU."""
     g, feeds = gp.Graph(), {}
-    feed = _feeder(feeds)
     with g.as_default():
-        args = {k: [feed(x) for x in v] if isinstance(v, list) else feed(v)
-                for k, v in inputs.items()}
+        args = map_inputs(op, inputs, feeder(feeds))
         with g.device(device):
             out = getattr(gp.raw_ops, op)(**args, **attrs)
     with gp.Session(graph=g, allow_soft_placement=False) as sess:

@@ -80,8 +80,13 @@ MODELS = {
     "densenet121": (_application("DenseNet121", 64), (64, 64, 3)),
     "efficientnet_b0": (_application("EfficientNetB0", 64), (64, 64, 3)),
 }
+def batch_norms(model):
+    """The model's batch-normalisation layers, nested ones included."""
+    return [layer for layer in model._flatten_layers() if hasattr(layer, "moving_mean")]
+
+
 def has_batch_norm(model):
-    return any(hasattr(layer, "moving_mean") for layer in model._flatten_layers())
+    return bool(batch_norms(model))
 
 
 def build(name, seed=7):
@@ -93,8 +98,7 @@ def build(name, seed=7):
     make, shape = MODELS[name]
     keras.utils.set_random_seed(seed)
     model = make()
-    norms = {layer: layer.momentum for layer in model._flatten_layers()
-             if hasattr(layer, "moving_mean")}
+    norms = {layer: layer.momentum for layer in batch_norms(model)}
     for layer in norms:
         layer.momentum = 0.0
     model(tf.random.stateless_normal((8,) + shape, seed=(seed, 0)), training=True)
@@ -141,13 +145,14 @@ def training_step_graph(model, shape, classes, dtype=tf.float32):
             [t.name for t in concrete.outputs], concrete)
 
 
-def exact_training_step(make, model, classes, x, labels):
-    """The training step's outputs computed in float64 by a twin of `model` (same weights):
-    the exact reference that settles how accurate a float32 result is."""
+def exact_training_step(name, model, classes, x, labels):
+    """The training step's outputs computed in float64 by a twin of `model` (model `name`
+    with the same weights): the exact reference that settles how accurate a float32 result
+    is."""
     policy = keras.config.dtype_policy()
     keras.config.set_dtype_policy("float64")    # the twin's weights and computations
     try:
-        twin = make()
+        twin = MODELS[name][0]()
         twin.set_weights([w.astype("float64") for w in model.get_weights()])
         *_, step = training_step_graph(twin, x.shape[1:], classes, tf.float64)
         return [t.numpy() for t in step(tf.constant(x, tf.float64),

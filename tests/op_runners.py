@@ -16,6 +16,24 @@ def is_input(op_def, name):
     return any(op_def.python_name(arg.name) == name for arg in op_def.input_arg)
 
 
+def map_inputs(op, kwargs, fn):
+    """`kwargs` of raw op `op` with `fn` applied to each input value (to each item of a list
+    input); attrs are left as they are."""
+    op_def = get_op_def(op)
+    return {k: ([fn(x) for x in v] if isinstance(v, list) else fn(v))
+            if is_input(op_def, k) else v for k, v in kwargs.items()}
+
+
+def feeder(feeds):
+    """`feed(value)`: a placeholder of unknown shape for `value`, recorded in `feeds`."""
+    def feed(value):
+        value = np.asarray(value)
+        ph = gp.placeholder(dtypes.as_dtype(value.dtype), None)
+        feeds[ph] = value
+        return ph
+    return feed
+
+
 def run_eager(op, **kwargs):
     return getattr(gp.raw_ops, op)(**kwargs)
 
@@ -23,18 +41,9 @@ def run_eager(op, **kwargs):
 def run_graph(op, **kwargs):
     """Builds `op` with every input (lists of inputs too) a placeholder of unknown shape and
     runs it in a Session."""
-    op_def, feeds = get_op_def(op), {}
-
-    def feed(value):
-        value = np.asarray(value)
-        ph = gp.placeholder(dtypes.as_dtype(value.dtype), None)
-        feeds[ph] = value
-        return ph
-
+    feeds = {}
     with gp.Graph().as_default():
-        args = {k: ([feed(x) for x in v] if isinstance(v, list) else feed(v))
-                if is_input(op_def, k) else v for k, v in kwargs.items()}
-        out = getattr(gp.raw_ops, op)(**args)
+        out = getattr(gp.raw_ops, op)(**map_inputs(op, kwargs, feeder(feeds)))
         with gp.Session() as sess:
             return sess.run(out, feeds)
 
@@ -59,10 +68,7 @@ def make_runner(mode):
     runner = run_eager if mode == "eager" else run_graph
 
     def run(op, **kwargs):
-        op_def = get_op_def(op)
-        kwargs = {k: ([readonly(x) for x in v] if isinstance(v, list) else readonly(v))
-                  if is_input(op_def, k) else v for k, v in kwargs.items()}
-        return as_arrays(runner(op, **kwargs))
+        return as_arrays(runner(op, **map_inputs(op, kwargs, readonly)))
     return run
 
 
@@ -84,17 +90,13 @@ class P:
 def build(op, **kwargs):
     """Builds `op` in a fresh graph (P specs become placeholders, arrays constants); returns
     what the raw op returns (its output tensor(s))."""
-    op_def = get_op_def(op)
-
     def make(v):
         if isinstance(v, P):
             return gp.placeholder(dtypes.as_dtype(v.dtype), v.shape)
         return gp.constant(v)
 
     with gp.Graph().as_default():
-        args = {k: ([make(x) for x in v] if isinstance(v, list) else make(v))
-                if is_input(op_def, k) else v for k, v in kwargs.items()}
-        return getattr(gp.raw_ops, op)(**args)
+        return getattr(gp.raw_ops, op)(**map_inputs(op, kwargs, make))
 
 
 def gradient_error_and_types(build_fn, inputs, static=True):

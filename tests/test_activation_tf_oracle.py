@@ -130,22 +130,14 @@ def test_static_shapes_and_messages_match_tensorflow(op, shapes, attrs):
     assert got == want
 
 
-def _tf_gradient_types(op, inputs, attrs):
-    g = tf.Graph()
+def _gradient_types(module, gradients, op, inputs, attrs):
+    """The op types `gradients` (tf1's or graphops') adds to a `module` graph of `op`."""
+    g = module.Graph()
     with g.as_default():
-        tensors = {k: tf.constant(v) for k, v in inputs.items()}
-        y = getattr(tf.raw_ops, op)(**tensors, **attrs)
+        tensors = {k: module.constant(v) for k, v in inputs.items()}
+        y = getattr(module.raw_ops, op)(**tensors, **attrs)
         before = set(g.get_operations())
-        tf1.gradients(y, list(tensors.values()))
-        return {o.type for o in g.get_operations() if o not in before}
-
-
-def _gp_gradient_types(op, inputs, attrs):
-    with gp.Graph().as_default() as g:
-        tensors = {k: gp.constant(v) for k, v in inputs.items()}
-        y = getattr(gp.raw_ops, op)(**tensors, **attrs)
-        before = set(g.get_operations())
-        gp.gradients(y, list(tensors.values()))
+        gradients(y, list(tensors.values()))
         return {o.type for o in g.get_operations() if o not in before}
 
 
@@ -163,5 +155,5 @@ def test_gradient_op_types_match_tensorflow(op):
     inputs = {n: X if i == 0 else (X[0] if op.startswith("BiasAdd") else X[::-1].copy())
               for i, n in enumerate(names)}
     attrs = ATTRS.get(op, {})
-    want = _tf_gradient_types(op, inputs, attrs) - PLUMBING
-    assert want == _gp_gradient_types(op, inputs, attrs) - PLUMBING
+    want = _gradient_types(tf, tf1.gradients, op, inputs, attrs) - PLUMBING
+    assert want == _gradient_types(gp, gp.gradients, op, inputs, attrs) - PLUMBING

@@ -12,19 +12,13 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import graphops as gp
 from registry import errors
 from tests.gpu_compare import compare
-from tests.op_runners import invalid, raises
+from tests.op_runners import P, build, invalid, raises
 from tests.reference_conv import conv_forward_ref
+from tests.test_conv_ops import same_pads
 
 SETTINGS = settings(max_examples=20, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])
 R = gp.raw_ops
-
-
-def same_pads(size, k, stride, dilation):
-    """TF's SAME: output ceil(size / stride), the extra pad after."""
-    out = -(-size // stride)
-    total = max(0, (out - 1) * stride + (k - 1) * dilation + 1 - size)
-    return total // 2, total - total // 2
 
 
 def conv_reference(x, w, strides, padding, explicit, channels_last, dilations, batch_dims,
@@ -106,21 +100,8 @@ def test_conv_matches_the_reference(run, config):
 @given(config=configs(dtypes_=("float16", "bfloat16", "int32")))
 def test_conv_other_types(config):
     x, w, attrs, reference = config
-    if x.dtype.kind == "i":
-        x, w = np.rint(x * 3).astype(x.dtype), np.rint(w * 3).astype(w.dtype)
-        batch_dims, groups = attrs["batch_dims"], attrs["groups"]
-        spatial = x.ndim - batch_dims - 1
-        channels_last = attrs["data_format"] == "CHANNELS_LAST"
-        strides = attrs["strides"][1:-1] if channels_last else attrs["strides"][2:]
-        dilations = attrs["dilations"][1:-1] if channels_last else attrs["dilations"][2:]
-        explicit = None
-        if attrs["padding"] == "EXPLICIT":
-            flat = attrs["explicit_paddings"]
-            dims = range(1, spatial + 1) if channels_last else range(2, spatial + 2)
-            explicit = [(flat[2 * d], flat[2 * d + 1]) for d in dims]
-        reference = conv_reference(x.astype(np.float64), w.astype(np.float64), strides,
-                                   attrs["padding"], explicit, channels_last, dilations,
-                                   batch_dims, groups)
+    if x.dtype.kind == "i":     # the reference (of the cast x, w) is linear in each
+        x, w, reference = x * 3, w * 3, reference * 9
     got = R.Conv(input=x, filter=w, **attrs)
     assert got.dtype == x.dtype and got.shape == reference.shape
     if x.dtype.kind == "i":
@@ -215,10 +196,8 @@ def test_kernel_messages(run, x, w, attrs, message):
 
 def _static(x_shape, w_shape, **attrs):
     attrs = {"strides": S4, "padding": "VALID", **attrs}
-    with gp.Graph().as_default():
-        shape = R.Conv(input=gp.placeholder(gp.float32, x_shape),
-                       filter=gp.placeholder(gp.float32, w_shape), **attrs).shape
-        return None if shape.rank is None else shape.as_list()
+    shape = build("Conv", input=P(x_shape), filter=P(w_shape), **attrs).shape
+    return None if shape.rank is None else shape.as_list()
 
 
 def test_static_shapes():

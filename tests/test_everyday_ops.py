@@ -18,7 +18,7 @@ from hypothesis.extra import numpy as hnp
 import graphops as gp
 from registry import dtypes, errors, get_op_def
 from registry.memory import get_memory_budget, set_memory_budget
-from tests.op_runners import (P, build, invalid, is_input, raises, readonly, run_eager,
+from tests.op_runners import (P, build, invalid, map_inputs, raises, readonly, run_eager,
                               run_graph)
 
 EVERYDAY_OPS = [
@@ -173,11 +173,8 @@ STATIC_VS_RUNTIME = [   # all inputs constants: the static shape must be the run
 @pytest.mark.parametrize("op, kwargs", STATIC_VS_RUNTIME,
                          ids=[f"{c[0]}-{i}" for i, c in enumerate(STATIC_VS_RUNTIME)])
 def test_static_shape_is_the_runtime_shape(op, kwargs):
-    op_def = get_op_def(op)
     with gp.Graph().as_default():
-        args = {k: ([gp.constant(x) for x in v] if isinstance(v, list) else gp.constant(v))
-                if is_input(op_def, k) else v for k, v in kwargs.items()}
-        out = getattr(gp.raw_ops, op)(**args)
+        out = getattr(gp.raw_ops, op)(**map_inputs(op, kwargs, gp.constant))
         with gp.Session() as sess:
             value = np.asarray(sess.run(out))
     assert out.shape.is_fully_defined() and tuple(out.shape.dims) == value.shape

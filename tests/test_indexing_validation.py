@@ -11,14 +11,7 @@ import graphops as gp
 from registry import errors
 from registry.memory import get_memory_budget, set_memory_budget
 from tests.op_runners import P, build, invalid, raises
-
-
-def i32(*v):
-    return np.array(v, np.int32)
-
-
-def f32(*shape):
-    return np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+from tests.test_indexing_ops import f32, i32
 
 
 # ----------------------------------------------------------------------------- errors

@@ -114,7 +114,7 @@ def test_lrn_gradient():
 
     assert_jacobians(build, lambda **t: ref_lrn(t["input"], **attrs) * weights, inputs,
                      ["input"], (1, 2, 1, 5))
-    with gp.Graph().as_default() as g:
+    with gp.Graph().as_default():
         x = gp.placeholder(gp.float32, [1, 2, 1, 5])
         grad_op = gp.gradients(R.LRN(input=x, **attrs), [x])[0].op
         assert grad_op.type == "LRNGrad"

@@ -146,19 +146,13 @@ def test_max_pool_across_channels_matches_tf():
 
 def _static(module, op, shapes, **attrs):
     """The output shapes ``op`` infers in graph mode for inputs of ``shapes``."""
-    if module is tf:
-        with tf.Graph().as_default():
-            args = {k: tf.compat.v1.placeholder(tf.float32, s) if not isinstance(s, np.ndarray)
-                    else tf.constant(s) for k, s in shapes.items()}
-            out = getattr(tf.raw_ops, op)(**args, **attrs)
-            outs = out if isinstance(out, (list, tuple)) else [out]
-            return [None if t.shape.rank is None else t.shape.as_list() for t in outs]
-    with gp.Graph().as_default():
-        args = {k: gp.placeholder(gp.float32, s) if not isinstance(s, np.ndarray)
-                else gp.constant(s) for k, s in shapes.items()}
-        out = getattr(gp.raw_ops, op)(**args, **attrs)
+    placeholder = tf.compat.v1.placeholder if module is tf else gp.placeholder
+    with module.Graph().as_default():
+        args = {k: placeholder(module.float32, s) if not isinstance(s, np.ndarray)
+                else module.constant(s) for k, s in shapes.items()}
+        out = getattr(module.raw_ops, op)(**args, **attrs)
         outs = out if isinstance(out, (list, tuple)) else [out]
-        return [t.shape.as_list() if t.shape.rank is not None else None for t in outs]
+        return [None if t.shape.rank is None else t.shape.as_list() for t in outs]
 
 
 @st.composite

@@ -19,10 +19,15 @@ TOLERANCE = 1e-4
 
 # ----------------------------------------------------------------------------- helpers
 
-def to_graphops(graph_def_proto, directory):
-    """A TF GraphDef as a user hands it over: a `.pb` file TF wrote, read by graphops."""
+def run_in_graphops(graph_def_proto, directory, fetches, feeds):
+    """Runs a TF GraphDef as a user hands it over: a `.pb` file TF wrote, read by graphops,
+    imported into a new graph and run in a Session."""
     path = tf.io.write_graph(graph_def_proto, str(directory), "model.pb", as_text=False)
-    return gp.io.read_graph_def(path)
+    g = gp.Graph()
+    with g.as_default():
+        gp.import_graph_def(gp.io.read_graph_def(path), name="")
+    with gp.Session(graph=g) as sess:
+        return sess.run(fetches, feeds)
 
 
 def error(ours, reference):
@@ -60,19 +65,14 @@ def test_frozen_keras_model_matches_tensorflow(name, tmp_path):
     x = np.random.default_rng(0).standard_normal((2,) + shape).astype(np.float32)
     want = frozen(tf.constant(x))[0].numpy()
 
-    g = gp.Graph()
-    with g.as_default():
-        gp.import_graph_def(to_graphops(graph_def, tmp_path), name="")
-    with gp.Session(graph=g) as sess:
-        got = sess.run(output_name, {input_name: x})
-    close(got, want, name)
+    close(run_in_graphops(graph_def, tmp_path, output_name, {input_name: x}), want, name)
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in LARGE else n
                                   for n in MODELS])
 def test_keras_training_step_gradients_match_tensorflow(name, tmp_path):
     """The gradients TF's own gradient functions write for a training step (batch norm in
-    training mode, dropout active) agree with TF's values. Deep nets at batch 2 amplify
+    training mode, dropout active) agree with TF's values. Deep nets at small batches amplify
     float32 rounding: a pre-activation within rounding of 0 flips a ReLU's mask and moves
     its gradient entirely (ResNet50's gradients are 1% off the float64 result in TF too).
     Where ours and TF's differ by more than the tolerance, ours must be as close to the
@@ -90,14 +90,10 @@ def test_keras_training_step_gradients_match_tensorflow(name, tmp_path):
     labels[np.arange(batch), rng.integers(0, classes, batch)] = 1
     want = [t.numpy() for t in step(tf.constant(x), tf.constant(labels))]
 
-    g = gp.Graph()
-    with g.as_default():
-        gp.import_graph_def(to_graphops(graph_def, tmp_path), name="")
-    with gp.Session(graph=g) as sess:
-        got = sess.run(outputs, {input_name: x, label_name: labels})
+    got = run_in_graphops(graph_def, tmp_path, outputs, {input_name: x, label_name: labels})
     if all(error(ours, theirs) <= TOLERANCE for ours, theirs in zip(got, want)):
         return
-    exact = exact_training_step(MODELS[name][0], model, classes, x, labels)
+    exact = exact_training_step(name, model, classes, x, labels)
     ours_off = [l2_error(o, e) for o, e in zip(got, exact)]
     theirs_off = [l2_error(t, e) for t, e in zip(want, exact)]
     assert np.median(ours_off) <= max(TOLERANCE, 1.5 * np.median(theirs_off)), \
@@ -183,10 +179,7 @@ def test_tf1_training_graph_gradients_match_tensorflow(model, tmp_path):
             frozen = v1.graph_util.convert_variables_to_constants(
                 sess, tf_graph.as_graph_def(), [t.op.name for t in fetches])
     assert not missing_ops(frozen)
-    g = gp.Graph()
-    with g.as_default():
-        gp.import_graph_def(to_graphops(frozen, tmp_path), name="")
-    with gp.Session(graph=g) as sess:
-        got = sess.run([t.name for t in fetches], {"x:0": x_value, "y:0": y_value})
+    got = run_in_graphops(frozen, tmp_path, [t.name for t in fetches],
+                          {"x:0": x_value, "y:0": y_value})
     for t, ours, theirs in zip(fetches, got, want):
         close(ours, theirs, t.name)

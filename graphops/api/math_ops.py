@@ -25,33 +25,19 @@ def _reduce(op_type, input_tensor, axis, keepdims, name):
                                      keep_dims=bool(keepdims), name=name)
 
 
-def reduce_sum(input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None,
-               keep_dims=None):
-    """Sum over `axis` (all axes when None)."""
-    axis = deprecated_argument_lookup("axis", axis, "reduction_indices", reduction_indices)
-    keepdims = deprecated_argument_lookup("keepdims", keepdims, "keep_dims", keep_dims)
-    return _reduce("Sum", input_tensor, axis, keepdims, name)
-
-
-def reduce_mean(input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None,
-                keep_dims=None):
-    """Mean over `axis` (all axes when None)."""
-    axis = deprecated_argument_lookup("axis", axis, "reduction_indices", reduction_indices)
-    keepdims = deprecated_argument_lookup("keepdims", keepdims, "keep_dims", keep_dims)
-    return _reduce("Mean", input_tensor, axis, keepdims, name)
-
-
 def _reduction(op_type, what):
     def reduce(input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None,
                keep_dims=None):
         axis = deprecated_argument_lookup("axis", axis, "reduction_indices", reduction_indices)
         keepdims = deprecated_argument_lookup("keepdims", keepdims, "keep_dims", keep_dims)
         return _reduce(op_type, input_tensor, axis, keepdims, name)
-    reduce.__name__ = f"reduce_{op_type.lower()}"
+    reduce.__name__ = reduce.__qualname__ = f"reduce_{op_type.lower()}"
     reduce.__doc__ = f"{what} over `axis` (all axes when None)."
     return reduce
 
 
+reduce_sum = _reduction("Sum", "Sum")
+reduce_mean = _reduction("Mean", "Mean")
 reduce_max = _reduction("Max", "Maximum")
 reduce_min = _reduction("Min", "Minimum")
 reduce_prod = _reduction("Prod", "Product")

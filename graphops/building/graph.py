@@ -76,7 +76,7 @@ class Graph:
         self._names_in_use = {}
         self._local = _Stacks()
         self._finalized = False
-        self._seed = None              # graph-level random seed (gp.set_random_seed)
+        self.seed = None               # graph-level random seed (tf.Graph.seed), None: unset
         self._op_seeds_given = 0       # op seeds handed out under it (TF's get_seed counter)
         self._functions = {}           # function library: name -> FunctionDef dict
 
@@ -267,15 +267,6 @@ class Graph:
         return len(self._ops)
 
     # ------------------------------------------------------------------ random seeds
-
-    @property
-    def seed(self):
-        """The graph-level random seed, None when unset (tf.Graph.seed)."""
-        return self._seed
-
-    @seed.setter
-    def seed(self, seed):
-        self._seed = seed
 
     def _next_op_seed(self):
         """The op seed for a random op built without one while the graph has a seed:

@@ -69,11 +69,14 @@ class FunctionCallOp(OpKernel):
         _check_types("Tin", ctx.get_attr("Tin"), planned.input_types, name)
         _check_types("Tout", ctx.get_attr("Tout"), planned.output_types, name)
         self._plan = planned.plan
+        # outputs the node holds in device memory (the plan may compute them on the host)
+        self._to_device = frozenset() if ctx.device_type == "CPU" else frozenset(
+            i for i in range(len(planned.output_types)) if i not in ctx.host_outputs)
 
     def compute(self, ctx):
         for i, value in enumerate(self._plan.run(list(ctx.inputs))):
-            if ctx.device_type != "CPU" and i not in ctx.construction.host_outputs:
-                value = ctx.xp.asarray(value)    # an output computed on the host
+            if i in self._to_device:
+                value = ctx.xp.asarray(value)
             ctx.set_output(i, value)
 
 

@@ -30,7 +30,7 @@ def _instantiate(op, placed, resources):
     try:
         return instantiate(op.op_def, op.name, op.attrs, [t.dtype for t in op.inputs],
                            [t.dtype for t in op.outputs], placed, resources,
-                           getattr(op.graph, "_functions", None))
+                           op.graph._functions)
     except Exception as exc:
         raise_node_error(exc, op, placed.device, list(op.inputs))
 

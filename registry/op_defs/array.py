@@ -1,12 +1,13 @@
 """Array op definitions (TF's array_ops.cc and no_op.cc), with their shape functions.
 
-Also holds shape helpers that other op modules share: `int_values`, `shape_from_shape_tensor`
+Also holds shape helpers that other op modules share: `int_values`, `scalar_input_dim`,
+`shape_from_shape_tensor`
 (the merge/rank helpers with TF's messages are in registry/shape_inference.py).
 """
 
 from registry.errors import InvalidArgumentError
 from registry.op_registry import register_op
-from registry.shape_inference import divide_evenly, merge_shapes
+from registry.shape_inference import divide_evenly, merge_shapes, with_value
 from registry.tensor_shape import TensorShape, unknown_shape
 
 # ----------------------------------------------------------------------------- shape helpers
@@ -15,6 +16,19 @@ from registry.tensor_shape import TensorShape, unknown_shape
 def int_values(value):
     """An index tensor (a constant, or a kernel's host input) as a flat list of Python ints."""
     return [int(v) for v in value.reshape(-1).tolist()]
+
+
+def scalar_input_dim(c, i):
+    """TF's MakeDimForScalarInput: input `i`'s scalar value as a dim, None when unknown;
+    TF's error when it is negative."""
+    value = c.input_value(i)
+    if value is None:
+        return None
+    dim = int_values(value)[0]
+    if dim < 0:
+        raise InvalidArgumentError(
+            f"Dimension size, given by scalar input {i}, must be non-negative but is {dim}")
+    return dim
 
 
 def shape_from_shape_tensor(c, i):
@@ -214,8 +228,7 @@ def _transpose_shape(c):
         return
     src = c.with_rank(src, rank)
     perm_shape = c.with_rank(perm_shape, 1)
-    if perm_shape[0] is not None and perm_shape[0] != rank:
-        raise InvalidArgumentError(f"Dimension must be {rank} but is {perm_shape[0]}")
+    with_value(perm_shape[0], rank)
     if perm is None:
         c.set_output(0, unknown_shape(rank))
         return

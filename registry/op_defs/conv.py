@@ -12,9 +12,10 @@ from registry.conv_shapes import (backprop_geometry, check_valid_padding, conv_p
                                   format_dims, forward_geometry, is_channels_last, make_shape,
                                   spatial_explicit_pads, windowed_output_dim)
 from registry.errors import InvalidArgumentError, OpError
+from registry.op_defs.array import shape_from_shape_tensor
 from registry.op_registry import register_op
 from registry.shape_inference import merge_dim
-from registry.tensor_shape import TensorShape, unknown_shape
+from registry.tensor_shape import unknown_shape
 
 PADDING = "padding: {'SAME', 'VALID'}"
 PADDING_EXPLICIT = "padding: {'SAME', 'VALID', 'EXPLICIT'}"
@@ -31,23 +32,6 @@ def _multiply_dim(a, b):
     if b == 1:
         return a
     return None if a is None or b is None else a * b
-
-
-def shape_from_shape_tensor(c, i):
-    """TF's MakeShapeFromShapeTensor: the shape a sizes vector input describes.
-
-    A build-time constant gives its values (-1 = unknown dim); otherwise the vector's
-    length gives the rank.
-    """
-    vector = c.with_rank(c.input(i), 1)
-    value = c.input_value(i)
-    if value is None:
-        return unknown_shape(vector[0])
-    dims = [int(v) for v in value.reshape(-1)]
-    for d in dims:
-        if d < -1:
-            raise InvalidArgumentError(f"Invalid value in tensor used for shape: {d}")
-    return TensorShape(dims)
 
 
 def _run_kernel_checks(check, *args):

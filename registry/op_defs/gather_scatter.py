@@ -2,20 +2,13 @@
 gradient): OpDefs and TF's shape functions."""
 
 from registry.errors import InvalidArgumentError
-from registry.op_defs.array import int_values, shape_from_shape_tensor
+from registry.op_defs.array import int_values, scalar_input_dim, shape_from_shape_tensor
 from registry.op_registry import register_op
-from registry.shape_inference import merge_dim, merge_shapes
+from registry.shape_inference import merge_prefix, merge_shapes
 from registry.tensor_shape import TensorShape, unknown_shape
 
 _SEGMENT_TYPES = ("float, double, int32, uint8, int16, int8, complex64, int64, qint8, quint8, "
                   "qint32, bfloat16, qint16, quint16, uint16, complex128, half, uint32, uint64")
-
-
-def _concat(*shapes):
-    """Concatenation of TensorShapes; unknown when any rank is."""
-    if any(s.rank is None for s in shapes):
-        return unknown_shape()
-    return TensorShape([d for s in shapes for d in s.dims])
 
 
 def _tail(shape, start):
@@ -24,7 +17,7 @@ def _tail(shape, start):
 
 def _gather_shape(c):
     params = c.with_rank_at_least(c.input(0), 1)
-    c.set_output(0, _concat(c.input(1), _tail(params, 1)))
+    c.set_output(0, c.input(1).concatenate(_tail(params, 1)))
 
 
 def _gather_v2_shape(c):
@@ -161,16 +154,8 @@ def _unsorted_segment_shape(c):
     if ids.rank is None:
         c.set_output(0, unknown_shape())
         return
-    data = c.with_rank_at_least(data, ids.rank)
-    if data.rank is not None:
-        for a, b in zip(data.dims, ids.dims):
-            merge_dim(a, b)
-    num = c.input_value(2)
-    num = None if num is None else int_values(num)[0]
-    if num is not None and num < 0:
-        raise InvalidArgumentError(
-            f"Dimension size, given by scalar input 2, must be non-negative but is {num}")
-    c.set_output(0, _concat(TensorShape([num]), _tail(data, ids.rank)))
+    data, _ = merge_prefix(data, ids)
+    c.set_output(0, TensorShape([scalar_input_dim(c, 2)]).concatenate(_tail(data, ids.rank)))
 
 
 register_op("UnsortedSegmentSum") \

@@ -3,8 +3,8 @@ gradients, with TF's shape functions."""
 
 from registry.errors import InvalidArgumentError
 from registry.op_defs.array import int_values
-from registry.op_defs.pad import with_value
 from registry.op_registry import register_op
+from registry.shape_inference import with_value
 from registry.tensor_shape import TensorShape, unknown_shape
 
 RESIZE_FLAGS = ("align_corners: bool = false", "half_pixel_centers: bool = false")
@@ -37,31 +37,28 @@ def _original_image_shape(c):
     c.set_output(0, c.input(1))
 
 
-def _resize_op(name, images_types, output_type, doc):
-    builder = register_op(name).input("images: T").input("size: int32") \
-        .output(f"resized_images: {output_type}").attr(f"T: {{{images_types}}}")
+def _resize_op(name, inputs, output, types, shape_fn, doc):
+    builder = register_op(name)
+    for spec in inputs:
+        builder = builder.input(spec)
+    builder = builder.output(output).attr(f"T: {{{types}}}")
     for flag in RESIZE_FLAGS:
         builder = builder.attr(flag)
-    builder.set_shape_fn(_sized_image_shape).doc(doc)
+    builder.set_shape_fn(shape_fn).doc(doc)
 
 
+_RESIZE_INPUTS = ("images: T", "size: int32")
 # TF lists bfloat16 twice for ResizeBilinear; kept, since the order shows in messages.
-_resize_op("ResizeBilinear", "int8, uint8, int16, uint16, int32, int64, bfloat16, half, float, "
-           "double, bfloat16", "float",
+_resize_op("ResizeBilinear", _RESIZE_INPUTS, "resized_images: float",
+           "int8, uint8, int16, uint16, int32, int64, bfloat16, half, float, double, bfloat16",
+           _sized_image_shape,
            "Resizes images to `size` by bilinear interpolation; the result is float32.")
-_resize_op("ResizeNearestNeighbor", "int8, uint8, int16, uint16, int32, int64, half, float, "
-           "double, bfloat16", "T", "Resizes images to `size` by nearest-neighbour sampling.")
-
-_grad = register_op("ResizeBilinearGrad").input("grads: float").input("original_image: T") \
-    .output("output: T").attr("T: {float, bfloat16, half, double}")
-for _flag in RESIZE_FLAGS:
-    _grad = _grad.attr(_flag)
-_grad.set_shape_fn(_original_image_shape) \
-    .doc("The gradient of ResizeBilinear with respect to its images.")
-
-_grad = register_op("ResizeNearestNeighborGrad").input("grads: T").input("size: int32") \
-    .output("output: T").attr("T: {uint8, int8, int32, half, float, double, bfloat16}")
-for _flag in RESIZE_FLAGS:
-    _grad = _grad.attr(_flag)
-_grad.set_shape_fn(_sized_image_shape) \
-    .doc("The gradient of ResizeNearestNeighbor: grads summed onto the original `size`.")
+_resize_op("ResizeNearestNeighbor", _RESIZE_INPUTS, "resized_images: T",
+           "int8, uint8, int16, uint16, int32, int64, half, float, double, bfloat16",
+           _sized_image_shape, "Resizes images to `size` by nearest-neighbour sampling.")
+_resize_op("ResizeBilinearGrad", ("grads: float", "original_image: T"), "output: T",
+           "float, bfloat16, half, double", _original_image_shape,
+           "The gradient of ResizeBilinear with respect to its images.")
+_resize_op("ResizeNearestNeighborGrad", ("grads: T", "size: int32"), "output: T",
+           "uint8, int8, int32, half, float, double, bfloat16", _sized_image_shape,
+           "The gradient of ResizeNearestNeighbor: grads summed onto the original `size`.")

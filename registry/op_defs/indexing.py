@@ -4,10 +4,10 @@ Reverse, ReverseV2, BroadcastTo. Gathers and scatters are in gather_scatter.py,
 StridedSlice in strided_slice.py, Cumsum with Cumprod in math.py."""
 
 from registry.errors import InvalidArgumentError
-from registry.op_defs.array import int_values, shape_from_shape_tensor
+from registry.op_defs.array import int_values, scalar_input_dim, shape_from_shape_tensor
 from registry.op_defs.math import broadcast_shapes
 from registry.op_registry import register_op
-from registry.shape_inference import merge_dim, merge_shapes, with_rank_at_most
+from registry.shape_inference import merge_dim, merge_shapes, with_rank_at_most, with_value
 from registry.tensor_shape import TensorShape, unknown_shape
 
 _REVERSE_TYPES = ("uint8, int8, uint16, int16, uint32, int32, uint64, int64, bool, bfloat16, "
@@ -166,8 +166,7 @@ def _unpack_shape(c):
     if not -rank <= axis < rank:
         raise InvalidArgumentError(f"Invalid axis: {axis}; must be in [{-rank},{rank})")
     axis %= rank
-    if src[axis] is not None and src[axis] != c.num_outputs:
-        raise InvalidArgumentError(f"Dimension must be {c.num_outputs} but is {src[axis]}")
+    with_value(src[axis], c.num_outputs)
     dims = src.dims
     _set_all(c, TensorShape(dims[:axis] + dims[axis + 1:]))
 
@@ -232,11 +231,7 @@ def _one_hot_shape(c):
     if axis < -1:
         raise InvalidArgumentError("axis must be >= -1")
     c.with_rank(c.input(1), 0)
-    depth = c.input_value(1)
-    depth = None if depth is None else int_values(depth)[0]
-    if depth is not None and depth < 0:
-        raise InvalidArgumentError(f"Dimension size, given by scalar input 1, must be "
-                                   f"non-negative but is {depth}")
+    depth = scalar_input_dim(c, 1)
     indices = c.input(0)
     if indices.rank is None:
         c.set_output(0, unknown_shape())

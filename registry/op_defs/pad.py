@@ -3,14 +3,8 @@ Slice uses Pad. `pad_shape` also serves MirrorPad."""
 
 from registry.errors import InvalidArgumentError
 from registry.op_registry import register_op
+from registry.shape_inference import with_value
 from registry.tensor_shape import TensorShape, unknown_shape
-
-
-def with_value(dim, value):
-    """TF's InferenceContext::WithValue: an unknown or equal dim becomes `value`."""
-    if dim is not None and dim != value:
-        raise InvalidArgumentError(f"Dimension must be {value} but is {dim}")
-    return value
 
 
 def pad_shape(c):

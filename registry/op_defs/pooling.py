@@ -3,9 +3,9 @@ and second gradients, MaxPoolWithArgmax. The shape functions are built from
 ``registry.pool_geometry``, which the kernels share."""
 
 from registry import pool_geometry as geo
-from registry.errors import InvalidArgumentError
 from registry.op_defs.array import int_values, shape_from_shape_tensor
 from registry.op_registry import register_op
+from registry.shape_inference import with_value
 from registry.tensor_shape import unknown_shape
 
 _MAX_TYPES = "T: {half, bfloat16, float, double, int32, int64, uint8, int16, int8, uint16, qint8}"
@@ -42,8 +42,7 @@ def _with_argmax_shape(c):
 def _vector_values(c, i):
     """A V2 op's ksize/strides input: a length-4 vector, its values when constant."""
     vector = c.with_rank(c.input(i), 1)
-    if vector[0] is not None and vector[0] != 4:
-        raise InvalidArgumentError(f"Dimension must be 4 but is {vector[0]}")
+    with_value(vector[0], 4)
     value = c.input_value(i)
     return None if value is None else int_values(value)
 

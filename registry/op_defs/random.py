@@ -6,6 +6,7 @@ ops that turn a seed into a key and counter."""
 from registry.errors import InvalidArgumentError
 from registry.op_defs.array import shape_from_shape_tensor
 from registry.op_registry import register_op
+from registry.shape_inference import with_value
 from registry.tensor_shape import TensorShape
 
 RNG_KEY_SIZE = 1             # uint64 words of a V2 key
@@ -31,14 +32,9 @@ def _uniform_int_shape(c):
     _random_shape(c)
 
 
-def _with_dim_value(c, dim, value):
-    if dim is not None and dim != value:
-        raise InvalidArgumentError(f"Dimension must be {value} but is {dim}")
-
-
 def _seed_pair(c, i):
     """A V1 seed input: a vector of 2."""
-    _with_dim_value(c, c.with_rank(c.input(i), 1)[0], 2)
+    with_value(c.with_rank(c.input(i), 1)[0], 2)
 
 
 def _stateless_shape(c):
@@ -56,7 +52,7 @@ def _stateless_v2_shape(c):
     key = c.with_rank(c.input(1), 1)
     c.with_rank(c.input(2), 1)
     c.with_rank(c.input(3), 0)
-    _with_dim_value(c, key[0], RNG_KEY_SIZE)
+    with_value(key[0], RNG_KEY_SIZE)
     _random_shape(c)
 
 

@@ -207,22 +207,17 @@ def _mirror_pad_grad_shape(c):
 
 MIRROR_MODE = "mode: {'REFLECT', 'SYMMETRIC'}"
 
-register_op("MirrorPad") \
-    .input("input: T") \
-    .input("paddings: Tpaddings") \
-    .output("output: T") \
-    .attr("T: type") \
-    .attr("Tpaddings: {int32, int64} = DT_INT32") \
-    .attr(MIRROR_MODE) \
-    .set_shape_fn(pad_shape) \
-    .doc("Pads a tensor with mirrored copies of its borders (REFLECT leaves the edge out).")
-
-register_op("MirrorPadGrad") \
-    .input("input: T") \
-    .input("paddings: Tpaddings") \
-    .output("output: T") \
-    .attr("T: type") \
-    .attr("Tpaddings: {int32, int64} = DT_INT32") \
-    .attr(MIRROR_MODE) \
-    .set_shape_fn(_mirror_pad_grad_shape) \
-    .doc("The gradient of MirrorPad: the mirrored borders folded back onto the input.")
+for _name, _shape_fn, _doc in (
+        ("MirrorPad", pad_shape,
+         "Pads a tensor with mirrored copies of its borders (REFLECT leaves the edge out)."),
+        ("MirrorPadGrad", _mirror_pad_grad_shape,
+         "The gradient of MirrorPad: the mirrored borders folded back onto the input.")):
+    register_op(_name) \
+        .input("input: T") \
+        .input("paddings: Tpaddings") \
+        .output("output: T") \
+        .attr("T: type") \
+        .attr("Tpaddings: {int32, int64} = DT_INT32") \
+        .attr(MIRROR_MODE) \
+        .set_shape_fn(_shape_fn) \
+        .doc(_doc)

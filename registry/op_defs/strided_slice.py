@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from registry.attr_values import int32_attr
 from registry.errors import InvalidArgumentError
-from registry.op_defs.array import shape_from_shape_tensor
+from registry.op_defs.array import int_values, shape_from_shape_tensor
 from registry.op_registry import register_op
 from registry.shape_inference import merge_shapes
 from registry.tensor_shape import TensorShape, shape_str, unknown_shape
@@ -130,8 +130,9 @@ def strided_slice_spec(begin, end, strides, input_shape, masks):
     if ellipsis_mask & (ellipsis_mask - 1):
         raise InvalidArgumentError("Multiple ellipses in slice spec not allowed")
     rank = len(input_shape)
-    as_ints = (lambda t: None if t is None else [int(v) for v in t.tolist()])
-    dense = _dense_spec(as_ints(begin), as_ints(end), as_ints(strides), rank, masks)
+    dense = _dense_spec(None if begin is None else int_values(begin),
+                        None if end is None else int_values(end), int_values(strides), rank,
+                        masks)
     known = begin is not None and end is not None
     out_begin, out_end, processing, shrinks = [], [], [], []
     for i in range(rank):
@@ -191,10 +192,11 @@ def _strided_slice_shape(c):
     if src.rank is None or spec_shape[0] is None or strides is None:
         c.set_output(0, unknown_shape())
         return
+    mask_values = masks(c.get_attr)
     # TF runs shape fns first without constant inputs: that pass's errors come first.
-    strided_slice_spec(None, None, strides, src.dims, masks(c.get_attr))
+    strided_slice_spec(None, None, strides, src.dims, mask_values)
     spec = strided_slice_spec(c.input_value(1), c.input_value(2), strides, src.dims,
-                              masks(c.get_attr))
+                              mask_values)
     c.set_output(0, TensorShape(spec.final_shape))
 
 

@@ -8,43 +8,27 @@ neither does graphops.
 
 from graphops.api import raw_ops
 from graphops.autodiff.gradients import RegisterGradient
-from graphops.autodiff.rules.util import reduce_sum, scalar_like
+from graphops.autodiff.rules.util import reduce_sum, scalar_like, with_attrs_of
 
 
-@RegisterGradient("Relu")
-def _relu_grad(op, grad):
-    return [raw_ops.ReluGrad(gradients=grad, features=op.outputs[0])]
+def _register_activation(forward, grad_op, arg, of_output):
+    """forward -> grad_op(gradients=grad, arg=its output or input), forward's attrs passed on."""
+    @RegisterGradient(forward)
+    def _grad(op, grad):
+        value = op.outputs[0] if of_output else op.inputs[0]
+        return [with_attrs_of(op, grad_op, gradients=grad, **{arg: value})]
 
 
-@RegisterGradient("Relu6")
-def _relu6_grad(op, grad):
-    return [raw_ops.Relu6Grad(gradients=grad, features=op.outputs[0])]
-
-
-@RegisterGradient("Elu")
-def _elu_grad(op, grad):
-    return [raw_ops.EluGrad(gradients=grad, outputs=op.outputs[0])]
-
-
-@RegisterGradient("Selu")
-def _selu_grad(op, grad):
-    return [raw_ops.SeluGrad(gradients=grad, outputs=op.outputs[0])]
-
-
-@RegisterGradient("LeakyRelu")
-def _leaky_relu_grad(op, grad):
-    return [raw_ops.LeakyReluGrad(gradients=grad, features=op.inputs[0],
-                                  alpha=op.get_attr("alpha"))]
+for _args in (("Relu", "ReluGrad", "features", True), ("Relu6", "Relu6Grad", "features", True),
+              ("Elu", "EluGrad", "outputs", True), ("Selu", "SeluGrad", "outputs", True),
+              ("LeakyRelu", "LeakyReluGrad", "features", False),
+              ("Softsign", "SoftsignGrad", "features", False)):
+    _register_activation(*_args)
 
 
 @RegisterGradient("Softplus")
 def _softplus_grad(op, grad):
     return [raw_ops.Mul(x=grad, y=raw_ops.Sigmoid(x=op.inputs[0]))]
-
-
-@RegisterGradient("Softsign")
-def _softsign_grad(op, grad):
-    return [raw_ops.SoftsignGrad(gradients=grad, features=op.inputs[0])]
 
 
 @RegisterGradient("LogSoftmax")
@@ -65,9 +49,7 @@ def _linear_in_gradients(op_type):
 
     def gradient(op, grad):
         x = op.inputs[1]
-        attrs = {"alpha": op.get_attr("alpha")} if op_type == "LeakyReluGrad" else {}
-        return [getattr(raw_ops, op_type)(gradients=grad, features=x, **attrs),
-                raw_ops.ZerosLike(x=x)]
+        return [with_attrs_of(op, op_type, gradients=grad, features=x), raw_ops.ZerosLike(x=x)]
 
     return gradient
 

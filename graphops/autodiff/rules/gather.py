@@ -7,32 +7,9 @@ UnsortedSegmentSum of the values by the indices, `dense_shape[0]` segments."""
 
 from graphops.api import raw_ops
 from graphops.autodiff.gradients import RegisterGradient
-from graphops.autodiff.rules.util import const, constant_list
+from graphops.autodiff.rules.util import (as_vector, const, constant_list, vector_item,
+                                         vector_slice)
 from registry import dtypes
-
-
-def _vector(value, dtype=dtypes.int32):
-    """A Python int or a scalar tensor as a length-1 vector of `dtype` (TF packs `[t]`)."""
-    if isinstance(value, int):
-        return const([value], dtype)
-    if value.dtype != dtype:
-        value = raw_ops.Cast(x=value, DstT=dtype)
-    return raw_ops.Pack(values=[value])
-
-
-def _part(vector, begin=None, end=None):
-    """vector[begin:end] as a StridedSlice (begin/end: Python ints, scalar tensors or None)."""
-    return raw_ops.StridedSlice(
-        input=vector, begin=_vector(0 if begin is None else begin),
-        end=_vector(0 if end is None else end), strides=const([1]),
-        begin_mask=int(begin is None), end_mask=int(end is None))
-
-
-def _item(vector, i):
-    """vector[i] as a StridedSlice that shrinks the axis (i: a Python int or scalar tensor)."""
-    after = i + 1 if isinstance(i, int) else raw_ops.AddV2(x=i, y=const(1, i.dtype))
-    return raw_ops.StridedSlice(input=vector, begin=_vector(i), end=_vector(after),
-                                strides=const([1]), shrink_axis_mask=1)
 
 
 def _concat(parts):
@@ -42,14 +19,14 @@ def _concat(parts):
 def _dense_slices(values, indices, dense_shape):
     """The dense form of IndexedSlices(values, indices, dense_shape)."""
     return raw_ops.UnsortedSegmentSum(data=values, segment_ids=indices,
-                                      num_segments=_item(dense_shape, 0))
+                                      num_segments=vector_item(dense_shape, 0))
 
 
 def _axis0_grad(params, indices, grad):
     """TF's IndexedSlices gradient of a gather along axis 0, made dense."""
     params_shape = raw_ops.Shape(input=params)
     size = raw_ops.ExpandDims(input=raw_ops.Size(input=indices), axis=const(0))
-    values = raw_ops.Reshape(tensor=grad, shape=_concat([size, _part(params_shape, 1)]))
+    values = raw_ops.Reshape(tensor=grad, shape=_concat([size, vector_slice(params_shape, 1)]))
     flat = raw_ops.Reshape(tensor=indices, shape=size)
     return _dense_slices(values, flat, params_shape)
 
@@ -65,14 +42,14 @@ def _batch_indices(params_shape, indices, batch_dims):
     shape = raw_ops.Cast(x=params_shape, DstT=dtype)
     accumulated = const(1, dtype)
     for dim in range(batch_dims, 0, -1):
-        size = _item(shape, dim - 1)
-        accumulated = raw_ops.Mul(x=accumulated, y=_item(shape, dim))
+        size = vector_item(shape, dim - 1)
+        accumulated = raw_ops.Mul(x=accumulated, y=vector_item(shape, dim))
         steps = raw_ops.Range(start=const(0, dtype), limit=size, delta=const(1, dtype))
         steps = raw_ops.Mul(x=steps, y=accumulated)
         trailing = raw_ops.Sub(x=raw_ops.Rank(input=indices), y=const(dim))
         step_shape = _concat([raw_ops.Tile(input=const([1]), multiples=const([dim - 1])),
-                              _vector(size),
-                              raw_ops.Tile(input=const([1]), multiples=_vector(trailing))])
+                              as_vector(size),
+                              raw_ops.Tile(input=const([1]), multiples=as_vector(trailing))])
         indices = raw_ops.AddV2(x=indices, y=raw_ops.Reshape(tensor=steps, shape=step_shape))
     return indices
 
@@ -82,8 +59,8 @@ def _batch_gather_grad(params_shape, values, indices, batch_dims, gather_dim_siz
     indices_size = raw_ops.ExpandDims(input=raw_ops.Size(input=indices), axis=const(0))
     if batch_dims:
         values_shape = raw_ops.Shape(input=values)
-        outer_shape = _part(values_shape, end=batch_dims)
-        inner_shape = _part(_part(values_shape, batch_dims), 1)
+        outer_shape = vector_slice(values_shape, end=batch_dims)
+        inner_shape = vector_slice(vector_slice(values_shape, batch_dims), 1)
         batch_size = raw_ops.Prod(input=outer_shape, axis=const([0]))
         flat_values_shape = _concat([const([-1]), inner_shape])
         gather_dim_size = raw_ops.Mul(x=gather_dim_size, y=batch_size)
@@ -116,8 +93,8 @@ def _gather_v2_grad(op, grad):
     params_shape = raw_ops.Shape(input=params)
     if axis.dtype != dtypes.int32:
         axis = raw_ops.Cast(x=axis, DstT=dtypes.int32)
-    outer_shape = _part(params_shape, end=axis)
-    inner_shape = _part(_part(params_shape, axis), 1)
+    outer_shape = vector_slice(params_shape, end=axis)
+    inner_shape = vector_slice(vector_slice(params_shape, axis), 1)
     values_shape = _concat([outer_shape, const([-1]), inner_shape])
     values_dims = raw_ops.Size(input=values_shape)
     axis_dims = raw_ops.Size(input=outer_shape)
@@ -131,11 +108,11 @@ def _gather_v2_grad(op, grad):
     batch_axes = span(batch_dims, axis_dims)
     inner_axes = span(raw_ops.AddV2(x=axis_dims, y=const(1)), values_dims)
     values = raw_ops.Reshape(tensor=grad, shape=values_shape)
-    perm = _concat([outer_batches, _vector(axis_dims), batch_axes, inner_axes])
+    perm = _concat([outer_batches, as_vector(axis_dims), batch_axes, inner_axes])
     moved = raw_ops.Transpose(x=values, perm=perm)
     moved_shape = raw_ops.GatherV2(params=params_shape, indices=perm, axis=const(0))
     params_grad = _batch_gather_grad(moved_shape, moved, indices, batch_dims,
-                                     _item(params_shape, axis))
+                                     vector_item(params_shape, axis))
     inverse = _concat([outer_batches, raw_ops.AddV2(x=batch_axes, y=const(1)),
                        const([batch_dims]), inner_axes])
     params_grad = raw_ops.Transpose(x=params_grad, perm=inverse)
@@ -166,7 +143,7 @@ def _unsorted_segment_sum_grad(op, grad):
     is_positive = raw_ops.GreaterEqual(x=ids, y=const(0, ids.dtype))
     positive_shape = raw_ops.Shape(input=is_positive)
     extra = raw_ops.Sub(x=raw_ops.Rank(input=gathered), y=raw_ops.Rank(input=is_positive))
-    ones = raw_ops.Fill(dims=_vector(extra), value=const(1))
+    ones = raw_ops.Fill(dims=as_vector(extra), value=const(1))
     is_positive = raw_ops.Reshape(tensor=is_positive, shape=_concat([positive_shape, ones]))
     zeros = raw_ops.ZerosLike(x=gathered)
     return [raw_ops.SelectV2(condition=is_positive, t=gathered, e=zeros), None, None]

@@ -4,7 +4,8 @@ BatchMatMulV2/V3 (matmuls of the gradient, summed over broadcast batch dims) and
 
 from graphops.api import raw_ops
 from graphops.autodiff.gradients import RegisterGradient
-from graphops.autodiff.rules.util import conj, const, reduced_shape, shape_of
+from graphops.autodiff.rules.util import (conj, const, reduced_shape, shape_of, vector_item,
+                                         vector_slice)
 
 ELLIPSIS = "..."
 
@@ -22,18 +23,12 @@ def _matmul(a, b, adjoint_a, adjoint_b, grad_a=False, grad_b=False):
                           grad_a=grad_a, grad_b=grad_b)
 
 
-def _shape_slice(shape, begin, end):
-    """shape[begin:end] of an int32 shape vector (`end` None: to the end)."""
-    return raw_ops.StridedSlice(input=shape, begin=const([begin]), end=const([end or 0]),
-                                strides=const([1]), end_mask=int(end is None))
-
-
 def _sum_broadcast_batch(grad_x, grad_y, x, y, x_batch, y_batch):
     """Sums each gradient over the batch dims its operand was broadcast along;
     `x_batch` / `y_batch`: the (begin, end) of the operands' batch dims."""
     sx, sy = raw_ops.Shape(input=x), raw_ops.Shape(input=y)
-    rx, ry = raw_ops.BroadcastGradientArgs(s0=_shape_slice(sx, *x_batch),
-                                           s1=_shape_slice(sy, *y_batch))
+    rx, ry = raw_ops.BroadcastGradientArgs(s0=vector_slice(sx, *x_batch),
+                                           s1=vector_slice(sy, *y_batch))
     grad_x = raw_ops.Sum(input=grad_x, axis=raw_ops.AddV2(x=const(x_batch[0]), y=rx))
     grad_y = raw_ops.Sum(input=grad_y, axis=raw_ops.AddV2(x=const(y_batch[0]), y=ry))
     return [raw_ops.Reshape(tensor=grad_x, shape=sx), raw_ops.Reshape(tensor=grad_y, shape=sy)]
@@ -85,13 +80,6 @@ def _batch_range(subscripts):
     return begin, -remaining if remaining else None
 
 
-def _dim(shape, axis):
-    """shape[axis] of an int32 shape vector, as a scalar."""
-    return raw_ops.StridedSlice(input=shape, begin=const([axis]), end=const([axis + 1]),
-                                strides=const([1]), end_mask=int(axis == -1),
-                                shrink_axis_mask=1)
-
-
 def _grad_reduced(grad, output_subs, input_subs, input_shape, reduced):
     """The gradient of the unary einsum `input_subs->output_subs`, which sums over the
     labels `reduced`: a broadcast back, and an einsum where labels repeat or move."""
@@ -104,8 +92,8 @@ def _grad_reduced(grad, output_subs, input_subs, input_shape, reduced):
         return raw_ops.BroadcastTo(input=raw_ops.Reshape(tensor=grad, shape=kept),
                                    shape=input_shape)
     grad_shape = raw_ops.Shape(input=grad)
-    full = raw_ops.ConcatV2(values=[raw_ops.Pack(values=[_dim(input_shape, a) for a in axes]),
-                                    grad_shape], axis=const(0))
+    dims = raw_ops.Pack(values=[vector_item(input_shape, a) for a in axes])
+    full = raw_ops.ConcatV2(values=[dims, grad_shape], axis=const(0))
     ones = raw_ops.ConcatV2(values=[const([1] * len(axes)), grad_shape], axis=const(0))
     spread = raw_ops.BroadcastTo(input=raw_ops.Reshape(tensor=grad, shape=ones), shape=full)
     return raw_ops.Einsum(inputs=[spread], equation=f"{reduced_subs + output_subs}->{input_subs}")

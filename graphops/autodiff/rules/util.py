@@ -32,6 +32,32 @@ def scalar_like(value, tensor):
     return const(value, tensor.dtype)
 
 
+def as_vector(value, dtype=dtypes.int32):
+    """A Python int or a scalar tensor as a length-1 vector of `dtype` (TF packs `[t]`)."""
+    if isinstance(value, int):
+        return const([value], dtype)
+    if value.dtype != dtype:
+        value = raw_ops.Cast(x=value, DstT=dtype)
+    return raw_ops.Pack(values=[value])
+
+
+def vector_slice(vector, begin=None, end=None):
+    """vector[begin:end] as a StridedSlice (begin/end: Python ints, scalar tensors or None)."""
+    return raw_ops.StridedSlice(
+        input=vector, begin=as_vector(0 if begin is None else begin),
+        end=as_vector(0 if end is None else end), strides=const([1]),
+        begin_mask=int(begin is None), end_mask=int(end is None))
+
+
+def vector_item(vector, i):
+    """vector[i] as a StridedSlice that shrinks the axis (i: a Python int, -1 included, or a
+    scalar tensor)."""
+    after = i + 1 if isinstance(i, int) else raw_ops.AddV2(x=i, y=const(1, i.dtype))
+    return raw_ops.StridedSlice(input=vector, begin=as_vector(i), end=as_vector(after),
+                                strides=const([1]), end_mask=int(isinstance(i, int) and i == -1),
+                                shrink_axis_mask=1)
+
+
 def constant_value(tensor):
     """The value of `tensor` as a NumPy array when known while building, else None."""
     op = tensor.op
