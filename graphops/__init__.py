@@ -10,6 +10,7 @@ The whole public surface is exported here; docs/INTERNALS.md maps the rooms behi
 """
 
 import importlib
+import sys
 
 import kernels  # noqa: F401  (registers the op definitions, then their kernels)
 from registry import errors
@@ -22,30 +23,77 @@ from registry.op_registry import register_op
 from registry.tensor_shape import TensorShape
 
 from graphops.runtime import config
+from graphops.runtime.execution_mode import (disable_eager_execution, disable_v2_behavior,
+                                             enable_eager_execution, enable_v2_behavior)
 from graphops.runtime.devices import to_host as to_numpy   # eager GPU results -> NumPy
 from graphops.building.constant_op import constant, convert_to_tensor, placeholder
-from graphops.building.graph import (Graph, control_dependencies, device, get_default_graph,
-                                     name_scope, reset_default_graph)
+from graphops.building.graph import (Graph, control_dependencies, device, executing_eagerly,
+                                     get_default_graph, name_scope, reset_default_graph)
 from graphops.building.scope import Scope
 from graphops.building.tensor import Operation, Tensor
 from graphops.client.client_session import ClientSession
-from graphops.client.session import Session
+from graphops.client.session import Session, get_default_session
+from graphops.client.default_session import InteractiveSession
 from graphops import interchange  # noqa: F401  (installs Graph.as_graph_def and Graph.to_dot)
 from graphops.api import io, nn, raw_ops, scope_ops as ops
+from graphops.api import app, compat, flags, gen_ops
+from graphops.api import losses
+from graphops.api.snake_case_ops import load_op_library
+from graphops.api.tf1_names import missing_tf1_attribute
 from graphops.api import random_ops as random
 from graphops.api.random_ops import (get_seed, random_normal, random_uniform, set_random_seed,
                                      truncated_normal)
-from graphops.api import math_ops as math
+from graphops.api import tf_math as math
 from graphops.api import image_ops as image
-from graphops.api.array_ops import pad
+from graphops.api import summary
+from graphops.api.array_ops import (  # noqa: A004  (slice: TF's name)
+    broadcast_to, concat, expand_dims, identity, identity_n, matrix_transpose, meshgrid, pad,
+    placeholder_with_default, reshape, reverse, reverse_sequence, reverse_v2, slice, split,
+    squeeze, stack, stop_gradient, strided_slice, tile, transpose, unstack)
+from graphops.api.shape_ops import (  # noqa: A004  (range: TF's name)
+    broadcast_dynamic_shape, broadcast_static_shape, fill, ones, ones_like, range, rank, shape,
+    shape_n, size, zeros, zeros_like)
+from graphops.api.selection_ops import (boolean_mask, gather, gather_nd, one_hot, scatter_nd,
+                                        sequence_mask, sparse_to_dense, unique, where,
+                                        where_v2)
+from graphops.api.arithmetic_ops import (  # noqa: A004  (round: TF's name)
+    add, ceil, cos, div, divide, erf, exp, expm1, floor, floordiv, floormod, log, log1p,
+    maximum, minimum, mod, multiply, negative, realdiv, reciprocal, rint, round, rsqrt,
+    saturate_cast, sigmoid, sin, sqrt, square, squared_difference, subtract, tanh, to_bfloat16,
+    to_double, to_float, to_int32, to_int64, truediv)
+from graphops.api.comparison_ops import (equal, greater, greater_equal, is_finite, is_inf,
+                                         is_nan, less, less_equal, logical_and, logical_not,
+                                         logical_or, logical_xor, not_equal)
+from graphops.api.clip_ops import clip_by_global_norm, clip_by_norm, clip_by_value, global_norm
+from graphops.api.logging_ops import Print, print  # noqa: A004  (print: TF's name)
+from graphops.api.group_ops import group, no_op, tuple  # noqa: A004  (tuple: TF's name)
+from graphops.api.sort_ops import argsort, sort
+from graphops.api.control_flow import case, cond, while_loop
 from graphops.api.math_ops import (  # noqa: A004  (abs, pow: TF's names)
-    abs, add_n, argmax, argmin, cast, einsum, equal, matmul, pow, reduce_all, reduce_any,
-    reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum, sign)
+    abs, add_n, argmax, argmin, cast, count_nonzero, cumprod, cumsum, einsum, lin_space,
+    linspace, matmul, pow, reduce_all, reduce_any, reduce_logsumexp, reduce_max, reduce_mean,
+    reduce_min, reduce_prod, reduce_sum, sign, tensordot)
 from graphops.autodiff import train
 from graphops.autodiff.gradients import NoGradient, NotDifferentiable, RegisterGradient, gradients
 from graphops.autodiff.variables import (Variable, global_variables,
                                          global_variables_initializer, trainable_variables,
                                          variables_initializer)
+from graphops.building.graph_collections import (GraphKeys, add_to_collection,
+                                                 add_to_collections, get_collection,
+                                                 get_collection_ref)
+from graphops.api.init_ops import (constant_initializer, glorot_normal_initializer,
+                                   glorot_uniform_initializer, ones_initializer,
+                                   random_normal_initializer, random_uniform_initializer,
+                                   truncated_normal_initializer,
+                                   uniform_unit_scaling_initializer,
+                                   variance_scaling_initializer, zeros_initializer)
+from graphops.autodiff import initializers
+from graphops.autodiff.variables import (
+    all_variables, assign, assign_add, assign_sub, initialize_all_variables,
+    initialize_local_variables, is_variable_initialized, local_variables,
+    local_variables_initializer, model_variables, report_uninitialized_variables)
+from graphops.autodiff.variable_scope import (AUTO_REUSE, VariableScope, get_local_variable,
+                                              get_variable, get_variable_scope, variable_scope)
 from graphops.testing import checks as test
 
 __all__ = [
@@ -64,18 +112,56 @@ __all__ = [
     "trainable_variables", "variables_initializer", "test", "random", "get_seed",
     "random_normal", "random_uniform", "set_random_seed", "truncated_normal",
     "image", "pad",
+    "broadcast_to", "concat", "expand_dims", "identity", "identity_n", "matrix_transpose",
+    "meshgrid", "placeholder_with_default", "reshape", "reverse", "reverse_sequence",
+    "reverse_v2", "unique", "slice",
+    "split", "squeeze", "stack", "stop_gradient", "strided_slice", "tile", "transpose",
+    "unstack", "broadcast_dynamic_shape", "broadcast_static_shape", "fill", "ones",
+    "ones_like", "range", "rank", "shape",
+    "shape_n", "size", "zeros", "zeros_like", "boolean_mask", "gather", "gather_nd", "one_hot",
+    "scatter_nd", "sequence_mask", "sparse_to_dense", "where", "where_v2", "add", "ceil",
+    "cos", "div", "divide", "erf", "exp", "expm1", "floor", "floordiv", "floormod", "log",
+    "log1p", "maximum", "minimum", "mod", "multiply", "negative", "realdiv", "reciprocal",
+    "rint", "round", "rsqrt", "saturate_cast", "sigmoid", "sin", "sqrt", "square",
+    "squared_difference", "subtract", "tanh", "to_bfloat16", "to_double", "to_float",
+    "to_int32", "to_int64", "truediv", "greater", "greater_equal", "is_finite", "is_inf",
+    "is_nan", "less", "less_equal", "logical_and", "logical_not", "logical_or", "logical_xor",
+    "not_equal", "clip_by_global_norm", "clip_by_norm", "clip_by_value", "global_norm",
+    "Print", "print", "group", "no_op", "tuple", "argsort", "sort", "count_nonzero",
+    "cumprod", "cumsum", "reduce_logsumexp", "tensordot", "linspace", "lin_space", "case", "cond", "while_loop", "disable_eager_execution", "enable_eager_execution", "executing_eagerly",
+    "disable_v2_behavior", "enable_v2_behavior", "get_default_session", "InteractiveSession",
+    "app", "compat", "flags", "gen_ops", "losses", "load_op_library",
+    "summary", "Summary", "HistogramProto", "Event", "SessionLog",
+    "GraphKeys", "add_to_collection", "add_to_collections", "get_collection",
+    "get_collection_ref", "constant_initializer", "glorot_normal_initializer",
+    "glorot_uniform_initializer", "ones_initializer", "random_normal_initializer",
+    "random_uniform_initializer", "truncated_normal_initializer",
+    "uniform_unit_scaling_initializer", "variance_scaling_initializer", "zeros_initializer",
+    "initializers", "all_variables", "assign", "assign_add", "assign_sub",
+    "initialize_all_variables", "initialize_local_variables", "is_variable_initialized",
+    "local_variables", "local_variables_initializer", "model_variables",
+    "report_uninitialized_variables", "AUTO_REUSE", "VariableScope", "get_local_variable",
+    "get_variable", "get_variable_scope", "variable_scope",
 ]
 
 # GraphDef interchange and pictures load on first use (they pull in json, subprocess, ...).
 _LAZY = {"import_graph_def": "graphops.interchange.graph_def",
          "graph_def_from_json": "graphops.interchange.graph_json",
          "graph_def_to_json": "graphops.interchange.graph_json",
-         "visualize": "graphops.interchange.pictures"}
+         "visualize": "graphops.interchange.pictures",
+         "Summary": "graphops.api.summary", "HistogramProto": "graphops.api.summary",
+         "Event": "graphops.api.summary", "SessionLog": "graphops.api.summary"}
+
+
+# gp.compat.v1 is graphops itself: `tf.compat.v1.X` and `import graphops.compat.v1 as tf`
+compat.v1 = sys.modules[__name__]
+sys.modules.setdefault(__name__ + ".compat", compat)
+sys.modules.setdefault(__name__ + ".compat.v1", compat.v1)
 
 
 def __getattr__(name):
     if name not in _LAZY:
-        raise AttributeError(f"module 'graphops' has no attribute {name!r}")
+        raise missing_tf1_attribute("", name)
     value = globals()[name] = getattr(importlib.import_module(_LAZY[name]), name)
     return value
 

@@ -64,16 +64,16 @@ class SparseSoftmaxCrossEntropyWithLogitsKernel(OpKernel):
 class SoftmaxCrossEntropyWithLogitsKernel(OpKernel):
     def compute(self, ctx):
         logits, labels, xp = ctx.input(0), ctx.input(1), ctx.xp
-        if logits.ndim != 2 or labels.ndim != 2:
-            raise InvalidArgumentError("logits and labels must be either 2-dimensional, or "
-                                       "broadcasted to be 2-dimensional")
         shape = broadcast_shape(logits.shape, labels.shape)
         if shape is None:
             raise InvalidArgumentError(
                 "logits and labels must be broadcastable: logits_size="
                 f"{shape_str(logits.shape)} labels_size={shape_str(labels.shape)}")
+        if len(shape) != 2:
+            raise InvalidArgumentError("logits and labels must be either 2-dimensional, or "
+                                       "broadcasted to be 2-dimensional")
         log_probs = _log_softmax(xp, xp.broadcast_to(logits, tuple(shape)))
-        wide_labels = labels.astype(log_probs.dtype)
+        wide_labels = xp.broadcast_to(labels.astype(log_probs.dtype), tuple(shape))
         loss = -(wide_labels * log_probs).sum(axis=1)
         ctx.set_output(0, loss.astype(logits.dtype))
         ctx.set_output(1, (xp.exp(log_probs) - wide_labels).astype(logits.dtype))

@@ -14,7 +14,9 @@ TF's CPU semantics (checked against TF 2.21, ties and NaN included):
   ``lowest``; padded positions take part as ``lowest``);
 * MaxPoolWithArgmax and MaxPoolGrad choose, in scan order, the first valid position, then
   any later one strictly greater (so a leading NaN wins, a later NaN never does);
-* MaxPool3DGrad routes the gradient to every position equal to ``orig_output``;
+* MaxPool3DGrad routes the gradient to every position within 1e-5 (absolute) of
+  ``orig_output``, TF's CPU tolerance, so near-ties share it and a window whose max is
+  infinite routes nothing;
   MaxPoolGradGrad and MaxPool3DGradGrad read the first position equal to ``orig_output``
   (zero when none is);
 * average pooling divides by the number of non-padded positions in the window.
@@ -191,13 +193,19 @@ def routed_grad(which, grad, in_shape, ksize, strides, pads, xp):
                     pads, grad.shape[1:-1], grad.dtype, xp)
 
 
+MAX_POOL_3D_GRAD_TOLERANCE = 1e-5     # TF's CPU MaxPool3DGrad: |x - max| < 1e-5 shares
+
+
 def tied_grad(x, y, grad, ksize, strides, pads, xp):
-    """MaxPool3DGrad: each output's gradient added at every window position equal to it
-    (positions in the padding are cropped off, so they need no mask)."""
+    """MaxPool3DGrad: each output's gradient added at every window position within
+    ``MAX_POOL_3D_GRAD_TOLERANCE`` of it (positions in the padding are cropped off, so they
+    need no mask)."""
     padded = _pad(x, pads, 0, xp)
     zero = grad.dtype.type(0)
-    return _scatter(lambda _, idx: xp.where(padded[idx] == y, grad, zero), x.shape, ksize,
-                    strides, pads, grad.shape[1:-1], grad.dtype, xp)
+    return _scatter(
+        lambda _, idx: xp.where(xp.abs(padded[idx] - y) < MAX_POOL_3D_GRAD_TOLERANCE, grad,
+                                zero),
+        x.shape, ksize, strides, pads, grad.shape[1:-1], grad.dtype, xp)
 
 
 def avg_pool_grad(grad, in_shape, ksize, strides, pads, xp):

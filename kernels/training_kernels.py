@@ -99,3 +99,61 @@ class ResourceApplyAdamKernel(_ApplyKernel):
             var -= (grad * (one - beta1) + beta1 * m) * lr_t / (xp.sqrt(v) + epsilon)
         else:
             var -= m * lr_t / (xp.sqrt(v) + epsilon)
+
+
+@register_kernel("ResourceApplyRMSProp", ("CPU", "GPU"), _FLOATS)
+class ResourceApplyRMSPropKernel(_ApplyKernel):
+    var_names = ("var", "ms", "mom")
+    scalar_names = ("lr", "rho", "momentum", "epsilon", "")
+
+    def update(self, xp, values, inputs):
+        (var, ms, mom), (lr, rho, momentum, epsilon, grad) = values, inputs
+        ms += (grad * grad - ms) * (xp.ones((), var.dtype) - rho)
+        mom *= momentum
+        mom += grad * lr / xp.sqrt(ms + epsilon)
+        var -= mom
+
+
+@register_kernel("ResourceApplyCenteredRMSProp", ("CPU", "GPU"), _FLOATS)
+class ResourceApplyCenteredRMSPropKernel(_ApplyKernel):
+    var_names = ("var", "mg", "ms", "mom")
+    scalar_names = ("lr", "rho", "momentum", "epsilon", "")
+
+    def update(self, xp, values, inputs):
+        (var, mg, ms, mom), (lr, rho, momentum, epsilon, grad) = values, inputs
+        one_minus_rho = xp.ones((), var.dtype) - rho
+        ms += (grad * grad - ms) * one_minus_rho
+        mg += (grad - mg) * one_minus_rho
+        mom *= momentum
+        mom += grad * lr / xp.sqrt(ms - mg * mg + epsilon)
+        var -= mom
+
+
+class _AdagradKernel(_ApplyKernel):
+    var_names = ("var", "accum")
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.update_slots = ctx.get_attr("update_slots")
+
+
+@register_kernel("ResourceApplyAdagrad", ("CPU", "GPU"), _FLOATS)
+class ResourceApplyAdagradKernel(_AdagradKernel):
+    scalar_names = ("lr", "")
+
+    def update(self, xp, values, inputs):
+        (var, accum), (lr, grad) = values, inputs
+        if self.update_slots:
+            accum += grad * grad
+        var -= grad * lr / xp.sqrt(accum)
+
+
+@register_kernel("ResourceApplyAdagradV2", ("CPU", "GPU"), _FLOATS)
+class ResourceApplyAdagradV2Kernel(_AdagradKernel):
+    scalar_names = ("lr", "epsilon", "")
+
+    def update(self, xp, values, inputs):
+        (var, accum), (lr, epsilon, grad) = values, inputs
+        if self.update_slots:
+            accum += grad * grad
+        var -= grad * lr / (xp.sqrt(accum) + epsilon)

@@ -11,6 +11,7 @@ FAILED_PRECONDITION = 9
 OUT_OF_RANGE = 11
 UNIMPLEMENTED = 12
 INTERNAL = 13
+DATA_LOSS = 15
 
 
 class OpError(Exception):
@@ -73,10 +74,14 @@ class InternalError(OpError):
     error_code = INTERNAL
 
 
+class DataLossError(OpError):
+    error_code = DATA_LOSS
+
+
 _BY_CODE = {cls.error_code: cls for cls in (
     CancelledError, UnknownError, InvalidArgumentError, NotFoundError, AlreadyExistsError,
     ResourceExhaustedError, FailedPreconditionError, OutOfRangeError, UnimplementedError,
-    InternalError)}
+    InternalError, DataLossError)}
 
 
 def exception_type_from_error_code(code):

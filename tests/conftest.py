@@ -9,7 +9,7 @@ os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 
 import pytest  # noqa: E402
 
-from graphops.runtime import devices  # noqa: E402
+from graphops.runtime import devices, execution_mode  # noqa: E402
 from graphops.testing.simulated_gpu import simulated_gpu  # noqa: E402
 from tests.op_runners import make_runner  # noqa: E402
 
@@ -32,6 +32,13 @@ def gpu(request):
         if not _real_gpu():
             pytest.skip("no CUDA GPU: CuPy is not installed or sees no device")
         yield None
+
+
+@pytest.fixture(autouse=True)
+def _eager_after_each_test():
+    """Every test starts in eager mode, whatever the one before switched to."""
+    yield
+    execution_mode.enable_eager_execution()
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@
 position and window element, TF's CPU semantics spelled out (see kernels/pooling_math.py):
 max pooling ignores NaN and never goes below the dtype's lowest value; the argmax rule takes
 the first valid position, then any later strictly greater one; MaxPool3DGrad routes to every
-position equal to orig_output; MaxPoolGradGrad reads the first one; average pooling divides
+position within 1e-5 of orig_output; MaxPoolGradGrad reads the first one; average pooling divides
 by the number of non-padded positions.
 
 Arrays are channels-last ([N, *S, C]); ``to_cl`` / ``from_cl`` convert channels-first data.
@@ -118,7 +118,8 @@ def max_pool_grad(x, grad, ksize, strides, padding, explicit=None):
 
 
 def max_pool_grad_ties(x, y, grad, ksize, strides, padding):
-    """MaxPool3DGrad: grad routed to every window position equal to orig_output."""
+    """MaxPool3DGrad: grad routed to every window position within 1e-5 (absolute) of
+    orig_output, TF's CPU rule."""
     n_batch, *in_spatial, channels = x.shape
     _, befores = geometry(in_spatial, ksize, strides, padding)
     dx = np.zeros(x.shape, np.float64)
@@ -126,7 +127,7 @@ def max_pool_grad_ties(x, y, grad, ksize, strides, padding):
         for b in range(n_batch):
             for c in range(channels):
                 for p in positions:
-                    if x[(b, *p, c)] == y[(b, *o, c)]:
+                    if abs(float(x[(b, *p, c)]) - float(y[(b, *o, c)])) < 1e-5:
                         dx[(b, *p, c)] += grad[(b, *o, c)]
     return dx
 
@@ -140,7 +141,7 @@ def max_pool_grad_grad(x, y, grad, ksize, strides, padding):
         for b in range(n_batch):
             for c in range(channels):
                 for p in positions:
-                    if x[(b, *p, c)] == y[(b, *o, c)]:
+                    if abs(float(x[(b, *p, c)]) - float(y[(b, *o, c)])) < 1e-5:
                         out[(b, *o, c)] = grad[(b, *p, c)]
                         break
     return out

@@ -285,11 +285,13 @@ def _op_types(fn):
 @pytest.mark.parametrize("x_shape, w_shape, kwargs, op_types", [
     ((1, 6, 2), (3, 2, 4), {"padding": "SAME", "strides": 2},
      ["ExpandDims", "ExpandDims", "Conv2D", "Squeeze"]),
-    ((1, 6, 6, 2), (3, 3, 2, 4), {"padding": "VALID", "dilations": 2}, ["Conv2D"]),
+    ((1, 6, 6, 2), (3, 3, 2, 4), {"padding": "VALID", "dilations": 2},
+     ["SpaceToBatchND", "Conv2D", "BatchToSpaceND"]),
     ((1, 2, 6, 6), (3, 3, 2, 4), {"padding": "VALID", "data_format": "NCHW",
                                   "strides": [1, 2]}, ["Conv2D"]),
     ((1, 4, 4, 4, 2), (2, 2, 2, 2, 3), {"padding": "SAME"}, ["Conv3D"]),
-    ((2, 3, 6, 6, 2), (3, 3, 2, 4), {"padding": "SAME"}, ["Conv"]),
+    ((2, 3, 6, 6, 2), (3, 3, 2, 4), {"padding": "SAME"},
+     ["Reshape", "Conv2D", "ConcatV2", "Reshape"]),
 ])
 def test_nn_convolution(x_shape, w_shape, kwargs, op_types):
     rng = np.random.default_rng(4)

@@ -413,3 +413,16 @@ def test_true_division_of_integer_tensors_is_float_like_tf():
     with gp.Session(graph=g) as sess:
         np.testing.assert_allclose(sess.run(q), [3.5, 4.0])
         np.testing.assert_allclose(sess.run(r), [1.0, 1.0])
+
+
+def test_string_constants_keep_trailing_nul_bytes_and_encode_str():
+    g = gp.Graph()
+    with g.as_default():
+        scalar = gp.constant(b"\xff\x00")
+        vector = gp.constant([b"a\x00", "b\u00e9"])
+        typed = gp.constant("x\x00", dtype=gp.string)
+    with gp.Session(graph=g) as sess:
+        got = sess.run([scalar, vector, typed])
+    assert got[0] == b"\xff\x00"
+    assert list(got[1]) == [b"a\x00", "b\u00e9".encode()]
+    assert got[2] == b"x\x00"

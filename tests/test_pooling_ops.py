@@ -372,3 +372,20 @@ def test_static_shapes():
         assert R.MaxPoolGradGrad(orig_input=_ph([1, 4, 4, 2]), orig_output=_ph(None),
                                  grad=_ph(None), ksize=k, strides=[1, 2, 2, 1],
                                  padding="SAME").shape.as_list() == [1, 2, 2, 2]
+
+
+@pytest.mark.parametrize("a, b, want", [
+    (1.0, 1.000009, [1.0, 1.0]),      # within 1e-5: both share the gradient
+    (1.0, 1.000011, [0.0, 1.0]),
+    (100.0, 100.0005, [0.0, 1.0]),    # the tolerance is absolute
+    (0.0, 9e-6, [1.0, 1.0]),
+    (-np.inf, -np.inf, [0.0, 0.0]),   # inf - inf is NaN: nothing routed
+    (np.inf, 1.0, [0.0, 0.0]),
+])
+def test_max_pool_3d_grad_shares_near_ties_as_tf(run, a, b, want):
+    """TF 2.21's CPU MaxPool3DGrad routes to every position within 1e-5 of the max."""
+    x = np.array([a, b], np.float32).reshape(1, 1, 1, 2, 1)
+    attrs = dict(ksize=[1, 1, 1, 2, 1], strides=[1, 1, 1, 2, 1], padding="VALID")
+    y = run("MaxPool3D", input=x, **attrs)
+    dx = run("MaxPool3DGrad", orig_input=x, orig_output=y, grad=np.ones_like(y), **attrs)
+    np.testing.assert_array_equal(dx.ravel(), want)

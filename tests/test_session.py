@@ -234,6 +234,19 @@ def test_feeding_one_output_of_a_running_op(fresh):
         assert RUNS == ["two"]
 
 
+def test_control_edge_from_a_fed_placeholder_is_satisfied_by_the_feed(fresh):
+    """TF rewires a fed Placeholder's control edges to the feed (subgraph.cc FeedInputs)."""
+    x = gp.placeholder(gp.float32, name="x")
+    with gp.control_dependencies([x]):
+        main = count(gp.constant(2.0), name="main")
+    grouped = gp.group(x * 2.0)
+    with Session() as sess:
+        assert sess.run(main, {x: 1.0}) == 2.0
+        assert sess.run(grouped, {x: 1.0}) is None
+        with pytest.raises(errors.InvalidArgumentError, match="You must feed a value"):
+            sess.run(main)
+
+
 def test_control_inputs_are_run(fresh):
     side = count(gp.constant(1.0), name="side")
     with gp.control_dependencies([side]):

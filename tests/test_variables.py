@@ -103,7 +103,7 @@ def test_callable_and_tensor_initial_values(graph):
     with gp.Session() as sess:
         sess.run(gp.variables_initializer([v, w]))
         np.testing.assert_array_equal(sess.run([v, w]), [[6.0, 8.0], [7.0, 9.0]])
-    with pytest.raises(ValueError, match="initial_value must be specified"):
+    with pytest.raises(ValueError, match="`initial_value` arg to `tf.Variable` must be specified"):
         gp.Variable(None)
 
 

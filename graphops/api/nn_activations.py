@@ -1,13 +1,15 @@
 """TF's activation wrappers (``tf.nn.relu``, ``relu6``, ``elu``, ``selu``, ``leaky_relu``,
-``softplus``, ``softsign``, ``softmax``, ``log_softmax``) and ``bias_add``, built on
+``softplus``, ``softsign``, ``softmax``, ``log_softmax``, ``sigmoid``, ``tanh``, ``crelu``),
+``bias_add`` and the dense layers ``xw_plus_b`` / ``relu_layer``, built on
 ``graphops.raw_ops``."""
 
 import numpy as np
 
 from graphops.api import raw_ops
-from graphops.api.nn_args import deprecated_argument_lookup, static_dims
-from graphops.building.values import dtype_of
+from graphops.api.nn_args import deprecated_argument_lookup, op_scope, static_dims
+from graphops.building.values import convert_value, dtype_of
 from registry import dtypes
+from registry.errors import InvalidArgumentError
 
 
 def relu(features, name=None):
@@ -31,19 +33,35 @@ def log_softmax(logits, axis=None, name=None, dim=None):
 
 
 def _over_axis(last_axis_op, logits, axis, dim, name):
-    """`last_axis_op` (Softmax, LogSoftmax) over `axis`: that axis swapped with the last."""
+    """`last_axis_op` (Softmax, LogSoftmax) over `axis`: that axis swapped with the last
+    and back, with TF's ops (Range, Pack, ConcatV2, Transpose; the rank a constant)."""
     axis = deprecated_argument_lookup("axis", axis, "dim", dim)
-    if axis is None or axis == -1:
+    logits = convert_value(logits)
+    dims = static_dims(logits)
+    if axis is None or axis == -1 or (dims is not None and axis == len(dims) - 1):
         return last_axis_op(logits=logits, name=name)
-    rank = len(static_dims(logits)) if static_dims(logits) is not None else None
-    if rank is None:
+    if dims is None:
         raise ValueError("softmax over an axis other than the last needs a known rank")
-    if not -rank <= axis < rank:
-        raise ValueError(f"axis {axis} is out of range for a rank {rank} tensor")
-    perm = list(range(rank))
-    perm[axis], perm[-1] = perm[-1], perm[axis]
-    moved = raw_ops.Transpose(x=logits, perm=np.int32(perm))
-    return raw_ops.Transpose(x=last_axis_op(logits=moved), perm=np.int32(perm), name=name)
+    if not -len(dims) <= axis < len(dims):
+        raise InvalidArgumentError(
+            f"`dim` must be in the range [{-len(dims)}, {len(dims)}) where {len(dims)} is "
+            f"the number of dimensions in the input. Received: dim={axis}")
+    axis %= len(dims)
+    swapped = last_axis_op(logits=_swap_axis(logits, axis, len(dims)))
+    result = _swap_axis(swapped, axis, len(dims), name)
+    if hasattr(result, "set_shape"):
+        result.set_shape(dims)
+    return result
+
+
+def _swap_axis(value, axis, rank, name=None):
+    """`value` with dims `axis` and rank - 1 swapped (TF's _swap_axis)."""
+    last = raw_ops.Sub(x=np.int32(rank), y=np.int32(1))
+    before = raw_ops.Range(start=np.int32(0), limit=np.int32(axis), delta=np.int32(1))
+    after = raw_ops.Range(start=np.int32(axis + 1), limit=last, delta=np.int32(1))
+    perm = raw_ops.ConcatV2(values=[before, raw_ops.Pack(values=[last]), after,
+                                    np.int32([axis])], axis=np.int32(0))
+    return raw_ops.Transpose(x=value, perm=perm, name=name or "transpose")
 
 
 def relu6(features, name=None):
@@ -76,3 +94,35 @@ def softplus(features, name=None):
 def softsign(features, name=None):
     """tf.nn.softsign: features / (abs(features) + 1)."""
     return raw_ops.Softsign(features=features, name=name)
+
+
+def sigmoid(x, name=None):
+    """tf.nn.sigmoid: 1 / (1 + exp(-x))."""
+    return raw_ops.Sigmoid(x=x, name=name)
+
+
+def tanh(x, name=None):
+    """tf.nn.tanh: the hyperbolic tangent."""
+    return raw_ops.Tanh(x=x, name=name)
+
+
+def crelu(features, name=None, axis=-1):
+    """tf.compat.v1.nn.crelu: relu of [features, -features] concatenated along `axis`."""
+    with op_scope(name, "CRelu", [features]) as scope:
+        features = convert_value(features)
+        both = raw_ops.ConcatV2(values=[features, raw_ops.Neg(x=features)],
+                                axis=np.int32(axis), name=scope)
+        return raw_ops.Relu(features=both)
+
+
+def xw_plus_b(x, weights, biases, name=None):
+    """tf.compat.v1.nn.xw_plus_b: matmul(x, weights) + biases (MatMul, BiasAdd)."""
+    with op_scope(name, "xw_plus_b", [x, weights, biases]) as scope:
+        return raw_ops.BiasAdd(value=raw_ops.MatMul(a=x, b=weights), bias=biases, name=scope)
+
+
+def relu_layer(x, weights, biases, name=None):
+    """tf.compat.v1.nn.relu_layer: relu(matmul(x, weights) + biases)."""
+    with op_scope(name, "relu_layer", [x, weights, biases]) as scope:
+        return raw_ops.Relu(features=raw_ops.BiasAdd(value=raw_ops.MatMul(a=x, b=weights),
+                                                     bias=biases), name=scope)

@@ -1,8 +1,13 @@
 """The argument conventions TF1's wrappers share (``tf.nn``, math): explicit padding
 given as a list of [before, after] pairs, strides/dilations/ksize given as 1, n or n+2
-values, arguments with a deprecated spelling, and the static dims of a value."""
+values, arguments with a deprecated spelling, the static dims of a value, and the name
+scope a composite wrapper opens."""
 
+import contextlib
 from collections.abc import Sized
+
+from graphops.building import graph as graph_lib
+from graphops.building.tensor import Tensor, as_graph_element
 
 
 def convert_padding(padding, expected_length=4):
@@ -67,3 +72,27 @@ def static_dims(value):
     """The static dims of a Tensor (None if its rank is unknown) or of an array."""
     shape = value.shape
     return shape.dims if hasattr(shape, "dims") else list(shape)
+
+
+def building_graph(*values):
+    """The graph a wrapper on `values` builds into: that of a graph Tensor among them, else
+    the entered graph (the default graph once eager execution is disabled); None: eager."""
+    for value in values:
+        element = as_graph_element(value)
+        if isinstance(element, Tensor):
+            return element.graph
+    return graph_lib.entered_graph()
+
+
+@contextlib.contextmanager
+def op_scope(name, default_name, values=()):
+    """TF's `ops.name_scope(name, default_name, values)` for a composite wrapper: inside the
+    values' graph and its new scope (yields "scope/", which names the wrapper's main op
+    as the scope itself); eagerly nothing is named (yields None)."""
+    graph = building_graph(*values)
+    if graph is None:
+        yield None
+        return
+    with graph.as_default(), graph.name_scope(name or default_name) as scope:
+        yield scope
+

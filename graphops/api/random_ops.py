@@ -283,7 +283,7 @@ def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None
                          f"Received: keep_prob={keep_prob}") from None
     if rate_from_keep_prob is not None:
         if rate is not None:
-            raise ValueError("Cannot specify both 'keep_prob' and 'rate'")
+            raise ValueError("Cannot specify both 'keep_prob' and 'rate'.")
         rate = rate_from_keep_prob
     if rate is None:
         raise ValueError(f"`rate` must be provided. Received: rate={rate}")

@@ -11,6 +11,7 @@ import inspect
 from graphops.building.op_builder import apply_op_keywords
 from graphops.api.op_docs import op_docstring, python_arg_name
 from registry.op_registry import get_op_def, is_registered, list_ops, registry_version
+from registry.tensor_shape import TensorShape
 
 _cache = {}     # op name -> (wrapper, registry version it was last checked at)
 
@@ -23,15 +24,30 @@ def op_params(op_def):
             [a for a in attrs if a.has_default])
 
 
+def _default(value):
+    """An attr default as TF's wrappers show it (an unknown shape: None)."""
+    if isinstance(value, TensorShape) and value.rank is None:
+        return None
+    return value
+
+
+def op_parameters(op_def, kind):
+    """The wrapper parameters of an op, as TF's generated wrappers have them: inputs, then
+    required attrs, then optional attrs with their defaults, then `name=None`; `kind` is
+    KEYWORD_ONLY (raw_ops) or POSITIONAL_OR_KEYWORD (gen_ops, load_op_library)."""
+    inputs, required, optional = op_params(op_def)
+    params = [inspect.Parameter(python_arg_name(a.name, op_def), kind)
+              for a in list(inputs) + required]
+    params += [inspect.Parameter(python_arg_name(a.name, op_def), kind,
+                                 default=_default(a.default_value)) for a in optional]
+    params.append(inspect.Parameter("name", kind, default=None))
+    return params
+
+
 def _make_wrapper(op_def):
     op_type = op_def.name
-    inputs, required, optional = op_params(op_def)
-    keys = [python_arg_name(a.name, op_def) for a in list(inputs) + required + optional] + ["name"]
-    kw = inspect.Parameter.KEYWORD_ONLY
-    params = [inspect.Parameter(k, kw) for k in keys[:len(inputs) + len(required)]]
-    params += [inspect.Parameter(python_arg_name(a.name, op_def), kw, default=a.default_value)
-               for a in optional]
-    params.append(inspect.Parameter("name", kw, default=None))
+    params = op_parameters(op_def, inspect.Parameter.KEYWORD_ONLY)
+    keys = [p.name for p in params]
 
     def wrapper(*args, **kwargs):
         if args:

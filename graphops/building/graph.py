@@ -12,6 +12,7 @@ import re
 import sys
 import threading
 
+from graphops.runtime import execution_mode
 from graphops.runtime.devices import DeviceSpec, canonical_device
 from graphops.building.tensor import Operation, Tensor, as_graph_element
 from registry.errors import FailedPreconditionError, InvalidArgumentError
@@ -69,6 +70,8 @@ class _Controller:
 class Graph:
     """A dataflow graph: Operations in creation order plus the scopes used to build them."""
 
+    outer_graph = None     # the graph a function body (a FuncGraph) is traced inside
+
     def __init__(self):
         self._lock = threading.RLock()
         self._ops = []
@@ -79,6 +82,7 @@ class Graph:
         self.seed = None               # graph-level random seed (tf.Graph.seed), None: unset
         self._op_seeds_given = 0       # op seeds handed out under it (TF's get_seed counter)
         self._functions = {}           # function library: name -> FunctionDef dict
+        self._collections = {}         # collection name -> list (tf.GraphKeys, user keys)
 
     # ------------------------------------------------------------------ thread-local stacks
 
@@ -122,6 +126,9 @@ class Graph:
 
     def name_scope(self, name):
         """Context manager yielding the new scope ("foo/"); "foo/" re-enters, None/"" resets."""
+        building = self._building()
+        if building is not self:
+            return building.name_scope(name)
         return self._name_scope(self._checked_scope_name(name))
 
     def _checked_scope_name(self, name):
@@ -159,6 +166,9 @@ class Graph:
 
     def control_dependencies(self, control_inputs):
         """Ops created inside run after `control_inputs` (ops or tensors); None clears."""
+        building = self._building()
+        if building is not self:
+            return building.control_dependencies(control_inputs)
         if control_inputs is None:
             return self._set("control", (_Controller([]),))
         current = {op for c in self._local.control for op in c.control_inputs}
@@ -276,6 +286,46 @@ class Graph:
             self._op_seeds_given += 1
         return seed
 
+    # ------------------------------------------------------------------ collections
+
+    def add_to_collection(self, name, value):
+        """Appends `value` to the collection `name` (TF's tf.GraphKeys or any key)."""
+        self._check_not_finalized()
+        with self._lock:
+            self._collections.setdefault(name, []).append(value)
+
+    def add_to_collections(self, names, value):
+        """Adds `value` to each collection in `names` (a string is one name), once each."""
+        names = (names,) if isinstance(names, str) else set(names)
+        for name in names:
+            self.add_to_collection(name, value)
+
+    def get_collection_ref(self, name):
+        """The collection's list itself (created empty if absent): edits change it."""
+        with self._lock:
+            return self._collections.setdefault(name, [])
+
+    def get_collection(self, name, scope=None):
+        """A copy of the collection; with `scope`, the items whose `.name` re.match-es it."""
+        with self._lock:
+            items = list(self._collections.get(name, ()))
+        if scope is None:
+            return items
+        pattern = re.compile(scope)
+        return [item for item in items
+                if isinstance(getattr(item, "name", None), str) and pattern.match(item.name)]
+
+    def get_all_collection_keys(self):
+        """The names of the collections used in this graph."""
+        with self._lock:
+            return [key for key in self._collections if isinstance(key, str)]
+
+    def clear_collection(self, name):
+        """Removes the collection `name` (nothing if absent)."""
+        self._check_not_finalized()
+        with self._lock:
+            self._collections.pop(name, None)
+
     # ------------------------------------------------------------------ lookup
 
     def get_operations(self):
@@ -352,28 +402,68 @@ class Graph:
 
     # ------------------------------------------------------------------ default graph
 
-    @contextlib.contextmanager
     def as_default(self):
-        """Makes this the default graph of the current thread inside the block."""
-        stack = _default_stack()
-        stack.append(self)
-        try:
-            yield self
-        finally:
-            stack.pop()
+        """Makes this the default graph of the current thread inside the block; a plain
+        `g.as_default().__enter__()` keeps it the default until the matching `__exit__`."""
+        return DefaultController(_thread, self._building())
+
+    def _building(self):
+        """The graph that building into this one goes to: a function body (cond,
+        while_loop) being traced inside it on this thread, else itself (TF's rule that a
+        function being built wins over the graph of its inputs)."""
+        stack = _thread.stack
+        inner = stack[-1] if stack else None
+        outer = inner.outer_graph if inner is not None else None
+        while outer is not None:
+            if outer is self:
+                return inner
+            outer = outer.outer_graph
+        return self
 
     def __repr__(self):
         return f"<gp.Graph with {len(self._ops)} ops>"
 
 
-class _DefaultStack(threading.local):
-    """Each thread's stack of graphs entered with `as_default()`."""
+class DefaultStack(threading.local):
+    """Each thread's stack of defaults (graphs entered with `as_default()`; sessions)."""
 
     def __init__(self):
         self.stack = []
 
 
-_thread = _DefaultStack()
+class DefaultController:
+    """TF's default-stack context manager, as a class: `__enter__` pushes `value` on the
+    entering thread's stack, `__exit__` pops it. With `enforce_nesting` (the default) an
+    exit out of order is TF's AssertionError; without, the value is removed wherever it is
+    (InteractiveSession's way)."""
+
+    __slots__ = ("_stacks", "_value", "_stack", "enforce_nesting")
+
+    def __init__(self, stacks, value):
+        self._stacks = stacks
+        self._value = value
+        self._stack = None
+        self.enforce_nesting = True
+
+    def __enter__(self):
+        self._stack = self._stacks.stack
+        self._stack.append(self._value)
+        return self._value
+
+    def __exit__(self, exc_type, exc_value, tb):
+        stack, value = self._stack, self._value
+        if not stack:
+            return
+        if not self.enforce_nesting:
+            if value in stack:
+                stack.remove(value)
+            return
+        if stack[-1] is not value:
+            raise AssertionError(f"Nesting violated for default stack of {type(value)} objects")
+        stack.pop()
+
+
+_thread = DefaultStack()
 _global_lock = threading.Lock()
 _global_graph = []
 
@@ -382,15 +472,20 @@ def _default_stack():
     return _thread.stack
 
 
-def graph_mode_entered():
-    """True inside `with g.as_default()` on this thread (eager dispatch is off there)."""
-    return bool(_thread.stack)
-
-
 def entered_graph():
-    """The innermost graph entered with `as_default()` on this thread, or None."""
+    """The graph that ops built on this thread go into: the innermost one entered with
+    `as_default()`, else (eager execution disabled) the global default graph; None when
+    they run eagerly."""
     stack = _thread.stack
-    return stack[-1] if stack else None
+    if stack:
+        return stack[-1]
+    return None if execution_mode.eager_enabled() else get_default_graph()
+
+
+def executing_eagerly():
+    """tf.executing_eagerly: False inside `with g.as_default()` and once eager execution is
+    disabled; ops on plain values then build nodes instead of running."""
+    return entered_graph() is None
 
 
 def get_default_graph():

@@ -37,7 +37,7 @@ class _Signature:
     """What building needs of an OpDef besides the OpDef, derived once per OpDef."""
 
     __slots__ = ("op_def", "inputs", "attrs", "type_defaults", "plain_outputs", "output_tuple",
-                 "output_kinds")
+                 "output_kinds", "shared_type_inputs")
 
     def __init__(self, op_def):
         self.op_def = op_def
@@ -53,6 +53,12 @@ class _Signature:
             self.output_tuple = _output_tuple(op_def)
         # per output of a plain op: its fixed DType, or the name of its type attr
         self.output_kinds = [a.type or a.type_attr for a in op_def.output_arg]
+        # the inputs whose type attr (T) several values share: eager calls look among them
+        # for an array to take T from (see `_seed_eager_type_attrs`)
+        uses = collections.Counter(a.type_attr for a in op_def.input_arg if a.type_attr
+                                   for _ in range(2 if a.number_attr else 1))
+        self.shared_type_inputs = [(a, k) for a, k in self.inputs
+                                   if a.type_attr and uses[a.type_attr] > 1]
 
     def output_types(self, attrs):
         """The flat output DTypes of a node with these attrs (as `output_types`)."""
@@ -281,6 +287,24 @@ def _infer_list_attrs(op_def, arg, input_name, values, attrs, inferred_from, def
             inferred_from[arg.type_list_attr] = input_name
 
 
+def _seed_eager_type_attrs(op_def, sig, keywords, inputs, attrs, inferred_from):
+    """TF's eager rule (the fast path's MaybeGetDTypeForAttr): a type attr that several
+    inputs share takes the dtype of the first of them that already is a tensor (here: an
+    array, an eager result), wherever it stands; Python values are then converted to it.
+    (Graph mode infers in argument order, as `_apply_op_helper`.)"""
+    for arg, keyword in sig.shared_type_inputs:
+        key = arg.type_attr
+        if key in attrs:
+            continue
+        value = keywords.get(keyword, keywords.get(keyword + "_"))
+        values = value if arg.number_attr and isinstance(value, (list, tuple)) else (value,)
+        for item in values:
+            dtype = inputs.fixed_dtype(item)
+            if dtype is not None:
+                _infer_type_attr(op_def, arg, keyword, dtype, attrs, inferred_from)
+                break
+
+
 def extract_inputs_and_attrs(op_def, keywords, inputs):
     """TF's input pass + remaining attrs: (flat input values, canonical attrs). Consumes
     `keywords`; anything left over is refused."""
@@ -288,6 +312,8 @@ def extract_inputs_and_attrs(op_def, keywords, inputs):
     sig = _signature(op_def)
     defaults = sig.type_defaults
     attrs, inferred_from, flat = {}, {}, []
+    if inputs.eager and sig.shared_type_inputs:
+        _seed_eager_type_attrs(op_def, sig, keywords, inputs, attrs, inferred_from)
     for arg, keyword in sig.inputs:
         input_name, values = _pop(keywords, keyword)
         if input_name is None:
@@ -419,10 +445,10 @@ def _build(graph, op_type, name, keywords):
     stack, scope = graph._scope_for(graph._checked_scope_name(name or op_type))
 
     def make_const(array, input_name):
-        with graph._set("name_stack", stack):
-            return build_op(graph, "Const", name=input_name, value=array, dtype=dtype_of(array))
+        return build_op(graph, "Const", name=input_name, value=array, dtype=dtype_of(array))
 
-    op = create_node(graph, op_def, scope[:-1], keywords, make_const)
+    with graph._set("name_stack", stack):     # inputs made while converting go in the scope
+        op = create_node(graph, op_def, scope[:-1], keywords, make_const)
     return _signature(op_def).result(op.outputs, op)
 
 
@@ -465,7 +491,9 @@ def apply_op(op_type, name=None, **keywords):
 
 def apply_op_keywords(op_type, name, keywords):
     """`apply_op` with the keyword arguments as a dict, which it consumes."""
-    graph = _graph_of_inputs(op_type, keywords) or graph_lib.entered_graph()
+    graph = graph_lib.entered_graph()
+    if not getattr(graph, "captures_outer", False):   # a function body captures outer inputs
+        graph = _graph_of_inputs(op_type, keywords) or graph
     if graph is None:
         return _run_eagerly(op_type, name, keywords)
     return _build(graph, op_type, name, keywords)

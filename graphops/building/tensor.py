@@ -1,7 +1,8 @@
 """Tensor and Operation: the edges and nodes of a Graph.
 
 Both are created only by `Graph._create_op`. A Tensor is `(op, value_index)`, named
-"op_name:i". Anything with a `_as_graph_element()` method (TF's protocol; the Scope API's op
+"op_name:i". `Tensor.eval` and `Operation.run` (the default session) come from
+`graphops.client.default_session`, Tensor's operators from `graphops.api`. Anything with a `_as_graph_element()` method (TF's protocol; the Scope API's op
 objects have one) is accepted wherever a Tensor or Operation is expected.
 """
 

@@ -116,6 +116,8 @@ def to_array(value, dtype=None):
     if dtype is not None:
         for leaf in _leaves(value):
             _check_leaf(leaf, dtype)
+        if dtype is dtypes.string:
+            return _string_array(value)
         return _as_numpy(value, dtype.np_dtype)
     leaves = list(_leaves(value))
     for leaf in leaves:
@@ -126,7 +128,20 @@ def to_array(value, dtype=None):
     array = _as_numpy(value)
     inferred = dtypes.float32 if array.size == 0 and array.dtype.kind == "f" else \
         _infer_dtype(leaves, array)
+    if inferred is dtypes.string:
+        return _string_array(value)
     return array.astype(inferred.np_dtype, copy=False)
+
+
+def _string_array(value):
+    """Python str/bytes data as an object array of bytes (str encoded as UTF-8): NumPy's
+    fixed-width "S" arrays would drop trailing NUL bytes."""
+    array = _as_numpy(value, object)
+    flat = array.reshape(-1)      # a view: encoding in place fills `array`
+    for i, item in enumerate(flat):
+        if isinstance(item, str):
+            flat[i] = item.encode()
+    return array
 
 
 def convert_value(value, dtype=None, preferred_dtype=None, arrays_are_tensors=False):
@@ -136,6 +151,9 @@ def convert_value(value, dtype=None, preferred_dtype=None, arrays_are_tensors=Fa
     `arrays_are_tensors` (eager mode, where arrays play the part of tensors); otherwise
     NumPy arrays are cast. `preferred_dtype` is tried first and dropped when it fails.
     """
+    to_tensor = getattr(value, "_as_input_tensor", None)   # a Variable: a new read of it
+    if to_tensor is not None and not isinstance(value, type):
+        value = to_tensor()
     if dtype is None and preferred_dtype is not None:
         try:
             return convert_value(value, preferred_dtype, None, arrays_are_tensors)

@@ -8,7 +8,6 @@ graph (or the device table) changes. `run` may be called from several threads at
 `close` stops the runs in flight at their next step (CancelledError) and waits for them.
 """
 
-import contextlib
 import operator
 import threading
 from collections import defaultdict
@@ -17,17 +16,19 @@ from collections.abc import Mapping
 import numpy as np
 
 from graphops.runtime import devices, executor
+from graphops.building.graph import DefaultController, DefaultStack, get_default_graph
 from graphops.building.tensor import Operation, Tensor
 from registry.errors import InvalidArgumentError, UnimplementedError
 from registry.resources import ResourceMgr
 
 _tensor_key = executor.tensor_key
-_default_sessions = threading.local()
+_default_sessions = DefaultStack()
 
 
 def get_default_session():
-    """The innermost Session entered with `with sess:` / `sess.as_default()`, or None."""
-    stack = getattr(_default_sessions, "stack", None)
+    """The innermost Session entered with `with sess:` / `sess.as_default()` on this thread
+    (or an InteractiveSession's), or None."""
+    stack = _default_sessions.stack
     return stack[-1] if stack else None
 
 
@@ -107,7 +108,8 @@ class _FetchHandler:
             return graph.as_graph_element(fetch, allow_tensor=True, allow_operation=True)
         except TypeError as e:
             raise TypeError(f"Fetch argument {fetch!r} has invalid type {type(fetch)!r}, "
-                            f"must be a string or Tensor. ({_text(e)})") from None
+                            f"must be a string or Tensor. ({_text(e)}){_eager_hint(fetch)}"
+                            ) from None
         except (ValueError, KeyError) as e:
             raise InvalidArgumentError(f"Fetch argument {fetch!r} cannot be interpreted as a "
                                        f"Tensor. ({_text(e)})") from None
@@ -115,6 +117,18 @@ class _FetchHandler:
 
 def _text(exc):
     return str(exc.args[0]) if exc.args else str(exc)
+
+
+def _eager_hint(value):
+    """What to do when a fetch or feed key is an array: the op that made it ran eagerly."""
+    is_array = isinstance(value, (np.ndarray, np.generic))
+    if not (is_array or devices.location_of(value) is not None):
+        return ""
+    return (" This value was computed eagerly: no graph was entered when its op was built, "
+            "and eager execution was on, so the op ran at once and returned an array instead "
+            "of a graph Tensor. For a TF1 program, call gp.disable_eager_execution() at its "
+            "start (ops then go into the default graph), or build the ops inside "
+            "`with graph.as_default():`.")
 
 
 def _shape_ok(dims, shape):
@@ -198,7 +212,6 @@ class Session:
             raise UnimplementedError(f"Session target '{target}' is not supported: graphops "
                                      "runs in-process only (use target='').")
         if graph is None:
-            from graphops.building.graph import get_default_graph
             graph = get_default_graph()
         if config is not None:
             get = config.get if isinstance(config, Mapping) else (
@@ -298,7 +311,8 @@ class Session:
         try:
             return self._graph.as_graph_element(key, allow_tensor=True, allow_operation=False)
         except Exception as e:
-            raise TypeError(f"Cannot interpret feed_dict key as Tensor: {_text(e)}") from None
+            raise TypeError(f"Cannot interpret feed_dict key as Tensor: {_text(e)}"
+                            f"{_eager_hint(key)}") from None
 
     def _feeds(self, feed_dict):
         """Unique fed tensors and their converted values (a repeated tensor: last wins)."""
@@ -377,15 +391,10 @@ class Session:
             self._kernels.clear()
             self._resources.clear()
 
-    @contextlib.contextmanager
     def as_default(self):
-        """Makes this the default session in this thread (see `get_default_session`)."""
-        stack = _default_sessions.__dict__.setdefault("stack", [])
-        stack.append(self)
-        try:
-            yield self
-        finally:
-            stack.remove(self)
+        """Makes this the default session in this thread inside the block (see
+        `get_default_session`); it stays open after the block."""
+        return DefaultController(_default_sessions, self)
 
     def __enter__(self):
         graph_ctx, session_ctx = self._graph.as_default(), self.as_default()

@@ -46,32 +46,45 @@ def _planned(function, ctx):
     return cache[key]
 
 
+def planned_function(name, ctx):
+    """The shared Planned instantiation of library function `name` for the kernel being
+    built (`ctx`: its OpKernelConstruction); NotFoundError for an unknown name,
+    InvalidArgumentError for a function that calls itself."""
+    function = ctx.function_library.get(name)
+    if function is None:
+        raise NotFoundError(f"Function {name} is not defined in the graph's function "
+                            "library.")
+    active = getattr(_instantiating, "names", ())
+    if name in active:
+        raise InvalidArgumentError(f"Function {name} calls itself (through "
+                                   f"{' -> '.join(active + (name,))}); recursive "
+                                   "functions are not supported.")
+    _instantiating.names = active + (name,)
+    try:
+        return _planned(function, ctx)
+    finally:
+        _instantiating.names = active
+
+
+def device_outputs(ctx, count):
+    """Indices of the outputs a node keeps in device memory (a plan may compute them on
+    the host)."""
+    if ctx.device_type == "CPU":
+        return frozenset()
+    return frozenset(i for i in range(count) if i not in ctx.host_outputs)
+
+
 class FunctionCallOp(OpKernel):
     """Runs function `f` on the node's inputs through its shared planned sub-graph."""
 
     def __init__(self, ctx):
         super().__init__(ctx)
         name = ctx.get_attr("f")
-        function = ctx.function_library.get(name)
-        if function is None:
-            raise NotFoundError(f"Function {name} is not defined in the graph's function "
-                                "library.")
-        active = getattr(_instantiating, "names", ())
-        if name in active:
-            raise InvalidArgumentError(f"Function {name} calls itself (through "
-                                       f"{' -> '.join(active + (name,))}); recursive "
-                                       "functions are not supported.")
-        _instantiating.names = active + (name,)
-        try:
-            planned = _planned(function, ctx)
-        finally:
-            _instantiating.names = active
-        _check_types("Tin", ctx.get_attr("Tin"), planned.input_types, name)
-        _check_types("Tout", ctx.get_attr("Tout"), planned.output_types, name)
+        planned = planned_function(name, ctx)
+        check_types("Tin", ctx.get_attr("Tin"), planned.input_types, name)
+        check_types("Tout", ctx.get_attr("Tout"), planned.output_types, name)
         self._plan = planned.plan
-        # outputs the node holds in device memory (the plan may compute them on the host)
-        self._to_device = frozenset() if ctx.device_type == "CPU" else frozenset(
-            i for i in range(len(planned.output_types)) if i not in ctx.host_outputs)
+        self._to_device = device_outputs(ctx, len(planned.output_types))
 
     def compute(self, ctx):
         for i, value in enumerate(self._plan.run(list(ctx.inputs))):
@@ -80,7 +93,7 @@ class FunctionCallOp(OpKernel):
             ctx.set_output(i, value)
 
 
-def _check_types(attr, given, expected, name):
+def check_types(attr, given, expected, name):
     if list(given) != list(expected):
         raise InvalidArgumentError(
             f"{attr} [{', '.join(t.short_name for t in given)}] does not match function "

@@ -130,15 +130,20 @@ class Plan:
         raise KeyError(op_name)
 
 
+_PLACEHOLDERS = ("Placeholder", "PlaceholderV2")
+
+
 def tensor_key(t):
     return (t.op._id, t.value_index)
 
 
 def _prune_and_sort(feeds, fetches, targets):
-    """The ops fetches/targets need, stopping at fed tensors, in topological order."""
+    """The ops fetches/targets need, stopping at fed tensors, in topological order. A
+    control edge from a fed Placeholder is satisfied by the feed, as in TF."""
     import networkx as nx
 
     fed = {tensor_key(t) for t in feeds}
+    fed_placeholders = {t.op._id for t in feeds if t.op.type in _PLACEHOLDERS}
     dag = nx.DiGraph()
     ops = {}
     stack = [t.op for t in fetches if tensor_key(t) not in fed] + list(targets)
@@ -149,7 +154,8 @@ def _prune_and_sort(feeds, fetches, targets):
         ops[op._id] = op
         dag.add_node(op._id)
         producers = [t.op for t in op.inputs if tensor_key(t) not in fed]
-        for producer in producers + list(op.control_inputs):
+        controls = [c for c in op.control_inputs if c._id not in fed_placeholders]
+        for producer in producers + controls:
             dag.add_edge(producer._id, op._id)
             stack.append(producer)
     try:

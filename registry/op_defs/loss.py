@@ -2,6 +2,7 @@
 (loss and its backprop in one node), ArgMax and ArgMin."""
 
 from registry.errors import InvalidArgumentError
+from registry.op_defs.math import broadcast_shapes
 from registry.op_registry import register_op
 from registry.tensor_shape import TensorShape
 
@@ -15,16 +16,19 @@ def _sparse_xent_shape(c):
 
 
 def _xent_shape(c):
-    features = c.with_rank(c.input(0), 2)
-    labels = c.with_rank(c.input(1), 2)
-    dims = []
-    for f, l in zip(features, labels):
-        if f is not None and l is not None and f != l and 1 not in (f, l):
+    """TF's: features of rank 2 merged with labels; failing that, the two broadcast against
+    each other (labels [C] against features [1, C], ...), which must give a matrix."""
+    features, labels = c.input(0), c.input(1)
+    try:
+        shape = c.merge(c.with_rank(features, 2), labels)
+    except InvalidArgumentError:
+        shape = broadcast_shapes(features, labels)
+        if shape.rank != 2:
+            rank = "is unknown." if shape.rank is None else shape.rank
             raise InvalidArgumentError(
-                f"Incompatible shapes: {features.debug_string()} vs. {labels.debug_string()}")
-        dims.append(l if f in (None, 1) and l != 1 else f)
-    c.set_output(0, TensorShape([dims[0]]))
-    c.set_output(1, TensorShape(dims))
+                f"Shape must be broadcasted with rank 2, but is rank {rank}") from None
+    c.set_output(0, TensorShape([shape[0]]))
+    c.set_output(1, shape)
 
 
 register_op("SparseSoftmaxCrossEntropyWithLogits") \

@@ -52,3 +52,59 @@ register_op("ResourceApplyAdam") \
     .set_is_stateful() \
     .set_shape_fn(_scalars_and_handles([0, 1, 2], [3, 4, 5, 6, 7, 8])) \
     .doc("Update '*var' according to the Adam algorithm.")
+
+register_op("ResourceApplyRMSProp") \
+    .input("var: resource") \
+    .input("ms: resource") \
+    .input("mom: resource") \
+    .input("lr: T") \
+    .input("rho: T") \
+    .input("momentum: T") \
+    .input("epsilon: T") \
+    .input("grad: T") \
+    .attr("T: numbertype") \
+    .attr("use_locking: bool = false") \
+    .set_is_stateful() \
+    .set_shape_fn(_scalars_and_handles([0, 1, 2], [3, 4, 5, 6])) \
+    .doc("Update '*var' according to the RMSProp algorithm.")
+
+register_op("ResourceApplyCenteredRMSProp") \
+    .input("var: resource") \
+    .input("mg: resource") \
+    .input("ms: resource") \
+    .input("mom: resource") \
+    .input("lr: T") \
+    .input("rho: T") \
+    .input("momentum: T") \
+    .input("epsilon: T") \
+    .input("grad: T") \
+    .attr("T: numbertype") \
+    .attr("use_locking: bool = false") \
+    .set_is_stateful() \
+    .set_shape_fn(_scalars_and_handles([0, 1, 2, 3], [4, 5, 6, 7])) \
+    .doc("Update '*var' according to the centered RMSProp algorithm.")
+
+register_op("ResourceApplyAdagrad") \
+    .input("var: resource") \
+    .input("accum: resource") \
+    .input("lr: T") \
+    .input("grad: T") \
+    .attr("T: numbertype") \
+    .attr("use_locking: bool = false") \
+    .attr("update_slots: bool = true") \
+    .set_is_stateful() \
+    .set_shape_fn(_scalars_and_handles([0, 1], [2])) \
+    .doc("Update '*var' according to the adagrad scheme.")
+
+register_op("ResourceApplyAdagradV2") \
+    .input("var: resource") \
+    .input("accum: resource") \
+    .input("lr: T") \
+    .input("epsilon: T") \
+    .input("grad: T") \
+    .attr("T: numbertype") \
+    .attr("use_locking: bool = false") \
+    .attr("update_slots: bool = true") \
+    .set_is_stateful() \
+    .set_shape_fn(_scalars_and_handles([0, 1], [2, 3])) \
+    .doc("Update '*var' according to the adagrad scheme (epsilon added to the root).")

@@ -1,0 +1,25 @@
+"""gp.math: TF's `tf.math` namespace, the math wrappers under their tf.math names."""
+
+from graphops.api.arithmetic_ops import (  # noqa: F401  (re-exported)
+    add, ceil, cos, div, divide, erf, exp, expm1, floor, floordiv, floormod, log, log1p,
+    maximum, minimum, mod, multiply, negative, realdiv, reciprocal, rint, round, rsqrt,
+    sigmoid, sin, sqrt, square, squared_difference, subtract, tanh, truediv)
+from graphops.api.comparison_ops import (  # noqa: F401
+    equal, greater, greater_equal, is_finite, is_inf, is_nan, less, less_equal, logical_and,
+    logical_not, logical_or, logical_xor, not_equal)
+from graphops.api.math_ops import (  # noqa: F401
+    abs, add_n, argmax, argmin, count_nonzero, cumprod, cumsum, pow, reduce_all, reduce_any,
+    reduce_euclidean_norm, reduce_logsumexp, reduce_max, reduce_mean, reduce_min, reduce_prod,
+    reduce_std, reduce_sum, reduce_variance, sign)
+
+__all__ = [
+    "add", "ceil", "cos", "div", "divide", "erf", "exp", "expm1", "floor", "floordiv",
+    "floormod", "log", "log1p", "maximum", "minimum", "mod", "multiply", "negative", "realdiv",
+    "reciprocal", "rint", "round", "rsqrt", "sigmoid", "sin", "sqrt", "square",
+    "squared_difference", "subtract", "tanh", "truediv", "equal", "greater", "greater_equal",
+    "is_finite", "is_inf", "is_nan", "less", "less_equal", "logical_and", "logical_not",
+    "logical_or", "logical_xor", "not_equal", "abs", "add_n", "argmax", "argmin",
+    "count_nonzero", "cumprod", "cumsum", "pow", "reduce_all", "reduce_any",
+    "reduce_logsumexp", "reduce_max", "reduce_mean", "reduce_min", "reduce_prod",
+    "reduce_sum", "sign", "reduce_euclidean_norm", "reduce_std", "reduce_variance",
+]

@@ -1,0 +1,5 @@
+"""BroadcastArgs computes shapes: it has no gradient (as in TF)."""
+
+from graphops.autodiff.gradients import NotDifferentiable
+
+NotDifferentiable("BroadcastArgs")

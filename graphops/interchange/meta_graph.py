@@ -1,0 +1,55 @@
+"""MetaGraphDef files (`<checkpoint prefix>.meta`): a graph with the SaverDef of its Saver,
+binary or text, as TF's Saver writes them and `import_meta_graph` reads them."""
+
+import os
+import uuid
+
+from google.protobuf import message, text_format
+
+from graphops.interchange.graph_io import graph_def_to_proto
+from graphops.interchange.proto.meta_graph_pb2 import MetaGraphDef
+from registry.errors import InvalidArgumentError
+
+
+def meta_graph_def(graph, saver_def=None, clear_devices=False):
+    """The MetaGraphDef message of `graph` and (if given) its Saver's SaverDef."""
+    meta = MetaGraphDef()
+    meta.graph_def.CopyFrom(graph_def_to_proto(graph))
+    if clear_devices:
+        for node in meta.graph_def.node:
+            node.device = ""
+    if saver_def is not None:
+        meta.saver_def.CopyFrom(saver_def)
+    return meta
+
+
+def write_meta_graph(filename, meta, as_text=False):
+    """Writes the MetaGraphDef `meta` to `filename` (atomically)."""
+    temp = f"{filename}.tmp{uuid.uuid4().hex}"
+    if as_text:
+        with open(temp, "w") as f:
+            f.write(text_format.MessageToString(meta))
+    else:
+        with open(temp, "wb") as f:
+            f.write(meta.SerializeToString())
+    os.replace(temp, filename)
+
+
+def read_meta_graph(filename):
+    """The MetaGraphDef in `filename`, binary or text (fields graphops does not know are
+    ignored)."""
+    if not os.path.isfile(filename):
+        raise OSError(f"File {filename} does not exist.")
+    with open(filename, "rb") as f:
+        data = f.read()
+    meta = MetaGraphDef()
+    try:
+        meta.ParseFromString(data)
+        return meta
+    except message.DecodeError:
+        pass
+    try:
+        text_format.Merge(data.decode(), meta, allow_unknown_field=True)
+    except (UnicodeDecodeError, text_format.ParseError) as e:
+        raise InvalidArgumentError(f"Cannot parse file {filename}: {e}") from None
+    return meta

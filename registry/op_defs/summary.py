@@ -1,0 +1,49 @@
+"""Summary op definitions (TF's logging_ops.cc): ScalarSummary, HistogramSummary,
+TensorSummaryV2 and MergeSummary, each a scalar string holding a serialized `Summary`
+protocol buffer (TensorBoard's input)."""
+
+from registry.op_registry import register_op
+from registry.tensor_shape import TensorShape
+
+_REAL = ("{float, double, int32, uint8, int16, int8, int64, bfloat16, uint16, half, uint32, "
+         "uint64}")
+
+
+def _scalar(c):
+    c.set_output(0, TensorShape([]))
+
+
+register_op("ScalarSummary") \
+    .input("tags: string") \
+    .input("values: T") \
+    .output("summary: string") \
+    .attr(f"T: {_REAL}") \
+    .set_shape_fn(_scalar) \
+    .doc("A Summary with one `simple_value` per element of `values`, tagged by `tags` "
+         "(same shape as `values`).")
+
+register_op("HistogramSummary") \
+    .input("tag: string") \
+    .input("values: T") \
+    .output("summary: string") \
+    .attr(f"T: {_REAL} = DT_FLOAT") \
+    .set_shape_fn(_scalar) \
+    .doc("A Summary with a histogram of `values` (TF's default exponential buckets); "
+         "NaN or infinity is an InvalidArgumentError.")
+
+register_op("TensorSummaryV2") \
+    .input("tag: string") \
+    .input("tensor: T") \
+    .input("serialized_summary_metadata: string") \
+    .output("summary: string") \
+    .attr("T: type") \
+    .set_shape_fn(_scalar) \
+    .doc("A Summary holding `tensor` as a TensorProto, with the given SummaryMetadata.")
+
+register_op("MergeSummary") \
+    .input("inputs: N * string") \
+    .output("summary: string") \
+    .attr("N: int >= 1") \
+    .set_shape_fn(_scalar) \
+    .doc("The union of the values of the serialized Summaries in `inputs`; a tag seen twice "
+         "is an InvalidArgumentError.")
