@@ -212,8 +212,8 @@ def test_type_list_inputs_and_outputs(g):
 def test_python_values_become_tf_typed_constants(g, value, dtype):
     c = gp.constant(value)
     assert c.dtype is dtype and c.op.type == "Const"
-    np.testing.assert_array_equal(c.op.get_attr("value"), np.array(value, dtype=object)
-                                  if dtype is gp.string else np.asarray(value))
+    want = np.array(value.encode(), dtype=object) if dtype is gp.string else np.asarray(value)
+    np.testing.assert_array_equal(c.op.get_attr("value"), want)    # strings held as bytes
     assert c.shape.as_list() == list(np.shape(value))
 
 

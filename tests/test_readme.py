@@ -7,6 +7,8 @@ import re
 import numpy as np
 import pytest
 
+import graphops as gp
+
 from registry.kernel_registry import deregister_kernels
 from registry.op_registry import deregister_op, is_registered
 
@@ -29,12 +31,15 @@ def no_zero_out():
 def test_readme_snippets_run(no_zero_out):
     snippets = _snippets()
     assert len(snippets) >= 4
+    gp.reset_default_graph()      # the TF1 snippet builds into the default graph
     namespace = {}
     for code in snippets:
         exec(compile(code, README, "exec"), namespace)   # noqa: S102 - our own README
     assert namespace["dw"].shape == (3, 3, 3, 16)
     assert namespace["grad"].shape == (3, 3, 3, 1, 8)
     np.testing.assert_allclose(namespace["probs"].sum(axis=1), [1, 1], rtol=1e-5)
+    assert namespace["path"].endswith("ckpt-10")
+    namespace["gp"].enable_eager_execution()      # the TF1 snippet switched it off
     zeroed = namespace["gp"].raw_ops.ZeroOut(to_zero=np.array([5, 6, 7], np.int32))
     assert zeroed.tolist() == [5, 0, 0]
 

@@ -7,7 +7,8 @@ import numpy as np
 
 from graphops.api import raw_ops
 from graphops.api.nn_args import op_scope
-from graphops.api.tensor_args import cast_if_needed, graph_of, snake_case, to_tensor
+from graphops.api.tensor_args import (cast_if_needed, graph_of, snake_case, to_tensor,
+                                      unary_wrapper)
 from graphops.building.values import dtype_of
 from registry import dtypes
 
@@ -110,13 +111,7 @@ def squared_difference(x, y, name=None):
     return raw_ops.SquaredDifference(x=x, y=y, name=name)
 
 
-def _unary(op_type, doc):
-    def wrapper(x, name=None):
-        return getattr(raw_ops, op_type)(x=x, name=name)
-    wrapper.__doc__ = doc
-    wrapper.__name__ = wrapper.__qualname__ = snake_case(op_type)
-    return wrapper
-
+_unary = unary_wrapper
 
 negative = _unary("Neg", "-x element-wise.")
 square = _unary("Square", "x * x element-wise.")

@@ -3,23 +3,10 @@ greater_equal, logical_and/or/not/xor (xor built from the others, as TF does) an
 float predicates is_nan, is_inf, is_finite."""
 
 from graphops.api import raw_ops
-from graphops.api.tensor_args import snake_case
+from graphops.api.tensor_args import binary_wrapper, unary_wrapper
 
 
-def _binary(op_type, doc):
-    def wrapper(x, y, name=None):
-        return getattr(raw_ops, op_type)(x=x, y=y, name=name)
-    wrapper.__doc__ = doc
-    wrapper.__name__ = wrapper.__qualname__ = snake_case(op_type)
-    return wrapper
-
-
-def _unary(op_type, doc):
-    def wrapper(x, name=None):
-        return getattr(raw_ops, op_type)(x=x, name=name)
-    wrapper.__doc__ = doc
-    wrapper.__name__ = wrapper.__qualname__ = snake_case(op_type)
-    return wrapper
+_binary, _unary = binary_wrapper, unary_wrapper
 
 
 equal = _binary("Equal", "x == y element-wise, with broadcasting.")

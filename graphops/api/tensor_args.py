@@ -83,6 +83,24 @@ def snake_case(op_type):
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", op_type).lower()
 
 
+def unary_wrapper(op_type, doc):
+    """TF's plain wrapper of a one-input op: `snake_name(x, name=None)`."""
+    def wrapper(x, name=None):
+        return getattr(raw_ops, op_type)(x=x, name=name)
+    wrapper.__doc__ = doc
+    wrapper.__name__ = wrapper.__qualname__ = snake_case(op_type)
+    return wrapper
+
+
+def binary_wrapper(op_type, doc):
+    """TF's plain wrapper of a two-input op: `snake_name(x, y, name=None)`."""
+    def wrapper(x, y, name=None):
+        return getattr(raw_ops, op_type)(x=x, y=y, name=name)
+    wrapper.__doc__ = doc
+    wrapper.__name__ = wrapper.__qualname__ = snake_case(op_type)
+    return wrapper
+
+
 def autopack(value):
     """TF's auto-packing of a (nested) list holding graph tensors: one Pack per level, the
     Python numbers converted to the first tensor's dtype; other values as they are."""

@@ -43,17 +43,24 @@ def _required(global_step, what):
         raise ValueError(f"global_step is required for {what}.")
 
 
+def _progress(learning_rate, global_step, decay_steps, decay_rate, staircase):
+    """(learning rate, decay rate, global_step / decay_steps floored when staircase), all
+    of the learning rate's dtype, built in the caller's scope as TF does."""
+    lr = convert_to_tensor(learning_rate, name="initial_learning_rate")
+    steps = _cast(decay_steps, lr.dtype)
+    rate = _cast(decay_rate, lr.dtype)
+    p = _cast(global_step, lr.dtype) / steps
+    if staircase:
+        p = raw_ops.Floor(x=p)
+    return lr, rate, p
+
+
 def exponential_decay(learning_rate, global_step, decay_steps, decay_rate, staircase=False,
                       name=None):
     """learning_rate * decay_rate ** (global_step / decay_steps) (floored when staircase)."""
     _required(global_step, "exponential_decay")
     with _scope(name, "ExponentialDecay") as scope:
-        lr = convert_to_tensor(learning_rate, name="initial_learning_rate")
-        steps = _cast(decay_steps, lr.dtype)
-        rate = _cast(decay_rate, lr.dtype)
-        p = _cast(global_step, lr.dtype) / steps
-        if staircase:
-            p = raw_ops.Floor(x=p)
+        lr, rate, p = _progress(learning_rate, global_step, decay_steps, decay_rate, staircase)
         return raw_ops.Mul(x=lr, y=raw_ops.Pow(x=rate, y=p), name=scope)
 
 
@@ -72,12 +79,7 @@ def inverse_time_decay(learning_rate, global_step, decay_steps, decay_rate, stai
     """learning_rate / (1 + decay_rate * global_step / decay_steps)."""
     _required(global_step, "inverse_time_decay")
     with _scope(name, "InverseTimeDecay") as scope:
-        lr = convert_to_tensor(learning_rate, name="initial_learning_rate")
-        steps = _cast(decay_steps, lr.dtype)
-        rate = _cast(decay_rate, lr.dtype)
-        p = _cast(global_step, lr.dtype) / steps
-        if staircase:
-            p = raw_ops.Floor(x=p)
+        lr, rate, p = _progress(learning_rate, global_step, decay_steps, decay_rate, staircase)
         one = _cast(constant(1), lr.dtype)
         denominator = raw_ops.AddV2(x=one, y=raw_ops.Mul(x=rate, y=p), name="Add")
         return raw_ops.RealDiv(x=lr, y=denominator, name=scope)
