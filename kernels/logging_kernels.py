@@ -110,16 +110,16 @@ class PrintOp(OpKernel):
         self._message = ctx.get_attr("message")
         self._first_n = ctx.get_attr("first_n")
         self._summarize = ctx.get_attr("summarize")
-        self._calls = [0]                 # how many times it printed, under the lock
+        self._calls = 0                   # how many times it printed, under the lock
         self._lock = threading.Lock()
 
     def compute(self, ctx):
         ctx.set_output(0, ctx.input(0))
         if self._first_n >= 0:
             with self._lock:
-                if self._calls[0] >= self._first_n:
+                if self._calls >= self._first_n:
                     return
-                self._calls[0] += 1
+                self._calls += 1
         text = self._message + "".join(
             f"[{summarize_v1(np.asarray(host_copy(t)), self._summarize)}]" for t in ctx.inputs[1:])
         sys.stderr.write(text + "\n")

@@ -7,8 +7,8 @@ import numpy as np
 
 from graphops.api import raw_ops
 from graphops.api.nn_args import op_scope
-from graphops.api.tensor_args import (cast_if_needed, graph_of, snake_case, to_tensor,
-                                      unary_wrapper)
+from graphops.api.tensor_args import (binary_wrapper, cast_if_needed, graph_of, snake_case,
+                                      to_tensor, unary_wrapper)
 from graphops.building.values import dtype_of
 from registry import dtypes
 
@@ -96,22 +96,11 @@ def floormod(x, y, name=None):
 mod = floormod
 
 
-def maximum(x, y, name=None):
-    """The larger of x and y, element-wise."""
-    return raw_ops.Maximum(x=x, y=y, name=name)
+_binary, _unary = binary_wrapper, unary_wrapper
 
-
-def minimum(x, y, name=None):
-    """The smaller of x and y, element-wise."""
-    return raw_ops.Minimum(x=x, y=y, name=name)
-
-
-def squared_difference(x, y, name=None):
-    """(x - y)^2 element-wise."""
-    return raw_ops.SquaredDifference(x=x, y=y, name=name)
-
-
-_unary = unary_wrapper
+maximum = _binary("Maximum", "The larger of x and y, element-wise.")
+minimum = _binary("Minimum", "The smaller of x and y, element-wise.")
+squared_difference = _binary("SquaredDifference", "(x - y)^2 element-wise.")
 
 negative = _unary("Neg", "-x element-wise.")
 square = _unary("Square", "x * x element-wise.")

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from graphops.api import raw_ops
+from graphops.api.math_ops import all_axes
 from graphops.api.nn_args import op_scope
 from graphops.api.shape_ops import ones_like
 from graphops.api.tensor_args import graph_of, static_shape, to_tensor
@@ -16,10 +17,6 @@ from graphops.building.values import dtype_of
 def _check_compatible(shape, other):
     if not shape.is_compatible_with(other):
         raise ValueError(f"Shapes {shape} and {other} are incompatible")
-
-
-def _all_axes(tensor):
-    return np.arange(static_shape(tensor).rank, dtype=np.int32)
 
 
 def clip_by_value(t, clip_value_min, clip_value_max, name=None):
@@ -41,9 +38,9 @@ def clip_by_norm(t, clip_norm, axes=None, name=None):
         graph = graph_of(t, clip_norm)
         values = to_tensor(t, graph, name="t")
         squares = raw_ops.Mul(x=values, y=values, name="mul")
-        axes = _all_axes(values) if axes is None else axes
-        l2sum = raw_ops.Sum(input=squares, axis=to_tensor(np.asarray(axes, np.int32), graph),
-                            keep_dims=True)
+        axes = (all_axes(values) if axes is None else
+                to_tensor(np.asarray(axes, np.int32), graph))
+        l2sum = raw_ops.Sum(input=squares, axis=axes, keep_dims=True)
         positive = raw_ops.Greater(x=l2sum, y=0)
         l2sum_safe = raw_ops.Select(condition=positive, x=l2sum, y=ones_like(l2sum))
         l2norm = raw_ops.Select(condition=positive, x=raw_ops.Sqrt(x=l2sum_safe), y=l2sum)

@@ -172,24 +172,25 @@ def _branch_mismatch(true_result, false_result, detail):
                      f"Error details:\n{detail}")
 
 
+def _branch_fn(name, fn, old_name, old_fn):
+    """cond's branch given as `name` or by its deprecated spelling `old_name` (one only)."""
+    if old_fn is None:
+        if fn is None:
+            raise TypeError(f"cond(): '{name}' argument required")
+        return fn
+    if fn is not None:
+        raise TypeError(f"cond(): '{name}' and '{old_name}' may not be set simultaneously.")
+    return old_fn
+
+
 def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, fn2=None):
     """`true_fn()` if `pred` else `false_fn()` (tf.compat.v1.cond), as one If op.
 
     Only the taken branch runs, side effects included. `strict` is accepted and, as in
     TF 2's control flow, has no effect: the branches' result structure is kept.
     """
-    if fn1 is not None:
-        if true_fn is not None:
-            raise TypeError("cond(): 'true_fn' and 'fn1' may not be set simultaneously.")
-        true_fn = fn1
-    elif true_fn is None:
-        raise TypeError("cond(): 'true_fn' argument required")
-    if fn2 is not None:
-        if false_fn is not None:
-            raise TypeError("cond(): 'false_fn' and 'fn2' may not be set simultaneously.")
-        false_fn = fn2
-    elif false_fn is None:
-        raise TypeError("cond(): 'false_fn' argument required")
+    true_fn = _branch_fn("true_fn", true_fn, "fn1", fn1)
+    false_fn = _branch_fn("false_fn", false_fn, "fn2", fn2)
     if not callable(true_fn):
         raise TypeError("'true_fn' must be callable.")
     if not callable(false_fn):

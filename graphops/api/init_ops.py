@@ -57,32 +57,33 @@ class Initializer:
         return cls(**config)
 
 
-class Zeros(Initializer):
+class _Filled(Initializer):
+    """Every element `_fill` (a Const named `_name`, or a Fill for large shapes)."""
+
+    _fill = _name = None
+
+    def __init__(self, dtype=dtypes.float32):
+        self.dtype = dtypes.as_dtype(dtype)
+
+    def __call__(self, shape, dtype=None, partition_info=None):
+        dtype = dtypes.as_dtype(dtype or self.dtype)
+        return filled(bool(self._fill) if dtype is dtypes.bool_ else self._fill, shape, dtype,
+                      self._name)
+
+    def get_config(self):
+        return {"dtype": self.dtype.name}
+
+
+class Zeros(_Filled):
     """All zeros (a Const named "zeros", or a Fill for large shapes)."""
 
-    def __init__(self, dtype=dtypes.float32):
-        self.dtype = dtypes.as_dtype(dtype)
-
-    def __call__(self, shape, dtype=None, partition_info=None):
-        dtype = dtypes.as_dtype(dtype or self.dtype)
-        return filled(False if dtype is dtypes.bool_ else 0, shape, dtype, "zeros")
-
-    def get_config(self):
-        return {"dtype": self.dtype.name}
+    _fill, _name = 0, "zeros"
 
 
-class Ones(Initializer):
+class Ones(_Filled):
     """All ones (a Const named "ones", or a Fill for large shapes)."""
 
-    def __init__(self, dtype=dtypes.float32):
-        self.dtype = dtypes.as_dtype(dtype)
-
-    def __call__(self, shape, dtype=None, partition_info=None):
-        dtype = dtypes.as_dtype(dtype or self.dtype)
-        return filled(True if dtype is dtypes.bool_ else 1, shape, dtype, "ones")
-
-    def get_config(self):
-        return {"dtype": self.dtype.name}
+    _fill, _name = 1, "ones"
 
 
 class Constant(Initializer):

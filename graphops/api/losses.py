@@ -16,6 +16,7 @@ import numpy as np
 from graphops.api import nn_losses, raw_ops, shape_ops
 from graphops.api.nn_args import (building_graph, deprecated_argument_lookup, op_scope,
                                   static_dims)
+from graphops.api.math_ops import add_n
 from graphops.api.tf1_names import missing_tf1_attribute
 from graphops.building.constant_op import constant
 from graphops.building.graph import get_default_graph
@@ -46,12 +47,8 @@ class Reduction:
 
 
 def _float32(value):
-    """TF's math_ops.cast(value, float32): a constant for Python values, the tensor itself
-    when already float32, else a Cast."""
-    value = convert_value(value) if hasattr(value, "dtype") else np.asarray(value, np.float32)
-    if dtype_of(value) == dtypes.float32:
-        return value
-    return raw_ops.Cast(x=value, DstT=dtypes.float32)
+    """TF's math_ops.cast(value, float32)."""
+    return _cast_to(value, dtypes.float32)
 
 
 def _all_axes(value):
@@ -317,6 +314,8 @@ def sparse_softmax_cross_entropy(labels, logits, weights=1.0, scope=None,
 
 
 def _cast_to(value, dtype):
+    """TF's math_ops.cast(value, dtype): a constant for Python values, the tensor itself
+    when already of `dtype`, else a Cast."""
     value = convert_value(value) if hasattr(value, "dtype") else np.asarray(value,
                                                                             dtype.np_dtype)
     return value if dtype_of(value) == dtype else raw_ops.Cast(x=value, DstT=dtype)
@@ -347,7 +346,7 @@ def get_regularization_loss(scope=None, name="total_regularization_loss"):
     """The sum of the regularization losses (AddN named `name`), 0.0 when there are none."""
     losses = get_regularization_losses(scope)
     if losses:
-        return _add_n(losses, name)
+        return add_n(losses, name)
     return constant(0.0)
 
 
@@ -356,17 +355,7 @@ def get_total_loss(add_regularization_losses=True, name="total_loss", scope=None
     losses = get_losses(scope=scope)
     if add_regularization_losses:
         losses += get_regularization_losses(scope=scope)
-    return _add_n(losses, name)
-
-
-def _add_n(values, name):
-    """TF's add_n: an Identity for one value, else AddN."""
-    if not values:
-        raise ValueError("inputs must be an iterable of at least one Tensor/IndexedSlices "
-                         "with the same dtype and shape.")
-    if len(values) == 1:
-        return raw_ops.Identity(input=values[0], name=name)
-    return raw_ops.AddN(inputs=values, name=name)
+    return add_n(losses, name)
 
 
 def __getattr__(name):

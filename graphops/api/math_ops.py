@@ -13,7 +13,8 @@ from graphops.api.nn_args import deprecated_argument_lookup, op_scope
 from graphops.api.shape_ops import broadcast_dynamic_shape, zeros_like
 from graphops.api.shape_ops import range as array_range, rank as array_rank
 from graphops.api.shape_ops import shape as array_shape
-from graphops.api.tensor_args import cast_if_needed, graph_of, static_shape, to_tensor
+from graphops.api.tensor_args import (cast_if_needed, graph_of, is_symbolic, static_shape,
+                                      to_tensor)
 from graphops.building.tensor import Tensor
 from registry import dtypes
 from registry.errors import UnimplementedError
@@ -22,11 +23,11 @@ from registry.errors import UnimplementedError
 def _reduce(op_type, input_tensor, axis, keepdims, name):
     tensor = to_tensor(input_tensor, graph_of(input_tensor, axis))
     return getattr(raw_ops, op_type)(input=tensor,
-                                     axis=_all_axes(tensor) if axis is None else axis,
+                                     axis=all_axes(tensor) if axis is None else axis,
                                      keep_dims=bool(keepdims), name=name)
 
 
-def _all_axes(tensor):
+def all_axes(tensor):
     """TF's _ReductionDims for axis=None: range(rank), a Const (a Range when the rank is
     only known at run time)."""
     rank = _rank(tensor)
@@ -121,8 +122,8 @@ def add_n(inputs, name=None):
 
 
 def _rank(value):
-    value = convert_value(value)
-    return value.shape.rank if isinstance(value, Tensor) else value.ndim
+    """The static rank of a Tensor or a value (None: unknown)."""
+    return static_shape(value if isinstance(value, Tensor) else convert_value(value)).rank
 
 
 def _conj(value):
@@ -134,27 +135,30 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
            grad_b=False, name=None):
     """a @ b: MatMul for matrices, BatchMatMulV2 (V3 with `output_type`) when a rank may
     exceed 2 (the batch dims broadcast). Transposing and taking the adjoint of one operand
-    are exclusive."""
+    are exclusive. A Variable operand is read once, in TF's "MatMul" scope; Python values
+    are left to the op's dtype inference."""
     if (transpose_a and adjoint_a) or (transpose_b and adjoint_b):
         raise ValueError("Only one of transpose_a and adjoint_a can be True.")
-    ranks = (_rank(a), _rank(b))
-    if output_type is not None or any(r is None or r > 2 for r in ranks):
-        if transpose_a:
-            a, adjoint_a = _conj(a), True
-        if transpose_b:
-            b, adjoint_b = _conj(b), True
-        if output_type is not None:
-            return raw_ops.BatchMatMulV3(x=a, y=b, Tout=output_type, adj_x=adjoint_a,
-                                         adj_y=adjoint_b, grad_x=grad_a, grad_y=grad_b,
-                                         name=name)
-        return raw_ops.BatchMatMulV2(x=a, y=b, adj_x=adjoint_a, adj_y=adjoint_b,
-                                     grad_x=grad_a, grad_y=grad_b, name=name)
-    if adjoint_a:
-        a, transpose_a = _conj(a), True
-    if adjoint_b:
-        b, transpose_b = _conj(b), True
-    return raw_ops.MatMul(a=a, b=b, transpose_a=transpose_a, transpose_b=transpose_b,
-                          grad_a=grad_a, grad_b=grad_b, name=name)
+    with op_scope(name, "MatMul", [a, b]) as scope:
+        a, b = (convert_value(v) if is_symbolic(v) else v for v in (a, b))
+        ranks = (_rank(a), _rank(b))
+        if output_type is not None or any(r is None or r > 2 for r in ranks):
+            if transpose_a:
+                a, adjoint_a = _conj(a), True
+            if transpose_b:
+                b, adjoint_b = _conj(b), True
+            if output_type is not None:
+                return raw_ops.BatchMatMulV3(x=a, y=b, Tout=output_type, adj_x=adjoint_a,
+                                             adj_y=adjoint_b, grad_x=grad_a, grad_y=grad_b,
+                                             name=scope)
+            return raw_ops.BatchMatMulV2(x=a, y=b, adj_x=adjoint_a, adj_y=adjoint_b,
+                                         grad_x=grad_a, grad_y=grad_b, name=scope)
+        if adjoint_a:
+            a, transpose_a = _conj(a), True
+        if adjoint_b:
+            b, transpose_b = _conj(b), True
+        return raw_ops.MatMul(a=a, b=b, transpose_a=transpose_a, transpose_b=transpose_b,
+                              grad_a=grad_a, grad_b=grad_b, name=scope)
 
 
 def einsum(equation, *inputs, name=None):
@@ -181,12 +185,12 @@ def reduce_logsumexp(input_tensor, axis=None, keepdims=None, name=None,
     keepdims = bool(deprecated_argument_lookup("keepdims", keepdims, "keep_dims", keep_dims))
     with op_scope(name, "ReduceLogSumExp", [input_tensor]) as scope:
         x = to_tensor(input_tensor, graph_of(input_tensor))
-        axes = _all_axes(x) if axis is None else axis
+        axes = all_axes(x) if axis is None else axis
         raw_max = raw_ops.Max(input=x, axis=axes, keep_dims=True)
         safe_max = raw_ops.StopGradient(input=raw_ops.SelectV2(
             condition=raw_ops.IsFinite(x=raw_max), t=raw_max, e=0))
         total = raw_ops.Sum(input=raw_ops.Exp(x=raw_ops.Sub(x=x, y=safe_max)),
-                            axis=_all_axes(x) if axis is None else axis, keep_dims=keepdims)
+                            axis=all_axes(x) if axis is None else axis, keep_dims=keepdims)
         result = raw_ops.Log(x=total)
         if not keepdims:
             safe_max = raw_ops.Reshape(tensor=safe_max, shape=raw_ops.Shape(input=result))
@@ -204,7 +208,7 @@ def count_nonzero(input_tensor=None, axis=None, keepdims=None, dtype=dtypes.int6
         x = to_tensor(input_tensor, graph, name="input")
         zero = to_tensor(np.zeros([], dtype_of(x).np_dtype), graph, name="zeros")
         nonzero = raw_ops.Cast(x=raw_ops.NotEqual(x=x, y=zero), DstT=dtypes.int64)
-        counts = raw_ops.Sum(input=nonzero, axis=_all_axes(x) if axis is None else axis,
+        counts = raw_ops.Sum(input=nonzero, axis=all_axes(x) if axis is None else axis,
                              keep_dims=keepdims)
         return cast(counts, dtype)
 

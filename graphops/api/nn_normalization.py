@@ -50,8 +50,9 @@ def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name
             inv = raw_ops.Mul(x=inv, y=scale)
         shift = (raw_ops.Sub(x=offset, y=raw_ops.Mul(x=mean, y=inv)) if offset is not None
                  else raw_ops.Mul(x=raw_ops.Neg(x=mean), y=inv))
-        x_dtype = dtype_of(convert_value(x))
-        return raw_ops.AddV2(x=raw_ops.Mul(x=x, y=_cast(inv, x_dtype)), y=_cast(shift, x_dtype))
+        x = convert_value(x)
+        return raw_ops.AddV2(x=raw_ops.Mul(x=x, y=_cast(inv, dtype_of(x))),
+                             y=_cast(shift, dtype_of(x)))
 
 
 def moments(x, axes, shift=None, name=None, keep_dims=None, keepdims=None):

@@ -76,8 +76,7 @@ def _filled(number, shape_value, dtype, name, default_name):
         bool(number) if dtype == dtypes.bool_ else number
     with op_scope(name, default_name, [shape_value]) as scope:
         graph = graph_of(shape_value)
-        if isinstance(shape_value, (list, tuple)) and any(map(is_symbolic, shape_value)):
-            shape_value = raw_ops.Pack(values=list(shape_value), name="packed")
+        shape_value = autopack(shape_value)
         if not isinstance(shape_value, Tensor):
             dims = as_shape(shape_value)
             if graph is not None and dims.is_fully_defined() and \

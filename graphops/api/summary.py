@@ -16,10 +16,10 @@ import re
 
 from graphops.api import raw_ops
 from graphops.api.summary_writer import FileWriter, FileWriterCache
+from graphops.api.tensor_args import graph_of
 from graphops.api.tf1_names import missing_tf1_attribute
-from graphops.building.graph import entered_graph, get_default_graph
+from graphops.building.graph import get_default_graph
 from graphops.building.graph_collections import GraphKeys
-from graphops.building.tensor import Operation, Tensor, as_graph_element
 from graphops.building.values import convert_value, dtype_of
 from registry import dtypes
 
@@ -44,14 +44,6 @@ def clean_tag(name):
     return name
 
 
-def _graph_of(value):
-    """The graph a summary of `value` is built in (None: eager)."""
-    element = as_graph_element(value)
-    if isinstance(element, (Tensor, Operation)):
-        return element.graph
-    return entered_graph()
-
-
 @contextlib.contextmanager
 def _summary_scope(graph, name, family, default_name=None):
     """TF's summary_scope: yields (tag, scope) with the scope entered (scope None: eager)."""
@@ -74,7 +66,7 @@ def _collect(graph, value, collections, default):
 
 def scalar(name, tensor, collections=None, family=None):
     """A ScalarSummary of the one value in `tensor`, tagged by `name`."""
-    graph = _graph_of(tensor)
+    graph = graph_of(tensor)
     with _summary_scope(graph, name, family) as (tag, scope):
         value = raw_ops.ScalarSummary(tags=tag, values=tensor, name=scope)
     _collect(graph, value, collections, [GraphKeys.SUMMARIES])
@@ -83,7 +75,7 @@ def scalar(name, tensor, collections=None, family=None):
 
 def histogram(name, values, collections=None, family=None):
     """A HistogramSummary of `values` (TF's default buckets; NaN/Inf fail at run time)."""
-    graph = _graph_of(values)
+    graph = graph_of(values)
     with _summary_scope(graph, name, family, "HistogramSummary") as (tag, scope):
         value = raw_ops.HistogramSummary(tag=tag, values=values, name=scope)
     _collect(graph, value, collections, [GraphKeys.SUMMARIES])
@@ -100,7 +92,7 @@ def tensor_summary(name, tensor, summary_description=None, collections=None,
         metadata.summary_description = summary_description
     if display_name is not None:
         metadata.display_name = display_name
-    graph = _graph_of(tensor)
+    graph = graph_of(tensor)
     with _summary_scope(graph, name, family) as (tag, scope):
         value = raw_ops.TensorSummaryV2(
             tensor=tensor, tag=tag, name=scope,
@@ -122,8 +114,7 @@ def text(name, tensor, collections=None):
 
 def merge(inputs, collections=None, name=None):
     """A MergeSummary of the serialized Summaries `inputs` (under the scope ``Merge``)."""
-    graph = next((t.graph for t in map(as_graph_element, inputs) if isinstance(t, Tensor)),
-                 None) or entered_graph()
+    graph = graph_of(inputs)
     if graph is None:
         raise RuntimeError("Merging tf.summary.* ops is not compatible with eager execution. "
                            "Use tf.contrib.summary instead.")

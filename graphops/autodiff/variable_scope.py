@@ -14,10 +14,10 @@ import functools
 import inspect
 
 from graphops.api import init_ops
+from graphops.api.tensor_args import graph_of
 from graphops.autodiff.variables import Variable
 from graphops.building.graph import get_default_graph
 from graphops.building.graph_collections import GraphKeys
-from graphops.building.tensor import Operation, Tensor, as_graph_element
 from graphops.building.values import convert_value, dtype_of
 from registry import dtypes
 from registry.tensor_shape import as_shape
@@ -317,14 +317,6 @@ def _nested_getter(outer, inner):
                                                  *args, **kwargs)
 
 
-def _graph_of(values):
-    for value in values or ():
-        element = as_graph_element(value)
-        if isinstance(element, (Tensor, Operation)):
-            return element.graph
-    return get_default_graph()
-
-
 @contextlib.contextmanager
 def variable_scope(name_or_scope, default_name=None, values=None, initializer=None,
                    regularizer=None, caching_device=None, partitioner=None,
@@ -345,7 +337,7 @@ def variable_scope(name_or_scope, default_name=None, values=None, initializer=No
         raise TypeError("VariableScope: name_or_scope must be a string or VariableScope.")
     if name_or_scope is None and reuse:
         raise ValueError("reuse=True cannot be used without a name_or_scope")
-    graph = _graph_of(values)
+    graph = graph_of(values) or get_default_graph()
     with graph.as_default():
         if isinstance(name_or_scope, VariableScope):
             scope_name = name_or_scope.name.split("/")[-1]

@@ -5,7 +5,6 @@ and checkpoint prefixes on disk: `latest_checkpoint`, `get_checkpoint_state`,
 import glob
 import importlib
 import os
-import uuid
 import warnings
 
 DEFAULT_STATE_FILENAME = "checkpoint"
@@ -25,6 +24,8 @@ def update_checkpoint_state(save_dir, model_checkpoint_path, all_model_checkpoin
     ones, oldest first; paths relative to `save_dir` where TF writes them so."""
     from google.protobuf import text_format
 
+    from graphops.interchange.tensor_bundle import AtomicFile
+
     base = save_dir or os.curdir
     paths = list(all_model_checkpoint_paths or [])
     if save_relative_paths:
@@ -42,10 +43,8 @@ def update_checkpoint_state(save_dir, model_checkpoint_path, all_model_checkpoin
     if filename == state.model_checkpoint_path:
         raise RuntimeError(f"Save path '{model_checkpoint_path}' conflicts with path used for "
                            "checkpoint state.  Please use a different save path.")
-    temp = f"{filename}.tmp{uuid.uuid4().hex}"
-    with open(temp, "w") as f:
-        f.write(text_format.MessageToString(state))
-    os.replace(temp, filename)
+    with AtomicFile(filename) as f:
+        f.write(text_format.MessageToString(state).encode())
 
 
 def _relative(path, save_dir):

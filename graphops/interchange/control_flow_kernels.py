@@ -9,7 +9,8 @@ condition, then the body, until the condition is false. A predicate must be a sc
 
 import numpy as np
 
-from graphops.interchange.function_call import check_types, device_outputs, planned_function
+from graphops.interchange.function_call import (check_types, device_outputs, planned_function,
+                                                set_outputs)
 from graphops.runtime.devices import to_host
 from kernels.kernel_util import DEVICES
 from registry.errors import InvalidArgumentError
@@ -50,9 +51,8 @@ class IfOp(OpKernel):
     def compute(self, ctx):
         # (the wording of TF's Switch, which an If becomes in a TF1 Session)
         taken = to_bool(ctx.input(0), "second input")
-        outputs = self._branches[0 if taken else 1].run(list(ctx.inputs[1:]))
-        for i, value in enumerate(outputs):
-            ctx.set_output(i, ctx.xp.asarray(value) if i in self._to_device else value)
+        set_outputs(ctx, self._branches[0 if taken else 1].run(list(ctx.inputs[1:])),
+                    self._to_device)
 
 
 class WhileOp(OpKernel):
@@ -73,8 +73,7 @@ class WhileOp(OpKernel):
         values = list(ctx.inputs)
         while to_bool(self._cond.run(values)[0], "loop condition"):
             values = self._body.run(values)
-        for i, value in enumerate(values):
-            ctx.set_output(i, ctx.xp.asarray(value) if i in self._to_device else value)
+        set_outputs(ctx, values, self._to_device)
 
 
 for _op in ("If", "StatelessIf"):

@@ -110,9 +110,8 @@ def _arg_name(name):
 
 
 def is_stateful(func_graph):
-    """True when a stateful op (other than an argument) is in the body."""
-    return any(op.op_def.is_stateful and op.type != "Placeholder"
-               for op in func_graph.get_operations())
+    """True when a stateful op is in the body (its arguments, Placeholders, are not)."""
+    return any(op.op_def.is_stateful for op in func_graph.get_operations())
 
 
 def function_def(func_graph, name=None):
@@ -137,9 +136,8 @@ def function_def(func_graph, name=None):
         "input_arg": [{"name": args[t.op], "type": t.dtype.tf_name} for t in func_graph.inputs],
         "output_arg": [{"name": n, "type": t.dtype.tf_name}
                        for n, t in zip(out_names, func_graph.outputs)]}
-    if control:
+    if control:     # (every stateful op of the body is one)
         signature["control_output"] = control
-    if control or is_stateful(func_graph):
         signature["is_stateful"] = True
     return {"signature": signature, "attr": {},
             "arg_attr": {i: {"attr": {"_output_shapes": [t.shape]}}

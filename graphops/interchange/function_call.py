@@ -46,14 +46,21 @@ def _planned(function, ctx):
     return cache[key]
 
 
+def library_function(library, name):
+    """The FunctionDef `name` of `library` (a graph's {name: FunctionDef});
+    NotFoundError when there is none."""
+    function = library.get(name)
+    if function is None:
+        raise NotFoundError(f"Function {name} is not defined in the graph's function "
+                            "library.")
+    return function
+
+
 def planned_function(name, ctx):
     """The shared Planned instantiation of library function `name` for the kernel being
     built (`ctx`: its OpKernelConstruction); NotFoundError for an unknown name,
     InvalidArgumentError for a function that calls itself."""
-    function = ctx.function_library.get(name)
-    if function is None:
-        raise NotFoundError(f"Function {name} is not defined in the graph's function "
-                            "library.")
+    function = library_function(ctx.function_library, name)
     active = getattr(_instantiating, "names", ())
     if name in active:
         raise InvalidArgumentError(f"Function {name} calls itself (through "
@@ -74,6 +81,12 @@ def device_outputs(ctx, count):
     return frozenset(i for i in range(count) if i not in ctx.host_outputs)
 
 
+def set_outputs(ctx, values, to_device):
+    """Sets a plan's results as the node's outputs, those in `to_device` moved there."""
+    for i, value in enumerate(values):
+        ctx.set_output(i, ctx.xp.asarray(value) if i in to_device else value)
+
+
 class FunctionCallOp(OpKernel):
     """Runs function `f` on the node's inputs through its shared planned sub-graph."""
 
@@ -87,10 +100,7 @@ class FunctionCallOp(OpKernel):
         self._to_device = device_outputs(ctx, len(planned.output_types))
 
     def compute(self, ctx):
-        for i, value in enumerate(self._plan.run(list(ctx.inputs))):
-            if i in self._to_device:
-                value = ctx.xp.asarray(value)
-            ctx.set_output(i, value)
+        set_outputs(ctx, self._plan.run(list(ctx.inputs)), self._to_device)
 
 
 def check_types(attr, given, expected, name):

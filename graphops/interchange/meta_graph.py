@@ -2,12 +2,12 @@
 binary or text, as TF's Saver writes them and `import_meta_graph` reads them."""
 
 import os
-import uuid
 
 from google.protobuf import message, text_format
 
 from graphops.interchange.graph_io import graph_def_to_proto
 from graphops.interchange.proto.meta_graph_pb2 import MetaGraphDef
+from graphops.interchange.tensor_bundle import AtomicFile
 from registry.errors import InvalidArgumentError
 
 
@@ -25,14 +25,9 @@ def meta_graph_def(graph, saver_def=None, clear_devices=False):
 
 def write_meta_graph(filename, meta, as_text=False):
     """Writes the MetaGraphDef `meta` to `filename` (atomically)."""
-    temp = f"{filename}.tmp{uuid.uuid4().hex}"
-    if as_text:
-        with open(temp, "w") as f:
-            f.write(text_format.MessageToString(meta))
-    else:
-        with open(temp, "wb") as f:
-            f.write(meta.SerializeToString())
-    os.replace(temp, filename)
+    data = text_format.MessageToString(meta).encode() if as_text else meta.SerializeToString()
+    with AtomicFile(filename) as f:
+        f.write(data)
 
 
 def read_meta_graph(filename):

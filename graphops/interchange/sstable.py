@@ -95,7 +95,7 @@ class _BlockBuilder:
         else:
             self._restarts.append(len(self._buffer))
             self._count = 0
-        self._buffer += (_varint(shared) + _varint(len(key) - shared) + _varint(len(value))
+        self._buffer += (varint(shared) + varint(len(key) - shared) + varint(len(value))
                          + key[shared:] + value)
         self._last_key = key
         self._count += 1
@@ -113,13 +113,14 @@ class _BlockBuilder:
 
 def _write_block(out, contents):
     """Appends a block and its trailer to `out`; returns its encoded handle."""
-    handle = _varint(len(out)) + _varint(len(contents))
+    handle = varint(len(out)) + varint(len(contents))
     typed = contents + bytes([_NO_COMPRESSION])
     out += typed + struct.pack("<I", mask(crc32c(typed)))
     return handle
 
 
-def _varint(value):
+def varint(value):
+    """`value` as a little-endian base-128 varint (LevelDB's, protobuf's)."""
     out = bytearray()
     while value >= 0x80:
         out.append((value & 0x7F) | 0x80)

@@ -46,7 +46,7 @@ def write_bundle(prefix, tensors):
     file keeps their order, the index their names' order."""
     entries = {}
     os.makedirs(os.path.dirname(prefix) or ".", exist_ok=True)
-    with _AtomicFile(data_filename(prefix, 0, 1)) as out:
+    with AtomicFile(data_filename(prefix, 0, 1)) as out:
         offset = 0
         for name, array, dtype in tensors:
             key = _key(name)
@@ -85,7 +85,7 @@ def _write_tensor(out, array, dtype):
 def _write_strings(out, array):
     items = [s.encode() if isinstance(s, str) else bytes(s)
              for s in np.asarray(array, dtype=object).reshape(-1)]
-    lengths = b"".join(_varint64(len(s)) for s in items)
+    lengths = b"".join(sstable.varint(len(s)) for s in items)
     checksum = 0
     for s in items:
         width = "<I" if len(s) <= 0xFFFFFFFF else "<Q"
@@ -104,12 +104,13 @@ def _write_index(prefix, entries, num_shards):
     header.version.producer = _VERSION
     items = [(_HEADER_KEY, header.SerializeToString())]
     items += [(key, entries[key].SerializeToString()) for key in sorted(entries)]
-    with _AtomicFile(index_filename(prefix)) as out:
+    with AtomicFile(index_filename(prefix)) as out:
         out.write(sstable.build_table(items))
 
 
-class _AtomicFile:
-    """A file written under a temporary name and renamed into place when complete."""
+class AtomicFile:
+    """A binary file written under a temporary name and renamed into place when complete
+    (removed instead when the block fails): a reader never sees half a file."""
 
     def __init__(self, path):
         self._path = path
@@ -125,15 +126,6 @@ class _AtomicFile:
             os.replace(self._temp, self._path)
         else:
             os.remove(self._temp)
-
-
-def _varint64(value):
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
 
 
 # ------------------------------------------------------------------------------- reading

@@ -130,9 +130,6 @@ class Plan:
         raise KeyError(op_name)
 
 
-_PLACEHOLDERS = ("Placeholder", "PlaceholderV2")
-
-
 def tensor_key(t):
     return (t.op._id, t.value_index)
 
@@ -143,7 +140,7 @@ def _prune_and_sort(feeds, fetches, targets):
     import networkx as nx
 
     fed = {tensor_key(t) for t in feeds}
-    fed_placeholders = {t.op._id for t in feeds if t.op.type in _PLACEHOLDERS}
+    fed_placeholders = {t.op._id for t in feeds if t.op.type == "Placeholder"}
     dag = nx.DiGraph()
     ops = {}
     stack = [t.op for t in fetches if tensor_key(t) not in fed] + list(targets)

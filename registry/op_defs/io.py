@@ -2,6 +2,7 @@
 a sharded Saver builds for its file names."""
 
 from registry.errors import InvalidArgumentError
+from registry.op_defs.math import _unchanged
 from registry.op_registry import register_op
 from registry.shape_inference import merge_shapes, with_value
 from registry.tensor_shape import TensorShape, unknown_shape
@@ -106,6 +107,6 @@ register_op("StaticRegexFullMatch") \
     .input("input: string") \
     .output("output: bool") \
     .attr("pattern: string") \
-    .set_shape_fn(lambda c: c.set_output(0, c.input(0))) \
+    .set_shape_fn(_unchanged) \
     .doc("Check if the input matches the regex pattern (`pattern` fixed when the graph is "
          "built).")

@@ -3,6 +3,7 @@ prints its data when run), StringFormat (tensors formatted into a template) and 
 (prints a string scalar)."""
 
 from registry.errors import InvalidArgumentError
+from registry.op_defs.math import _unchanged
 from registry.op_registry import register_op
 from registry.tensor_shape import TensorShape
 
@@ -31,7 +32,7 @@ register_op("Print") \
     .attr("first_n: int = -1") \
     .attr("summarize: int = 3") \
     .set_is_stateful() \
-    .set_shape_fn(lambda c: c.set_output(0, c.input(0))) \
+    .set_shape_fn(_unchanged) \
     .doc("Prints a list of tensors (the first `summarize` entries of each) after `message` "
          "when run, at most `first_n` times (-1: always); passes `input` through.")
 

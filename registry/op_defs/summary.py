@@ -2,15 +2,11 @@
 TensorSummaryV2 and MergeSummary, each a scalar string holding a serialized `Summary`
 protocol buffer (TensorBoard's input)."""
 
+from registry.op_defs.array import _scalar
 from registry.op_registry import register_op
-from registry.tensor_shape import TensorShape
 
 _REAL = ("{float, double, int32, uint8, int16, int8, int64, bfloat16, uint16, half, uint32, "
          "uint64}")
-
-
-def _scalar(c):
-    c.set_output(0, TensorShape([]))
 
 
 register_op("ScalarSummary") \

@@ -22,17 +22,14 @@ from graphops.autodiff.gradients import RegisterGradient, gradients
 from graphops.building.constant_op import convert_to_tensor
 from graphops.building.graph import get_default_graph
 from graphops.interchange.function_builder import unique_function_name
+from graphops.interchange.function_call import library_function
 from registry import dtypes
-from registry.errors import NotFoundError, UnimplementedError
+from registry.errors import UnimplementedError
 from registry.tensor_shape import TensorShape
 
 
 def _function(op, attr):
-    name = op.get_attr(attr)
-    function = op.graph._functions.get(name)
-    if function is None:
-        raise NotFoundError(f"Function {name} is not defined in the graph's function library.")
-    return function
+    return library_function(op.graph._functions, op.get_attr(attr))
 
 
 def _import_outputs(function, inputs):
