@@ -1,4 +1,5 @@
-"""Kernel classes: every module of this package registers its kernels on import."""
+"""Kernel classes: every module of this package registers its kernels on import, except the
+compiled loops (`loops_*`, numba), which `kernels.compiled.loops` imports on first use."""
 
 import importlib
 import pkgutil
@@ -6,4 +7,5 @@ import pkgutil
 import registry  # noqa: F401  (op definitions first)
 
 for _module in pkgutil.iter_modules(__path__):
-    importlib.import_module(f"{__name__}.{_module.name}")
+    if not _module.name.startswith("loops_"):
+        importlib.import_module(f"{__name__}.{_module.name}")

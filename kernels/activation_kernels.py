@@ -9,7 +9,7 @@ constants (alpha, Selu's scales) are first rounded to the op's type, as TF's
 import ml_dtypes
 import numpy as np
 
-from kernels.kernel_util import DEVICES, computable_types
+from kernels.kernel_util import DEVICES, computable_types, select_or_zero
 from kernels.math_kernels import float32_if_half
 from kernels.nn_kernels import SoftmaxOp
 from registry import dtypes
@@ -65,11 +65,11 @@ def _softsign(xp, x, k):
 
 
 def _relu_grad(xp, g, x, k):
-    return xp.where(x > 0, g, g.dtype.type(0))
+    return select_or_zero(xp, x > 0, g)
 
 
 def _relu6_grad(xp, g, x, k):
-    return xp.where((x > 0) & (x < 6), g, g.dtype.type(0))
+    return select_or_zero(xp, (x > 0) & (x < 6), g)
 
 
 def _elu_grad(xp, g, y, k):

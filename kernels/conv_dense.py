@@ -18,6 +18,10 @@ markedly faster. 1x1 filters without padding skip im2col: one GEMM on the (strid
 
 Every function takes the array module ``xp`` (NumPy or CuPy) and runs the same code on
 both; only NumPy's ufunc buffer tuning is NumPy-specific.
+On the CPU the blocks are spread over the intra-op pool (``parallelism.pool_map``), each
+thread copying its own patch matrices and running its own single-threaded GEMMs; the filter
+gradient sums one partial per thread, in thread order; the input gradient gives each
+thread whole images, whose slices no other thread adds into.
 """
 
 import contextlib
@@ -26,15 +30,18 @@ import math
 
 import numpy as np
 
+from kernels.blas import matmul
 from kernels.conv_layout import (blocks, channels_last_shape, chunk_bytes, compute_dtype,
                                  conv_output_size, from_channels_last, pad_spatial,
                                  padded_for_windows, to_channels_last, window_view)
+from kernels.parallelism import SHARES_PER_THREAD, intra_op_threads, pool_map
 
 CHUNK_BYTES = 8 << 20  # CPU im2col block size (measured best at 4-16 MB)
 # The forward GEMM takes the filter as a transposed view (faster in OpenBLAS) once it has
 # this many rows to multiply; with fewer, copying the filter costs more than it saves
 # (ResNet50's last blocks at batch 1: 4 rows against 2.4M filter values).
 TRANSPOSED_FILTER_MIN_ROWS = 256
+MIN_BLOCK_BYTES = 1 << 20   # a CPU block never smaller: below it the pool costs more
 
 
 def conv_forward(x, w, strides, dilations, pads, channels_last=True, xp=np):
@@ -52,12 +59,17 @@ def conv_forward(x, w, strides, dilations, pads, channels_last=True, xp=np):
         y = xp.zeros((n, *out_sp, o), ct)
     elif _pointwise(kernel, pads):
         picked = xc[_sampled(out_sp, strides)].astype(ct, copy=False)
-        y = (picked.reshape(-1, c) @ w2).reshape(n, *out_sp, o)
+        y = matmul(xp, picked.reshape(-1, c), w2).reshape(n, *out_sp, o)
     else:
         padded = pad_spatial(xc, pads, ct, xp=xp)
         y = xp.empty((n, *out_sp, o), ct)
-        for idx, col in _im2col_blocks(padded, kernel, strides, dilations, out_sp, xp):
-            xp.matmul(col, w2, out=y[idx].reshape(-1, o))
+        win = window_view(padded, kernel, strides, dilations, out_sp, xp)
+
+        def work(share):
+            for idx, col in _im2col(win, share, xp):
+                xp.matmul(col, w2, out=y[idx].reshape(-1, o))
+
+        _map(work, _blocks((n, *out_sp), w2.shape[0] * padded.itemsize, xp), xp)
     return from_channels_last(y.astype(x.dtype, copy=False), channels_last, xp)
 
 
@@ -75,13 +87,19 @@ def conv_backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels
     dyc = xp.ascontiguousarray(dyc, dtype=ct)
     if _pointwise(kernel, pads):
         picked = xc[_sampled(out_sp, strides)].astype(ct, copy=False)
-        dw = (dyc.reshape(-1, o).T @ picked.reshape(-1, xc.shape[-1])).T
+        dw = matmul(xp, dyc.reshape(-1, o).T, picked.reshape(-1, xc.shape[-1])).T
     else:
         padded = padded_for_windows(xc, pads, kernel, strides, dilations, out_sp, ct, xp)
-        dwt = xp.zeros((o, math.prod(filter_shape[:-1])), ct)
-        for idx, col in _im2col_blocks(padded, kernel, strides, dilations, out_sp, xp):
-            dwt += dyc[idx].reshape(-1, o).T @ col
-        dw = dwt.T
+        win = window_view(padded, kernel, strides, dilations, out_sp, xp)
+        kc = math.prod(filter_shape[:-1])
+
+        def work(share):
+            dwt = xp.zeros((o, kc), ct)
+            for idx, col in _im2col(win, share, xp):
+                dwt += dyc[idx].reshape(-1, o).T @ col
+            return dwt
+
+        dw = sum(_map(work, _blocks(dyc.shape[:-1], kc * padded.itemsize, xp), xp)).T
     return xp.ascontiguousarray(dw.reshape(filter_shape), dtype=x.dtype)
 
 
@@ -99,7 +117,8 @@ def conv_backprop_input(dy, w, input_shape, strides, dilations, pads, channels_l
     if _pointwise(kernel, pads):
         dx = xp.zeros(in_shape, ct)
         w2 = xp.ascontiguousarray(w.reshape(c, o), dtype=ct)
-        dx[_sampled(out_sp, strides)] = (dyc.reshape(-1, o) @ w2.T).reshape(*dyc.shape[:-1], c)
+        dx[_sampled(out_sp, strides)] = matmul(xp, dyc.reshape(-1, o), w2.T).reshape(
+            *dyc.shape[:-1], c)
     else:
         dx = _col2im(dyc, w.astype(ct, copy=False), in_shape, strides, dilations, pads,
                      dy.dtype, xp)
@@ -116,18 +135,29 @@ def _sampled(out_sp, strides):
     return (slice(None),) + tuple(slice(0, (q - 1) * s + 1, s) for q, s in zip(out_sp, strides))
 
 
-def _im2col_blocks(padded, kernel, strides, dilations, out_sp, xp):
-    """Yield ``(idx, col)``: the patch matrix ``[rows, K*C]`` of each output block.
+def _blocks(grid, row_bytes, xp):
+    """The output grid's blocks ``(idx, rows)`` (see ``conv_layout.blocks``): about
+    ``chunk_bytes`` each, and on the CPU small enough for every pool share to get one."""
+    budget = chunk_bytes(xp, CHUNK_BYTES)
+    if xp is np:
+        share = math.prod(grid) * row_bytes // (SHARES_PER_THREAD * intra_op_threads())
+        budget = min(budget, max(share, MIN_BLOCK_BYTES))
+    return list(blocks(grid, row_bytes, budget))
 
-    ``col`` is a reused buffer, valid until the next iteration.
-    """
-    kc = math.prod(kernel) * padded.shape[-1]
-    grid = (padded.shape[0], *out_sp)
-    win = window_view(padded, kernel, strides, dilations, out_sp, xp)
-    buf = None
-    for idx, rows in blocks(grid, kc * padded.itemsize, chunk_bytes(xp, CHUNK_BYTES)):
-        if buf is None:
-            buf = xp.empty(rows * kc, padded.dtype)  # the first block is the largest
+
+def _map(work, items, xp):
+    """``work`` over shares of ``items``: on the CPU at once on the intra-op pool; on a GPU in
+    one call (its kernels queue on one stream anyway)."""
+    return pool_map(work, items) if xp is np else [work(items)]
+
+
+def _im2col(win, share, xp):
+    """Yield ``(idx, col)``: the patch matrix ``[rows, K*C]`` of each block of ``share``,
+    copied from the window view ``win``. ``col`` is a reused buffer, valid until the next
+    iteration."""
+    kc = math.prod(win.shape[len(win.shape) // 2:])
+    buf = xp.empty(max(rows for _, rows in share) * kc, win.dtype)
+    for idx, rows in share:
         part = win[idx]
         col = buf[:rows * kc].reshape(rows, kc)
         xp.copyto(col.reshape(part.shape), part)
@@ -153,17 +183,26 @@ def _col2im(dyc, w, in_shape, strides, dilations, pads, out_dtype, xp):
     taps = math.prod(len(r) for r in reaching)
     w3 = xp.swapaxes(xp.ascontiguousarray(  # [taps, O, C] view of [taps, C, O]
         w[tuple(slice(r.start, r.stop) for r in reaching)].reshape(taps, c, o)), 1, 2)
-    budget = chunk_bytes(xp, CHUNK_BYTES)
-    prod_buf = None
-    with _ufunc_bufsize(out_sp[-1] * c, xp):
-        for idx, rows in blocks(dyc.shape[:-1], taps * c * dyc.itemsize, budget) if taps else ():
-            if prod_buf is None:
-                prod_buf = xp.empty(taps * rows * c, dyc.dtype)
-            prods = prod_buf[:taps * rows * c].reshape(taps, rows, c)
-            xp.matmul(dyc[idx].reshape(rows, o), w3, out=prods)
-            for k, offset in enumerate(itertools.product(*reaching)):
-                target = buf[_phase_index(idx, offset, dyc.shape[:-1], strides, dilations)]
-                xp.add(target, prods[k].reshape(target.shape), out=target)
+    # Blocks of different images never add into the same place: each share of the pool
+    # takes whole images' worth of blocks.
+    images = [list(group) for _, group in itertools.groupby(
+        _blocks(dyc.shape[:-1], taps * c * dyc.itemsize, xp) if taps else (),
+        key=lambda block: (block[0][0].start, block[0][0].stop))]
+
+    def work(share):
+        block_list = [block for group in share for block in group]
+        prod_buf = xp.empty(taps * max(rows for _, rows in block_list) * c, dyc.dtype)
+        with _ufunc_bufsize(out_sp[-1] * c, xp):
+            for idx, rows in block_list:
+                prods = prod_buf[:taps * rows * c].reshape(taps, rows, c)
+                xp.matmul(dyc[idx].reshape(rows, o), w3, out=prods)
+                for k, offset in enumerate(itertools.product(*reaching)):
+                    target = buf[_phase_index(idx, offset, dyc.shape[:-1], strides,
+                                              dilations)]
+                    xp.add(target, prods[k].reshape(target.shape), out=target)
+
+    if images:
+        _map(work, images, xp)
     dx = xp.empty(in_shape, out_dtype)
     for phases in itertools.product(*(range(s) for s in strides)):
         src, dst = [slice(None)], [slice(None)]

@@ -1,7 +1,7 @@
 """CPU and GPU kernels of Relu, BiasAdd (V1, and its gradient op BiasAddGrad) and Softmax,
 written once against `ctx.xp`."""
 
-from kernels.kernel_util import DEVICES, computable_types, softmax, sum_dtype
+from kernels.kernel_util import DEVICES, computable_types, float_sum, softmax
 from kernels.math_kernels import float32_if_half
 from registry.errors import InvalidArgumentError
 from registry.kernel_registry import OpKernel, register_kernel
@@ -58,7 +58,7 @@ class BiasAddGradOp(_BiasKernel):
         _check_at_least_2d(grad)
         channel = 1 if self._channels_first else grad.ndim - 1
         axes = tuple(d for d in range(grad.ndim) if d != channel)
-        total = ctx.xp.sum(grad, axis=axes, dtype=sum_dtype(grad))
+        total = float_sum(ctx.xp, grad, axes)
         ctx.set_output(0, total.astype(dtype.np_dtype, copy=False))
 
 

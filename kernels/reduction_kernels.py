@@ -9,7 +9,7 @@ or highest value, false, true), as TF does.
 
 import numpy as np
 
-from kernels.kernel_util import DEVICES, computable_types, sum_dtype
+from kernels.kernel_util import DEVICES, computable_types, float_sum
 from kernels.math_kernels import float32_if_half
 from registry.errors import InvalidArgumentError
 from registry.kernel_registry import OpKernel, register_kernel
@@ -63,7 +63,7 @@ class SumOp(ReductionOp):
     """Integer sums wrap in their own type; float sums accumulate in float64."""
 
     def reduce(self, xp, x, dtype, axes):
-        return xp.sum(x, axis=axes, dtype=sum_dtype(x), keepdims=self._keep_dims)
+        return float_sum(xp, x, axes, self._keep_dims)
 
 
 @_register("Mean")
@@ -75,7 +75,7 @@ class MeanOp(ReductionOp):
         for axis in axes:
             count *= x.shape[axis]
         if not dtype.is_integer:             # an empty mean is 0 / 0 = nan
-            return xp.sum(x, axis=axes, dtype=sum_dtype(x), keepdims=self._keep_dims) / count
+            return float_sum(xp, x, axes, self._keep_dims) / count
         acc = np.uint64 if dtype.is_unsigned else np.int64
         total = xp.sum(x, axis=axes, dtype=acc, keepdims=self._keep_dims)
         quotient = total // acc(max(count, 1))

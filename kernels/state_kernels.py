@@ -4,10 +4,15 @@ A `VarHandleOp` outputs a 0-d object array holding a `ResourceHandle` (always in
 memory); the other kernels look the `Var` up by the handle's name in `ctx.resources`. A
 variable's value lives on the device of its handle op, as a `ctx.xp` array (placement
 colocates every op using the handle there); a kernel on another device is refused, as in TF.
-A read returns a copy, never the stored buffer.
+
+Reads copy nothing: a read returns a read-only view of the stored buffer. An update works in
+place unless a reader still holds such a view (the buffer's reference count says so); then
+it first replaces the buffer by a copy, so a value once read or fetched never changes under
+its holder (copy-on-write, as TF's reference-counted buffers).
 """
 
 import contextlib
+import sys
 import threading
 
 import numpy as np
@@ -33,6 +38,27 @@ class Var:
         if self.value is None:
             raise uninitialized(self.name)
         return self.value
+
+
+def _references(var):
+    return sys.getrefcount(var.value)
+
+
+def read_only(value):
+    """A view of a stored buffer that no kernel can write through (CuPy has no such flag)."""
+    view = value.view()
+    if isinstance(view, np.ndarray):
+        view.flags.writeable = False
+    return view
+
+
+def writable_value(var):
+    """The stored array, ready to update in place (caller holds the lock): replaced first by
+    a copy while a reader still holds a view of it."""
+    var.checked_value()
+    if _references(var) > _UNSHARED:
+        var.value = var.value.copy()
+    return var.value
 
 
 def uninitialized(name):
@@ -90,6 +116,16 @@ def locked(variables):
 _DEVICES = ("CPU", "GPU")
 
 
+def _unshared_references():
+    """What `_references` counts for a buffer that only its Var holds."""
+    probe = Var("probe", None, None)
+    probe.value = np.zeros(1)
+    return _references(probe)
+
+
+_UNSHARED = _unshared_references()
+
+
 @register_kernel("VarHandleOp", _DEVICES)
 class VarHandleOpKernel(OpKernel):
     def __init__(self, ctx):
@@ -116,7 +152,7 @@ class ReadVariableOpKernel(OpKernel):
         var = lookup_var(ctx, 0)
         check_dtype(var, self.dtype, "read")
         with var.lock:
-            value = var.checked_value().copy()
+            value = read_only(var.checked_value())
         ctx.set_output(0, value)
 
 
@@ -157,7 +193,7 @@ class _UpdateVariableKernel(OpKernel):
         check_dtype(var, self.dtype, "update")
         delta = ctx.input(1)
         with var.lock:
-            value = var.checked_value()
+            value = writable_value(var)
             if value.shape != delta.shape:
                 raise InvalidArgumentError(
                     f"Cannot update variable with shape {shape_str(value.shape)} using a "

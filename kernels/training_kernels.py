@@ -1,15 +1,29 @@
 """Optimizer update kernels (TF's training_ops.cc): in-place updates of resource variables,
-on the CPU and the GPU (wherever the variables live), written against `ctx.xp`."""
+on the CPU and the GPU (wherever the variables live), written against `ctx.xp`. On the CPU,
+gradient descent, momentum and Adam on large variables run as one fused compiled pass
+(`loops_training`)."""
 
 import numpy as np
 
-from kernels.state_kernels import check_dtype, locked, lookup_var
+from kernels.compiled import loops
+from kernels.kernel_util import COMPILED_MIN_SIZE
+
+from kernels.state_kernels import check_dtype, locked, lookup_var, writable_value
 from registry import dtypes
 from registry.errors import InvalidArgumentError
 from registry.kernel_registry import OpKernel, register_kernel
 from registry.tensor_shape import shape_str
 
 _FLOATS = {"T": list(dtypes.FLOAT_TYPES)}
+
+
+def _flat(array):
+    return array.reshape(-1)
+
+
+def _fused(xp, var):
+    """Whether the update runs as a compiled pass: on the CPU, for a large variable."""
+    return xp is np and var.size >= COMPILED_MIN_SIZE
 
 
 def _same_shape(a, b, names):
@@ -43,7 +57,7 @@ class _ApplyKernel(OpKernel):
         for var in variables:
             check_dtype(var, self.dtype, "update")
         with locked(variables):
-            stored = [var.checked_value() for var in variables]
+            stored = [writable_value(var) for var in variables]
             for name, value in zip(self.var_names[1:], stored[1:]):
                 _same_shape(stored[0], value, f"var and {name}")
             _same_shape(stored[0], inputs[self.scalar_names.index("")], f"var and {self.grad_name}")
@@ -66,7 +80,10 @@ class ResourceApplyGradientDescentKernel(_ApplyKernel):
 
     def update(self, xp, values, inputs):
         (var,), (alpha, delta) = values, inputs
-        var -= alpha * delta
+        if _fused(xp, var):
+            loops("loops_training").gradient_descent(_flat(var), alpha[()], _flat(delta))
+        else:
+            var -= alpha * delta
 
 
 @register_kernel("ResourceApplyMomentum", ("CPU", "GPU"), _FLOATS)
@@ -76,6 +93,10 @@ class ResourceApplyMomentumKernel(_ApplyKernel):
 
     def update(self, xp, values, inputs):
         (var, accum), (lr, grad, momentum) = values, inputs
+        if _fused(xp, var):
+            loops("loops_training").momentum(_flat(var), _flat(accum), lr[()], _flat(grad),
+                                             momentum[()], self.use_nesterov)
+            return
         accum *= momentum
         accum += grad
         if self.use_nesterov:
@@ -93,6 +114,11 @@ class ResourceApplyAdamKernel(_ApplyKernel):
         (var, m, v), (beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad) = values, inputs
         one = xp.ones((), var.dtype)
         lr_t = lr * xp.sqrt(one - beta2_power) / (one - beta1_power)
+        if _fused(xp, var):
+            loops("loops_training").adam(_flat(var), _flat(m), _flat(v), _flat(grad), lr_t,
+                                         beta1[()], one - beta1, one - beta2, epsilon[()],
+                                         self.use_nesterov)
+            return
         m += (grad - m) * (one - beta1)
         v += (grad * grad - v) * (one - beta2)
         if self.use_nesterov:

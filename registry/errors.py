@@ -4,13 +4,16 @@ OK = 0
 CANCELLED = 1
 UNKNOWN = 2
 INVALID_ARGUMENT = 3
+DEADLINE_EXCEEDED = 4
 NOT_FOUND = 5
 ALREADY_EXISTS = 6
 RESOURCE_EXHAUSTED = 8
 FAILED_PRECONDITION = 9
+ABORTED = 10
 OUT_OF_RANGE = 11
 UNIMPLEMENTED = 12
 INTERNAL = 13
+UNAVAILABLE = 14
 DATA_LOSS = 15
 
 
@@ -46,6 +49,12 @@ class InvalidArgumentError(OpError, ValueError):
     error_code = INVALID_ARGUMENT
 
 
+class DeadlineExceededError(OpError):
+    """A step ran past its deadline (`RunOptions(timeout_in_ms=...)`)."""
+
+    error_code = DEADLINE_EXCEEDED
+
+
 class NotFoundError(OpError):
     error_code = NOT_FOUND
 
@@ -62,6 +71,12 @@ class FailedPreconditionError(OpError):
     error_code = FAILED_PRECONDITION
 
 
+class AbortedError(OpError):
+    """A step was aborted, e.g. a worker restarted and lost the session's state."""
+
+    error_code = ABORTED
+
+
 class OutOfRangeError(OpError):
     error_code = OUT_OF_RANGE
 
@@ -74,14 +89,20 @@ class InternalError(OpError):
     error_code = INTERNAL
 
 
+class UnavailableError(OpError):
+    """A task of the cluster cannot be reached (its worker died or left)."""
+
+    error_code = UNAVAILABLE
+
+
 class DataLossError(OpError):
     error_code = DATA_LOSS
 
 
 _BY_CODE = {cls.error_code: cls for cls in (
-    CancelledError, UnknownError, InvalidArgumentError, NotFoundError, AlreadyExistsError,
-    ResourceExhaustedError, FailedPreconditionError, OutOfRangeError, UnimplementedError,
-    InternalError, DataLossError)}
+    CancelledError, UnknownError, InvalidArgumentError, DeadlineExceededError, NotFoundError,
+    AlreadyExistsError, ResourceExhaustedError, FailedPreconditionError, AbortedError,
+    OutOfRangeError, UnimplementedError, InternalError, UnavailableError, DataLossError)}
 
 
 def exception_type_from_error_code(code):

@@ -48,3 +48,14 @@ def test_bench_models_runs_and_matches_tensorflow(monkeypatch, capsys):
     rows = [line for line in out.splitlines() if line.startswith("small_cnn")]
     assert len(rows) == 1
     assert float(rows[0].split()[-1]) < 1e-5
+
+
+@pytest.mark.slow
+def test_bench_distributed_quick_runs(monkeypatch, capsys):
+    pytest.importorskip("distributed", reason="dask.distributed is not installed "
+                        "(pip install graphops[distributed])")
+    out = _run("bench_distributed.py", ["--quick", "--repeat", "2"], monkeypatch, capsys)
+    rows = [line for line in out.splitlines()
+            if line.startswith(("empty step", "one cross-task", "transfer", "data-parallel"))]
+    assert len(rows) == 5
+    assert all(float(row.split()[-2]) > 0 for row in rows)

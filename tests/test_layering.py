@@ -2,7 +2,8 @@
 circle.
 
     registry  <-  kernels  <-  graphops: runtime <- building <- client <- interchange <- api
-                                         <- autodiff <- testing   (then graphops/__init__.py)
+                                         <- autodiff <- distributed <- testing
+                                         (then graphops/__init__.py)
 
 Every import statement counts, at module level or inside a function, so a deferred import
 cannot hide an upward edge.
@@ -16,7 +17,8 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PACKAGES = ("registry", "kernels", "graphops")
-ROOMS = ("runtime", "building", "client", "interchange", "api", "autodiff", "testing")
+ROOMS = ("runtime", "building", "client", "interchange", "api", "autodiff", "distributed",
+         "testing")
 
 
 def _module_name(path):

@@ -210,12 +210,14 @@ class Graph:
         return self._set("devices", self._local.devices + (device_name_or_function,))
 
     def _device_for(self, op, stack):
-        """TF's device-function stack, innermost first: specs merge field-wise, None stops."""
+        """TF's device-function stack, innermost first: specs merge field-wise, None stops;
+        a function sees the device the inner entries gave the op as `op.device`."""
         device = ""
         for entry in reversed(stack):
             if entry is None:
                 break
             if callable(entry):
+                op._device = device
                 device = canonical_device(entry(op))
             elif entry:
                 device = DeviceSpec.from_string(entry).make_merged_spec(

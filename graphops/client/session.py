@@ -200,17 +200,54 @@ def _checked_shape(tensor, array):
     return array
 
 
+class RunOptions:
+    """TF1's RunOptions: `timeout_in_ms` (0: none) bounds each step of a distributed
+    session (DeadlineExceededError); `trace_level` is accepted for TF programs and unused."""
+
+    NO_TRACE, SOFTWARE_TRACE, HARDWARE_TRACE, FULL_TRACE = 0, 1, 2, 3
+
+    def __init__(self, timeout_in_ms=0, trace_level=0):
+        self.timeout_in_ms = int(timeout_in_ms)
+        self.trace_level = trace_level
+
+
+_remote_targets = []     # (accepts(target) -> bool, session class loader), see add_remote_target
+
+
+def add_remote_target(accepts, session_class):
+    """Lets `Session(target=...)` return `session_class()` (a Session subclass, loaded on
+    first use) for targets that `accepts`: how graphops.distributed plugs in its session."""
+    _remote_targets.append((accepts, session_class))
+
+
+def _session_class_for(target):
+    for accepts, session_class in _remote_targets:
+        if accepts(target):
+            return session_class()
+    raise UnimplementedError(f"Session target '{target}' is not supported: use target='' "
+                             "(in-process), or a dask.distributed Client or "
+                             "'dask://host:port' (pip install graphops[distributed]).")
+
+
 class Session:
     """Runs (parts of) a graph, as tf.compat.v1.Session."""
 
+    def __new__(cls, graph=None, config=None, allow_soft_placement=True,
+                log_device_placement=False, target="", fetch_device_arrays=False,
+                cluster=None):
+        """A remote `target` (a Dask client or "dask://host:port") makes the Session a
+        distributed one (graphops.distributed); "" or "local" runs in-process."""
+        if cls is Session and target not in ("", "local", None):
+            cls = _session_class_for(target)
+        return super().__new__(cls)
+
     def __init__(self, graph=None, config=None, allow_soft_placement=True,
-                 log_device_placement=False, target="", fetch_device_arrays=False):
+                 log_device_placement=False, target="", fetch_device_arrays=False,
+                 cluster=None):
         """`config` (a dict or an object with attributes) may set allow_soft_placement,
         log_device_placement and fetch_device_arrays; with fetch_device_arrays, fetches
-        computed on a GPU come back as CuPy arrays instead of NumPy ones."""
-        if target not in ("", "local"):
-            raise UnimplementedError(f"Session target '{target}' is not supported: graphops "
-                                     "runs in-process only (use target='').")
+        computed on a GPU come back as CuPy arrays instead of NumPy ones. `cluster` (a
+        ClusterSpec) maps the jobs of a remote `target`; in-process it is unused."""
         if graph is None:
             graph = get_default_graph()
         if config is not None:
@@ -256,7 +293,7 @@ class Session:
             handler = _FetchHandler(self._graph, fetches)
             feeds, values = self._feeds(feed_dict) if feed_dict else ((), ())
             plan = self._plan(feeds, handler.tensors, handler.targets)
-            results = plan.run(values, self._cancel.is_set)
+            results = self._run_plan(plan, values, options)
         finally:
             self._end(me)
         keep = not self._fetch_to_host
@@ -273,7 +310,7 @@ class Session:
         positions = sorted(last.values())
         feeds = [tensors[i] for i in positions]
         plan = self._plan(feeds, handler.tensors, handler.targets)
-        run, build, count = plan.run, handler.build, len(feed_list)
+        build, count = handler.build, len(feed_list)
         keep = not self._fetch_to_host
 
         def call(*args, **run_kwargs):
@@ -284,11 +321,15 @@ class Session:
             try:
                 values = [convert_feed(feeds[j], args[i], feed_list[i])
                           for j, i in enumerate(positions)]
-                results = run(values, self._cancel.is_set)
+                results = self._run_plan(plan, values, run_kwargs.get("options"))
             finally:
                 self._end(me)
             return build([_fetched(v, keep) for v in results])
         return call
+
+    def _run_plan(self, plan, values, options):
+        """The fetched values of one run of `plan` (in-process: `options` is unused)."""
+        return plan.run(values, self._cancel.is_set)
 
     def _begin(self):
         """Counts a run in progress (returns its thread id); RuntimeError once closed."""

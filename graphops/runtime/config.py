@@ -1,4 +1,5 @@
-"""Process-wide settings (`gp.config`): the memory budget and the devices graphops sees.
+"""Process-wide settings (`gp.config`): the memory budget, the devices graphops sees and the
+intra-op thread count.
 
 The memory budget bounds any single buffer a kernel allocates from user-given sizes
 (sizes vectors, Fill dims, broadcast and conv outputs): a larger request raises
@@ -8,9 +9,22 @@ ResourceExhaustedError before anything is allocated. It defaults to 8 GiB.
 import contextlib
 
 from graphops.runtime.devices import list_physical_devices
+from kernels.parallelism import get_intra_op_threads, set_intra_op_threads
 from registry.memory import get_memory_budget, set_memory_budget
 
-__all__ = ["get_memory_budget", "set_memory_budget", "memory_budget", "list_physical_devices"]
+__all__ = ["get_memory_budget", "set_memory_budget", "memory_budget", "list_physical_devices",
+           "get_intra_op_parallelism_threads", "set_intra_op_parallelism_threads"]
+
+
+def set_intra_op_parallelism_threads(num_threads):
+    """The threads one CPU kernel may use, compiled loops and BLAS together (0: every core),
+    as TF's `tf.config.threading.set_intra_op_parallelism_threads`."""
+    set_intra_op_threads(num_threads)
+
+
+def get_intra_op_parallelism_threads():
+    """The count set by `set_intra_op_parallelism_threads` (0: every core)."""
+    return get_intra_op_threads()
 
 
 @contextlib.contextmanager

@@ -13,6 +13,7 @@ import numpy as np
 from graphops.runtime import devices, placement
 from graphops.runtime.kernel_call import (compute, error_cause, host_memory_indices, instantiate,
                                           node_error)
+from kernels.parallelism import blas_single_threaded
 from registry.errors import CancelledError, InternalError, InvalidArgumentError
 
 # ------------------------------------------------------------------------------ steps
@@ -109,7 +110,8 @@ class Plan:
             if not direct and type(value) is not np.ndarray:
                 value = devices.to_host(value)
             buf[slot] = value
-        with np.errstate(all="ignore"):     # NaN/Inf follow IEEE rules, silently
+        # NaN/Inf follow IEEE rules, silently; BLAS leaves the cores to graphops' own threads
+        with np.errstate(all="ignore"), blas_single_threaded():
             for step in self.steps:
                 if cancelled is not None and cancelled():
                     raise CancelledError("The Session was closed while this run was in progress.")
@@ -134,7 +136,7 @@ def tensor_key(t):
     return (t.op._id, t.value_index)
 
 
-def _prune_and_sort(feeds, fetches, targets):
+def prune_and_sort(feeds, fetches, targets):
     """The ops fetches/targets need, stopping at fed tensors, in topological order. A
     control edge from a fed Placeholder is satisfied by the feed, as in TF."""
     import networkx as nx
@@ -174,7 +176,7 @@ def build_plan(feeds, fetches, targets, allow_soft_placement=True,
     false, fetches produced in device memory are returned where they are.
     """
     kernel_cache = {} if kernel_cache is None else kernel_cache
-    ops = _prune_and_sort(feeds, fetches, targets)
+    ops = prune_and_sort(feeds, fetches, targets)
     placements = placement.place(ops, allow_soft_placement, log_device_placement)
     slots = {}       # (tensor key, location) -> slot;  location None = host memory
     where = {}       # tensor key -> location of its primary value

@@ -1,0 +1,113 @@
+"""One step on the cluster: every stage submitted as a Dask task pinned to its task's
+worker, taking the futures of the stages it reads as arguments (so Dask moves those tensors
+worker to worker), then waited for under a deadline while watching the workers.
+
+Failures become TF's errors: a worker that leaves (or dies) -> UnavailableError naming the
+task; a worker that lost its state -> AbortedError; the deadline -> DeadlineExceededError.
+Errors raised by kernels on a worker (OpError) come back unchanged.
+"""
+
+import time
+import uuid
+
+import distributed
+
+from graphops.distributed.task_holder import run_stage
+from graphops.distributed.workers import worker_names
+from registry.errors import (DeadlineExceededError, InternalError, OpError,
+                             UnavailableError)
+
+POLL_SECONDS = 0.2          # how often a waiting step checks that its workers are alive
+SCATTER_BYTES = 1 << 20     # feeds at least this large go straight to their worker
+
+
+def submit(client, session_id, plan, addresses, feed_values):
+    """The futures of one step's stages, in stage order."""
+    step = uuid.uuid4().hex[:12]
+    scattered = {}
+    futures = []
+    for index, stage in enumerate(plan.stages):
+        address = addresses[stage.task]
+        args, positions, picks = [], {}, []
+
+        def position(key, value):
+            if key not in positions:
+                positions[key] = len(args)
+                args.append(value)
+            return positions[key]
+
+        for source in stage.sources:
+            if source[0] == "feed":
+                value = _feed_value(client, scattered, feed_values, source[1], address)
+                picks.append((position(("feed", source[1]), value), -1))
+            else:
+                picks.append((position(source[1], futures[source[1]]), source[2]))
+        for earlier in stage.after:
+            position(earlier, futures[earlier])
+        key = f"graphops-{stage.task.replace('/', '_')[1:]}-{plan.key}-s{index}-{step}"
+        futures.append(client.submit(run_stage, session_id, stage.task, plan.key, index,
+                                     tuple(picks), *args, key=key, workers=[address],
+                                     allow_other_workers=False, pure=False))
+    return futures
+
+
+def _feed_value(client, scattered, feed_values, index, address):
+    """A feed as a task argument: small ones inline, large ones scattered to the worker."""
+    value = feed_values[index]
+    if getattr(value, "nbytes", 0) < SCATTER_BYTES:
+        return value
+    if (index, address) not in scattered:
+        scattered[(index, address)] = client.scatter(value, workers=[address], hash=False)
+    return scattered[(index, address)]
+
+
+def wait(client, futures, tasks, addresses, deadline=None):
+    """Waits for every future (one per entry of `tasks`); raises TF's error for the first
+    failed one, a lost worker or a passed `deadline` (time.monotonic()), cancelling the
+    rest."""
+    while True:
+        budget = POLL_SECONDS if deadline is None else min(
+            POLL_SECONDS, max(deadline - time.monotonic(), 0.001))
+        try:
+            distributed.wait(futures, timeout=budget)
+            break
+        except TimeoutError:
+            pass
+        if deadline is not None and time.monotonic() >= deadline:
+            unfinished = sorted({t for f, t in zip(futures, tasks) if not f.done()})
+            client.cancel(futures)
+            raise DeadlineExceededError(f"Timed out waiting for the step: the deadline passed "
+                                        f"with {', '.join(unfinished)} still running")
+        _check_workers(client, futures, tasks, addresses)
+    for future, task in zip(futures, tasks):
+        if future.status == "error":
+            error = remote_error(future.exception(), task, addresses[task])
+            client.cancel(futures)
+            raise error
+        if future.status == "cancelled":
+            raise UnavailableError(f"{task} is unavailable: its step was cancelled "
+                                   f"(worker {addresses[task]})")
+
+
+def _check_workers(client, futures, tasks, addresses):
+    try:
+        alive = worker_names(client)
+    except (OSError, distributed.comm.CommClosedError) as e:
+        client.cancel(futures)
+        raise UnavailableError(f"The Dask scheduler cannot be reached: {e}") from None
+    gone = sorted({t for t in tasks if addresses[t] not in alive})
+    if gone:
+        client.cancel(futures)
+        raise UnavailableError(f"{gone[0]} is unavailable: its Dask worker "
+                               f"{addresses[gone[0]]} left the cluster during the step")
+
+
+def remote_error(exc, task, address):
+    """The error a failed stage raises: a worker's OpError as is, else TF's code for it."""
+    if isinstance(exc, OpError):
+        return exc
+    if isinstance(exc, (distributed.KilledWorker, OSError, distributed.comm.CommClosedError)):
+        return UnavailableError(f"{task} is unavailable: its Dask worker {address} failed "
+                                f"running the step ({type(exc).__name__}: {exc})")
+    return InternalError(f"{task} failed on Dask worker {address}: "
+                         f"{type(exc).__name__}: {exc}")

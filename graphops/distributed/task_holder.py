@@ -1,0 +1,75 @@
+"""Worker-side state: each task's partition GraphDefs, imported into one in-process Session
+per (session id, task) whose variables live across runs.
+
+These functions run inside Dask worker processes. Dask ships them by reference (module and
+name) and their arguments are data only: GraphDef bytes, names, arrays. A worker that
+restarted holds nothing, so `run_stage` there raises AbortedError until the client loads
+the partitions again.
+"""
+
+import threading
+
+from graphops.building.graph import Graph
+from graphops.client.session import Session
+from graphops.interchange.graph_def import import_graph_def
+from graphops.interchange.messages import GraphDef, graph_def_from_proto
+from registry.errors import AbortedError
+
+_holders = {}            # (worker address, session id, task) -> _TaskHolder
+_holders_lock = threading.Lock()
+
+
+class _TaskHolder:
+    """One task's Graph (every plan's partition, under the plan's key) and Session."""
+
+    def __init__(self):
+        self.graph = Graph()
+        self.session = Session(graph=self.graph)
+        self.stages = {}          # (plan key, stage index) -> (callable, number of outputs)
+        self.lock = threading.Lock()
+
+    def load(self, plan_key, graph_def_bytes, stage_specs):
+        with self.lock:
+            if any(key == plan_key for key, _ in self.stages):
+                return
+            graph_def = graph_def_from_proto(GraphDef.FromString(graph_def_bytes))
+            with self.graph.as_default():
+                import_graph_def(graph_def, name=plan_key)
+            prefix = plan_key + "/"
+            for index, feed_names, fetch_names, target_names in stage_specs:
+                fetches = [prefix + n for n in fetch_names] + [prefix + n for n in target_names]
+                call = self.session.make_callable(fetches, [prefix + n for n in feed_names])
+                self.stages[(plan_key, index)] = (call, len(fetch_names))
+
+
+def _worker_address():
+    from distributed import get_worker
+    return get_worker().address
+
+
+def load_partition(session_id, task, plan_key, graph_def_bytes, stage_specs):
+    """Imports `task`'s GraphDef of a plan and readies its stages (idempotent)."""
+    key = (_worker_address(), session_id, task)
+    with _holders_lock:
+        holder = _holders.get(key) or _holders.setdefault(key, _TaskHolder())
+    holder.load(plan_key, graph_def_bytes, stage_specs)
+
+
+def run_stage(session_id, task, plan_key, stage_index, picks, *values):
+    """Runs one stage: input i is `values[a]` (a feed) or `values[a][k]` (output k of an
+    earlier stage) for `picks[i] == (a, k)`, k = -1 for a feed. Returns the outputs."""
+    holder = _holders.get((_worker_address(), session_id, task))
+    stage = holder.stages.get((plan_key, stage_index)) if holder is not None else None
+    if stage is None:
+        raise AbortedError(f"{task} holds no state for this session: its worker restarted "
+                           "(variables must be initialised or restored again)")
+    call, num_outputs = stage
+    results = call(*[values[a] if k < 0 else values[a][k] for a, k in picks])
+    return tuple(results[:num_outputs])
+
+
+def release_session(session_id, dask_worker):
+    """Drops every task holder (variables included) of a session on this worker."""
+    with _holders_lock:
+        for key in [k for k in _holders if k[:2] == (dask_worker.address, session_id)]:
+            del _holders[key]

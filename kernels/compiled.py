@@ -1,0 +1,34 @@
+"""Compiled CPU loops: modules of numba functions, imported on a kernel's first use.
+
+numba is imported only when a kernel first needs a compiled loop, so `import graphops`
+stays fast. A loop module (`kernels/loops_*.py`) is plain numba code with
+`@njit(cache=True, ...)`: compiled functions are cached on disk beside the module or, where
+that directory is read-only, in numba's per-user cache directory, so a warm process loads
+each in milliseconds instead of compiling it.
+
+Parallel loops are scheduled dynamically: threads take `chunk` iterations at a time as they
+come free, so a thread held off its core by another process delays one chunk, not the
+loop. numba's parallel loops run on OpenMP threads. Unless the user chose otherwise, they wait
+passively (OMP_WAIT_POLICY, read when numba first loads OpenMP): OpenMP's default is to spin
+after each loop, and spinning threads starve the next kernel's threads when the cores are
+all in use (2-60x slower steps on a 2-core machine).
+"""
+
+import importlib
+import os
+import sys
+
+from kernels.parallelism import numba_threads
+
+
+ELEMENT_CHUNK = 1 << 14    # iterations a thread takes at a time in elementwise loops
+
+
+def loops(name, chunk=ELEMENT_CHUNK):
+    """The compiled-loop module `kernels.<name>`, with numba's thread count and the chunk
+    of iterations a thread takes at a time set for the caller's next parallel loops."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    module = importlib.import_module(f"kernels.{name}")
+    numba_threads()
+    sys.modules["numba"].set_parallel_chunksize(chunk)
+    return module

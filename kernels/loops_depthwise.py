@@ -1,0 +1,301 @@
+"""Compiled loops of the depthwise conv ops (numba): forward, filter and input gradients.
+
+Each op is one pass over its operands: rows are split into one contiguous block per thread
+and every input row streams from memory once. Operands are C-contiguous and channels-last:
+x and dx ``[N, H, W, C]``, y and dy ``[N, OH, OW, CM]`` with ``CM = C*M`` (output channel
+``c*M + m`` is input channel c filtered by ``w[..., c, m]``).
+
+Inner loops run over a chunk of ``cols`` output columns times CM channels, a contiguous
+run in every operand, and handle several taps or column chunks per pass so that each
+multiply-add costs few loads and stores:
+
+* source rows are copied once into a per-thread row cache, zero-padded and split by column
+  phase (padded column % stride): x rows with each channel repeated M times for the forward
+  and the filter gradient, dy rows for the input gradient. Any tap of any column chunk then
+  reads one contiguous run. As in TF's CPU kernels, padding zeros are multiplied;
+* the filter comes tiled ``cols`` times along the columns: ``taps[i*KW + j, t*CM + cm]``;
+* the input gradient is a gather per column phase of a dx row buffer: dy value
+  (oh, ow) meets tap (i, j) only where it lands, so NaN/Inf in dy reach only the dx
+  positions their taps reach; the buffer's phases and M channels are then folded into dx.
+
+Every output element is summed in a fixed order (taps row-major; the filter gradient over
+each thread's rows, then threads in order), so results repeat run to run for a given
+thread count.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+FLUSH_ROWS = 64   # filter gradient: rows summed in the input dtype between float64 flushes
+
+
+@njit(cache=True, nogil=True)
+def _add_products(out, out1, src, offsets, offsets1, weights, rows, base):
+    """out += sum over taps t (in order) of src[base + offsets[t] + k] * weights[rows[t], k],
+    and out1 likewise from ``offsets1``: two output rows sharing each weight load.
+
+    Three taps per pass: one load and one store of out per three products.
+    """
+    count = out.shape[0]
+    t, taps = 0, offsets.shape[0]
+    while t + 3 <= taps:
+        a0 = src[base + offsets[t]:base + offsets[t] + count]
+        a1 = src[base + offsets[t + 1]:base + offsets[t + 1] + count]
+        a2 = src[base + offsets[t + 2]:base + offsets[t + 2] + count]
+        c0 = src[base + offsets1[t]:base + offsets1[t] + count]
+        c1 = src[base + offsets1[t + 1]:base + offsets1[t + 1] + count]
+        c2 = src[base + offsets1[t + 2]:base + offsets1[t + 2] + count]
+        b0, b1 = weights[rows[t], :count], weights[rows[t + 1], :count]
+        b2 = weights[rows[t + 2], :count]
+        for k in range(count):
+            w0, w1, w2 = b0[k], b1[k], b2[k]
+            v = out[k] + a0[k] * w0 + a1[k] * w1 + a2[k] * w2
+            v1 = out1[k] + c0[k] * w0 + c1[k] * w1 + c2[k] * w2
+            out[k] = v
+            out1[k] = v1
+        t += 3
+    while t < taps:
+        a0 = src[base + offsets[t]:base + offsets[t] + count]
+        c0 = src[base + offsets1[t]:base + offsets1[t] + count]
+        b0 = weights[rows[t], :count]
+        for k in range(count):
+            w0 = b0[k]
+            v = out[k] + a0[k] * w0
+            v1 = out1[k] + c0[k] * w0
+            out[k] = v
+            out1[k] = v1
+        t += 1
+
+
+@njit(cache=True, nogil=True)
+def _add_dot_products(partial, src, offsets, offsets1, d, d1, start):
+    """partial[t, k] += src[offsets[t] + start + k] * d[k] + src[offsets1[t] + start + k] * d1[k]
+    for every tap t: two output rows per pass, three taps sharing each load of d and d1."""
+    count = d.shape[0]
+    t, taps = 0, offsets.shape[0]
+    while t + 3 <= taps:
+        p0, p1, p2 = partial[t, :count], partial[t + 1, :count], partial[t + 2, :count]
+        a0 = src[offsets[t] + start:offsets[t] + start + count]
+        a1 = src[offsets[t + 1] + start:offsets[t + 1] + start + count]
+        a2 = src[offsets[t + 2] + start:offsets[t + 2] + start + count]
+        c0 = src[offsets1[t] + start:offsets1[t] + start + count]
+        c1 = src[offsets1[t + 1] + start:offsets1[t + 1] + start + count]
+        c2 = src[offsets1[t + 2] + start:offsets1[t + 2] + start + count]
+        for k in range(count):
+            e, e1 = d[k], d1[k]
+            v0 = p0[k] + a0[k] * e + c0[k] * e1
+            v1 = p1[k] + a1[k] * e + c1[k] * e1
+            v2 = p2[k] + a2[k] * e + c2[k] * e1
+            p0[k] = v0
+            p1[k] = v1
+            p2[k] = v2
+        t += 3
+    while t < taps:
+        p0 = partial[t, :count]
+        a0 = src[offsets[t] + start:offsets[t] + start + count]
+        c0 = src[offsets1[t] + start:offsets1[t] + start + count]
+        for k in range(count):
+            p0[k] = p0[k] + a0[k] * d[k] + c0[k] * d1[k]
+        t += 1
+
+
+@njit(cache=True, nogil=True)
+def _copy(dst, src):
+    """dst[:] = src, for 1-D arrays known not to overlap (numba's slice assignment would
+    copy src first in case they do)."""
+    for k in range(dst.shape[0]):
+        dst[k] = src[k]
+
+
+@njit(cache=True, nogil=True)
+def _rows_of_part(rows, parts, part):
+    """The contiguous block [first, last) of ``rows`` that thread ``part`` computes."""
+    return rows * part // parts, rows * (part + 1) // parts
+
+
+@njit(cache=True, nogil=True)
+def _load_row(cache, src, left, m):
+    """Copies row ``src`` [W, C] into ``cache[phase, q*C*M + c*M + m]``, where padded column
+    ``q*s + phase`` holds src column ``q*s + phase - left``; the rest is zero."""
+    s = cache.shape[0]
+    width, c = src.shape
+    cm = c * m
+    flat = src.reshape(width * c)
+    for phase in range(s):
+        first = max(0, -((phase - left) // s))               # first q inside src
+        last = max(first, min(cache.shape[1] // cm, (width - 1 - phase + left) // s + 1))
+        dst = cache[phase]
+        dst[:first * cm] = 0
+        dst[last * cm:] = 0
+        if s == 1 and m == 1:
+            _copy(dst[first * c:last * c], flat[(first - left) * c:(last - left) * c])
+            continue
+        for q in range(first, last):
+            col = q * s + phase - left
+            for ch in range(c):
+                for mm in range(m):
+                    dst[q * cm + ch * m + mm] = flat[col * c + ch]
+
+
+@njit(cache=True, nogil=True)
+def _fetch(cache, keys, src, n, row, left, m):
+    """The cache slot holding row (n, row) of ``src`` as ``_load_row`` lays it out (zeros
+    for rows outside src), loading it if needed.
+
+    Row r lives in slot ``r % span``: the rows one output row reads span at most ``span``
+    consecutive rows, so they never share a slot. ``keys`` records each slot's (n, row).
+    """
+    slot = row % cache.shape[0]
+    if keys[slot, 0] != n or keys[slot, 1] != row:
+        if 0 <= row < src.shape[1]:
+            _load_row(cache[slot], src[n, row], left, m)
+        else:
+            cache[slot] = 0
+        keys[slot, 0] = n
+        keys[slot, 1] = row
+    return slot
+
+
+@njit(cache=True, nogil=True)
+def _new_cache(span, phases, width, dtype_of):
+    """An empty row cache [span, phases, width] of ``dtype_of``'s dtype and its keys."""
+    return np.empty((span, phases, width), dtype_of.dtype), np.full((span, 2), -1, np.int64)
+
+
+@njit(cache=True, nogil=True)
+def _x_offsets(offsets, cache, keys, x, n, oh, kh, kw, m, sh, sw, dh, dw, pt, pl):
+    """Loads the x rows of output row (n, oh); ``offsets[i*KW + j]``: where tap (i, j) of
+    output column 0 starts in the flat cache."""
+    cm = x.shape[3] * m
+    for i in range(kh):
+        slot = _fetch(cache, keys, x, n, oh * sh + i * dh - pt, pl, m)
+        for j in range(kw):
+            offsets[i * kw + j] = ((slot * sw + j * dw % sw) * cache.shape[2]
+                                   + j * dw // sw * cm)
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def forward(x, taps, y, kh, kw, m, sh, sw, dh, dw, pt, pl, cols, threads):
+    """y[n, oh, ow, cm] = sum over taps (i, j) of x[n, oh*sh + i*dh - pt, ow*sw + j*dw - pl,
+    cm // M] * w[i, j, cm] (zero outside x); ``taps`` is w tiled ``cols`` times."""
+    n_total, oh_total, ow_total, cm = y.shape
+    rows = n_total * oh_total
+    parts = max(1, min(threads, rows))
+    width = (ow_total + (kw - 1) * dw // sw) * cm
+    order = np.arange(kh * kw)
+    for part in prange(parts):
+        cache, keys = _new_cache((kh - 1) * dh + 1, sw, width, x)
+        flat = cache.reshape(cache.size)
+        offsets = np.empty(kh * kw, np.int64)
+        first, last = _rows_of_part(rows, parts, part)
+        for r in range(first, last):
+            n, oh = r // oh_total, r % oh_total
+            _x_offsets(offsets, cache, keys, x, n, oh, kh, kw, m, sh, sw, dh, dw, pt, pl)
+            y_row = y[n, oh].reshape(ow_total * cm)
+            for ow0 in range(0, ow_total, cols):
+                out = y_row[ow0 * cm:min(ow0 + cols, ow_total) * cm]
+                out[:] = 0
+                _add_products(out, flat, offsets, taps, order, ow0 * cm)
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def backprop_filter(x, dy, kh, kw, m, sh, sw, dh, dw, pt, pl, cols, threads):
+    """Per-thread filter-gradient sums, float64 ``[parts, KH*KW, cols*CM]``: element
+    ``[p, i*KW + j, t*CM + cm]`` sums x * dy over thread p's rows and the output columns
+    with ``ow % cols == t``. The caller adds the threads in order, then the column groups."""
+    n_total, oh_total, ow_total, cm = dy.shape
+    rows = n_total * oh_total
+    parts = max(1, min(threads, rows))
+    width = (ow_total + (kw - 1) * dw // sw) * cm
+    block = UNROLL * cols
+    sums = np.zeros((parts, kh * kw, cols * cm))
+    for part in prange(parts):
+        cache, keys = _new_cache((kh - 1) * dh + 1, sw, width, x)
+        flat = cache.reshape(cache.size)
+        offsets = np.empty(kh * kw, np.int64)
+        partial = np.zeros((kh * kw, cols * cm), x.dtype)
+        first, last = _rows_of_part(rows, parts, part)
+        for r in range(first, last):
+            n, oh = r // oh_total, r % oh_total
+            _x_offsets(offsets, cache, keys, x, n, oh, kh, kw, m, sh, sw, dh, dw, pt, pl)
+            dy_row = dy[n, oh].reshape(ow_total * cm)
+            for ow0 in range(0, ow_total, block):
+                start, stop = ow0 * cm, min(ow0 + block, ow_total) * cm
+                for t in range(kh * kw):
+                    _add_dot_products(partial[t], flat[offsets[t] + start:offsets[t] + stop],
+                                      dy_row[start:stop])
+            if (r - first) % FLUSH_ROWS == FLUSH_ROWS - 1 or r == last - 1:
+                sums[part] += partial
+                partial[:] = 0
+    return sums
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def backprop_input(dy, taps, dx, kh, kw, m, sh, sw, dh, dw, pt, pl, cols, threads):
+    """dx[n, ih, iw, c] = sum of dy[n, oh, ow, c*M + mm] * w[i, j, c*M + mm] over the taps
+    (i, j) and mm with oh*sh + i*dh - pt = ih and ow*sw + j*dw - pl = iw; ``taps`` is w
+    tiled ``cols`` times."""
+    n_total, oh_total, ow_total, cm = dy.shape
+    _, h_total, _, _ = dx.shape
+    rows = n_total * h_total
+    parts = max(1, min(threads, rows))
+    reach = (kw - 1) * dw // sw
+    q_total = ow_total + reach      # gathered columns per phase
+    for part in prange(parts):
+        # dy rows, padded by ``reach`` zero columns each side: tap column shift q_j reads
+        # dy column q - q_j at padded column q - q_j + reach
+        cache, keys = _new_cache((kh - 1) * dh // sh + 1, 1, (ow_total + 2 * reach) * cm, dy)
+        flat = cache.reshape(cache.size)
+        gathered = np.empty((sw, q_total * cm), dx.dtype)
+        offsets = np.empty(kh * kw, np.int64)
+        chosen = np.empty(kh * kw, np.int64)
+        first, last = _rows_of_part(rows, parts, part)
+        for r in range(first, last):
+            n, ih = r // h_total, r % h_total
+            for phase in range(sw):
+                count = 0
+                for i in range(kh):
+                    t = ih + pt - i * dh
+                    oh = t // sh
+                    if t < 0 or t % sh != 0 or oh >= oh_total:
+                        continue
+                    slot = _fetch(cache, keys, dy, n, oh, reach, 1)
+                    for j in range(kw):
+                        if j * dw % sw == phase:
+                            offsets[count] = (slot * cache.shape[2]
+                                              + (reach - j * dw // sw) * cm)
+                            chosen[count] = i * kw + j
+                            count += 1
+                row = gathered[phase]
+                row[:] = 0
+                for q0 in range(0, q_total, cols):
+                    _add_products(row[q0 * cm:min(q0 + cols, q_total) * cm], flat,
+                                  offsets[:count], taps, chosen[:count], q0 * cm)
+            _fold_row(dx[n, ih], gathered, pl, m)
+
+
+@njit(cache=True, nogil=True)
+def _fold_row(dx_row, gathered, pl, m):
+    """dx_row[iw, c] = sum over mm of gathered[phase, q*CM + c*M + mm], where padded column
+    ``iw + pl = q*s + phase``; columns past the gathered ones get zero."""
+    s = gathered.shape[0]
+    w_total, c = dx_row.shape
+    cm = c * m
+    q_total = gathered.shape[1] // cm
+    if s == 1 and m == 1:
+        flat = dx_row.reshape(w_total * c)
+        inside = max(0, min(w_total, q_total - pl))
+        flat[:inside * c] = gathered[0, pl * c:(pl + inside) * c]
+        flat[inside * c:] = 0
+        return
+    for iw in range(w_total):
+        q, phase = divmod(iw + pl, s)
+        if q >= q_total:
+            dx_row[iw] = 0
+            continue
+        src = gathered[phase, q * cm:(q + 1) * cm]
+        for ch in range(c):
+            total = src[ch * m]
+            for mm in range(1, m):
+                total += src[ch * m + mm]
+            dx_row[iw, ch] = total

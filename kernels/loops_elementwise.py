@@ -1,0 +1,25 @@
+"""Elementwise loops and sums (numba) where NumPy is slow: selection by a mask (compiled
+branchless) and float64 sums down the columns of a matrix (in parallel)."""
+
+from numba import njit, prange
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def select_or_scalar(condition, values, other, out):
+    """out = values where condition else other (flat arrays of one size; `other` a scalar of
+    out's dtype). Both sides are read, then one is picked: a blend, not a branch."""
+    for i in prange(out.size):
+        out[i] = values[i] if condition[i] else other
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def column_sums(matrix, partials):
+    """partials[p, c] += the sum of column c over row block p of `matrix` (float64 partials;
+    the caller adds them up in block order, so the result depends only on the block count)."""
+    rows, cols = matrix.shape
+    blocks = partials.shape[0]
+    for p in prange(blocks):
+        total = partials[p]
+        for r in range(p * rows // blocks, (p + 1) * rows // blocks):
+            for c in range(cols):
+                total[c] += matrix[r, c]
