@@ -6,7 +6,10 @@ Per case it prints the best-of-R time, nominal GFLOP/s (docs/benchmarks.md: 2 * 
 positions * filter taps * C * O, or * C * M for depthwise), this process's SGEMM rate
 (2048^3 float32 matmul, timed interleaved with the case so both see the same machine load)
 and our fraction of it, and the speed of TF / PyTorch relative to ours (their time / our
-time, > 1 means we are faster) when they import. All data float32, channels-last.
+time, > 1 means we are faster) when they import. Depthwise cases, which are memory-bound,
+also get their bytes moved per second (x, dy and the filter counted once each) and its
+share of this process's stream bandwidth (a 256 MiB array copy, timed interleaved too).
+Data is float32 and channels-last unless the label says otherwise.
 """
 
 import argparse
@@ -52,65 +55,90 @@ def same_pads(spatial, kernel, strides, dilations=None):
 
 
 class Case:
-    """One benchmark problem: op kind, channels-last x shape, filter shape, strides, padding."""
+    """One benchmark problem: op kind, channels-last x shape, filter shape, strides, padding;
+    optionally dilations, the layout the op is given (NCHW: inputs transposed beforehand)
+    and the dtype."""
 
-    def __init__(self, op, x_shape, f_shape, strides, padding):
+    def __init__(self, op, x_shape, f_shape, strides, padding, dilations=None,
+                 data_format="NHWC", dtype=np.float32):
         self.op, self.x_shape, self.f_shape = op, x_shape, f_shape
         self.strides, self.padding = strides, padding
         self.depthwise = op.startswith("Depthwise")
         rank = len(x_shape) - 2
         self.kernel = f_shape[:rank]
-        self.dilations = (1,) * rank
+        self.dilations = dilations or (1,) * rank
+        self.channels_last = data_format == "NHWC"
+        self.dtype = np.dtype(dtype)
         if padding == "SAME":
-            self.pads = same_pads(x_shape[1:-1], self.kernel, strides)
+            self.pads = same_pads(x_shape[1:-1], self.kernel, strides, self.dilations)
         else:
             self.pads = ((0, 0),) * rank
-        self.out_sp = tuple(conv_output_size(i, k, s, 1, b, a) for i, k, s, (b, a)
-                            in zip(x_shape[1:-1], self.kernel, strides, self.pads))
+        self.out_sp = tuple(conv_output_size(i, k, s, d, b, a) for i, k, s, d, (b, a)
+                            in zip(x_shape[1:-1], self.kernel, strides, self.dilations,
+                                   self.pads))
         out_c = f_shape[-2] * f_shape[-1] if self.depthwise else f_shape[-1]
         self.dy_shape = (x_shape[0], *self.out_sp, out_c)
         per_out = math.prod(self.kernel) * (1 if self.depthwise else f_shape[-2])
         self.flops = 2 * math.prod(self.dy_shape) * per_out
 
     def label(self):
-        return (f"x{list(self.x_shape)} f{list(self.f_shape)} s{self.strides[0]} "
-                f"{self.padding}")
+        extra = [f"d{self.dilations[0]}"] * (max(self.dilations) > 1)
+        extra += ["NCHW"] * (not self.channels_last)
+        extra += [str(self.dtype)] * (self.dtype != np.float32)
+        return " ".join([f"x{list(self.x_shape)} f{list(self.f_shape)} s{self.strides[0]}",
+                         self.padding, *extra])
+
+    def bytes(self):
+        """Bytes a depthwise op must move at least: x, dy and the filter, once each."""
+        return self.dtype.itemsize * (math.prod(self.x_shape) + math.prod(self.dy_shape)
+                                      + math.prod(self.f_shape))
 
     def kind(self):
         return self.op.replace("V2", "").replace("Native", "").split("Backprop")[-1] \
             if "Backprop" in self.op else "Forward"
 
     def data(self, rng):
-        x = rng.standard_normal(self.x_shape, dtype=np.float32)
-        w = rng.standard_normal(self.f_shape, dtype=np.float32)
-        dy = rng.standard_normal(self.dy_shape, dtype=np.float32)
+        """x, w, dy of the case's dtype, channels-last."""
+        x = rng.standard_normal(self.x_shape, dtype=np.float32).astype(self.dtype)
+        w = rng.standard_normal(self.f_shape, dtype=np.float32).astype(self.dtype)
+        dy = rng.standard_normal(self.dy_shape, dtype=np.float32).astype(self.dtype)
         return x, w, dy
+
+    def _layout(self, a):
+        """Channels-last ``a`` in the case's layout (a contiguous copy for NCHW)."""
+        return a if self.channels_last else np.ascontiguousarray(np.moveaxis(a, -1, 1))
 
     def ours(self, x, w, dy):
         mod = conv_depthwise if self.depthwise else conv_dense
         prefix = "depthwise" if self.depthwise else "conv"
-        geo = (self.strides, self.dilations, self.pads)
+        geo = (self.strides, self.dilations, self.pads, self.channels_last)
+        x, dy = self._layout(x), self._layout(dy)
         kind = self.kind()
         if kind == "Forward":
             return lambda: getattr(mod, prefix + "_forward")(x, w, *geo)
         if kind == "Input":
-            return lambda: getattr(mod, prefix + "_backprop_input")(dy, w, self.x_shape, *geo)
+            return lambda: getattr(mod, prefix + "_backprop_input")(dy, w, x.shape, *geo)
         return lambda: getattr(mod, prefix + "_backprop_filter")(x, dy, self.f_shape, *geo)
 
     def tensorflow(self, x, w, dy):
         op = getattr(tf.raw_ops, self.op)
-        strides = [1, *self.strides, 1]
+        x, dy = self._layout(x), self._layout(dy)
+        spatial = (1, *self.strides, 1), (1, *self.dilations, 1)
+        if not self.channels_last:
+            spatial = tuple((1, 1, *s[1:-1]) for s in spatial)
+        attrs = dict(strides=spatial[0], padding=self.padding,
+                     data_format="NHWC" if self.channels_last else "NCHW")
+        if max(self.dilations) > 1:
+            attrs["dilations"] = spatial[1]
         tx, tw, tdy = tf.constant(x), tf.constant(w), tf.constant(dy)
         kind = self.kind()
         if kind == "Forward":
-            return lambda: op(input=tx, filter=tw, strides=strides, padding=self.padding)
+            return lambda: op(input=tx, filter=tw, **attrs)
         if kind == "Input":
-            sizes = tf.constant(self.x_shape, tf.int32)
-            return lambda: op(input_sizes=sizes, filter=tw, out_backprop=tdy,
-                              strides=strides, padding=self.padding)
+            sizes = tf.constant(x.shape, tf.int32)
+            return lambda: op(input_sizes=sizes, filter=tw, out_backprop=tdy, **attrs)
         sizes = tf.constant(self.f_shape, tf.int32)
-        return lambda: op(input=tx, filter_sizes=sizes, out_backprop=tdy,
-                          strides=strides, padding=self.padding)
+        return lambda: op(input=tx, filter_sizes=sizes, out_backprop=tdy, **attrs)
 
     def torch(self, x, w, dy, device="cpu"):
         """The case through PyTorch (channels-first tensors on `device`)."""
@@ -139,7 +167,8 @@ class Case:
             padding, pad = 0, (lambda t: F.pad(t, flat))
             in_shape = [*tx.shape[:2], *(i + b + a for i, (b, a)
                                          in zip(self.x_shape[1:-1], self.pads))]
-        opts = dict(stride=self.strides, padding=padding, groups=groups)
+        opts = dict(stride=self.strides, padding=padding, groups=groups,
+                    dilation=self.dilations)
         kind = self.kind()
         if kind == "Forward":
             return lambda: conv(pad(tx), tw, **opts)

@@ -9,7 +9,7 @@ constants (alpha, Selu's scales) are first rounded to the op's type, as TF's
 import ml_dtypes
 import numpy as np
 
-from kernels.kernel_util import DEVICES, computable_types, select_or_zero
+from kernels.kernel_util import DEVICES, computable_types, where
 from kernels.math_kernels import float32_if_half
 from kernels.nn_kernels import SoftmaxOp
 from registry import dtypes
@@ -43,15 +43,15 @@ def _relu6(xp, x, k):
 
 
 def _elu(xp, x, k):
-    return xp.where(x < 0, xp.exp(x) - 1, x)
+    return where(xp, x < 0, xp.exp(x) - 1, x)
 
 
 def _selu(xp, x, k):
-    return xp.where(x < 0, k.scale_alpha * (xp.exp(x) - 1), k.scale * x)
+    return where(xp, x < 0, k.scale_alpha * (xp.exp(x) - 1), k.scale * x)
 
 
 def _leaky_relu(xp, x, k):
-    return xp.where(x > 0, x, x * k.alpha)
+    return where(xp, x > 0, x, x * k.alpha)
 
 
 def _softplus(xp, x, k):
@@ -65,23 +65,23 @@ def _softsign(xp, x, k):
 
 
 def _relu_grad(xp, g, x, k):
-    return select_or_zero(xp, x > 0, g)
+    return where(xp, x > 0, g, 0)
 
 
 def _relu6_grad(xp, g, x, k):
-    return select_or_zero(xp, (x > 0) & (x < 6), g)
+    return where(xp, (x > 0) & (x < 6), g, 0)
 
 
 def _elu_grad(xp, g, y, k):
-    return xp.where(y < 0, (y + 1) * g, g)
+    return where(xp, y < 0, (y + 1) * g, g)
 
 
 def _selu_grad(xp, g, y, k):
-    return xp.where(y < 0, g * (y + k.scale_alpha), g * k.scale)
+    return where(xp, y < 0, g * (y + k.scale_alpha), g * k.scale)
 
 
 def _leaky_relu_grad(xp, g, x, k):
-    return xp.where(x > 0, g, g * k.alpha)
+    return where(xp, x > 0, g, g * k.alpha)
 
 
 def _softplus_grad(xp, g, x, k):

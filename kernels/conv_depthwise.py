@@ -23,7 +23,7 @@ from kernels.conv_layout import (blocks, channels_last_shape, chunk_bytes, compu
 from kernels.parallelism import numba_threads
 
 CHUNK_BYTES = 1 << 19   # the array-module path's chunk on the CPU
-RUN_VALUES = 256        # compiled loops: values (columns x C*M) per inner-loop run
+RUN_VALUES = 1024       # compiled loops: values (columns x C*M) per inner-loop run
 
 
 def depthwise_forward(x, w, strides, dilations, pads, channels_last=True, xp=np):

@@ -10,7 +10,7 @@ BroadcastTo's shape, ShapeN's outputs).
 import numpy as np
 
 from kernels.array_kernels import pack_axis
-from kernels.kernel_util import DEVICES, computable_types, make_shape
+from kernels.kernel_util import DEVICES, computable_types, make_shape, where
 from kernels.math_kernels import broadcast_shape
 from registry import dtypes
 from registry.errors import InvalidArgumentError, UnimplementedError
@@ -176,7 +176,7 @@ class SelectOp(OpKernel):
                         f"Inputs to operation {self.node_name} of type Select must have the "
                         f"same size and shape.  Input 0: {shape_str(cond.shape)} != input {i}: "
                         f"{shape_str(other.shape)}")
-        ctx.set_output(0, xp.where(cond, t, e))
+        ctx.set_output(0, where(xp, cond, t, e))
 
 
 @register_kernel("SelectV2", DEVICES)
@@ -189,7 +189,7 @@ class SelectV2Op(OpKernel):
                 f"condition {shape_str(cond.shape)}, then {shape_str(t.shape)}, and else "
                 f"{shape_str(e.shape)} must be broadcastable")
         ctx.check_allocation(shape, t.dtype)
-        ctx.set_output(0, ctx.xp.where(cond, t, e))
+        ctx.set_output(0, where(ctx.xp, cond, t, e))
 
 
 @register_kernel("Where", DEVICES, type_constraints={"T": computable_types("Where")})

@@ -132,6 +132,9 @@ def _load_row(cache, src, left, m):
             continue
         for q in range(first, last):
             col = q * s + phase - left
+            if m == 1:
+                _copy(dst[q * c:(q + 1) * c], flat[col * c:(col + 1) * c])
+                continue
             for ch in range(c):
                 for mm in range(m):
                     dst[q * cm + ch * m + mm] = flat[col * c + ch]
@@ -142,10 +145,11 @@ def _fetch(cache, keys, src, n, row, left, m):
     """The cache slot holding row (n, row) of ``src`` as ``_load_row`` lays it out (zeros
     for rows outside src), loading it if needed.
 
-    Row r lives in slot ``r % span``: the rows one output row reads span at most ``span``
-    consecutive rows, so they never share a slot. ``keys`` records each slot's (n, row).
+    Row r lives in slot ``r % len(keys)``: the rows a pair of output rows reads span at
+    most that many consecutive rows, so they never share a slot. ``keys`` records each
+    slot's (n, row). The cache's last slot stays zero.
     """
-    slot = row % cache.shape[0]
+    slot = row % keys.shape[0]
     if keys[slot, 0] != n or keys[slot, 1] != row:
         if 0 <= row < src.shape[1]:
             _load_row(cache[slot], src[n, row], left, m)
@@ -158,17 +162,22 @@ def _fetch(cache, keys, src, n, row, left, m):
 
 @njit(cache=True, nogil=True)
 def _new_cache(span, phases, width, dtype_of):
-    """An empty row cache [span, phases, width] of ``dtype_of``'s dtype and its keys."""
-    return np.empty((span, phases, width), dtype_of.dtype), np.full((span, 2), -1, np.int64)
+    """An empty row cache of ``span`` slots and a zero slot, ``[span + 1, phases, width]``
+    of ``dtype_of``'s dtype, and its keys."""
+    cache = np.empty((span + 1, phases, width), dtype_of.dtype)
+    cache[span] = 0
+    return cache, np.full((span, 2), -1, np.int64)
 
 
 @njit(cache=True, nogil=True)
 def _x_offsets(offsets, cache, keys, x, n, oh, kh, kw, m, sh, sw, dh, dw, pt, pl):
-    """Loads the x rows of output row (n, oh); ``offsets[i*KW + j]``: where tap (i, j) of
-    output column 0 starts in the flat cache."""
+    """Loads the x rows of output row (n, oh) (oh = -1: none, the zero slot stands in);
+    ``offsets[i*KW + j]``: where tap (i, j) of output column 0 starts in the flat cache."""
     cm = x.shape[3] * m
     for i in range(kh):
-        slot = _fetch(cache, keys, x, n, oh * sh + i * dh - pt, pl, m)
+        slot = keys.shape[0]
+        if oh >= 0:
+            slot = _fetch(cache, keys, x, n, oh * sh + i * dh - pt, pl, m)
         for j in range(kw):
             offsets[i * kw + j] = ((slot * sw + j * dw % sw) * cache.shape[2]
                                    + j * dw // sw * cm)
@@ -177,56 +186,80 @@ def _x_offsets(offsets, cache, keys, x, n, oh, kh, kw, m, sh, sw, dh, dw, pt, pl
 @njit(cache=True, parallel=True, nogil=True)
 def forward(x, taps, y, kh, kw, m, sh, sw, dh, dw, pt, pl, cols, threads):
     """y[n, oh, ow, cm] = sum over taps (i, j) of x[n, oh*sh + i*dh - pt, ow*sw + j*dw - pl,
-    cm // M] * w[i, j, cm] (zero outside x); ``taps`` is w tiled ``cols`` times."""
+    cm // M] * w[i, j, cm] (zero outside x); ``taps`` is w tiled ``cols`` times.
+
+    Output rows go in pairs (oh, oh + 1); a lone row is paired with a scratch row.
+    """
     n_total, oh_total, ow_total, cm = y.shape
     rows = n_total * oh_total
     parts = max(1, min(threads, rows))
     width = (ow_total + (kw - 1) * dw // sw) * cm
     order = np.arange(kh * kw)
     for part in prange(parts):
-        cache, keys = _new_cache((kh - 1) * dh + 1, sw, width, x)
+        cache, keys = _new_cache((kh - 1) * dh + 1 + sh, sw, width, x)
         flat = cache.reshape(cache.size)
-        offsets = np.empty(kh * kw, np.int64)
+        offsets = np.empty((2, kh * kw), np.int64)
+        scratch = np.empty(ow_total * cm, y.dtype)
         first, last = _rows_of_part(rows, parts, part)
-        for r in range(first, last):
+        r = first
+        while r < last:
             n, oh = r // oh_total, r % oh_total
-            _x_offsets(offsets, cache, keys, x, n, oh, kh, kw, m, sh, sw, dh, dw, pt, pl)
-            y_row = y[n, oh].reshape(ow_total * cm)
+            pair = r + 1 < last and oh + 1 < oh_total
+            _x_offsets(offsets[0], cache, keys, x, n, oh, kh, kw, m, sh, sw, dh, dw, pt, pl)
+            y_row, y_next = y[n, oh].reshape(ow_total * cm), scratch
+            if pair:
+                _x_offsets(offsets[1], cache, keys, x, n, oh + 1, kh, kw, m, sh, sw, dh, dw,
+                           pt, pl)
+                y_next = y[n, oh + 1].reshape(ow_total * cm)
+            else:
+                offsets[1] = offsets[0]
             for ow0 in range(0, ow_total, cols):
-                out = y_row[ow0 * cm:min(ow0 + cols, ow_total) * cm]
-                out[:] = 0
-                _add_products(out, flat, offsets, taps, order, ow0 * cm)
+                lo, hi = ow0 * cm, min(ow0 + cols, ow_total) * cm
+                y_row[lo:hi] = 0
+                y_next[lo:hi] = 0
+                _add_products(y_row[lo:hi], y_next[lo:hi], flat, offsets[0], offsets[1],
+                              taps, order, lo)
+            r += 2 if pair else 1
 
 
 @njit(cache=True, parallel=True, nogil=True)
 def backprop_filter(x, dy, kh, kw, m, sh, sw, dh, dw, pt, pl, cols, threads):
     """Per-thread filter-gradient sums, float64 ``[parts, KH*KW, cols*CM]``: element
     ``[p, i*KW + j, t*CM + cm]`` sums x * dy over thread p's rows and the output columns
-    with ``ow % cols == t``. The caller adds the threads in order, then the column groups."""
+    with ``ow % cols == t``. The caller adds the threads in order, then the column groups.
+
+    Output rows go in pairs (oh, oh + 1); a lone row is paired with zeros.
+    """
     n_total, oh_total, ow_total, cm = dy.shape
     rows = n_total * oh_total
     parts = max(1, min(threads, rows))
     width = (ow_total + (kw - 1) * dw // sw) * cm
-    block = UNROLL * cols
     sums = np.zeros((parts, kh * kw, cols * cm))
     for part in prange(parts):
-        cache, keys = _new_cache((kh - 1) * dh + 1, sw, width, x)
+        cache, keys = _new_cache((kh - 1) * dh + 1 + sh, sw, width, x)
         flat = cache.reshape(cache.size)
-        offsets = np.empty(kh * kw, np.int64)
+        offsets = np.empty((2, kh * kw), np.int64)
+        zeros = np.zeros(ow_total * cm, dy.dtype)
         partial = np.zeros((kh * kw, cols * cm), x.dtype)
         first, last = _rows_of_part(rows, parts, part)
-        for r in range(first, last):
+        r, flushed = first, first
+        while r < last:
             n, oh = r // oh_total, r % oh_total
-            _x_offsets(offsets, cache, keys, x, n, oh, kh, kw, m, sh, sw, dh, dw, pt, pl)
+            pair = r + 1 < last and oh + 1 < oh_total
+            _x_offsets(offsets[0], cache, keys, x, n, oh, kh, kw, m, sh, sw, dh, dw, pt, pl)
+            _x_offsets(offsets[1], cache, keys, x, n, oh + 1 if pair else -1, kh, kw, m, sh,
+                       sw, dh, dw, pt, pl)
             dy_row = dy[n, oh].reshape(ow_total * cm)
-            for ow0 in range(0, ow_total, block):
-                start, stop = ow0 * cm, min(ow0 + block, ow_total) * cm
-                for t in range(kh * kw):
-                    _add_dot_products(partial[t], flat[offsets[t] + start:offsets[t] + stop],
-                                      dy_row[start:stop])
-            if (r - first) % FLUSH_ROWS == FLUSH_ROWS - 1 or r == last - 1:
+            dy_next = dy[n, oh + 1].reshape(ow_total * cm) if pair else zeros
+            for ow0 in range(0, ow_total, cols):
+                lo, hi = ow0 * cm, min(ow0 + cols, ow_total) * cm
+                _add_dot_products(partial, flat, offsets[0], offsets[1], dy_row[lo:hi],
+                                  dy_next[lo:hi], lo)
+            r += 2 if pair else 1
+            if r - flushed >= FLUSH_ROWS or r >= last:
                 sums[part] += partial
                 partial[:] = 0
+                flushed = r
     return sums
 
 
@@ -234,7 +267,11 @@ def backprop_filter(x, dy, kh, kw, m, sh, sw, dh, dw, pt, pl, cols, threads):
 def backprop_input(dy, taps, dx, kh, kw, m, sh, sw, dh, dw, pt, pl, cols, threads):
     """dx[n, ih, iw, c] = sum of dy[n, oh, ow, c*M + mm] * w[i, j, c*M + mm] over the taps
     (i, j) and mm with oh*sh + i*dh - pt = ih and ow*sw + j*dw - pl = iw; ``taps`` is w
-    tiled ``cols`` times."""
+    tiled ``cols`` times.
+
+    dx rows go in pairs (ih, ih + sh), which meet the same taps; a lone row is paired with
+    a scratch row.
+    """
     n_total, oh_total, ow_total, cm = dy.shape
     _, h_total, _, _ = dx.shape
     rows = n_total * h_total
@@ -243,35 +280,47 @@ def backprop_input(dy, taps, dx, kh, kw, m, sh, sw, dh, dw, pt, pl, cols, thread
     q_total = ow_total + reach      # gathered columns per phase
     for part in prange(parts):
         # dy rows, padded by ``reach`` zero columns each side: tap column shift q_j reads
-        # dy column q - q_j at padded column q - q_j + reach
-        cache, keys = _new_cache((kh - 1) * dh // sh + 1, 1, (ow_total + 2 * reach) * cm, dy)
+        # dy column q - q_j at padded column q - q_j + reach; rows outside dy are zero
+        cache, keys = _new_cache(((kh - 1) * dh) // sh + 3, 1, (ow_total + 2 * reach) * cm, dy)
         flat = cache.reshape(cache.size)
-        gathered = np.empty((sw, q_total * cm), dx.dtype)
-        offsets = np.empty(kh * kw, np.int64)
+        gathered = np.empty((2, sw, q_total * cm), dx.dtype)
+        offsets = np.empty((2, kh * kw), np.int64)
         chosen = np.empty(kh * kw, np.int64)
         first, last = _rows_of_part(rows, parts, part)
-        for r in range(first, last):
+        r = first
+        while r < last:
             n, ih = r // h_total, r % h_total
-            for phase in range(sw):
-                count = 0
-                for i in range(kh):
-                    t = ih + pt - i * dh
-                    oh = t // sh
-                    if t < 0 or t % sh != 0 or oh >= oh_total:
-                        continue
-                    slot = _fetch(cache, keys, dy, n, oh, reach, 1)
-                    for j in range(kw):
-                        if j * dw % sw == phase:
-                            offsets[count] = (slot * cache.shape[2]
-                                              + (reach - j * dw // sw) * cm)
-                            chosen[count] = i * kw + j
-                            count += 1
-                row = gathered[phase]
-                row[:] = 0
-                for q0 in range(0, q_total, cols):
-                    _add_products(row[q0 * cm:min(q0 + cols, q_total) * cm], flat,
-                                  offsets[:count], taps, chosen[:count], q0 * cm)
-            _fold_row(dx[n, ih], gathered, pl, m)
+            block = min(2 * sh, last - r, h_total - ih)
+            paired = sh if block == 2 * sh else 0
+            for u in range(max(paired, block)):
+                row, pair = ih + u, u < paired
+                for phase in range(sw):
+                    count = 0
+                    for i in range(kh):
+                        t = row + pt - i * dh
+                        if t % sh != 0:
+                            continue
+                        slot0 = _fetch(cache, keys, dy, n, t // sh, reach, 1)
+                        slot1 = _fetch(cache, keys, dy, n, t // sh + 1, reach, 1) if pair \
+                            else slot0
+                        for j in range(kw):
+                            if j * dw % sw == phase:
+                                shift = (reach - j * dw // sw) * cm
+                                offsets[0, count] = slot0 * cache.shape[2] + shift
+                                offsets[1, count] = slot1 * cache.shape[2] + shift
+                                chosen[count] = i * kw + j
+                                count += 1
+                    out, out1 = gathered[0, phase], gathered[1, phase]
+                    out[:] = 0
+                    out1[:] = 0
+                    for q0 in range(0, q_total, cols):
+                        lo, hi = q0 * cm, min(q0 + cols, q_total) * cm
+                        _add_products(out[lo:hi], out1[lo:hi], flat, offsets[0, :count],
+                                      offsets[1, :count], taps, chosen[:count], lo)
+                _fold_row(dx[n, row], gathered[0], pl, m)
+                if pair:
+                    _fold_row(dx[n, row + sh], gathered[1], pl, m)
+            r += block
 
 
 @njit(cache=True, nogil=True)
@@ -285,7 +334,7 @@ def _fold_row(dx_row, gathered, pl, m):
     if s == 1 and m == 1:
         flat = dx_row.reshape(w_total * c)
         inside = max(0, min(w_total, q_total - pl))
-        flat[:inside * c] = gathered[0, pl * c:(pl + inside) * c]
+        _copy(flat[:inside * c], gathered[0, pl * c:(pl + inside) * c])
         flat[inside * c:] = 0
         return
     for iw in range(w_total):
@@ -294,6 +343,9 @@ def _fold_row(dx_row, gathered, pl, m):
             dx_row[iw] = 0
             continue
         src = gathered[phase, q * cm:(q + 1) * cm]
+        if m == 1:
+            _copy(dx_row[iw], src)
+            continue
         for ch in range(c):
             total = src[ch * m]
             for mm in range(1, m):

@@ -5,11 +5,18 @@ from numba import njit, prange
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def select_or_scalar(condition, values, other, out):
-    """out = values where condition else other (flat arrays of one size; `other` a scalar of
-    out's dtype). Both sides are read, then one is picked: a blend, not a branch."""
+def select(condition, a, b, out):
+    """out = a where condition else b (flat arrays of one size). Both sides are read, then
+    one is picked: a blend, not a branch."""
     for i in prange(out.size):
-        out[i] = values[i] if condition[i] else other
+        out[i] = a[i] if condition[i] else b[i]
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def select_scalar(condition, a, b, out):
+    """`select` with `b` a scalar of out's dtype."""
+    for i in prange(out.size):
+        out[i] = a[i] if condition[i] else b
 
 
 @njit(cache=True, parallel=True, nogil=True)

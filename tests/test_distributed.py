@@ -242,6 +242,12 @@ def test_data_parallel_training_matches_single_process_training(client):
     assert losses[0] != losses[-1]
 
 
+def test_an_interactive_session_stays_in_process():
+    with pytest.raises(gp.errors.UnimplementedError, match="InteractiveSession runs "
+                       "in-process only"):
+        gp.InteractiveSession(target="dask://127.0.0.1:1")
+
+
 def _recipe(path, heading=None):
     """The first ```py block of a Markdown file (under `heading` when given), or None."""
     with open(path, encoding="utf-8") as f:

@@ -155,3 +155,9 @@ def test_partition_names_the_node_pinned_to_a_missing_task():
     with pytest.raises(gp.errors.InvalidArgumentError,
                        match=r"Cannot assign a device for operation y: .*/job:ps/task:3 but"):
         partition(g, [], [y], [], TASKS, W0)
+
+
+def test_an_unsupported_target_is_unimplemented():
+    with pytest.raises(gp.errors.UnimplementedError, match="target 'grpc://w0:2222' is not "
+                       "supported: .*'dask://host:port'"):
+        gp.Session(target="grpc://w0:2222")

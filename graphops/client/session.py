@@ -237,8 +237,13 @@ class Session:
                 cluster=None):
         """A remote `target` (a Dask client or "dask://host:port") makes the Session a
         distributed one (graphops.distributed); "" or "local" runs in-process."""
-        if cls is Session and target not in ("", "local", None):
-            cls = _session_class_for(target)
+        if target not in ("", "local", None):
+            remote = _session_class_for(target)
+            if cls is Session:
+                cls = remote
+            elif not issubclass(cls, remote):
+                raise UnimplementedError(f"{cls.__name__} runs in-process only: use "
+                                         "target='' (or gp.Session for a remote target).")
         return super().__new__(cls)
 
     def __init__(self, graph=None, config=None, allow_soft_placement=True,

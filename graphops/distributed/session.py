@@ -134,9 +134,12 @@ class DistributedSession(Session):
 
     def _results(self, plan, values, futures, addresses, deadline):
         """Waits for a submitted step and returns its fetched values, in fetch order."""
-        self._guarded_wait(futures, [s.task for s in plan.stages], addresses, deadline)
+        tasks = [s.task for s in plan.stages]
+        self._guarded(step.wait, futures, tasks, addresses, deadline)
         stages = sorted({s[1] for s in plan.fetch_sources if s[0] == "stage"})
-        outputs = dict(zip(stages, self._client.gather([futures[s] for s in stages])))
+        gathered = self._guarded(step.gather, [futures[s] for s in stages],
+                                 [tasks[s] for s in stages], addresses, deadline)
+        outputs = dict(zip(stages, gathered))
         return [values[s[1]] if s[0] == "feed" else outputs[s[1]][s[2]]
                 for s in plan.fetch_sources]
 
@@ -162,14 +165,14 @@ class DistributedSession(Session):
             plan.stage_specs[task], key=f"graphops-load-{plan.key}-{uuid.uuid4().hex[:12]}",
             workers=[addresses[task]], allow_other_workers=False, pure=False)
             for task in missing]
-        self._guarded_wait(futures, missing, addresses, deadline)
+        self._guarded(step.wait, futures, missing, addresses, deadline)
         self._loaded.update((addresses[t], t, plan.key) for t in missing)
 
-    def _guarded_wait(self, futures, tasks, addresses, deadline):
-        """step.wait; after a lost worker or lost state, workers are looked up (and
-        partitions sent) again on the next run."""
+    def _guarded(self, watch, futures, tasks, addresses, deadline):
+        """step.wait or step.gather; after a lost worker or lost state, workers are looked
+        up (and partitions sent) again on the next run."""
         try:
-            step.wait(self._client, futures, tasks, addresses, deadline)
+            return watch(self._client, futures, tasks, addresses, deadline)
         except (UnavailableError, AbortedError):
             self._addresses = None
             self._loaded.clear()

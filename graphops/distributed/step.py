@@ -65,20 +65,8 @@ def wait(client, futures, tasks, addresses, deadline=None):
     """Waits for every future (one per entry of `tasks`); raises TF's error for the first
     failed one, a lost worker or a passed `deadline` (time.monotonic()), cancelling the
     rest."""
-    while True:
-        budget = POLL_SECONDS if deadline is None else min(
-            POLL_SECONDS, max(deadline - time.monotonic(), 0.001))
-        try:
-            distributed.wait(futures, timeout=budget)
-            break
-        except TimeoutError:
-            pass
-        if deadline is not None and time.monotonic() >= deadline:
-            unfinished = sorted({t for f, t in zip(futures, tasks) if not f.done()})
-            client.cancel(futures)
-            raise DeadlineExceededError(f"Timed out waiting for the step: the deadline passed "
-                                        f"with {', '.join(unfinished)} still running")
-        _check_workers(client, futures, tasks, addresses)
+    _watched(client, futures, tasks, addresses, deadline,
+             lambda budget: distributed.wait(futures, timeout=budget))
     for future, task in zip(futures, tasks):
         if future.status == "error":
             error = remote_error(future.exception(), task, addresses[task])
@@ -87,6 +75,32 @@ def wait(client, futures, tasks, addresses, deadline=None):
         if future.status == "cancelled":
             raise UnavailableError(f"{task} is unavailable: its step was cancelled "
                                    f"(worker {addresses[task]})")
+
+
+def gather(client, futures, tasks, addresses, deadline=None):
+    """The results of finished futures, watched as `wait` watches (a worker lost before
+    its results reach the client is UnavailableError, not a hang)."""
+    return [_watched(client, [future], [task], addresses, deadline,
+                     lambda budget, future=future: future.result(timeout=budget))
+            for future, task in zip(futures, tasks)]
+
+
+def _watched(client, futures, tasks, addresses, deadline, attempt):
+    """`attempt(seconds)` retried until it returns without TimeoutError; in between, a
+    passed deadline or a lost worker cancels `futures` and raises."""
+    while True:
+        budget = POLL_SECONDS if deadline is None else min(
+            POLL_SECONDS, max(deadline - time.monotonic(), 0.001))
+        try:
+            return attempt(budget)
+        except TimeoutError:
+            pass
+        if deadline is not None and time.monotonic() >= deadline:
+            unfinished = sorted({t for f, t in zip(futures, tasks) if not f.done()})
+            client.cancel(futures)
+            raise DeadlineExceededError(f"Timed out waiting for the step: the deadline passed "
+                                        f"with {', '.join(unfinished)} still running")
+        _check_workers(client, futures, tasks, addresses)
 
 
 def _check_workers(client, futures, tasks, addresses):

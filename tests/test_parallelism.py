@@ -1,0 +1,180 @@
+"""The intra-op thread setting, the shared pool and BLAS held to one thread inside kernels:
+results are the same run to run for a thread count, agree across thread counts, and the
+caller's BLAS setting comes back after every run."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from threadpoolctl import threadpool_info, threadpool_limits
+
+import graphops as gp
+from kernels import conv_dense, parallelism
+from registry import errors
+from tests.reference_conv import (conv_backprop_filter_ref, conv_backprop_input_ref,
+                                  conv_forward_ref)
+
+
+@pytest.fixture
+def threads():
+    """Sets the intra-op thread count for one test, restoring the default afterwards."""
+    yield gp.config.set_intra_op_parallelism_threads
+    gp.config.set_intra_op_parallelism_threads(0)
+
+
+def _blas_threads():
+    return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+
+def test_the_setting_reads_back_and_rejects_bad_values(threads):
+    assert gp.config.get_intra_op_parallelism_threads() == 0
+    assert parallelism.intra_op_threads() == parallelism.available_cores()
+    threads(3)
+    assert gp.config.get_intra_op_parallelism_threads() == 3
+    assert parallelism.intra_op_threads() == 3
+    for bad in (-1, 1.5, "2", True):
+        with pytest.raises(ValueError, match="intra_op_parallelism_threads must be a "
+                                             "non-negative int"):
+            threads(bad)
+    assert gp.config.get_intra_op_parallelism_threads() == 3
+
+
+def test_shares_are_a_fixed_round_robin_split():
+    assert parallelism.shares(list(range(7)), 3) == [[0, 3, 6], [1, 4], [2, 5]]
+    assert parallelism.shares([1, 2], 8) == [[1], [2]]
+    assert parallelism.shares([], 4) == [[]]
+
+
+@pytest.mark.parametrize("count", [1, 2, 4])
+def test_pool_map_keeps_share_order(threads, count):
+    threads(count)
+    items = list(range(50))
+    results = parallelism.pool_map(lambda share: sum(share), items)
+    expected = [sum(s) for s in parallelism.shares(items, parallelism.SHARES_PER_THREAD * count)]
+    assert results == (expected if count > 1 else [sum(items)])
+
+
+def _conv_case(seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((5, 9, 10, 11, 6)).astype(np.float32)
+    w = rng.standard_normal((3, 2, 3, 6, 7)).astype(np.float32)
+    geometry = ((1, 2, 1), (1, 1, 2), ((1, 1), (0, 1), (2, 2)))
+    y = conv_dense.conv_forward(x, w, *geometry)
+    dy = rng.standard_normal(y.shape).astype(np.float32)
+    return x, w, dy, geometry
+
+
+def _all_three(x, w, dy, geometry):
+    with parallelism.blas_single_threaded():
+        return (conv_dense.conv_forward(x, w, *geometry),
+                conv_dense.conv_backprop_filter(x, dy, w.shape, *geometry),
+                conv_dense.conv_backprop_input(dy, w, x.shape, *geometry))
+
+
+@pytest.mark.parametrize("count", [1, 2, 3, 8])
+def test_parallel_conv_is_deterministic_and_matches_the_reference(threads, monkeypatch, count):
+    monkeypatch.setattr(conv_dense, "MIN_BLOCK_BYTES", 1 << 10)   # many blocks, many shares
+    threads(count)
+    x, w, dy, geometry = _conv_case()
+    first = _all_three(x, w, dy, geometry)
+    for again in (_all_three(x, w, dy, geometry) for _ in range(3)):
+        for a, b in zip(first, again):
+            np.testing.assert_array_equal(a, b)
+    strides, dilations, pads = geometry
+    references = (conv_forward_ref(x, w, strides, dilations, pads),
+                  conv_backprop_filter_ref(x, dy, w.shape, strides, dilations, pads),
+                  conv_backprop_input_ref(dy, w, x.shape, strides, dilations, pads))
+    for got, want in zip(first, references):
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-4 * np.abs(want).max())
+
+
+def test_parallel_matmul_matches_numpy(threads):
+    threads(2)
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((3, 301, 257)).astype(np.float32)
+    b = rng.standard_normal((257, 129)).astype(np.float32)
+    got = gp.raw_ops.BatchMatMulV2(x=a, y=b)
+    np.testing.assert_allclose(got, np.matmul(a.astype(np.float64), b), rtol=1e-4, atol=1e-3)
+    m = gp.raw_ops.MatMul(a=a[0], b=b)
+    np.testing.assert_allclose(m, a[0].astype(np.float64) @ b, rtol=1e-4, atol=1e-3)
+
+
+def test_blas_is_single_threaded_inside_runs_and_restored_after():
+    seen = []
+
+    class Probe(gp.OpKernel):
+        def compute(self, ctx):
+            seen.append(_blas_threads())
+            ctx.set_output(0, ctx.input(0))
+
+    gp.register_op("BlasThreadProbe").input("x: float").output("y: float")
+    gp.register_kernel("BlasThreadProbe", "CPU")(Probe)
+    with threadpool_limits(2, user_api="blas"):
+        gp.raw_ops.BlasThreadProbe(x=np.ones(2, np.float32))        # eager
+        with gp.Graph().as_default():
+            y = gp.raw_ops.BlasThreadProbe(x=gp.placeholder(gp.float32))
+            with gp.Session() as sess:
+                sess.run(y, {y.op.inputs[0]: np.ones(2, np.float32)})
+        assert _blas_threads() and all(n == 2 for n in _blas_threads())
+    assert seen and all(all(n == 1 for n in threads) for threads in seen)
+
+
+def test_errors_in_a_run_still_restore_blas():
+    with threadpool_limits(2, user_api="blas"):
+        with pytest.raises(errors.InvalidArgumentError):
+            gp.raw_ops.Reshape(tensor=np.ones(6, np.float32), shape=np.int32([4]))
+        assert all(n == 2 for n in _blas_threads())
+
+
+def test_pool_works_in_a_forked_child(threads):
+    threads(2)
+    parallelism.pool_map(len, [1, 2, 3])             # the parent's pool exists
+    script = ("import os, sys; sys.path.insert(0, os.getcwd());"
+              "from kernels import parallelism;"
+              "parallelism.set_intra_op_threads(2);"
+              "parallelism.pool_map(len, [1, 2]);"
+              "pid = os.fork();"
+              "r = parallelism.pool_map(lambda s: [x * 2 for x in s], list(range(6))) "
+              "if pid == 0 else None;"
+              "os._exit(0 if r is None or sum(sum(s) for s in r) == 30 else 3) if pid == 0 "
+              "else sys.exit(os.waitpid(pid, 0)[1] >> 8)")
+    done = subprocess.run([sys.executable, "-c", script], cwd=os.getcwd(), timeout=60)
+    assert done.returncode == 0
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_compiled_where_matches_numpy_nan_and_inf_included(dtype):
+    rng = np.random.default_rng(3)
+    shape = (64, 1024)                         # above COMPILED_MIN_SIZE
+    x = rng.standard_normal(shape).astype(dtype)
+    g = rng.standard_normal(shape).astype(dtype)
+    g[::7, ::5] = np.nan
+    g[::11, ::3] = np.inf
+    x[::13] = np.nan
+    np.testing.assert_array_equal(gp.raw_ops.ReluGrad(gradients=g, features=x),
+                                  np.where(x > 0, g, 0))
+    np.testing.assert_array_equal(gp.raw_ops.LeakyReluGrad(gradients=g, features=x, alpha=0.25),
+                                  np.where(x > 0, g, g * dtype(0.25)))
+    cond = x > 0.3
+    np.testing.assert_array_equal(gp.raw_ops.SelectV2(condition=cond, t=g, e=x),
+                                  np.where(cond, g, x))
+    np.testing.assert_array_equal(gp.raw_ops.Select(condition=cond, x=x, y=g),
+                                  np.where(cond, x, g))
+
+
+@pytest.mark.parametrize("axes", [(0,), (0, 1), (0, 1, 2)])
+def test_compiled_leading_axis_sums_match_float64(axes):
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((40, 30, 20, 8)).astype(np.float32)
+    want = x.astype(np.float64).sum(axis=axes)
+    got = gp.raw_ops.Sum(input=x, axis=np.int32(axes), keep_dims=True)
+    assert got.shape == np.sum(x, axis=axes, keepdims=True).shape
+    np.testing.assert_allclose(got.reshape(want.shape), want.astype(np.float32), rtol=1e-6)
+    mean = gp.raw_ops.Mean(input=x, axis=np.int32(axes))
+    np.testing.assert_allclose(mean, (want / np.prod([x.shape[a] for a in axes])).astype(
+        np.float32), rtol=1e-6)
+    grad = gp.raw_ops.BiasAddGrad(out_backprop=x)
+    np.testing.assert_allclose(grad, x.astype(np.float64).sum(axis=(0, 1, 2)).astype(
+        np.float32), rtol=1e-6)
