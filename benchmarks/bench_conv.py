@@ -179,6 +179,10 @@ class Case:
 
 def full_cases():
     c3 = ((4, 16, 32, 32, 32), (3, 3, 3, 32, 64))
+    dw1 = ((32, 112, 112, 32), (3, 3, 32, 1), (1, 1), "SAME")
+    dw2 = ((32, 112, 112, 64), (3, 3, 64, 1), (2, 2), "SAME")
+    depthwise = ["DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropFilter",
+                 "DepthwiseConv2dNativeBackpropInput"]
     return [
         Case("Conv3D", *c3, (1, 1, 1), "SAME"),
         Case("Conv3D", *c3, (2, 2, 2), "VALID"),
@@ -192,10 +196,11 @@ def full_cases():
         Case("Conv2DBackpropFilter", (32, 56, 56, 64), (3, 3, 64, 128), (2, 2), "SAME"),
         Case("Conv2DBackpropInput", (32, 56, 56, 64), (3, 3, 64, 64), (1, 1), "SAME"),
         Case("Conv2DBackpropInput", (32, 56, 56, 64), (3, 3, 64, 128), (2, 2), "SAME"),
-        Case("DepthwiseConv2dNativeBackpropFilter", (32, 112, 112, 32), (3, 3, 32, 1),
-             (1, 1), "SAME"),
-        Case("DepthwiseConv2dNativeBackpropFilter", (32, 112, 112, 64), (3, 3, 64, 1),
-             (2, 2), "SAME"),
+        *(Case(op, *dw1) for op in depthwise),
+        *(Case(op, *dw2) for op in depthwise),
+        *(Case(op, *dw1, data_format="NCHW") for op in depthwise),
+        *(Case(op, *dw1, dilations=(2, 2)) for op in depthwise),
+        *(Case(op, *dw1, dtype=np.float16) for op in depthwise),
     ]
 
 
@@ -233,6 +238,28 @@ def sgemm(n=2048):
     return lambda: a @ a, 2 * n**3
 
 
+def stream(nbytes=256 << 20):
+    """A copy of ``nbytes`` (read once, written once), timed next to depthwise cases as the
+    memory bandwidth to compare with: returns the callable and the bytes it moves."""
+    src = np.ones(nbytes, np.uint8)
+    dst = np.zeros_like(src)
+
+    def copy():
+        dst[...] = src
+    return copy, 2 * nbytes
+
+
+def reference_time(make, case, x, w, dy, repeat):
+    """Best time of another library on the case, or None where it cannot run it."""
+    try:
+        other, = best_times([make(x, w, dy)], repeat)
+    except Exception:  # noqa: BLE001 -- e.g. a layout or dtype that library lacks on CPU
+        return None
+    finally:
+        time.sleep(0.2)  # let their spinning worker threads go idle
+    return other
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small shapes, seconds")
@@ -244,30 +271,40 @@ def main():
     cases = [c for c in (quick_cases() if args.quick else full_cases())
              if args.only in f"{c.op} {c.label()}"]
     peak_fn, peak_flops = sgemm()
+    copy_fn, copy_bytes = stream() if any(c.depthwise for c in cases) else (None, 0)
     if not args.no_ref:
         load_references()
     use_tf = tf is not None and not args.no_ref
     use_torch = torch is not None and not args.no_ref
     print(f"cpus={os.cpu_count()}; numpy {np.__version__}; TF {'yes' if use_tf else 'no'}; "
           f"torch {'yes' if use_torch else 'no'}; SGEMM% = our rate / 2048^3 float32 matmul "
-          f"rate, both timed interleaved; 'vs X' = X's ms / our ms (> 1: we are faster)")
-    header = f"{'op':36} {'shape':48} {'ms':>8} {'GFLOP/s':>8} {'SGEMM':>6} {'SGEMM%':>7}"
+          f"rate, both timed interleaved; depthwise: GB/s = (x + dy + filter bytes) / time, "
+          f"BW% = that / a 256 MiB copy's rate (read + write), timed interleaved; "
+          f"'vs X' = X's ms / our ms (> 1: we are faster)")
+    header = f"{'op':36} {'shape':56} {'ms':>8} {'GFLOP/s':>8} {'SGEMM':>6} {'SGEMM%':>7}"
+    header += f" {'GB/s':>6} {'stream':>6} {'BW%':>5}"
     header += f" {'TF ms':>8} {'vs TF':>6}" * use_tf + f" {'torch ms':>8} {'vs pt':>6}" * use_torch
     print(header)
     rng = np.random.default_rng(0)
     best_peak = 0.0
     for case in cases:
         x, w, dy = case.data(rng)
-        t, t_peak = best_times([case.ours(x, w, dy), peak_fn], repeat)
+        timed = [case.ours(x, w, dy), peak_fn] + [copy_fn] * case.depthwise
+        t, t_peak, *t_copy = best_times(timed, repeat)
         rate, peak = case.flops / t, peak_flops / t_peak
         best_peak = max(best_peak, peak)
-        line = f"{case.op:36} {case.label():48} {t * 1e3:8.1f} {rate / 1e9:8.1f} " \
+        line = f"{case.op:36} {case.label():56} {t * 1e3:8.1f} {rate / 1e9:8.1f} " \
                f"{peak / 1e9:6.0f} {100 * rate / peak:6.0f}%"
+        if case.depthwise:
+            moved, bandwidth = case.bytes() / t, copy_bytes / t_copy[0]
+            line += f" {moved / 1e9:6.1f} {bandwidth / 1e9:6.1f} {100 * moved / bandwidth:4.0f}%"
+        else:
+            line += f" {'-':>6} {'-':>6} {'-':>5}"
         for enabled, make in ((use_tf, case.tensorflow), (use_torch, case.torch)):
             if enabled:
-                other, = best_times([make(x, w, dy)], repeat)
-                line += f" {other * 1e3:8.1f} {other / t:6.2f}"
-                time.sleep(0.2)  # let their spinning worker threads go idle
+                other = reference_time(make, case, x, w, dy, repeat)
+                line += f" {other * 1e3:8.1f} {other / t:6.2f}" if other else \
+                    f" {'n/a':>8} {'':>6}"
         print(line, flush=True)
     print(f"best SGEMM rate seen: {best_peak / 1e9:.0f} GFLOP/s")
 

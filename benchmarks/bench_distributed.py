@@ -1,6 +1,6 @@
 """Distributed-session overheads on a LocalCluster (worker processes, loopback).
 
-    python benchmarks/bench_distributed.py [--quick] [--repeat R]
+    python benchmarks/bench_distributed.py [--quick] [--repeat R] [--profiler]
 
 Rows: the per-step time of an empty step and of a step with one cross-task edge (and the
 in-process Session's for comparison); the rate at which a tensor moves between two
@@ -106,10 +106,16 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer runs, smaller arrays")
     parser.add_argument("--repeat", type=int, default=None, help="runs per timing")
+    parser.add_argument("--profiler", action="store_true",
+                        help="leave Dask's worker profiler on (its default)")
     args = parser.parse_args(argv)
     repeat = args.repeat or (5 if args.quick else 30)
+    import dask
     import distributed
 
+    # Dask's worker profiler samples every thread's stack 100 times a second: it costs
+    # graphops' Python-level executor a third of a compute-bound step (docs/distributed.md).
+    dask.config.set({"distributed.worker.profile.enabled": args.profiler})
     with distributed.LocalCluster(processes=True, n_workers=3, threads_per_worker=1,
                                   host="127.0.0.1", dashboard_address=None) as local, \
             distributed.Client(local) as client:

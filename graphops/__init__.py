@@ -32,6 +32,7 @@ from graphops.building.graph import (Graph, control_dependencies, device, execut
 from graphops.building.scope import Scope
 from graphops.building.tensor import Operation, Tensor
 from graphops.client.client_session import ClientSession
+from graphops.client.config_proto import ConfigProto, GPUOptions
 from graphops.client.session import RunOptions, Session, get_default_session
 from graphops.client.default_session import InteractiveSession
 from graphops import interchange  # noqa: F401  (installs Graph.as_graph_def and Graph.to_dot)
@@ -105,7 +106,7 @@ __all__ = [
     "NotDifferentiable", "config", "to_numpy", "constant", "convert_to_tensor", "placeholder",
     "Graph", "control_dependencies", "device", "get_default_graph", "name_scope",
     "reset_default_graph", "Scope", "Operation", "Tensor", "ClientSession", "Session",
-    "RunOptions", "distributed",
+    "RunOptions", "ConfigProto", "GPUOptions", "distributed",
     "import_graph_def", "graph_def_from_json", "graph_def_to_json", "visualize", "io", "nn",
     "raw_ops", "ops", "argmax", "cast", "equal", "reduce_mean", "reduce_sum", "train",
     "math", "abs", "add_n", "argmin", "einsum", "matmul", "pow", "reduce_all", "reduce_any",

@@ -42,6 +42,7 @@ CHUNK_BYTES = 8 << 20  # CPU im2col block size (measured best at 4-16 MB)
 # (ResNet50's last blocks at batch 1: 4 rows against 2.4M filter values).
 TRANSPOSED_FILTER_MIN_ROWS = 256
 MIN_BLOCK_BYTES = 1 << 20   # a CPU block never smaller: below it the pool costs more
+TAP_MAJOR_MAX_CHANNELS = 2  # input channels up to which patch matrices are built tap-major
 
 
 def conv_forward(x, w, strides, dilations, pads, channels_last=True, xp=np):
@@ -154,14 +155,24 @@ def _map(work, items, xp):
 def _im2col(win, share, xp):
     """Yield ``(idx, col)``: the patch matrix ``[rows, K*C]`` of each block of ``share``,
     copied from the window view ``win``. ``col`` is a reused buffer, valid until the next
-    iteration."""
-    kc = math.prod(win.shape[len(win.shape) // 2:])
+    iteration. With at most ``TAP_MAJOR_MAX_CHANNELS`` channels (NumPy), ``col`` is the
+    transposed view of a tap-major ``[K*C, rows]`` buffer: copying it reads and writes whole
+    input rows, where the row-major copy moves C values at a time (4x faster for C = 1)."""
+    rank = (win.ndim - 2) // 2
+    kc = math.prod(win.shape[rank + 1:])
+    tap_major = xp is np and win.shape[-1] <= TAP_MAJOR_MAX_CHANNELS
     buf = xp.empty(max(rows for _, rows in share) * kc, win.dtype)
     for idx, rows in share:
         part = win[idx]
-        col = buf[:rows * kc].reshape(rows, kc)
-        xp.copyto(col.reshape(part.shape), part)
-        yield idx, col
+        if tap_major:
+            part = np.moveaxis(part, range(rank + 1, 2 * rank + 2), range(rank + 1))
+            col = buf[:rows * kc].reshape(kc, rows)
+            np.copyto(col.reshape(part.shape), part)
+            yield idx, col.T
+        else:
+            col = buf[:rows * kc].reshape(rows, kc)
+            xp.copyto(col.reshape(part.shape), part)
+            yield idx, col
 
 
 def _col2im(dyc, w, in_shape, strides, dilations, pads, out_dtype, xp):

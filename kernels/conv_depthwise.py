@@ -4,15 +4,20 @@ Two paths. With NumPy (``xp=np``, the default) each op is one fused pass of comp
 (``kernels/loops_depthwise.py``, numba, imported on first use) over channels-last,
 C-contiguous operands in the compute dtype: NHWC float32/float64 operands go in as they
 are; NCHW ones, strided views and float16/bfloat16 are copied (and cast) once on the way
-in, and the result once on the way out. Those loops are memory-bound and stream every
-operand once; the filter gradient sums per thread in the input dtype, in float64 across
-row blocks and threads.
+in, and the result once on the way out. The loops split the rows into
+``SHARES_PER_THREAD * intra_op_threads()`` blocks that threads take as they come free; the
+filter gradient sums each block in the input dtype, then the blocks in order in float64,
+so results depend only on the thread count.
 
 With any other array module (CuPy on a GPU) the ops run written once against ``xp``, over
 ``chunk_bytes`` chunks of output positions: one einsum per chunk against a strided window
 view (forward, filter gradient; a batched GEMM over channels in CuPy), and for the input
-gradient one einsum per chunk followed by a strided-slice add per tap.
+gradient one einsum per chunk followed by a strided-slice add per tap. NumPy takes that
+path too in a child forked after numba was loaded: numba's OpenMP loops abort there.
 """
+
+import os
+import sys
 
 import numpy as np
 
@@ -20,15 +25,25 @@ from kernels.compiled import loops
 from kernels.conv_layout import (blocks, channels_last_shape, chunk_bytes, compute_dtype,
                                  conv_output_size, from_channels_last, padded_for_windows,
                                  tap_index, to_channels_last, window_view)
-from kernels.parallelism import numba_threads
+from kernels.parallelism import SHARES_PER_THREAD, intra_op_threads
 
 CHUNK_BYTES = 1 << 19   # the array-module path's chunk on the CPU
 RUN_VALUES = 1024       # compiled loops: values (columns x C*M) per inner-loop run
+_forked_after_numba = False
+
+
+def _note_fork():
+    global _forked_after_numba
+    _forked_after_numba = _forked_after_numba or "numba" in sys.modules
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_note_fork)
 
 
 def depthwise_forward(x, w, strides, dilations, pads, channels_last=True, xp=np):
     """y[n, o, c*M+m] = sum_k x[n, o*s + k*d - before, c] * w[k, c, m]; w is [KH, KW, C, M]."""
-    if xp is not np:
+    if xp is not np or _forked_after_numba:
         return _forward_by_windows(x, w, strides, dilations, pads, channels_last, xp)
     xl = to_channels_last(x, channels_last)
     n, h, wd, c = xl.shape
@@ -39,16 +54,16 @@ def depthwise_forward(x, w, strides, dilations, pads, channels_last=True, xp=np)
     y = np.zeros((n, oh, ow, c * m), ct)
     if y.size and xl.size:
         cols = _run_columns(c * m)
-        compiled, threads = _loops()
+        compiled, parts = _loops()
         compiled.forward(_operand(xl, ct), _tiled(w, cols, ct), y, kh, kw, m,
-                         *_geometry(strides, dilations, pads), cols, threads)
+                         *_geometry(strides, dilations, pads), cols, parts)
     return _result(y, x.dtype, channels_last)
 
 
 def depthwise_backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels_last=True,
                               xp=np):
     """dw[k, c, m] = sum over n, o of x[n, o*s + k*d - before, c] * dy[n, o, c*M+m]."""
-    if xp is not np:
+    if xp is not np or _forked_after_numba:
         return _filter_by_windows(x, dy, filter_shape, strides, dilations, pads, channels_last,
                                   xp)
     kh, kw, c, m = (int(d) for d in filter_shape)
@@ -57,9 +72,10 @@ def depthwise_backprop_filter(x, dy, filter_shape, strides, dilations, pads, cha
         return np.zeros((kh, kw, c, m), x.dtype)
     ct = compute_dtype(x.dtype)
     cols = _run_columns(c * m)
-    compiled, threads = _loops()
-    sums = compiled.backprop_filter(_operand(xl, ct), _operand(dyl, ct), kh, kw, m,
-                                    *_geometry(strides, dilations, pads), cols, threads)
+    compiled, parts = _loops()
+    sums = np.zeros((min(parts, dyl.shape[0] * dyl.shape[1]), kh * kw, cols * c * m))
+    compiled.backprop_filter(_operand(xl, ct), _operand(dyl, ct), sums, kh, kw, m,
+                             *_geometry(strides, dilations, pads), cols)
     dw = sums.sum(axis=0).reshape(kh, kw, cols, c, m).sum(axis=2)
     return dw.astype(x.dtype)
 
@@ -67,7 +83,7 @@ def depthwise_backprop_filter(x, dy, filter_shape, strides, dilations, pads, cha
 def depthwise_backprop_input(dy, w, input_shape, strides, dilations, pads, channels_last=True,
                              xp=np):
     """dx[n, i, c] = sum over o, k with o*s + k*d - before = i of dy[n, o, c*M+m] * w[k, c, m]."""
-    if xp is not np:
+    if xp is not np or _forked_after_numba:
         return _input_by_taps(dy, w, input_shape, strides, dilations, pads, channels_last, xp)
     dyl = to_channels_last(dy, channels_last)
     kh, kw, _, m = w.shape
@@ -75,16 +91,15 @@ def depthwise_backprop_input(dy, w, input_shape, strides, dilations, pads, chann
     dx = np.zeros(channels_last_shape(input_shape, channels_last), ct)
     if dx.size and dyl.size and w.size:
         cols = _run_columns(dyl.shape[-1])
-        compiled, threads = _loops()
+        compiled, parts = _loops()
         compiled.backprop_input(_operand(dyl, ct), _tiled(w, cols, ct), dx, kh, kw, m,
-                                *_geometry(strides, dilations, pads), cols, threads)
+                                *_geometry(strides, dilations, pads), cols, parts)
     return _result(dx, dy.dtype, channels_last)
 
 
 def _loops():
-    """The compiled loops and the thread count they run on."""
-    compiled = loops("loops_depthwise")
-    return compiled, numba_threads()
+    """The compiled loops (threads take one row block at a time) and the row-block count."""
+    return loops("loops_depthwise", chunk=1), SHARES_PER_THREAD * intra_op_threads()
 
 
 def _run_columns(cm):

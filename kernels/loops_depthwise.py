@@ -1,15 +1,16 @@
 """Compiled loops of the depthwise conv ops (numba): forward, filter and input gradients.
 
-Each op is one pass over its operands: rows are split into one contiguous block per thread
-and every input row streams from memory once. Operands are C-contiguous and channels-last:
-x and dx ``[N, H, W, C]``, y and dy ``[N, OH, OW, CM]`` with ``CM = C*M`` (output channel
-``c*M + m`` is input channel c filtered by ``w[..., c, m]``).
+Each op is one pass over its operands. Output rows are split into ``parts`` contiguous
+blocks (threads take one at a time); within a block every input row streams from memory
+once. Operands are C-contiguous and channels-last: x and dx ``[N, H, W, C]``, y and dy
+``[N, OH, OW, CM]`` with ``CM = C*M`` (output channel ``c*M + m`` is input channel c
+filtered by ``w[..., c, m]``).
 
 Inner loops run over a chunk of ``cols`` output columns times CM channels, a contiguous
-run in every operand, and handle several taps or column chunks per pass so that each
-multiply-add costs few loads and stores:
+run in every operand, and share loads: two output rows per pass (they meet the same filter
+taps), three taps per pass. Hence:
 
-* source rows are copied once into a per-thread row cache, zero-padded and split by column
+* source rows are copied once into a per-block row cache, zero-padded and split by column
   phase (padded column % stride): x rows with each channel repeated M times for the forward
   and the filter gradient, dy rows for the input gradient. Any tap of any column chunk then
   reads one contiguous run. As in TF's CPU kernels, padding zeros are multiplied;
@@ -19,12 +20,13 @@ multiply-add costs few loads and stores:
   positions their taps reach; the buffer's phases and M channels are then folded into dx.
 
 Every output element is summed in a fixed order (taps row-major; the filter gradient over
-each thread's rows, then threads in order), so results repeat run to run for a given
-thread count.
+each block's rows, then blocks in order), so results depend only on the block count.
 """
 
 import numpy as np
-from numba import njit, prange
+from llvmlite import ir
+from numba import njit, prange, types
+from numba.extending import intrinsic
 
 FLUSH_ROWS = 64   # filter gradient: rows summed in the input dtype between float64 flushes
 
@@ -99,6 +101,34 @@ def _add_dot_products(partial, src, offsets, offsets1, d, d1, start):
         t += 1
 
 
+@intrinsic
+def _prefetch(typingctx, array, index):
+    """Asks the CPU to start fetching the cache line of ``array[index]`` (LLVM's prefetch:
+    a hint, never a fault), so rows stream in while the current ones are computed."""
+    def codegen(context, builder, signature, args):
+        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        byte_pointer = ir.IntType(8).as_pointer()
+        int32 = ir.IntType(32)
+        hint = builder.module.declare_intrinsic(
+            "llvm.prefetch", fnty=ir.FunctionType(ir.VoidType(), [byte_pointer] + [int32] * 3))
+        address = builder.bitcast(builder.gep(data, [args[1]]), byte_pointer)
+        # read, keep in all cache levels, data cache
+        builder.call(hint, [address, int32(0), int32(3), int32(1)])
+        return context.get_dummy_value()
+    return types.void(array, index), codegen
+
+
+@njit(cache=True, nogil=True)
+def _prefetch_rows(src, n, first_row, count, piece, pieces):
+    """Prefetches piece ``piece`` of ``pieces`` of rows [first_row, first_row + count) of
+    image n of ``src`` [N, R, W, C] (rows outside src skipped)."""
+    for row in range(max(first_row, 0), min(first_row + count, src.shape[1])):
+        flat = src[n, row].reshape(src.shape[2] * src.shape[3])
+        for k in range(flat.shape[0] * piece // pieces, flat.shape[0] * (piece + 1) // pieces,
+                       64 // flat.itemsize):
+            _prefetch(flat, k)
+
+
 @njit(cache=True, nogil=True)
 def _copy(dst, src):
     """dst[:] = src, for 1-D arrays known not to overlap (numba's slice assignment would
@@ -109,7 +139,7 @@ def _copy(dst, src):
 
 @njit(cache=True, nogil=True)
 def _rows_of_part(rows, parts, part):
-    """The contiguous block [first, last) of ``rows`` that thread ``part`` computes."""
+    """Row block ``part`` of ``parts``: [first, last)."""
     return rows * part // parts, rows * (part + 1) // parts
 
 
@@ -184,7 +214,7 @@ def _x_offsets(offsets, cache, keys, x, n, oh, kh, kw, m, sh, sw, dh, dw, pt, pl
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def forward(x, taps, y, kh, kw, m, sh, sw, dh, dw, pt, pl, cols, threads):
+def forward(x, taps, y, kh, kw, m, sh, sw, dh, dw, pt, pl, cols, parts):
     """y[n, oh, ow, cm] = sum over taps (i, j) of x[n, oh*sh + i*dh - pt, ow*sw + j*dw - pl,
     cm // M] * w[i, j, cm] (zero outside x); ``taps`` is w tiled ``cols`` times.
 
@@ -192,10 +222,10 @@ def forward(x, taps, y, kh, kw, m, sh, sw, dh, dw, pt, pl, cols, threads):
     """
     n_total, oh_total, ow_total, cm = y.shape
     rows = n_total * oh_total
-    parts = max(1, min(threads, rows))
+    parts = max(1, min(parts, rows))
     width = (ow_total + (kw - 1) * dw // sw) * cm
-    order = np.arange(kh * kw)
     for part in prange(parts):
+        order = np.arange(kh * kw)
         cache, keys = _new_cache((kh - 1) * dh + 1 + sh, sw, width, x)
         flat = cache.reshape(cache.size)
         offsets = np.empty((2, kh * kw), np.int64)
@@ -213,8 +243,11 @@ def forward(x, taps, y, kh, kw, m, sh, sw, dh, dw, pt, pl, cols, threads):
                 y_next = y[n, oh + 1].reshape(ow_total * cm)
             else:
                 offsets[1] = offsets[0]
+            fresh = (oh + 1) * sh + (kh - 1) * dh - pt + 1   # next pair's first new x row
+            chunks = (ow_total + cols - 1) // cols
             for ow0 in range(0, ow_total, cols):
                 lo, hi = ow0 * cm, min(ow0 + cols, ow_total) * cm
+                _prefetch_rows(x, n, fresh, 2 * sh, ow0 // cols, chunks)
                 y_row[lo:hi] = 0
                 y_next[lo:hi] = 0
                 _add_products(y_row[lo:hi], y_next[lo:hi], flat, offsets[0], offsets[1],
@@ -223,18 +256,18 @@ def forward(x, taps, y, kh, kw, m, sh, sw, dh, dw, pt, pl, cols, threads):
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def backprop_filter(x, dy, kh, kw, m, sh, sw, dh, dw, pt, pl, cols, threads):
-    """Per-thread filter-gradient sums, float64 ``[parts, KH*KW, cols*CM]``: element
-    ``[p, i*KW + j, t*CM + cm]`` sums x * dy over thread p's rows and the output columns
-    with ``ow % cols == t``. The caller adds the threads in order, then the column groups.
+def backprop_filter(x, dy, sums, kh, kw, m, sh, sw, dh, dw, pt, pl, cols):
+    """Adds per-block filter-gradient sums to ``sums`` (float64 ``[parts, KH*KW, cols*CM]``,
+    one block per row block): ``sums[p, i*KW + j, t*CM + cm]`` gets x * dy summed over
+    block p's rows and the output columns with ``ow % cols == t``. The caller adds the
+    blocks in order, then the column groups. (Allocated here, ``sums`` would make numba
+    copy it for every block a thread takes.)
 
     Output rows go in pairs (oh, oh + 1); a lone row is paired with zeros.
     """
     n_total, oh_total, ow_total, cm = dy.shape
-    rows = n_total * oh_total
-    parts = max(1, min(threads, rows))
+    rows, parts = n_total * oh_total, sums.shape[0]
     width = (ow_total + (kw - 1) * dw // sw) * cm
-    sums = np.zeros((parts, kh * kw, cols * cm))
     for part in prange(parts):
         cache, keys = _new_cache((kh - 1) * dh + 1 + sh, sw, width, x)
         flat = cache.reshape(cache.size)
@@ -251,8 +284,12 @@ def backprop_filter(x, dy, kh, kw, m, sh, sw, dh, dw, pt, pl, cols, threads):
                        sw, dh, dw, pt, pl)
             dy_row = dy[n, oh].reshape(ow_total * cm)
             dy_next = dy[n, oh + 1].reshape(ow_total * cm) if pair else zeros
+            fresh = (oh + 1) * sh + (kh - 1) * dh - pt + 1   # next pair's first new x row
+            chunks = (ow_total + cols - 1) // cols
             for ow0 in range(0, ow_total, cols):
                 lo, hi = ow0 * cm, min(ow0 + cols, ow_total) * cm
+                _prefetch_rows(x, n, fresh, 2 * sh, ow0 // cols, chunks)
+                _prefetch_rows(dy, n, oh + 2, 2, ow0 // cols, chunks)
                 _add_dot_products(partial, flat, offsets[0], offsets[1], dy_row[lo:hi],
                                   dy_next[lo:hi], lo)
             r += 2 if pair else 1
@@ -260,11 +297,10 @@ def backprop_filter(x, dy, kh, kw, m, sh, sw, dh, dw, pt, pl, cols, threads):
                 sums[part] += partial
                 partial[:] = 0
                 flushed = r
-    return sums
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def backprop_input(dy, taps, dx, kh, kw, m, sh, sw, dh, dw, pt, pl, cols, threads):
+def backprop_input(dy, taps, dx, kh, kw, m, sh, sw, dh, dw, pt, pl, cols, parts):
     """dx[n, ih, iw, c] = sum of dy[n, oh, ow, c*M + mm] * w[i, j, c*M + mm] over the taps
     (i, j) and mm with oh*sh + i*dh - pt = ih and ow*sw + j*dw - pl = iw; ``taps`` is w
     tiled ``cols`` times.
@@ -273,9 +309,10 @@ def backprop_input(dy, taps, dx, kh, kw, m, sh, sw, dh, dw, pt, pl, cols, thread
     a scratch row.
     """
     n_total, oh_total, ow_total, cm = dy.shape
-    _, h_total, _, _ = dx.shape
+    _, h_total, w_total, _ = dx.shape
+    direct = sw == 1 and m == 1
     rows = n_total * h_total
-    parts = max(1, min(threads, rows))
+    parts = max(1, min(parts, rows))
     reach = (kw - 1) * dw // sw
     q_total = ow_total + reach      # gathered columns per phase
     for part in prange(parts):
@@ -284,6 +321,7 @@ def backprop_input(dy, taps, dx, kh, kw, m, sh, sw, dh, dw, pt, pl, cols, thread
         cache, keys = _new_cache(((kh - 1) * dh) // sh + 3, 1, (ow_total + 2 * reach) * cm, dy)
         flat = cache.reshape(cache.size)
         gathered = np.empty((2, sw, q_total * cm), dx.dtype)
+        spare = np.empty(w_total * cm, dx.dtype)
         offsets = np.empty((2, kh * kw), np.int64)
         chosen = np.empty(kh * kw, np.int64)
         first, last = _rows_of_part(rows, parts, part)
@@ -310,16 +348,26 @@ def backprop_input(dy, taps, dx, kh, kw, m, sh, sw, dh, dw, pt, pl, cols, thread
                                 offsets[1, count] = slot1 * cache.shape[2] + shift
                                 chosen[count] = i * kw + j
                                 count += 1
-                    out, out1 = gathered[0, phase], gathered[1, phase]
+                    # gathered column q is padded dx column q*sw + phase; with sw = M = 1
+                    # dx's own rows take its columns q = pl + iw directly
+                    out, out1, q_first, q_stop = gathered[0, phase], gathered[1, phase], 0, q_total
+                    if direct:
+                        out, out1 = dx[n, row].reshape(w_total * cm), spare
+                        if pair:
+                            out1 = dx[n, row + sh].reshape(w_total * cm)
+                        q_first, q_stop = pl, min(pl + w_total, q_total)
                     out[:] = 0
                     out1[:] = 0
-                    for q0 in range(0, q_total, cols):
-                        lo, hi = q0 * cm, min(q0 + cols, q_total) * cm
-                        _add_products(out[lo:hi], out1[lo:hi], flat, offsets[0, :count],
-                                      offsets[1, :count], taps, chosen[:count], lo)
-                _fold_row(dx[n, row], gathered[0], pl, m)
-                if pair:
-                    _fold_row(dx[n, row + sh], gathered[1], pl, m)
+                    for q0 in range(q_first, q_stop, cols):
+                        lo, hi = q0 * cm, min(q0 + cols, q_stop) * cm
+                        at = lo - q_first * cm
+                        _add_products(out[at:at + hi - lo], out1[at:at + hi - lo], flat,
+                                      offsets[0, :count], offsets[1, :count], taps,
+                                      chosen[:count], lo)
+                if not direct:
+                    _fold_row(dx[n, row], gathered[0], pl, m)
+                    if pair:
+                        _fold_row(dx[n, row + sh], gathered[1], pl, m)
             r += block
 
 

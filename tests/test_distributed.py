@@ -103,6 +103,9 @@ def test_variables_persist_on_their_task_across_runs_and_die_with_the_session(cl
         for _ in range(3):
             sess.run(update)
         np.testing.assert_array_equal(sess.run(w), np.arange(6).reshape(3, 2) + 1.5)
+        with g.as_default(), gp.device("/job:worker/task:1"):
+            doubled = w * 2.0                     # a node added later reads the same w
+        np.testing.assert_array_equal(sess.run(doubled), 2 * (np.arange(6).reshape(3, 2) + 1.5))
     with gp.Session(graph=g, target=client, cluster=cluster_spec) as fresh:
         with pytest.raises(gp.errors.FailedPreconditionError, match="uninitialized value w"):
             fresh.run(w)
@@ -153,11 +156,17 @@ def test_tensors_cross_tasks_worker_to_worker_not_through_the_client(client, clu
     with g.as_default():
         with gp.device("/job:ps/task:0"):
             big = gp.ones([1024, 1024], name="big")             # 4 MiB of float32
+            peak = gp.reduce_max(big, name="peak")
         with gp.device("/job:worker/task:1"):
             total = gp.reduce_sum(big, name="total")
-    with gp.Session(graph=g, target=client, cluster=cluster_spec) as sess:
-        assert sess.run(total) == 1024 * 1024
+    with gp.Session(graph=g, target=client, cluster=cluster_spec) as sess, \
+            distributed.get_task_stream(client) as stream:
+        assert sess.run([total, peak]) == [1024 * 1024, 1.0]
     ps, worker = _address(client, "0"), _address(client, "2")
+    # the ps stage's outputs are `big` (for the worker) and `peak` (for the client): a task
+    # on the ps worker picks `peak`, so the 4 MiB never reach the client
+    picked = [t["worker"] for t in stream.data if str(t["key"]).endswith("-fetched")]
+    assert picked == [ps]
     log = client.run(lambda dask_worker: [(e["who"], list(e["keys"]), e["total"])
                                           for e in dask_worker.transfer_incoming_log],
                      workers=[worker])[worker]
@@ -198,11 +207,19 @@ def test_batch_inference_streams_in_order_with_bounded_memory(client, cluster_sp
 
     with gp.Session(graph=g, target=client, cluster=cluster_spec) as sess:
         sess.run(init)
-        results = sess.map(y, feeds(), max_in_flight=3)
-        first = next(results)
-        assert len(pulled) == 3                  # read ahead no further than max_in_flight
-        rest = list(results)
+        with distributed.get_task_stream(client) as stream:
+            results = sess.map(y, feeds(), max_in_flight=3)
+            first = next(results)
+            assert len(pulled) == 3              # read ahead no further than max_in_flight
+            rest = list(results)
+        ran_on = {key.split("-")[1] for key in (t["key"] for t in stream.data)
+                  if key.startswith("graphops-job:worker")}
+        assert ran_on == {"job:worker_replica:0_task:0", "job:worker_replica:0_task:1"}
+        on_ps = list(sess.map(y, [{x: [3.0]}], tasks=["/job:ps/task:0"]))
+        with pytest.raises(gp.errors.InvalidArgumentError, match="map needs tasks of the"):
+            next(sess.map(y, [{x: [3.0]}], tasks=["/job:worker/task:9"]))
     np.testing.assert_allclose(np.stack([first] + rest)[:, 0], 2.0 * np.arange(20) ** 2)
+    np.testing.assert_allclose(on_ps, [[18.0]])
 
 
 def _slow_graph(task):
@@ -285,26 +302,28 @@ def fault_client():
         yield c
 
 
-def test_a_killed_worker_is_unavailable_and_its_task_comes_back(fault_client):
+def test_a_killed_worker_is_unavailable_and_its_task_comes_back(fault_client, tmp_path):
     client = fault_client
     cluster = gp.train.ClusterSpec({"ps": ["0"], "worker": ["1"]})
     g = gp.Graph()
     with g.as_default():
         with gp.device("/job:ps/task:0"):
             kept = gp.Variable(np.float32(1.0), name="kept")
-            bump = gp.assign_add(kept, 1.0)
         with gp.device("/job:worker/task:0"):
             lost = gp.Variable(np.float32(5.0), name="lost")
             h = mean = gp.ones([1000, 1000]) / 1000.0
             for _ in range(80):
                 h = gp.matmul(h, mean)
             slow = gp.reduce_sum(h) + lost
+        bump = gp.group(gp.assign_add(kept, 1.0), gp.assign_add(lost, 1.0))
         init = gp.global_variables_initializer()
+        saver = gp.train.Saver()
     worker = _address(client, "1")
     pid = client.run(os.getpid, workers=[worker])[worker]
     with gp.Session(graph=g, target=client, cluster=cluster) as sess:
         sess.run(init)
         sess.run(bump)
+        checkpoint = saver.save(sess, str(tmp_path / "model"))
         killer = threading.Timer(0.5, os.kill, (pid, signal.SIGKILL))
         killer.start()
         start = time.monotonic()
@@ -321,5 +340,6 @@ def test_a_killed_worker_is_unavailable_and_its_task_comes_back(fault_client):
         assert sess.run(kept) == 2.0              # the ps task kept its variables
         with pytest.raises(gp.errors.FailedPreconditionError, match="uninitialized value lost"):
             sess.run(lost)
-        sess.run(lost.initializer)
-        assert sess.run(lost) == 5.0
+        saver.restore(sess, checkpoint)           # the restarted task's, from the checkpoint
+        assert sess.run([kept, lost]) == [2.0, 6.0]
+        np.testing.assert_allclose(sess.run(slow), 1006.0, rtol=1e-4)

@@ -161,3 +161,19 @@ def test_an_unsupported_target_is_unimplemented():
     with pytest.raises(gp.errors.UnimplementedError, match="target 'grpc://w0:2222' is not "
                        "supported: .*'dask://host:port'"):
         gp.Session(target="grpc://w0:2222")
+
+
+def test_run_options_deadline_in_process():
+    g = gp.Graph()
+    with g.as_default():
+        h = gp.zeros([200, 200])
+        for _ in range(1000):
+            h = h + 1.0
+    with gp.Session(graph=g) as sess:
+        with pytest.raises(gp.errors.DeadlineExceededError, match="within 1 ms"):
+            sess.run(h, options=gp.RunOptions(timeout_in_ms=1))
+        result = sess.run(h, options=gp.RunOptions(timeout_in_ms=60000))
+        assert result[0, 0] == 1000.0
+        call = sess.make_callable(h, accept_options=True)
+        with pytest.raises(gp.errors.DeadlineExceededError):
+            call(options=gp.RunOptions(timeout_in_ms=1))

@@ -56,10 +56,10 @@ def test_pool_map_keeps_share_order(threads, count):
     assert results == (expected if count > 1 else [sum(items)])
 
 
-def _conv_case(seed=0):
+def _conv_case(channels, seed=0):
     rng = np.random.default_rng(seed)
-    x = rng.standard_normal((5, 9, 10, 11, 6)).astype(np.float32)
-    w = rng.standard_normal((3, 2, 3, 6, 7)).astype(np.float32)
+    x = rng.standard_normal((5, 9, 10, 11, channels)).astype(np.float32)
+    w = rng.standard_normal((3, 2, 3, channels, 7)).astype(np.float32)
     geometry = ((1, 2, 1), (1, 1, 2), ((1, 1), (0, 1), (2, 2)))
     y = conv_dense.conv_forward(x, w, *geometry)
     dy = rng.standard_normal(y.shape).astype(np.float32)
@@ -74,10 +74,12 @@ def _all_three(x, w, dy, geometry):
 
 
 @pytest.mark.parametrize("count", [1, 2, 3, 8])
-def test_parallel_conv_is_deterministic_and_matches_the_reference(threads, monkeypatch, count):
+@pytest.mark.parametrize("channels", [1, 6])              # tap-major and row-major patches
+def test_parallel_conv_is_deterministic_and_matches_the_reference(threads, monkeypatch, count,
+                                                                   channels):
     monkeypatch.setattr(conv_dense, "MIN_BLOCK_BYTES", 1 << 10)   # many blocks, many shares
     threads(count)
-    x, w, dy, geometry = _conv_case()
+    x, w, dy, geometry = _conv_case(channels)
     first = _all_three(x, w, dy, geometry)
     for again in (_all_three(x, w, dy, geometry) for _ in range(3)):
         for a, b in zip(first, again):
@@ -178,3 +180,22 @@ def test_compiled_leading_axis_sums_match_float64(axes):
     grad = gp.raw_ops.BiasAddGrad(out_backprop=x)
     np.testing.assert_allclose(grad, x.astype(np.float64).sum(axis=(0, 1, 2)).astype(
         np.float32), rtol=1e-6)
+
+
+def test_config_proto_sets_the_thread_count_and_session_options(threads):
+    config = gp.ConfigProto(intra_op_parallelism_threads=2, log_device_placement=False)
+    config.gpu_options.allow_growth = True
+    assert config.allow_soft_placement is False                    # TF's default
+    with gp.Graph().as_default():
+        total = gp.reduce_sum(gp.constant(np.arange(6.0)))
+        with gp.Session(config=config) as sess:
+            assert sess.run(total) == 15.0
+    assert gp.config.get_intra_op_parallelism_threads() == 2
+    with gp.Graph().as_default(), gp.Session(config=gp.ConfigProto()):
+        pass
+    assert gp.config.get_intra_op_parallelism_threads() == 2       # 0 keeps the setting
+    with pytest.raises(ValueError, match='Protocol message ConfigProto has no "intra_op" '
+                                         'field.'):
+        gp.ConfigProto(intra_op=2)
+    with pytest.raises(ValueError, match="must be a non-negative int"):
+        gp.Session(config=gp.ConfigProto(intra_op_parallelism_threads=-3))

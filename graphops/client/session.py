@@ -10,6 +10,7 @@ graph (or the device table) changes. `run` may be called from several threads at
 
 import operator
 import threading
+import time
 from collections import defaultdict
 from collections.abc import Mapping
 
@@ -18,7 +19,9 @@ import numpy as np
 from graphops.runtime import devices, executor
 from graphops.building.graph import DefaultController, DefaultStack, get_default_graph
 from graphops.building.tensor import Operation, Tensor
-from registry.errors import InvalidArgumentError, UnimplementedError
+from kernels.parallelism import set_intra_op_threads
+from registry.errors import (CancelledError, DeadlineExceededError, InvalidArgumentError,
+                             UnimplementedError)
 from registry.resources import ResourceMgr
 
 _tensor_key = executor.tensor_key
@@ -201,8 +204,8 @@ def _checked_shape(tensor, array):
 
 
 class RunOptions:
-    """TF1's RunOptions: `timeout_in_ms` (0: none) bounds each step of a distributed
-    session (DeadlineExceededError); `trace_level` is accepted for TF programs and unused."""
+    """TF1's RunOptions: `timeout_in_ms` (0: none) bounds a run (DeadlineExceededError);
+    `trace_level` is accepted for TF programs and unused."""
 
     NO_TRACE, SOFTWARE_TRACE, HARDWARE_TRACE, FULL_TRACE = 0, 1, 2, 3
 
@@ -249,8 +252,10 @@ class Session:
     def __init__(self, graph=None, config=None, allow_soft_placement=True,
                  log_device_placement=False, target="", fetch_device_arrays=False,
                  cluster=None):
-        """`config` (a dict or an object with attributes) may set allow_soft_placement,
-        log_device_placement and fetch_device_arrays; with fetch_device_arrays, fetches
+        """`config` (a `gp.ConfigProto`, a dict or an object with attributes) may set
+        allow_soft_placement, log_device_placement, fetch_device_arrays and
+        intra_op_parallelism_threads (when not 0, the process's count, as
+        `gp.config.set_intra_op_parallelism_threads`); with fetch_device_arrays, fetches
         computed on a GPU come back as CuPy arrays instead of NumPy ones. `cluster` (a
         ClusterSpec) maps the jobs of a remote `target`; in-process it is unused."""
         if graph is None:
@@ -261,6 +266,8 @@ class Session:
             allow_soft_placement = get("allow_soft_placement", allow_soft_placement)
             log_device_placement = get("log_device_placement", log_device_placement)
             fetch_device_arrays = get("fetch_device_arrays", fetch_device_arrays)
+            if get("intra_op_parallelism_threads", 0):
+                set_intra_op_threads(get("intra_op_parallelism_threads", 0))
         self._graph = graph
         self._fetch_to_host = not fetch_device_arrays
         self._allow_soft_placement = bool(allow_soft_placement)
@@ -333,8 +340,20 @@ class Session:
         return call
 
     def _run_plan(self, plan, values, options):
-        """The fetched values of one run of `plan` (in-process: `options` is unused)."""
-        return plan.run(values, self._cancel.is_set)
+        """The fetched values of one run of `plan`. With `options.timeout_in_ms`, a run
+        still going at the deadline stops before its next node (DeadlineExceededError)."""
+        timeout_ms = getattr(options, "timeout_in_ms", 0) if options is not None else 0
+        if timeout_ms <= 0:
+            return plan.run(values, self._cancel.is_set)
+        deadline = time.monotonic() + timeout_ms / 1000
+        try:
+            return plan.run(values, lambda: self._cancel.is_set()
+                            or time.monotonic() >= deadline)
+        except CancelledError:
+            if self._cancel.is_set():
+                raise
+            raise DeadlineExceededError(f"Timed out waiting for the run: it did not finish "
+                                        f"within {timeout_ms} ms") from None
 
     def _begin(self):
         """Counts a run in progress (returns its thread id); RuntimeError once closed."""

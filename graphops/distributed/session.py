@@ -38,12 +38,18 @@ class TaskDevice(NamedTuple):
 
 
 class _Plan:
-    """A Partitioning ready to send: each task's GraphDef bytes and stage specs."""
+    """A Partitioning ready to send: each task's GraphDef bytes and stage specs, and which
+    outputs of which stages the client fetches ({stage: [output positions]})."""
 
     def __init__(self, key, partitioning):
         self.key = key
         self.stages = partitioning.stages
         self.fetch_sources = partitioning.fetch_sources
+        self.client_outputs = {}
+        for source in self.fetch_sources:
+            if source[0] == "stage" and source[2] not in self.client_outputs.setdefault(
+                    source[1], []):
+                self.client_outputs[source[1]].append(source[2])
         self.graph_defs = {task: graph_def_to_proto(gd).SerializeToString()
                            for task, gd in partitioning.graph_defs.items()}
         self.stage_specs = {task: [] for task in self.graph_defs}
@@ -85,7 +91,8 @@ class DistributedSession(Session):
         self._default_task = task_device(job, self._cluster.task_indices(job)[0])
         self._session_id = uuid.uuid4().hex
         self._plan_keys = itertools.count()
-        self._distributed_plans = {}
+        self._distributed_plans = {}  # (feeds, fetches, targets, default task) -> _Plan
+        self._plans_version = None    # the graph version they were made for
         self._addresses = None        # task -> worker address; None: resolve again
         self._loaded = set()          # (worker address, task, plan key)
 
@@ -106,8 +113,11 @@ class DistributedSession(Session):
     def _plan(self, feeds, fetches, targets, default_task=None):
         default_task = default_task or self._default_task
         key = (tuple(map(tensor_key, feeds)), tuple(map(tensor_key, fetches)),
-               tuple(op._id for op in targets), default_task, self._graph.version)
+               tuple(op._id for op in targets), default_task)
         with self._lock:
+            if self._plans_version != self._graph.version:     # the graph changed
+                self._distributed_plans.clear()
+                self._plans_version = self._graph.version
             plan = self._distributed_plans.get(key)
             if plan is None:
                 if not self._graph.get_operations():
@@ -124,22 +134,25 @@ class DistributedSession(Session):
     def _run_plan(self, plan, values, options):
         timeout_ms = getattr(options, "timeout_in_ms", 0) if options is not None else 0
         deadline = time.monotonic() + timeout_ms / 1000 if timeout_ms > 0 else None
-        futures, addresses = self._submit(plan, values, deadline)
-        return self._results(plan, values, futures, addresses, deadline)
+        submitted, addresses = self._submit(plan, values, deadline)
+        return self._results(plan, values, submitted, addresses, deadline)
 
     def _submit(self, plan, values, deadline):
         addresses = self._resolve()
         self._load(plan, addresses, deadline)
         return step.submit(self._client, self._session_id, plan, addresses, values), addresses
 
-    def _results(self, plan, values, futures, addresses, deadline):
-        """Waits for a submitted step and returns its fetched values, in fetch order."""
+    def _results(self, plan, values, submitted, addresses, deadline):
+        """Waits for a submitted step (step.submit's result) and returns its fetched
+        values, in fetch order."""
+        futures, fetched = submitted
         tasks = [s.task for s in plan.stages]
         self._guarded(step.wait, futures, tasks, addresses, deadline)
-        stages = sorted({s[1] for s in plan.fetch_sources if s[0] == "stage"})
-        gathered = self._guarded(step.gather, [futures[s] for s in stages],
+        stages = list(fetched)
+        gathered = self._guarded(step.gather, [fetched[s] for s in stages],
                                  [tasks[s] for s in stages], addresses, deadline)
-        outputs = dict(zip(stages, gathered))
+        outputs = {s: dict(zip(plan.client_outputs[s], picked))
+                   for s, picked in zip(stages, gathered)}
         return [values[s[1]] if s[0] == "feed" else outputs[s[1]][s[2]]
                 for s in plan.fetch_sources]
 
@@ -195,8 +208,8 @@ class DistributedSession(Session):
         in_flight = deque()
 
         def finish():
-            plan, values, (futures, addresses), deadline = in_flight.popleft()
-            results = self._results(plan, values, futures, addresses, deadline)
+            plan, values, (submitted, addresses), deadline = in_flight.popleft()
+            results = self._results(plan, values, submitted, addresses, deadline)
             return handler.build([_fetched(v, keep) for v in results])
 
         for n, feed_dict in enumerate(feed_dicts):
@@ -212,18 +225,18 @@ class DistributedSession(Session):
             yield finish()
 
     def _spread_tasks(self, tasks):
+        """The task devices `map` spreads over: `tasks` checked, or job "worker"'s."""
         if tasks is None:
-            return [t for t in self._task_entries if DeviceSpec.from_string(t).job == "worker"]
-        chosen = []
-        for text in tasks:
-            spec = DeviceSpec.from_string(text)
-            task = task_device(spec.job, spec.task or 0)
-            if task not in self._task_entries:
-                raise InvalidArgumentError(f"Task {text!r} is not in the cluster "
-                                           f"{sorted(self._task_entries)}")
-            chosen.append(task)
-        if not chosen:
-            raise InvalidArgumentError("map needs at least one task to run on")
+            chosen = [t for t in self._task_entries if DeviceSpec.from_string(t).job == "worker"]
+        else:
+            tasks = list(tasks)
+            chosen = [task_device(spec.job, spec.task or 0)
+                      for spec in map(DeviceSpec.from_string, tasks)]
+        unknown = [t for t in chosen if t not in self._task_entries]
+        if unknown or not chosen:
+            raise InvalidArgumentError(f"map needs tasks of the cluster to run on, got "
+                                       f"{tasks} (the cluster's tasks: "
+                                       f"{sorted(self._task_entries)})")
         return chosen
 
     # -------------------------------------------------------------------- lifecycle
@@ -233,6 +246,8 @@ class DistributedSession(Session):
         if self._closed:
             return
         super().close()
+        with self._lock:
+            self._distributed_plans.clear()
         try:
             self._client.run(release_session, self._session_id, on_error="ignore")
         except OSError:

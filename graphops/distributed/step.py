@@ -12,7 +12,7 @@ import uuid
 
 import distributed
 
-from graphops.distributed.task_holder import run_stage
+from graphops.distributed.task_holder import run_stage, select_outputs
 from graphops.distributed.workers import worker_names
 from registry.errors import (DeadlineExceededError, InternalError, OpError,
                              UnavailableError)
@@ -22,33 +22,50 @@ SCATTER_BYTES = 1 << 20     # feeds at least this large go straight to their wor
 
 
 def submit(client, session_id, plan, addresses, feed_values):
-    """The futures of one step's stages, in stage order."""
+    """(the futures of one step's stages in stage order, {stage: the future of its outputs
+    the client fetches}). Where a stage also has outputs bound for other tasks, a task on
+    its worker picks the fetched ones, so that only fetches travel to the client."""
     step = uuid.uuid4().hex[:12]
     scattered = {}
-    futures = []
+    futures, fetched = [], {}
     for index, stage in enumerate(plan.stages):
         address = addresses[stage.task]
-        args, positions, picks = [], {}, []
-
-        def position(key, value):
-            if key not in positions:
-                positions[key] = len(args)
-                args.append(value)
-            return positions[key]
-
-        for source in stage.sources:
-            if source[0] == "feed":
-                value = _feed_value(client, scattered, feed_values, source[1], address)
-                picks.append((position(("feed", source[1]), value), -1))
-            else:
-                picks.append((position(source[1], futures[source[1]]), source[2]))
-        for earlier in stage.after:
-            position(earlier, futures[earlier])
+        picks, args = _arguments(stage, futures, lambda i: _feed_value(
+            client, scattered, feed_values, i, address))
         key = f"graphops-{stage.task.replace('/', '_')[1:]}-{plan.key}-s{index}-{step}"
         futures.append(client.submit(run_stage, session_id, stage.task, plan.key, index,
-                                     tuple(picks), *args, key=key, workers=[address],
+                                     picks, *args, key=key, workers=[address],
                                      allow_other_workers=False, pure=False))
-    return futures
+        positions = plan.client_outputs.get(index)
+        if positions is None:
+            continue
+        fetched[index] = futures[-1]
+        if positions != list(range(len(stage.fetch_names))):
+            fetched[index] = client.submit(select_outputs, futures[-1], positions,
+                                           key=f"{key}-fetched", workers=[address],
+                                           allow_other_workers=False, pure=False)
+    return futures, fetched
+
+
+def _arguments(stage, futures, feed):
+    """(picks, args) of a stage's task (see task_holder.run_stage): each feed (`feed(i)`)
+    and each earlier stage's future passed once, stages ordered before it included."""
+    args, positions, picks = [], {}, []
+
+    def position(key, make):
+        if key not in positions:
+            positions[key] = len(args)
+            args.append(make())
+        return positions[key]
+
+    for source in stage.sources:
+        if source[0] == "feed":
+            picks.append((position(source, lambda: feed(source[1])), -1))
+        else:
+            picks.append((position(source[1], lambda: futures[source[1]]), source[2]))
+    for earlier in stage.after:
+        position(earlier, lambda: futures[earlier])
+    return tuple(picks), args
 
 
 def _feed_value(client, scattered, feed_values, index, address):

@@ -68,6 +68,11 @@ def run_stage(session_id, task, plan_key, stage_index, picks, *values):
     return tuple(results[:num_outputs])
 
 
+def select_outputs(outputs, positions):
+    """The outputs of a stage at `positions`: what the client fetches of them."""
+    return tuple(outputs[k] for k in positions)
+
+
 def release_session(session_id, dask_worker):
     """Drops every task holder (variables included) of a session on this worker."""
     with _holders_lock:
