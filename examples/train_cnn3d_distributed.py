@@ -126,12 +126,14 @@ def main(argv=None):
     parser.add_argument("--lr", type=float, default=2e-3)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
+    import dask
     import distributed
 
     data = make_dataset(max(4 * args.batch, 64), np.random.default_rng(args.seed + 1))
     if args.scheduler:
         client, cluster_obj = distributed.Client(args.scheduler), None
-    else:
+    else:   # Dask's worker profiler slows graphops' executor: off (docs/distributed.md)
+        dask.config.set({"distributed.worker.profile.enabled": False})
         cluster_obj = distributed.LocalCluster(n_workers=args.workers + 1, threads_per_worker=1,
                                                processes=True, host="127.0.0.1",
                                                dashboard_address=None)

@@ -25,10 +25,10 @@ from kernels.compiled import loops
 from kernels.conv_layout import (blocks, channels_last_shape, chunk_bytes, compute_dtype,
                                  conv_output_size, from_channels_last, padded_for_windows,
                                  tap_index, to_channels_last, window_view)
-from kernels.parallelism import SHARES_PER_THREAD, intra_op_threads
+from kernels.parallelism import SHARES_PER_THREAD, intra_op_threads, pool_map
 
 CHUNK_BYTES = 1 << 19   # the array-module path's chunk on the CPU
-RUN_VALUES = 1024       # compiled loops: values (columns x C*M) per inner-loop run
+RUN_VALUES = 512        # compiled loops: values (columns x C*M) per inner-loop run
 _forked_after_numba = False
 
 
@@ -114,8 +114,13 @@ def _geometry(strides, dilations, pads):
 
 
 def _operand(a, ct):
-    """``a`` as a C-contiguous ``ct`` array (no copy when it already is one)."""
-    return np.ascontiguousarray(a, dtype=ct)
+    """Channels-last ``a`` as a C-contiguous ``ct`` array: itself when it is one, else a
+    copy (transposing and casting in one pass, an image per task on the intra-op pool)."""
+    if a.dtype == ct and a.flags.c_contiguous:
+        return a
+    out = np.empty(a.shape, ct)
+    _copy_images(out, a)
+    return out
 
 
 def _tiled(w, cols, ct):
@@ -125,12 +130,22 @@ def _tiled(w, cols, ct):
 
 
 def _result(y, dtype, channels_last):
-    """Channels-last compute-dtype ``y`` in the caller's layout and dtype, in one pass."""
-    if channels_last:
-        return y.astype(dtype, copy=False)
-    out = np.empty((y.shape[0], y.shape[-1], *y.shape[1:-1]), dtype)
-    to_channels_last(out, False)[...] = y
+    """Channels-last compute-dtype ``y`` in the caller's layout and dtype (one pass)."""
+    if channels_last and y.dtype == dtype:
+        return y
+    out = np.empty(y.shape if channels_last else (y.shape[0], y.shape[-1], *y.shape[1:-1]),
+                   dtype)
+    _copy_images(to_channels_last(out, channels_last), y)
     return out
+
+
+def _copy_images(dst, src):
+    """dst[...] = src for [N, ...] arrays, the images shared out on the intra-op pool (NumPy
+    casts and transposes at a few GB/s a thread)."""
+    def copy(images):
+        for i in images:
+            dst[i] = src[i]
+    pool_map(copy, range(src.shape[0]))
 
 
 # ----------------------------------------------------------------------------- any array module

@@ -20,7 +20,7 @@ DEVICES = ("CPU", "GPU")     # the device types the everyday-op kernels are regi
 # From this many elements on, a compiled loop beats NumPy even counting the wake-up of its
 # threads (measured: ~10 us).
 COMPILED_MIN_SIZE = 1 << 15
-_COMPILED_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+COMPILED_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def computable_types(op, attr="T"):
@@ -69,7 +69,7 @@ def sum_dtype(array):
 
 def _compiled(xp, array, *others):
     """Whether a compiled CPU loop takes `array` (and same-shaped `others`)."""
-    return (xp is np and array.size >= COMPILED_MIN_SIZE and array.dtype in _COMPILED_FLOATS
+    return (xp is np and array.size >= COMPILED_MIN_SIZE and array.dtype in COMPILED_FLOATS
             and all(a.flags.c_contiguous and a.shape == array.shape
                     for a in (array, *others)))
 

@@ -10,14 +10,18 @@ Inner loops run over a chunk of ``cols`` output columns times CM channels, a con
 run in every operand, and share loads: two output rows per pass (they meet the same filter
 taps), three taps per pass. Hence:
 
-* source rows are copied once into a per-block row cache, zero-padded and split by column
-  phase (padded column % stride): x rows with each channel repeated M times for the forward
-  and the filter gradient, dy rows for the input gradient. Any tap of any column chunk then
-  reads one contiguous run. As in TF's CPU kernels, padding zeros are multiplied;
+* source rows are copied once into a per-block row cache: x rows zero-padded, split by
+  column phase (padded column % stride) and with each channel repeated M times, for the
+  forward and the filter gradient; dy rows zero-padded for the input gradient. Any tap of
+  any column chunk then reads one contiguous run. As in TF's CPU kernels, padding zeros
+  are multiplied;
 * the filter comes tiled ``cols`` times along the columns: ``taps[i*KW + j, t*CM + cm]``;
-* the input gradient is a gather per column phase of a dx row buffer: dy value
-  (oh, ow) meets tap (i, j) only where it lands, so NaN/Inf in dy reach only the dx
-  positions their taps reach; the buffer's phases and M channels are then folded into dx.
+* the input gradient is a gather per column phase of a dx row (a buffer, or dx's row itself
+  with stride 1 and M = 1): dy value (oh, ow) meets tap (i, j) only where it lands, so
+  NaN/Inf in dy reach only the dx positions their taps reach; a buffer's phases and M
+  channels are then folded into dx;
+* the forward and the filter gradient prefetch, while computing a row pair, the rows the
+  next pair reads and writes, so they stream in meanwhile.
 
 Every output element is summed in a fixed order (taps row-major; the filter gradient over
 each block's rows, then blocks in order), so results depend only on the block count.
@@ -248,6 +252,7 @@ def forward(x, taps, y, kh, kw, m, sh, sw, dh, dw, pt, pl, cols, parts):
             for ow0 in range(0, ow_total, cols):
                 lo, hi = ow0 * cm, min(ow0 + cols, ow_total) * cm
                 _prefetch_rows(x, n, fresh, 2 * sh, ow0 // cols, chunks)
+                _prefetch_rows(y, n, oh + 2, 2, ow0 // cols, chunks)
                 y_row[lo:hi] = 0
                 y_next[lo:hi] = 0
                 _add_products(y_row[lo:hi], y_next[lo:hi], flat, offsets[0], offsets[1],
@@ -260,8 +265,8 @@ def backprop_filter(x, dy, sums, kh, kw, m, sh, sw, dh, dw, pt, pl, cols):
     """Adds per-block filter-gradient sums to ``sums`` (float64 ``[parts, KH*KW, cols*CM]``,
     one block per row block): ``sums[p, i*KW + j, t*CM + cm]`` gets x * dy summed over
     block p's rows and the output columns with ``ow % cols == t``. The caller adds the
-    blocks in order, then the column groups. (Allocated here, ``sums`` would make numba
-    copy it for every block a thread takes.)
+    blocks in order, then the column groups. (Allocated in here, it made every block a
+    thread takes cost milliseconds more under numba's dynamic scheduling.)
 
     Output rows go in pairs (oh, oh + 1); a lone row is paired with zeros.
     """
@@ -338,9 +343,9 @@ def backprop_input(dy, taps, dx, kh, kw, m, sh, sw, dh, dw, pt, pl, cols, parts)
                         t = row + pt - i * dh
                         if t % sh != 0:
                             continue
-                        slot0 = _fetch(cache, keys, dy, n, t // sh, reach, 1)
-                        slot1 = _fetch(cache, keys, dy, n, t // sh + 1, reach, 1) if pair \
-                            else slot0
+                        slot0 = slot1 = _fetch(cache, keys, dy, n, t // sh, reach, 1)
+                        if pair:
+                            slot1 = _fetch(cache, keys, dy, n, t // sh + 1, reach, 1)
                         for j in range(kw):
                             if j * dw % sw == phase:
                                 shift = (reach - j * dw // sw) * cm
@@ -350,7 +355,8 @@ def backprop_input(dy, taps, dx, kh, kw, m, sh, sw, dh, dw, pt, pl, cols, parts)
                                 count += 1
                     # gathered column q is padded dx column q*sw + phase; with sw = M = 1
                     # dx's own rows take its columns q = pl + iw directly
-                    out, out1, q_first, q_stop = gathered[0, phase], gathered[1, phase], 0, q_total
+                    out, out1 = gathered[0, phase], gathered[1, phase]
+                    q_first, q_stop = 0, q_total
                     if direct:
                         out, out1 = dx[n, row].reshape(w_total * cm), spare
                         if pair:
@@ -379,12 +385,6 @@ def _fold_row(dx_row, gathered, pl, m):
     w_total, c = dx_row.shape
     cm = c * m
     q_total = gathered.shape[1] // cm
-    if s == 1 and m == 1:
-        flat = dx_row.reshape(w_total * c)
-        inside = max(0, min(w_total, q_total - pl))
-        _copy(flat[:inside * c], gathered[0, pl * c:(pl + inside) * c])
-        flat[inside * c:] = 0
-        return
     for iw in range(w_total):
         q, phase = divmod(iw + pl, s)
         if q >= q_total:

@@ -9,7 +9,7 @@ including those TF's CPU build refuses (FusedBatchNormGrad NCHW in inference mod
 
 import numpy as np
 
-from kernels.kernel_util import DEVICES, computable_types
+from kernels.kernel_util import DEVICES, computable_types, float_sum
 from kernels.math_kernels import float32_if_half
 from registry.errors import InvalidArgumentError
 from registry.kernel_registry import OpKernel, register_kernel
@@ -52,10 +52,10 @@ class _ChannelLayout:
         """A per-channel vector as float32, shaped to broadcast against x."""
         return v.astype(np.float32, copy=False).reshape(self._shape)
 
-    def sum(self, x):
+    def sum(self, xp, x):
         """Per-channel sums, accumulated in float64 (batches can be large) and given back
         as float32."""
-        return x.sum(axis=self.others, dtype=np.float64).astype(np.float32)
+        return float_sum(xp, x, self.others).astype(np.float32)
 
 
 # ----------------------------------------------------------------------------- FusedBatchNorm
@@ -102,9 +102,9 @@ class FusedBatchNormOp(OpKernel):
             return
         wide = float32_if_half(x, y_dtype)
         if self._training:
-            batch_mean = layout.sum(wide) / layout.count
+            batch_mean = layout.sum(xp, wide) / layout.count
             centered = wide - layout.widened(batch_mean)
-            variance_used = layout.sum(centered * centered) / layout.count
+            variance_used = layout.sum(xp, centered * centered) / layout.count
             stats = self._running_stats(layout, mean, variance, batch_mean, variance_used)
             stats += [batch_mean, variance_used]
         else:
@@ -175,8 +175,8 @@ class FusedBatchNormGradOp(OpKernel):
         dy = float32_if_half(y_backprop, x_dtype)
         centered = float32_if_half(x, x_dtype) - layout.widened(mean)
         inv_std = 1 / xp.sqrt(variance.astype(np.float32) + self._epsilon)
-        offset_backprop = layout.sum(dy)
-        dy_centered = layout.sum(dy * centered)
+        offset_backprop = layout.sum(xp, dy)
+        dy_centered = layout.sum(xp, dy * centered)
         scale_backprop = dy_centered * inv_std
         coefficient = layout.widened(scale.astype(np.float32) * inv_std)
         if self._training:

@@ -10,7 +10,8 @@ which TF's CPU build refuses, are computed as well; half types run in float32.
 import numpy as np
 
 from kernels.conv_layout import channels_last_shape, from_channels_last, to_channels_last
-from kernels.kernel_util import DEVICES, computable_types, host_copy
+from kernels.compiled import loops
+from kernels.kernel_util import COMPILED_FLOATS, DEVICES, computable_types, host_copy
 from kernels import pooling_math as pm
 from registry.errors import InvalidArgumentError
 from registry.kernel_registry import OpKernel, register_kernel
@@ -194,6 +195,11 @@ class MaxPoolGradOp(_Backprop):
         if self.op_type == "MaxPool3DGrad":
             dx = pm.tied_grad(wide_x, self.layout(params, y, xp), wide_grad, ksize,
                               params.strides, pads, xp)
+        elif xp is np and wide_x.dtype in COMPILED_FLOATS and wide_grad.dtype == wide_x.dtype:
+            dx = np.zeros(in_cl, wide_grad.dtype)
+            loops("loops_pooling", chunk=1).max_pool_grad(
+                wide_x, wide_grad, dx, tuple(int(k) for k in ksize),
+                tuple(int(s) for s in params.strides), tuple(int(b) for b, _ in pads))
         else:
             _, which = pm.first_max(wide_x, ksize, params.strides, pads, out_cl[1:-1], xp)
             dx = pm.routed_grad(which, wide_grad, in_cl, ksize, params.strides, pads, xp)

@@ -58,4 +58,5 @@ def test_bench_distributed_quick_runs(monkeypatch, capsys):
     rows = [line for line in out.splitlines()
             if line.startswith(("empty step", "one cross-task", "transfer", "data-parallel"))]
     assert len(rows) == 5
-    assert all(float(row.split()[-2]) > 0 for row in rows)
+    timings = [row for row in rows if not row.startswith("transfer")]
+    assert all(float(row.split()[-2]) > 0 for row in timings)

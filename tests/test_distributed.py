@@ -36,8 +36,11 @@ def _bounded_in_time():
 
 
 def _local_cluster(n_workers):
-    return distributed.LocalCluster(processes=True, n_workers=n_workers, threads_per_worker=1,
-                                    host="127.0.0.1", dashboard_address=None)
+    with warnings.catch_warnings():     # another cluster (or test run) may hold port 8787
+        warnings.filterwarnings("ignore", "Port 8787 is already in use")
+        return distributed.LocalCluster(processes=True, n_workers=n_workers,
+                                        threads_per_worker=1, host="127.0.0.1",
+                                        dashboard_address=None)
 
 
 @pytest.fixture(scope="module")
@@ -123,6 +126,17 @@ def test_feeding_fetching_and_kernel_errors_work_as_in_process(client, cluster_s
         got = remote.run([out, h], {h: hv})
         np.testing.assert_allclose(got[0], expected[0])
         np.testing.assert_array_equal(got[1], hv)
+
+
+def test_a_large_feed_goes_straight_to_its_worker(client, cluster_spec):
+    g = gp.Graph()
+    with g.as_default():
+        p = gp.placeholder(gp.float32, [None], name="p")
+        with gp.device("/job:worker/task:1"):
+            total = gp.reduce_sum(p * 2.0)
+    value = np.arange(1 << 20, dtype=np.float32) / (1 << 20)       # 4 MiB: scattered
+    with gp.Session(graph=g, target=client, cluster=cluster_spec) as sess:
+        np.testing.assert_allclose(sess.run(total, {p: value}), 2 * value.sum(), rtol=1e-5)
 
 
 def test_a_kernel_error_on_a_worker_comes_back_as_in_process(client, cluster_spec):
@@ -294,10 +308,7 @@ def test_the_documented_recipe_runs_as_written():
 
 @pytest.fixture(scope="module")
 def fault_client():
-    with warnings.catch_warnings():     # the other cluster's scheduler holds port 8787
-        warnings.filterwarnings("ignore", "Port 8787 is already in use")
-        cluster = _local_cluster(2)
-    with cluster, distributed.Client(cluster, timeout=30) as c:
+    with _local_cluster(2) as cluster, distributed.Client(cluster, timeout=30) as c:
         c.wait_for_workers(2, timeout=30)
         yield c
 

@@ -177,3 +177,12 @@ def test_run_options_deadline_in_process():
         call = sess.make_callable(h, accept_options=True)
         with pytest.raises(gp.errors.DeadlineExceededError):
             call(options=gp.RunOptions(timeout_in_ms=1))
+
+
+def test_a_task_holder_runs_each_stage_of_a_step_once():
+    """Dask re-runs a task whose result was lost with a worker: a stage (which may update
+    variables) is claimed once per step and refused after."""
+    from graphops.distributed import task_holder
+    holder = task_holder._TaskHolder()
+    assert holder.claim("step1", 0) and holder.claim("step1", 1) and holder.claim("step2", 0)
+    assert not holder.claim("step1", 0)

@@ -151,6 +151,7 @@ class DistributedSession(Session):
         stages = list(fetched)
         gathered = self._guarded(step.gather, [fetched[s] for s in stages],
                                  [tasks[s] for s in stages], addresses, deadline)
+        step.release([*futures, *fetched.values()])
         outputs = {s: dict(zip(plan.client_outputs[s], picked))
                    for s, picked in zip(stages, gathered)}
         return [values[s[1]] if s[0] == "feed" else outputs[s[1]][s[2]]
@@ -179,6 +180,7 @@ class DistributedSession(Session):
             workers=[addresses[task]], allow_other_workers=False, pure=False)
             for task in missing]
         self._guarded(step.wait, futures, missing, addresses, deadline)
+        step.release(futures)
         self._loaded.update((addresses[t], t, plan.key) for t in missing)
 
     def _guarded(self, watch, futures, tasks, addresses, deadline):

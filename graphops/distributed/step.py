@@ -34,7 +34,7 @@ def submit(client, session_id, plan, addresses, feed_values):
             client, scattered, feed_values, i, address))
         key = f"graphops-{stage.task.replace('/', '_')[1:]}-{plan.key}-s{index}-{step}"
         futures.append(client.submit(run_stage, session_id, stage.task, plan.key, index,
-                                     picks, *args, key=key, workers=[address],
+                                     step, picks, *args, key=key, workers=[address],
                                      allow_other_workers=False, pure=False))
         positions = plan.client_outputs.get(index)
         if positions is None:
@@ -102,15 +102,23 @@ def gather(client, futures, tasks, addresses, deadline=None):
             for future, task in zip(futures, tasks)]
 
 
+def release(futures):
+    """Lets Dask forget a finished step's results now, rather than when the last Python
+    reference goes (a lingering result is one Dask would recompute after losing a worker)."""
+    for future in futures:
+        future.release()
+
+
 def _watched(client, futures, tasks, addresses, deadline, attempt):
-    """`attempt(seconds)` retried until it returns without TimeoutError; in between, a
-    passed deadline or a lost worker cancels `futures` and raises."""
+    """`attempt(seconds)` retried until it returns without timing out (Dask's
+    TimeoutError); in between, a passed deadline or a lost worker cancels `futures` and
+    raises."""
     while True:
         budget = POLL_SECONDS if deadline is None else min(
             POLL_SECONDS, max(deadline - time.monotonic(), 0.001))
         try:
             return attempt(budget)
-        except TimeoutError:
+        except distributed.TimeoutError:
             pass
         if deadline is not None and time.monotonic() >= deadline:
             unfinished = sorted({t for f, t in zip(futures, tasks) if not f.done()})
