@@ -33,6 +33,7 @@ _forked_after_numba = False
 
 
 def _note_fork():
+    """In a forked child: numba loaded in the parent means its OpenMP threads may have run."""
     global _forked_after_numba
     _forked_after_numba = _forked_after_numba or "numba" in sys.modules
 

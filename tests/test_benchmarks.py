@@ -60,3 +60,20 @@ def test_bench_distributed_quick_runs(monkeypatch, capsys):
     assert len(rows) == 5
     timings = [row for row in rows if not row.startswith("transfer")]
     assert all(float(row.split()[-2]) > 0 for row in timings)
+
+
+def test_bench_training_runs_and_both_frameworks_train_alike(monkeypatch, capsys):
+    out = _run("bench_training.py", ["--batch", "4", "--repeat", "1"], monkeypatch, capsys)
+    rows = {line.split()[0]: line.split() for line in out.splitlines()
+            if line.startswith("  ")}
+    assert float(rows["graphops"][1]) > 0
+    if rows["TF"][1] != "not":                          # TensorFlow installed
+        assert abs(float(rows["graphops"][-1]) - float(rows["TF"][-1])) < 1e-4
+
+
+@pytest.mark.slow
+def test_bench_compile_runs(monkeypatch, capsys):
+    out = _run("bench_compile.py", [], monkeypatch, capsys)
+    rows = out.splitlines()[1:]
+    assert len(rows) == 11 and rows[0].startswith("import numba")
+    assert all(int(row.split()[-1]) >= 0 for row in rows)

@@ -1,0 +1,105 @@
+"""Cold start of the compiled CPU loops: what the first call of each op costs with an empty
+numba cache (compiling) and with a warm one (loading from disk).
+
+Usage (from the repo root): python benchmarks/bench_compile.py
+
+Both passes run in fresh processes sharing a temporary NUMBA_CACHE_DIR: the first starts
+with it empty, the second finds what the first wrote. Each op is called once with float32
+data large enough to take its compiled path. The first line is numba's import; the first
+op's warm figure also holds the start of numba's threads (~150 ms), paid once per process
+by whichever compiled loop runs first.
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+
+def cases(np, gp):
+    """(label, call) for each op with a compiled loop, in the order they are timed."""
+    rng = np.random.default_rng(0)
+    big = rng.standard_normal((64, 32, 32, 8)).astype(np.float32)
+    vector = rng.standard_normal(1 << 16).astype(np.float32)
+    dw_x = rng.standard_normal((2, 32, 32, 16)).astype(np.float32)
+    dw_w = rng.standard_normal((3, 3, 16, 1)).astype(np.float32)
+    dw_dy = rng.standard_normal((2, 32, 32, 16)).astype(np.float32)
+    depthwise = dict(strides=[1, 1, 1, 1], padding="SAME")
+
+    def variable_update(op, **scalars):
+        names = {"ResourceApplyGradientDescent": ["var"],
+                 "ResourceApplyMomentum": ["var", "accum"],
+                 "ResourceApplyAdam": ["var", "m", "v"]}[op]
+        grad = "delta" if op == "ResourceApplyGradientDescent" else "grad"
+        with gp.Graph().as_default():
+            variables = [gp.Variable(np.abs(vector)) for _ in names]
+            update = getattr(gp.raw_ops, op)(
+                **{n: v.handle for n, v in zip(names, variables)},
+                **{k: np.float32(x) for k, x in scalars.items()}, **{grad: vector})
+            sess = gp.Session()
+            sess.run(gp.global_variables_initializer())
+        return lambda: sess.run(update)
+
+    return [
+        ("ReluGrad (select)", lambda: gp.raw_ops.ReluGrad(gradients=big, features=big)),
+        ("SelectV2 (select)", lambda: gp.raw_ops.SelectV2(condition=big > 0, t=big, e=big)),
+        ("BiasAddGrad (column sums)", lambda: gp.raw_ops.BiasAddGrad(out_backprop=big)),
+        ("ResourceApplyGradientDescent",
+         variable_update("ResourceApplyGradientDescent", alpha=0.1)),
+        ("ResourceApplyMomentum",
+         variable_update("ResourceApplyMomentum", lr=0.1, momentum=0.9)),
+        ("ResourceApplyAdam",
+         variable_update("ResourceApplyAdam", beta1_power=0.9, beta2_power=0.99, lr=0.1,
+                         beta1=0.9, beta2=0.999, epsilon=1e-7)),
+        ("MaxPoolGrad", lambda: gp.raw_ops.MaxPoolGrad(
+            orig_input=big, orig_output=big[:, ::2, ::2], grad=big[:, ::2, ::2].copy(),
+            ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding="VALID")),
+        ("DepthwiseConv2dNative", lambda: gp.raw_ops.DepthwiseConv2dNative(
+            input=dw_x, filter=dw_w, **depthwise)),
+        ("DepthwiseConv2dNativeBackpropInput",
+         lambda: gp.raw_ops.DepthwiseConv2dNativeBackpropInput(
+             input_sizes=np.int32(dw_x.shape), filter=dw_w, out_backprop=dw_dy, **depthwise)),
+        ("DepthwiseConv2dNativeBackpropFilter",
+         lambda: gp.raw_ops.DepthwiseConv2dNativeBackpropFilter(
+             input=dw_x, filter_sizes=np.int32(dw_w.shape), out_backprop=dw_dy, **depthwise)),
+    ]
+
+
+def child():
+    """Times numba's start, then the first call of each case; prints 'label<TAB>ms' lines."""
+    import numpy as np
+    import graphops as gp
+    start = time.perf_counter()
+    from kernels.compiled import loops
+    loops("loops_elementwise")
+    print(f"import numba\t{(time.perf_counter() - start) * 1e3:.0f}")
+    for label, call in cases(np, gp):
+        start = time.perf_counter()
+        call()
+        print(f"{label}\t{(time.perf_counter() - start) * 1e3:.0f}", flush=True)
+
+
+def run_pass(cache_dir):
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir)
+    done = subprocess.run([sys.executable, os.path.abspath(__file__), "--child"], env=env,
+                          capture_output=True, text=True, check=True, cwd=ROOT)
+    return [line.split("\t") for line in done.stdout.strip().splitlines()]
+
+
+def main():
+    if "--child" in sys.argv:
+        return child()
+    with tempfile.TemporaryDirectory() as cache_dir:
+        cold = run_pass(cache_dir)
+        warm = run_pass(cache_dir)
+    print(f"{'first call of':<40} {'empty cache ms':>15} {'warm cache ms':>14}")
+    for (label, cold_ms), (_, warm_ms) in zip(cold, warm):
+        print(f"{label:<40} {cold_ms:>15} {warm_ms:>14}")
+
+
+if __name__ == "__main__":
+    main()
