@@ -11,7 +11,9 @@ come free, so a thread held off its core by another process delays one chunk, no
 loop. numba's parallel loops run on OpenMP threads. Unless the user chose otherwise, they wait
 passively (OMP_WAIT_POLICY, read when numba first loads OpenMP): OpenMP's default is to spin
 after each loop, and spinning threads starve the next kernel's threads when the cores are
-all in use (2-60x slower steps on a 2-core machine).
+all in use (2-60x slower steps on a 2-core machine). OpenMP's threads do not survive a
+fork: in a child forked after numba was loaded, `usable()` is False and kernels take their
+NumPy path.
 """
 
 import importlib
@@ -22,6 +24,22 @@ from kernels.parallelism import numba_threads
 
 
 ELEMENT_CHUNK = 1 << 14    # iterations a thread takes at a time in elementwise loops
+_forked_after_numba = False
+
+
+def _note_fork():
+    global _forked_after_numba
+    _forked_after_numba = _forked_after_numba or "numba" in sys.modules
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_note_fork)
+
+
+def usable():
+    """Whether compiled loops may run in this process: not in a child forked after numba
+    was loaded (numba's OpenMP loops abort there)."""
+    return not _forked_after_numba
 
 
 def loops(name, chunk=ELEMENT_CHUNK):

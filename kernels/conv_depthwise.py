@@ -16,12 +16,10 @@ gradient one einsum per chunk followed by a strided-slice add per tap. NumPy tak
 path too in a child forked after numba was loaded: numba's OpenMP loops abort there.
 """
 
-import os
-import sys
 
 import numpy as np
 
-from kernels.compiled import loops
+from kernels.compiled import loops, usable
 from kernels.conv_layout import (blocks, channels_last_shape, chunk_bytes, compute_dtype,
                                  conv_output_size, from_channels_last, padded_for_windows,
                                  tap_index, to_channels_last, window_view)
@@ -29,22 +27,11 @@ from kernels.parallelism import SHARES_PER_THREAD, intra_op_threads, pool_map
 
 CHUNK_BYTES = 1 << 19   # the array-module path's chunk on the CPU
 RUN_VALUES = 512        # compiled loops: values (columns x C*M) per inner-loop run
-_forked_after_numba = False
-
-
-def _note_fork():
-    """In a forked child: numba loaded in the parent means its OpenMP threads may have run."""
-    global _forked_after_numba
-    _forked_after_numba = _forked_after_numba or "numba" in sys.modules
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_note_fork)
 
 
 def depthwise_forward(x, w, strides, dilations, pads, channels_last=True, xp=np):
     """y[n, o, c*M+m] = sum_k x[n, o*s + k*d - before, c] * w[k, c, m]; w is [KH, KW, C, M]."""
-    if xp is not np or _forked_after_numba:
+    if xp is not np or not usable():
         return _forward_by_windows(x, w, strides, dilations, pads, channels_last, xp)
     xl = to_channels_last(x, channels_last)
     n, h, wd, c = xl.shape
@@ -64,7 +51,7 @@ def depthwise_forward(x, w, strides, dilations, pads, channels_last=True, xp=np)
 def depthwise_backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels_last=True,
                               xp=np):
     """dw[k, c, m] = sum over n, o of x[n, o*s + k*d - before, c] * dy[n, o, c*M+m]."""
-    if xp is not np or _forked_after_numba:
+    if xp is not np or not usable():
         return _filter_by_windows(x, dy, filter_shape, strides, dilations, pads, channels_last,
                                   xp)
     kh, kw, c, m = (int(d) for d in filter_shape)
@@ -84,7 +71,7 @@ def depthwise_backprop_filter(x, dy, filter_shape, strides, dilations, pads, cha
 def depthwise_backprop_input(dy, w, input_shape, strides, dilations, pads, channels_last=True,
                              xp=np):
     """dx[n, i, c] = sum over o, k with o*s + k*d - before = i of dy[n, o, c*M+m] * w[k, c, m]."""
-    if xp is not np or _forked_after_numba:
+    if xp is not np or not usable():
         return _input_by_taps(dy, w, input_shape, strides, dilations, pads, channels_last, xp)
     dyl = to_channels_last(dy, channels_last)
     kh, kw, _, m = w.shape

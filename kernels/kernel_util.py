@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from kernels import compiled
 from kernels.compiled import loops
 from kernels.parallelism import SHARES_PER_THREAD, intra_op_threads
 
@@ -69,7 +70,8 @@ def sum_dtype(array):
 
 def _compiled(xp, array, *others):
     """Whether a compiled CPU loop takes `array` (and same-shaped `others`)."""
-    return (xp is np and array.size >= COMPILED_MIN_SIZE and array.dtype in COMPILED_FLOATS
+    return (xp is np and compiled.usable() and array.size >= COMPILED_MIN_SIZE
+            and array.dtype in COMPILED_FLOATS
             and all(a.flags.c_contiguous and a.shape == array.shape
                     for a in (array, *others)))
 

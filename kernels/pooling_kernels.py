@@ -10,6 +10,7 @@ which TF's CPU build refuses, are computed as well; half types run in float32.
 import numpy as np
 
 from kernels.conv_layout import channels_last_shape, from_channels_last, to_channels_last
+from kernels import compiled
 from kernels.compiled import loops
 from kernels.kernel_util import COMPILED_FLOATS, DEVICES, computable_types, host_copy
 from kernels import pooling_math as pm
@@ -195,7 +196,8 @@ class MaxPoolGradOp(_Backprop):
         if self.op_type == "MaxPool3DGrad":
             dx = pm.tied_grad(wide_x, self.layout(params, y, xp), wide_grad, ksize,
                               params.strides, pads, xp)
-        elif xp is np and wide_x.dtype in COMPILED_FLOATS and wide_grad.dtype == wide_x.dtype:
+        elif (xp is np and compiled.usable() and wide_x.dtype in COMPILED_FLOATS
+              and wide_grad.dtype == wide_x.dtype):
             dx = np.zeros(in_cl, wide_grad.dtype)
             loops("loops_pooling", chunk=1).max_pool_grad(
                 wide_x, wide_grad, dx, tuple(int(k) for k in ksize),

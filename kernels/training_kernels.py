@@ -5,6 +5,7 @@ gradient descent, momentum and Adam on large variables run as one fused compiled
 
 import numpy as np
 
+from kernels import compiled
 from kernels.compiled import loops
 from kernels.kernel_util import COMPILED_MIN_SIZE
 
@@ -23,7 +24,7 @@ def _flat(array):
 
 def _fused(xp, var):
     """Whether the update runs as a compiled pass: on the CPU, for a large variable."""
-    return xp is np and var.size >= COMPILED_MIN_SIZE
+    return xp is np and compiled.usable() and var.size >= COMPILED_MIN_SIZE
 
 
 def _same_shape(a, b, names):

@@ -199,3 +199,26 @@ def test_config_proto_sets_the_thread_count_and_session_options(threads):
         gp.ConfigProto(intra_op=2)
     with pytest.raises(ValueError, match="must be a non-negative int"):
         gp.Session(config=gp.ConfigProto(intra_op_parallelism_threads=-3))
+
+
+def test_a_child_forked_after_compiled_loops_ran_takes_the_numpy_path():
+    """numba's OpenMP threads do not survive a fork: the child must not call compiled loops
+    (it would abort), and gets the same values through NumPy."""
+    script = """
+import os, sys
+import numpy as np
+sys.path.insert(0, os.getcwd())
+import graphops as gp
+from kernels import compiled
+x = np.linspace(-1, 1, 1 << 16, dtype=np.float32).reshape(256, 256)
+parent = gp.raw_ops.ReluGrad(gradients=x, features=x)     # runs the compiled loop
+pid = os.fork()
+if pid == 0:
+    ok = (not compiled.usable() and
+          np.array_equal(gp.raw_ops.ReluGrad(gradients=x, features=x), parent) and
+          np.allclose(gp.raw_ops.BiasAddGrad(out_backprop=x), x.sum(axis=0), atol=1e-4))
+    os._exit(0 if ok else 3)
+sys.exit(os.waitpid(pid, 0)[1] >> 8 if compiled.usable() else 4)
+"""
+    done = subprocess.run([sys.executable, "-c", script], cwd=os.getcwd(), timeout=120)
+    assert done.returncode == 0
