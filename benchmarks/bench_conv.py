@@ -9,12 +9,15 @@ and our fraction of it, and the speed of TF / PyTorch relative to ours (their ti
 time, > 1 means we are faster) when they import. Depthwise cases, which are memory-bound,
 also get their bytes moved per second (x, dy and the filter counted once each) and its
 share of this process's stream bandwidth (a 256 MiB array copy, timed interleaved too).
-Data is float32 and channels-last unless the label says otherwise.
+Data is float32 and channels-last unless the label says otherwise. TF and PyTorch are timed
+in a child process of their own (`--references-only`): their pool threads spin after each
+call and would slow graphops' threads in a shared process (by up to 1.5x here).
 """
 
 import argparse
 import math
 import os
+import subprocess
 import sys
 import time
 
@@ -137,8 +140,9 @@ class Case:
         spatial = (1, *self.strides, 1), (1, *self.dilations, 1)
         if not self.channels_last:
             spatial = tuple((1, 1, *s[1:-1]) for s in spatial)
+        layouts = ("NHWC", "NCHW") if len(self.kernel) == 2 else ("NDHWC", "NCDHW")
         attrs = dict(strides=spatial[0], padding=self.padding,
-                     data_format="NHWC" if self.channels_last else "NCHW")
+                     data_format=layouts[0] if self.channels_last else layouts[1])
         if max(self.dilations) > 1:
             attrs["dilations"] = spatial[1]
         tx, tw, tdy = tf.constant(x), tf.constant(w), tf.constant(dy)
@@ -271,37 +275,63 @@ def reference_time(make, case, x, w, dy, repeat):
     return other
 
 
+def time_references(args):
+    """`--references-only`: prints 'REF<TAB>case<TAB>TF ms<TAB>torch ms' per case ('' where
+    the library is missing or cannot run the case)."""
+    load_references()
+    rng = np.random.default_rng(0)
+    for case in selected_cases(args):
+        x, w, dy = case.data(rng)
+        times = [reference_time(make, case, x, w, dy, repeat(args)) if lib is not None
+                 else None for lib, make in ((tf, case.tensorflow), (torch, case.torch))]
+        print("REF", f"{case.op} {case.label()}",
+              *("" if t is None else f"{t * 1e3:.3f}" for t in times), sep="\t", flush=True)
+    print("LIBS", tf is not None, torch is not None, sep="\t")
+
+
+def references(args):
+    """{case: (TF ms or None, torch ms or None)} and which libraries ran, from a child."""
+    command = [sys.executable, os.path.abspath(__file__), "--references-only",
+               "--repeat", str(repeat(args)), "--only", args.only] + ["--quick"] * args.quick
+    out = subprocess.run(command, capture_output=True, text=True).stdout.splitlines()
+    found, libs = {}, (False, False)
+    for line in out:
+        fields = line.split("\t")
+        if fields[0] == "REF":
+            found[fields[1]] = tuple(float(v) if v else None for v in fields[2:4])
+        elif fields[0] == "LIBS":
+            libs = tuple(v == "True" for v in fields[1:3])
+    return found, libs
+
+
+def repeat(args):
+    return args.repeat or (3 if args.quick else 5)
+
+
+def selected_cases(args):
+    return [c for c in (quick_cases() if args.quick else full_cases())
+            if args.only in f"{c.op} {c.label()}"]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small shapes, seconds")
     parser.add_argument("--repeat", type=int, default=None, help="timed runs per case")
     parser.add_argument("--only", default="", help="run cases whose op/shape contains this")
     parser.add_argument("--no-ref", action="store_true", help="skip TensorFlow and PyTorch")
+    parser.add_argument("--references-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    repeat = args.repeat or (3 if args.quick else 5)
-    cases = [c for c in (quick_cases() if args.quick else full_cases())
-             if args.only in f"{c.op} {c.label()}"]
+    if args.references_only:
+        return time_references(args)
+    cases = selected_cases(args)
     peak_fn, peak_flops = sgemm()
     copy_fn, copy_bytes = stream() if any(c.depthwise for c in cases) else (None, 0)
-    if not args.no_ref:
-        load_references()
-    use_tf = tf is not None and not args.no_ref
-    use_torch = torch is not None and not args.no_ref
-    print(f"cpus={os.cpu_count()}; numpy {np.__version__}; TF {'yes' if use_tf else 'no'}; "
-          f"torch {'yes' if use_torch else 'no'}; SGEMM% = our rate / 2048^3 float32 matmul "
-          f"rate, both timed interleaved; depthwise: GB/s = (x + dy + filter bytes) / time, "
-          f"BW% = that / a 256 MiB copy's rate (read + write), timed interleaved; "
-          f"'vs X' = X's ms / our ms (> 1: we are faster)")
-    header = f"{'op':36} {'shape':56} {'ms':>8} {'GFLOP/s':>8} {'SGEMM':>6} {'SGEMM%':>7}"
-    header += f" {'GB/s':>6} {'stream':>6} {'BW%':>5}"
-    header += f" {'TF ms':>8} {'vs TF':>6}" * use_tf + f" {'torch ms':>8} {'vs pt':>6}" * use_torch
-    print(header)
     rng = np.random.default_rng(0)
-    best_peak = 0.0
+    rows, best_peak = [], 0.0
     for case in cases:
         x, w, dy = case.data(rng)
         timed = [case.ours(x, w, dy), peak_fn] + [copy_fn] * case.depthwise
-        t, t_peak, *t_copy = best_times(timed, repeat)
+        t, t_peak, *t_copy = best_times(timed, repeat(args))
         rate, peak = case.flops / t, peak_flops / t_peak
         best_peak = max(best_peak, peak)
         line = f"{case.op:36} {case.label():56} {t * 1e3:8.1f} {rate / 1e9:8.1f} " \
@@ -311,12 +341,24 @@ def main():
             line += f" {moved / 1e9:6.1f} {bandwidth / 1e9:6.1f} {100 * moved / bandwidth:4.0f}%"
         else:
             line += f" {'-':>6} {'-':>6} {'-':>5}"
-        for enabled, make in ((use_tf, case.tensorflow), (use_torch, case.torch)):
+        rows.append((case, t, line))
+    found, (use_tf, use_torch) = ({}, (False, False)) if args.no_ref else references(args)
+    print(f"cpus={os.cpu_count()}; numpy {np.__version__}; TF {'yes' if use_tf else 'no'}; "
+          f"torch {'yes' if use_torch else 'no'}; SGEMM% = our rate / 2048^3 float32 matmul "
+          f"rate, both timed interleaved; depthwise: GB/s = (x + dy + filter bytes) / time, "
+          f"BW% = that / a 256 MiB copy's rate (read + write), timed interleaved; "
+          f"'vs X' = X's ms / our ms (> 1: we are faster), X timed in its own process")
+    header = f"{'op':36} {'shape':56} {'ms':>8} {'GFLOP/s':>8} {'SGEMM':>6} {'SGEMM%':>7}"
+    header += f" {'GB/s':>6} {'stream':>6} {'BW%':>5}"
+    header += f" {'TF ms':>8} {'vs TF':>6}" * use_tf + f" {'torch ms':>8} {'vs pt':>6}" * use_torch
+    print(header)
+    for case, t, line in rows:
+        others = found.get(f"{case.op} {case.label()}", (None, None))
+        for enabled, other in zip((use_tf, use_torch), others):
             if enabled:
-                other = reference_time(make, case, x, w, dy, repeat)
-                line += f" {other * 1e3:8.1f} {other / t:6.2f}" if other else \
+                line += f" {other:8.1f} {other / 1e3 / t:6.2f}" if other else \
                     f" {'n/a':>8} {'':>6}"
-        print(line, flush=True)
+        print(line)
     print(f"best SGEMM rate seen: {best_peak / 1e9:.0f} GFLOP/s")
 
 
