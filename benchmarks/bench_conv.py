@@ -4,11 +4,11 @@ Usage (from the repo root): python benchmarks/bench_conv.py [--quick] [--repeat 
 
 Per case it prints the best-of-R time, nominal GFLOP/s (docs/benchmarks.md: 2 * output
 positions * filter taps * C * O, or * C * M for depthwise), this process's SGEMM rate
-(2048^3 float32 matmul, timed interleaved with the case so both see the same machine load)
-and our fraction of it, and the speed of TF / PyTorch relative to ours (their time / our
+(2048^3 float32 matmul, all cores, timed right after the case: interleaving them would bill
+the spinning of BLAS's threads to graphops' threads) and our fraction of it, and the speed of TF / PyTorch relative to ours (their time / our
 time, > 1 means we are faster) when they import. Depthwise cases, which are memory-bound,
 also get their bytes moved per second (x, dy and the filter counted once each) and its
-share of this process's stream bandwidth (a 256 MiB array copy, timed interleaved too).
+share of this process's stream bandwidth (a 256 MiB array copy, timed with the SGEMM).
 Data is float32 and channels-last unless the label says otherwise. TF and PyTorch are timed
 in a child process of their own (`--references-only`): their pool threads spin after each
 call and would slow graphops' threads in a shared process (by up to 1.5x here).
@@ -330,8 +330,9 @@ def main():
     rows, best_peak = [], 0.0
     for case in cases:
         x, w, dy = case.data(rng)
-        timed = [case.ours(x, w, dy), peak_fn] + [copy_fn] * case.depthwise
-        t, t_peak, *t_copy = best_times(timed, repeat(args))
+        t, = best_times([case.ours(x, w, dy)], repeat(args))
+        t_peak, *t_copy = best_times([peak_fn] + [copy_fn] * case.depthwise, repeat(args))
+        time.sleep(0.2)          # BLAS's threads spin a while after the SGEMM: let them idle
         rate, peak = case.flops / t, peak_flops / t_peak
         best_peak = max(best_peak, peak)
         line = f"{case.op:36} {case.label():56} {t * 1e3:8.1f} {rate / 1e9:8.1f} " \
@@ -345,8 +346,8 @@ def main():
     found, (use_tf, use_torch) = ({}, (False, False)) if args.no_ref else references(args)
     print(f"cpus={os.cpu_count()}; numpy {np.__version__}; TF {'yes' if use_tf else 'no'}; "
           f"torch {'yes' if use_torch else 'no'}; SGEMM% = our rate / 2048^3 float32 matmul "
-          f"rate, both timed interleaved; depthwise: GB/s = (x + dy + filter bytes) / time, "
-          f"BW% = that / a 256 MiB copy's rate (read + write), timed interleaved; "
+          f"rate timed after the case; depthwise: GB/s = (x + dy + filter bytes) / time, "
+          f"BW% = that / a 256 MiB copy's rate (read + write); "
           f"'vs X' = X's ms / our ms (> 1: we are faster), X timed in its own process")
     header = f"{'op':36} {'shape':56} {'ms':>8} {'GFLOP/s':>8} {'SGEMM':>6} {'SGEMM%':>7}"
     header += f" {'GB/s':>6} {'stream':>6} {'BW%':>5}"
