@@ -27,7 +27,6 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from kernels import conv_dense, conv_depthwise  # noqa: E402
 from kernels.conv_layout import conv_output_size  # noqa: E402
-from kernels.parallelism import blas_single_threaded  # noqa: E402
 
 tf = torch = F = None     # TensorFlow and PyTorch, imported by load_references()
 
@@ -113,26 +112,16 @@ class Case:
         return a if self.channels_last else np.ascontiguousarray(np.moveaxis(a, -1, 1))
 
     def ours(self, x, w, dy):
-        """The case through our conv math, as a Session runs it: BLAS single-threaded, the
-        intra-op pool and compiled loops doing the parallel work."""
         mod = conv_depthwise if self.depthwise else conv_dense
         prefix = "depthwise" if self.depthwise else "conv"
         geo = (self.strides, self.dilations, self.pads, self.channels_last)
         x, dy = self._layout(x), self._layout(dy)
         kind = self.kind()
         if kind == "Forward":
-            call = lambda: getattr(mod, prefix + "_forward")(x, w, *geo)  # noqa: E731
-        elif kind == "Input":
-            call = lambda: getattr(mod, prefix + "_backprop_input")(  # noqa: E731
-                dy, w, x.shape, *geo)
-        else:
-            call = lambda: getattr(mod, prefix + "_backprop_filter")(  # noqa: E731
-                x, dy, self.f_shape, *geo)
-
-        def run():
-            with blas_single_threaded():
-                return call()
-        return run
+            return lambda: getattr(mod, prefix + "_forward")(x, w, *geo)
+        if kind == "Input":
+            return lambda: getattr(mod, prefix + "_backprop_input")(dy, w, x.shape, *geo)
+        return lambda: getattr(mod, prefix + "_backprop_filter")(x, dy, self.f_shape, *geo)
 
     def tensorflow(self, x, w, dy):
         op = getattr(tf.raw_ops, self.op)

@@ -19,7 +19,9 @@ markedly faster. 1x1 filters without padding skip im2col: one GEMM on the (strid
 Every function takes the array module ``xp`` (NumPy or CuPy) and runs the same code on
 both; only NumPy's ufunc buffer tuning is NumPy-specific.
 On the CPU the blocks are spread over the intra-op pool (``parallelism.pool_map``), each
-thread copying its own patch matrices and running its own single-threaded GEMMs; the filter
+thread copying its own patch matrices and running its own single-threaded GEMMs (with more
+than ``POOL_MAX_CHANNELS`` output channels the GEMMs dominate, and blocks run in turn with
+BLAS on all cores); the filter
 gradient sums one partial per thread, in thread order; the input gradient gives each
 thread whole images, whose slices no other thread adds into.
 """
@@ -30,7 +32,6 @@ import math
 
 import numpy as np
 
-from kernels.blas import matmul
 from kernels.conv_layout import (blocks, channels_last_shape, chunk_bytes, compute_dtype,
                                  conv_output_size, from_channels_last, pad_spatial,
                                  padded_for_windows, to_channels_last, window_view)
@@ -43,6 +44,7 @@ CHUNK_BYTES = 8 << 20  # CPU im2col block size (measured best at 4-16 MB)
 TRANSPOSED_FILTER_MIN_ROWS = 256
 MIN_BLOCK_BYTES = 1 << 20   # a CPU block never smaller: below it the pool costs more
 TAP_MAJOR_MAX_CHANNELS = 2  # input channels up to which patch matrices are built tap-major
+POOL_MAX_CHANNELS = 128     # output channels up to which blocks run on the intra-op pool
 
 
 def conv_forward(x, w, strides, dilations, pads, channels_last=True, xp=np):
@@ -60,7 +62,7 @@ def conv_forward(x, w, strides, dilations, pads, channels_last=True, xp=np):
         y = xp.zeros((n, *out_sp, o), ct)
     elif _pointwise(kernel, pads):
         picked = xc[_sampled(out_sp, strides)].astype(ct, copy=False)
-        y = matmul(xp, picked.reshape(-1, c), w2).reshape(n, *out_sp, o)
+        y = (picked.reshape(-1, c) @ w2).reshape(n, *out_sp, o)
     else:
         padded = pad_spatial(xc, pads, ct, xp=xp)
         y = xp.empty((n, *out_sp, o), ct)
@@ -70,7 +72,7 @@ def conv_forward(x, w, strides, dilations, pads, channels_last=True, xp=np):
             for idx, col in _im2col(win, share, xp):
                 xp.matmul(col, w2, out=y[idx].reshape(-1, o))
 
-        _map(work, _blocks((n, *out_sp), w2.shape[0] * padded.itemsize, xp), xp)
+        _map(work, _blocks((n, *out_sp), w2.shape[0] * padded.itemsize, xp), o, xp)
     return from_channels_last(y.astype(x.dtype, copy=False), channels_last, xp)
 
 
@@ -88,7 +90,7 @@ def conv_backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels
     dyc = xp.ascontiguousarray(dyc, dtype=ct)
     if _pointwise(kernel, pads):
         picked = xc[_sampled(out_sp, strides)].astype(ct, copy=False)
-        dw = matmul(xp, dyc.reshape(-1, o).T, picked.reshape(-1, xc.shape[-1])).T
+        dw = (dyc.reshape(-1, o).T @ picked.reshape(-1, xc.shape[-1])).T
     else:
         padded = padded_for_windows(xc, pads, kernel, strides, dilations, out_sp, ct, xp)
         win = window_view(padded, kernel, strides, dilations, out_sp, xp)
@@ -100,7 +102,7 @@ def conv_backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels
                 dwt += dyc[idx].reshape(-1, o).T @ col
             return dwt
 
-        dw = sum(_map(work, _blocks(dyc.shape[:-1], kc * padded.itemsize, xp), xp)).T
+        dw = sum(_map(work, _blocks(dyc.shape[:-1], kc * padded.itemsize, xp), o, xp)).T
     return xp.ascontiguousarray(dw.reshape(filter_shape), dtype=x.dtype)
 
 
@@ -118,8 +120,7 @@ def conv_backprop_input(dy, w, input_shape, strides, dilations, pads, channels_l
     if _pointwise(kernel, pads):
         dx = xp.zeros(in_shape, ct)
         w2 = xp.ascontiguousarray(w.reshape(c, o), dtype=ct)
-        dx[_sampled(out_sp, strides)] = matmul(xp, dyc.reshape(-1, o), w2.T).reshape(
-            *dyc.shape[:-1], c)
+        dx[_sampled(out_sp, strides)] = (dyc.reshape(-1, o) @ w2.T).reshape(*dyc.shape[:-1], c)
     else:
         dx = _col2im(dyc, w.astype(ct, copy=False), in_shape, strides, dilations, pads,
                      dy.dtype, xp)
@@ -146,10 +147,14 @@ def _blocks(grid, row_bytes, xp):
     return list(blocks(grid, row_bytes, budget))
 
 
-def _map(work, items, xp):
-    """``work`` over shares of ``items``: on the CPU at once on the intra-op pool; on a GPU in
-    one call (its kernels queue on one stream anyway)."""
-    return pool_map(work, items) if xp is np else [work(items)]
+def _map(work, items, out_channels, xp):
+    """``work`` over shares of ``items``: on the CPU with at most ``POOL_MAX_CHANNELS``
+    output channels at once on the intra-op pool (the copies are a large part of the work);
+    otherwise in one call, whose GEMMs BLAS runs on all cores (GEMM-bound blocks, and a GPU's
+    kernels, which queue on one stream anyway)."""
+    if xp is np and out_channels <= POOL_MAX_CHANNELS:
+        return pool_map(work, items)
+    return [work(items)]
 
 
 def _im2col(win, share, xp):
@@ -213,7 +218,7 @@ def _col2im(dyc, w, in_shape, strides, dilations, pads, out_dtype, xp):
                     xp.add(target, prods[k].reshape(target.shape), out=target)
 
     if images:
-        _map(work, images, xp)
+        _map(work, images, o, xp)
     dx = xp.empty(in_shape, out_dtype)
     for phases in itertools.product(*(range(s) for s in strides)):
         src, dst = [slice(None)], [slice(None)]

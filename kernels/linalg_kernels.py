@@ -7,7 +7,6 @@ import string
 
 import numpy as np
 
-from kernels.blas import matmul
 from kernels.kernel_util import DEVICES, computable_types
 from kernels.math_kernels import broadcast_shape, float32_if_half
 from registry import dtypes
@@ -62,7 +61,7 @@ class BatchMatMulOp(OpKernel):
             x = _adjoint(xp, x)
         if self._adj_y:
             y = _adjoint(xp, y)
-        ctx.set_output(0, matmul(xp, x, y).astype(dtype.np_dtype, copy=False))
+        ctx.set_output(0, xp.matmul(x, y).astype(dtype.np_dtype, copy=False))
 
 
 register_kernel("BatchMatMulV2", DEVICES,

@@ -7,7 +7,6 @@ rounded once. Integer arithmetic wraps, as in TF. Kernels run under `np.errstate
 
 import numpy as np
 
-from kernels.blas import matmul
 from kernels.erf import erf, erfc
 from kernels.kernel_util import DEVICES, computable_types
 from registry import dtypes
@@ -207,7 +206,7 @@ class MatMulOp(OpKernel):
         a, b = (a.T if self._ta else a), (b.T if self._tb else b)
         dtype = ctx.output_dtype(0)
         ctx.check_allocation((a.shape[0], b.shape[1]), dtype.np_dtype)
-        product = matmul(ctx.xp, float32_if_half(a, dtype), float32_if_half(b, dtype))
+        product = ctx.xp.matmul(float32_if_half(a, dtype), float32_if_half(b, dtype))
         ctx.set_output(0, product.astype(dtype.np_dtype, copy=False))
 
 

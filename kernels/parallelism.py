@@ -1,16 +1,15 @@
 """The process's intra-op parallelism (TF's `intra_op_parallelism_threads`): one thread count
 and one pool of threads.
 
-Every way a CPU kernel runs in parallel draws on this count: numba's compiled loops, and
-`pool_map`, which spreads blocks of NumPy work (im2col copies with their GEMMs, rows of a
-matmul) over a pool of threads. Work is cut into a few shares per thread that threads take
-as they come free (compiled loops likewise take dynamic chunks), so a thread that another
-process holds off its core delays a share, not the whole kernel. BLAS itself runs single-threaded while graphops kernels run
-(`blas_single_threaded`, entered once per `Session.run` or eager op): OpenBLAS's threads
-spin for a while after each call, and spinning threads starve the compiled loops' threads
-on a loaded machine (a CNN training step on 2 cores went from 37 ms to 455 ms). Kernels
-run one at a time, so between them no phase ever runs more threads than the count. Idle
-pool and numba threads sleep. 0 (the default) means every core the process may use.
+Every way a CPU kernel runs in parallel draws on this count: numba's compiled loops,
+`pool_map`, which spreads blocks of NumPy work (im2col copies with their GEMMs) over a pool
+of threads, and BLAS. Inside `pool_map` BLAS runs single-threaded (`blas_single_threaded`):
+the pool's threads already use the cores, and BLAS's own would spin against them. Work is
+cut into a few shares per thread that threads take as they come free (compiled loops
+likewise take dynamic chunks), so a thread that another process holds off its core delays
+a share, not the whole kernel. Kernels run one at a time, so no phase ever runs more threads
+than the count. Idle pool and numba threads sleep. 0 (the default) means every core the
+process may use.
 """
 
 import contextlib
@@ -19,6 +18,7 @@ import sys
 import threading
 
 SHARES_PER_THREAD = 4
+_POOL_NAME = "graphops-intra-op"
 _requested = 0
 _lock = threading.Lock()
 _pool = _pool_key = None          # the ThreadPoolExecutor and the (pid, size) it was made for
@@ -73,11 +73,12 @@ def shares(items, parts):
 
 def pool_map(work, items):
     """[work(share) for share in shares(items, SHARES_PER_THREAD * intra_op_threads())], the
-    shares run on the pool as its threads come free; inline when there is one thread or
-    one item. The shares depend only on the items and the thread count."""
+    shares run on the pool as its threads come free; inline when there is one thread, one
+    item, or the caller is itself a pool thread (nested work never waits on the pool it
+    holds). The shares depend only on the items and the thread count."""
     global _pool, _pool_key
     threads = intra_op_threads()
-    if threads == 1 or len(items) < 2:
+    if threads == 1 or len(items) < 2 or in_pool_thread():
         return [work(list(items))]
     key = (os.getpid(), threads)            # a forked child needs threads of its own
     with _lock:
@@ -85,9 +86,15 @@ def pool_map(work, items):
             from concurrent.futures import ThreadPoolExecutor   # lazily: keeps import fast
             if _pool is not None and _pool_key[0] == key[0]:
                 _pool.shutdown(wait=False)
-            _pool, _pool_key = ThreadPoolExecutor(threads, "graphops-intra-op"), key
+            _pool, _pool_key = ThreadPoolExecutor(threads, _POOL_NAME), key
         pool = _pool
-    return list(pool.map(work, shares(items, SHARES_PER_THREAD * threads)))
+    with blas_single_threaded():
+        return list(pool.map(work, shares(items, SHARES_PER_THREAD * threads)))
+
+
+def in_pool_thread():
+    """Whether the calling thread is one of the pool's."""
+    return threading.current_thread().name.startswith(_POOL_NAME)
 
 
 def _blas_controllers():

@@ -1,6 +1,6 @@
-"""The intra-op thread setting, the shared pool and BLAS held to one thread inside kernels:
+"""The intra-op thread setting, the shared pool and BLAS held to one thread inside it:
 results are the same run to run for a thread count, agree across thread counts, and the
-caller's BLAS setting comes back after every run."""
+caller's BLAS setting comes back after every pool run."""
 
 import os
 import subprocess
@@ -12,7 +12,6 @@ from threadpoolctl import threadpool_info, threadpool_limits
 
 import graphops as gp
 from kernels import conv_dense, parallelism
-from registry import errors
 from tests.reference_conv import (conv_backprop_filter_ref, conv_backprop_input_ref,
                                   conv_forward_ref)
 
@@ -67,10 +66,9 @@ def _conv_case(channels, seed=0):
 
 
 def _all_three(x, w, dy, geometry):
-    with parallelism.blas_single_threaded():
-        return (conv_dense.conv_forward(x, w, *geometry),
-                conv_dense.conv_backprop_filter(x, dy, w.shape, *geometry),
-                conv_dense.conv_backprop_input(dy, w, x.shape, *geometry))
+    return (conv_dense.conv_forward(x, w, *geometry),
+            conv_dense.conv_backprop_filter(x, dy, w.shape, *geometry),
+            conv_dense.conv_backprop_input(dy, w, x.shape, *geometry))
 
 
 @pytest.mark.parametrize("count", [1, 2, 3, 8])
@@ -92,42 +90,26 @@ def test_parallel_conv_is_deterministic_and_matches_the_reference(threads, monke
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-4 * np.abs(want).max())
 
 
-def test_parallel_matmul_matches_numpy(threads):
+def test_pool_work_submitted_from_a_pool_thread_runs_inline(threads):
     threads(2)
-    rng = np.random.default_rng(1)
-    a = rng.standard_normal((3, 301, 257)).astype(np.float32)
-    b = rng.standard_normal((257, 129)).astype(np.float32)
-    got = gp.raw_ops.BatchMatMulV2(x=a, y=b)
-    np.testing.assert_allclose(got, np.matmul(a.astype(np.float64), b), rtol=1e-4, atol=1e-3)
-    m = gp.raw_ops.MatMul(a=a[0], b=b)
-    np.testing.assert_allclose(m, a[0].astype(np.float64) @ b, rtol=1e-4, atol=1e-3)
+    inner = parallelism.pool_map(lambda share: parallelism.pool_map(len, list(range(9))),
+                                 list(range(4)))
+    assert inner == [[9]] * len(inner)           # nested: one inline share, no deadlock
 
 
-def test_blas_is_single_threaded_inside_runs_and_restored_after():
-    seen = []
-
-    class Probe(gp.OpKernel):
-        def compute(self, ctx):
-            seen.append(_blas_threads())
-            ctx.set_output(0, ctx.input(0))
-
-    gp.register_op("BlasThreadProbe").input("x: float").output("y: float")
-    gp.register_kernel("BlasThreadProbe", "CPU")(Probe)
+def test_blas_is_single_threaded_in_the_pool_and_restored_after(threads):
+    threads(2)
     with threadpool_limits(2, user_api="blas"):
-        gp.raw_ops.BlasThreadProbe(x=np.ones(2, np.float32))        # eager
-        with gp.Graph().as_default():
-            y = gp.raw_ops.BlasThreadProbe(x=gp.placeholder(gp.float32))
-            with gp.Session() as sess:
-                sess.run(y, {y.op.inputs[0]: np.ones(2, np.float32)})
-        assert _blas_threads() and all(n == 2 for n in _blas_threads())
-    assert seen and all(all(n == 1 for n in threads) for threads in seen)
-
-
-def test_errors_in_a_run_still_restore_blas():
-    with threadpool_limits(2, user_api="blas"):
-        with pytest.raises(errors.InvalidArgumentError):
-            gp.raw_ops.Reshape(tensor=np.ones(6, np.float32), shape=np.int32([4]))
+        seen = parallelism.pool_map(lambda share: _blas_threads(), list(range(8)))
         assert all(n == 2 for n in _blas_threads())
+
+        def failing(share):
+            raise ValueError("kernel failed")
+
+        with pytest.raises(ValueError, match="kernel failed"):
+            parallelism.pool_map(failing, list(range(8)))
+        assert all(n == 2 for n in _blas_threads())
+    assert seen and all(all(n == 1 for n in counts) for counts in seen)
 
 
 def test_pool_works_in_a_forked_child(threads):

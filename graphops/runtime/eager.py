@@ -13,7 +13,6 @@ import numpy as np
 from graphops.runtime import devices, placement
 from graphops.runtime.kernel_call import (compute, error_cause, host_memory_indices, instantiate,
                                           node_error)
-from kernels.parallelism import blas_single_threaded
 from registry import dtypes
 from registry.op_def import arg_types
 from registry.resources import DEFAULT_RESOURCES, ResourceHandle
@@ -130,8 +129,7 @@ def execute(op_def, inputs, attrs, name=None):
             if have != want:
                 inputs[j] = devices.transfer(x, have, want)
     try:
-        # NaN/Inf follow IEEE rules, silently; BLAS leaves the cores to graphops' own threads
-        with np.errstate(all="ignore"), blas_single_threaded():
+        with np.errstate(all="ignore"):     # NaN/Inf follow IEEE rules, silently
             return list(compute(entry.kernel, entry.construction, inputs, device))
     except Exception as exc:
         raise _error(exc, op_def.name, name, device.name, inputs) from error_cause(exc)

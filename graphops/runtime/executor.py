@@ -13,7 +13,6 @@ import numpy as np
 from graphops.runtime import devices, placement
 from graphops.runtime.kernel_call import (compute, error_cause, host_memory_indices, instantiate,
                                           node_error)
-from kernels.parallelism import blas_single_threaded
 from registry.errors import CancelledError, InternalError, InvalidArgumentError
 
 # ------------------------------------------------------------------------------ steps
@@ -110,8 +109,7 @@ class Plan:
             if not direct and type(value) is not np.ndarray:
                 value = devices.to_host(value)
             buf[slot] = value
-        # NaN/Inf follow IEEE rules, silently; BLAS leaves the cores to graphops' own threads
-        with np.errstate(all="ignore"), blas_single_threaded():
+        with np.errstate(all="ignore"):     # NaN/Inf follow IEEE rules, silently
             for step in self.steps:
                 if cancelled is not None and cancelled():
                     raise CancelledError("The Session was closed while this run was in progress.")
