@@ -18,12 +18,12 @@ markedly faster. 1x1 filters without padding skip im2col: one GEMM on the (strid
 
 Every function takes the array module ``xp`` (NumPy or CuPy) and runs the same code on
 both; only NumPy's ufunc buffer tuning is NumPy-specific.
-On the CPU the blocks are spread over the intra-op pool (``parallelism.pool_map``), each
-thread copying its own patch matrices and running its own single-threaded GEMMs (with more
-than ``POOL_MAX_CHANNELS`` output channels the GEMMs dominate, and blocks run in turn with
-BLAS on all cores); the filter
-gradient sums one partial per thread, in thread order; the input gradient gives each
-thread whole images, whose slices no other thread adds into.
+On the CPU, with at most ``POOL_MAX_CHANNELS`` output channels (where the copies are a large
+part of the work), the blocks are spread over the intra-op pool (``parallelism.pool_map``),
+each thread copying its own patch matrices and running its own single-threaded GEMMs; the
+filter gradient sums one partial per share, in share order; the input gradient gives each
+share whole images, whose slices no other share adds into. With more output channels the
+GEMMs dominate, and the blocks run in turn with BLAS on all cores.
 """
 
 import contextlib
@@ -72,7 +72,7 @@ def conv_forward(x, w, strides, dilations, pads, channels_last=True, xp=np):
             for idx, col in _im2col(win, share, xp):
                 xp.matmul(col, w2, out=y[idx].reshape(-1, o))
 
-        _map(work, _blocks((n, *out_sp), w2.shape[0] * padded.itemsize, xp), o, xp)
+        _map(work, _blocks((n, *out_sp), w2.shape[0] * padded.itemsize, o, xp), o, xp)
     return from_channels_last(y.astype(x.dtype, copy=False), channels_last, xp)
 
 
@@ -102,7 +102,7 @@ def conv_backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels
                 dwt += dyc[idx].reshape(-1, o).T @ col
             return dwt
 
-        dw = sum(_map(work, _blocks(dyc.shape[:-1], kc * padded.itemsize, xp), o, xp)).T
+        dw = sum(_map(work, _blocks(dyc.shape[:-1], kc * padded.itemsize, o, xp), o, xp)).T
     return xp.ascontiguousarray(dw.reshape(filter_shape), dtype=x.dtype)
 
 
@@ -137,22 +137,25 @@ def _sampled(out_sp, strides):
     return (slice(None),) + tuple(slice(0, (q - 1) * s + 1, s) for q, s in zip(out_sp, strides))
 
 
-def _blocks(grid, row_bytes, xp):
+def _pooled(xp, out_channels):
+    """Whether a conv's blocks run on the intra-op pool (see the module's docstring)."""
+    return xp is np and out_channels <= POOL_MAX_CHANNELS
+
+
+def _blocks(grid, row_bytes, out_channels, xp):
     """The output grid's blocks ``(idx, rows)`` (see ``conv_layout.blocks``): about
-    ``chunk_bytes`` each, and on the CPU small enough for every pool share to get one."""
+    ``chunk_bytes`` each, and small enough for every pool share to get one when pooled."""
     budget = chunk_bytes(xp, CHUNK_BYTES)
-    if xp is np:
+    if _pooled(xp, out_channels):
         share = math.prod(grid) * row_bytes // (SHARES_PER_THREAD * intra_op_threads())
         budget = min(budget, max(share, MIN_BLOCK_BYTES))
     return list(blocks(grid, row_bytes, budget))
 
 
 def _map(work, items, out_channels, xp):
-    """``work`` over shares of ``items``: on the CPU with at most ``POOL_MAX_CHANNELS``
-    output channels at once on the intra-op pool (the copies are a large part of the work);
-    otherwise in one call, whose GEMMs BLAS runs on all cores (GEMM-bound blocks, and a GPU's
-    kernels, which queue on one stream anyway)."""
-    if xp is np and out_channels <= POOL_MAX_CHANNELS:
+    """``work`` over shares of ``items``: at once on the intra-op pool when pooled; else in
+    one call (BLAS on all cores; a GPU's kernels queue on one stream anyway)."""
+    if _pooled(xp, out_channels):
         return pool_map(work, items)
     return [work(items)]
 
@@ -202,7 +205,7 @@ def _col2im(dyc, w, in_shape, strides, dilations, pads, out_dtype, xp):
     # Blocks of different images never add into the same place: each share of the pool
     # takes whole images' worth of blocks.
     images = [list(group) for _, group in itertools.groupby(
-        _blocks(dyc.shape[:-1], taps * c * dyc.itemsize, xp) if taps else (),
+        _blocks(dyc.shape[:-1], taps * c * dyc.itemsize, o, xp) if taps else (),
         key=lambda block: (block[0][0].start, block[0][0].stop))]
 
     def work(share):
