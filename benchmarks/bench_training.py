@@ -41,8 +41,8 @@ def load_example(framework):
     return module
 
 
-def build_session(framework, session_class, config, seed):
-    example = load_example(framework)
+def build_session(example, framework, session_class, config, seed):
+    """An initialised session of the example's model and its one-step callable."""
     graph = framework.Graph()
     with graph.as_default():
         x, y, loss, _, train_op = example.build_model(np.random.default_rng(seed), 2e-3)
@@ -82,7 +82,7 @@ def time_framework(name, args):
         framework, session_class, config = gp, gp.Session, None
     example = load_example(framework)
     batch = example.make_dataset(args.batch, np.random.default_rng(1))
-    _, step = build_session(framework, session_class, config, seed=0)
+    _, step = build_session(example, framework, session_class, config, seed=0)
     median, loss = step_median(step, batch, args.repeat)
     print(median, loss)
 

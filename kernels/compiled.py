@@ -45,7 +45,8 @@ def usable():
 def loops(name, chunk=ELEMENT_CHUNK):
     """The compiled-loop module `kernels.<name>`, with numba's thread count and the chunk
     of iterations a thread takes at a time set for the caller's next parallel loops."""
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    if "numba" not in sys.modules:           # OpenMP reads its settings when first loaded
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     module = importlib.import_module(f"kernels.{name}")
     numba_threads()
     sys.modules["numba"].set_parallel_chunksize(chunk)

@@ -55,13 +55,12 @@ def set_intra_op_threads(num_threads):
 
 
 def numba_threads():
-    """Sets numba's thread count for the calling thread (numba keeps one per thread) and
-    returns it: `intra_op_threads()`, at most the pool numba started with."""
+    """Sets numba's thread count for the calling thread (numba keeps one per thread):
+    `intra_op_threads()`, at most the pool numba started with."""
     numba = sys.modules["numba"]
     threads = min(intra_op_threads(), numba.config.NUMBA_NUM_THREADS)
     if numba.get_num_threads() != threads:
         numba.set_num_threads(threads)
-    return threads
 
 
 def shares(items, parts):

@@ -140,12 +140,12 @@ def read_table(data, name="table"):
     footer = data[len(data) - FOOTER_SIZE:]
     if struct.unpack("<Q", footer[_HANDLES_SIZE:])[0] != MAGIC:
         raise DataLossError(f"{name}: not an sstable (bad magic number)")
-    reader = _Cursor(footer, name)
+    reader = Cursor(footer, name)
     reader.handle()                      # the metaindex block: no filters to read
     index_offset, index_size = reader.handle()
     items = []
     for _, handle in _block_entries(_block(data, index_offset, index_size, name), name):
-        cursor = _Cursor(handle, name)
+        cursor = Cursor(handle, name)
         items.extend(_block_entries(_block(data, *cursor.handle(), name), name))
     return items
 
@@ -173,7 +173,7 @@ def _block_entries(block, name):
     limit = len(block) - 4 * (num_restarts + 1)
     if limit < 0:
         raise DataLossError(f"{name}: bad block contents")
-    cursor = _Cursor(block[:limit], name)
+    cursor = Cursor(block[:limit], name)
     key = b""
     entries = []
     while not cursor.done():
@@ -185,7 +185,7 @@ def _block_entries(block, name):
     return entries
 
 
-class _Cursor:
+class Cursor:
     """Reads varints and byte runs from a buffer, DataLossError past its end."""
 
     def __init__(self, data, name):
@@ -195,6 +195,10 @@ class _Cursor:
 
     def done(self):
         return self._pos >= len(self._data)
+
+    @property
+    def position(self):
+        return self._pos
 
     def varint(self):
         value = shift = 0

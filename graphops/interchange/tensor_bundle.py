@@ -211,30 +211,19 @@ def _read_strings(raw, shape, name):
     """A string tensor's elements and the checksum of its bytes (computed as when written:
     over the lengths as fixed-width integers, their masked checksum, then the bytes)."""
     count = int(np.prod(shape, dtype=np.int64))
-    pos, lengths, checksum = 0, [], 0
+    cursor = sstable.Cursor(raw, f"Entry {name}")
+    lengths, checksum = [], 0
     for _ in range(count):
-        value = shift = 0
-        while True:
-            if pos >= len(raw):
-                raise DataLossError(f"Entry {name}: truncated string lengths")
-            byte = raw[pos]
-            pos += 1
-            value |= (byte & 0x7F) << shift
-            shift += 7
-            if byte < 0x80:
-                break
-        lengths.append(value)
-        width = "<I" if value <= 0xFFFFFFFF else "<Q"
-        checksum = crc32c(struct.pack(width, value), checksum)
-    if pos + 4 + sum(lengths) != len(raw):
+        lengths.append(cursor.varint())
+        width = "<I" if lengths[-1] <= 0xFFFFFFFF else "<Q"
+        checksum = crc32c(struct.pack(width, lengths[-1]), checksum)
+    if cursor.position + 4 + sum(lengths) != len(raw):
         raise DataLossError(f"Entry {name}: string lengths do not match its size")
-    checksum = crc32c(raw[pos:pos + 4], checksum)
-    pos += 4
+    checksum = crc32c(cursor.take(4), checksum)
     out = np.empty(count, dtype=object)
     for i, length in enumerate(lengths):
-        out[i] = raw[pos:pos + length]
+        out[i] = cursor.take(length)
         checksum = crc32c(out[i], checksum)
-        pos += length
     return out.reshape(shape), checksum
 
 
