@@ -32,6 +32,7 @@ import math
 
 import numpy as np
 
+from kernels.compiled import loops, usable
 from kernels.conv_layout import (blocks, channels_last_shape, chunk_bytes, compute_dtype,
                                  conv_output_size, from_channels_last, pad_spatial,
                                  padded_for_windows, to_channels_last, window_view)
@@ -45,6 +46,9 @@ TRANSPOSED_FILTER_MIN_ROWS = 256
 MIN_BLOCK_BYTES = 1 << 20   # a CPU block never smaller: below it the pool costs more
 TAP_MAJOR_MAX_CHANNELS = 2  # input channels up to which patch matrices are built tap-major
 POOL_MAX_CHANNELS = 128     # output channels up to which blocks run on the intra-op pool
+SCATTER_MIN_DEPTH = 32        # forward: input channels below which patch matrices do better
+SCATTER_MIN_UNIT_ROWS = 512   # source positions a pool unit gets at least
+SCATTER_BLOCK_BYTES = 4 << 20  # GEMM-and-scatter convs: products per block (fit the cache)
 
 
 def conv_forward(x, w, strides, dilations, pads, channels_last=True, xp=np):
@@ -63,6 +67,9 @@ def conv_forward(x, w, strides, dilations, pads, channels_last=True, xp=np):
     elif _pointwise(kernel, pads):
         picked = xc[_sampled(out_sp, strides)].astype(ct, copy=False)
         y = (picked.reshape(-1, c) @ w2).reshape(n, *out_sp, o)
+    elif c >= SCATTER_MIN_DEPTH and all(s == 1 for s in strides) and _scatters(xp, kernel, o):
+        y = _forward_by_scatter(xp.ascontiguousarray(xc, dtype=ct), w.astype(ct, copy=False),
+                                out_sp, dilations, pads)
     else:
         padded = pad_spatial(xc, pads, ct, xp=xp)
         y = xp.empty((n, *out_sp, o), ct)
@@ -121,6 +128,9 @@ def conv_backprop_input(dy, w, input_shape, strides, dilations, pads, channels_l
         dx = xp.zeros(in_shape, ct)
         w2 = xp.ascontiguousarray(w.reshape(c, o), dtype=ct)
         dx[_sampled(out_sp, strides)] = (dyc.reshape(-1, o) @ w2.T).reshape(*dyc.shape[:-1], c)
+    elif _scatters(xp, kernel, o):
+        dx = _col2im_compiled(dyc, w.astype(ct, copy=False), in_shape, strides, dilations,
+                              pads)
     else:
         dx = _col2im(dyc, w.astype(ct, copy=False), in_shape, strides, dilations, pads,
                      dy.dtype, xp)
@@ -135,6 +145,14 @@ def _pointwise(kernel, pads):
 def _sampled(out_sp, strides):
     """Index of the input positions a 1x1 filter reads: every stride-th, ``out_sp`` of them."""
     return (slice(None),) + tuple(slice(0, (q - 1) * s + 1, s) for q, s in zip(out_sp, strides))
+
+
+def _scatters(xp, kernel, out_channels):
+    """Whether a conv runs as GEMMs whose products, ``out_channels`` per kernel offset, are
+    scattered by compiled loops (see ``_scatter_products``): on the CPU, up to 3 spatial
+    dims, in the pooled regime (measured: wider outputs do better as whole GEMMs with BLAS
+    on all cores)."""
+    return xp is np and usable() and len(kernel) <= 3 and _pooled(xp, out_channels)
 
 
 def _pooled(xp, out_channels):
@@ -183,6 +201,102 @@ def _im2col(win, share, xp):
             yield idx, col
 
 
+def _reaching_taps(in_shape, pads, out_sp, kernel, strides, dilations):
+    """Per spatial dim, the kernel offsets that can reach the unpadded input (a huge filter
+    has few of them)."""
+    return [range(max(0, -(((q - 1) * s - b) // d)), min(k, (b + i - 1) // d + 1))
+            for i, (b, _), q, k, s, d in zip(in_shape[1:-1], pads, out_sp, kernel, strides,
+                                              dilations)]
+
+
+def _col2im_compiled(dyc, w, in_shape, strides, dilations, pads):
+    """Input gradient on the CPU: ``dy[rows, O] @ w.T[O, taps*C]`` per block of output
+    positions, scattered into dx (see ``_scatter_products``)."""
+    c, o = w.shape[-2:]
+    reaching = _reaching_taps(in_shape, pads, dyc.shape[1:-1], w.shape[:-2], strides,
+                              dilations)
+    dx = np.zeros(in_shape, dyc.dtype)
+    taps = math.prod(len(r) for r in reaching)
+    if taps:
+        wt = np.ascontiguousarray(w[tuple(slice(r.start, r.stop) for r in reaching)]
+                                  .reshape(taps * c, o)).T
+        _scatter_products(dyc, wt, dx, [len(r) for r in reaching], strides, dilations,
+                          [b for b, _ in pads], [r.start for r in reaching])
+    return dx
+
+
+def _forward_by_scatter(xc, w, out_sp, dilations, pads):
+    """Stride-1 forward conv on the CPU: ``x[rows, C] @ w[C, taps*O]`` per block of input
+    positions, each product added into the output it feeds (see ``_scatter_products``):
+    the GEMM has taps*O columns (an efficient shape for BLAS) and no patch matrix is built.
+    Input position i meets offset k at output ``i + before - k*d``: the scatter's offset
+    ``K-1-k`` at dilation d, with "padding" ``(K-1)*d - before``."""
+    kernel, (c, o) = w.shape[:-2], w.shape[-2:]
+    y = np.zeros((xc.shape[0], *out_sp, o), xc.dtype)
+    flipped = w[tuple(slice(None, None, -1) for _ in kernel)]
+    wt = np.ascontiguousarray(np.moveaxis(flipped, -2, 0)).reshape(c, math.prod(kernel) * o)
+    _scatter_products(xc, wt, y, kernel, (1,) * len(kernel), dilations,
+                      [(k - 1) * d - b for k, d, (b, _) in zip(kernel, dilations, pads)],
+                      (0,) * len(kernel))
+    return y
+
+
+def _scatter_products(src, wt, out, taps, strides, dilations, before, tap_first):
+    """out[n, q*s + (t0+t)*d - before] += src[n, q] @ wt[:, t] for every source position q
+    and offset t (``taps`` per dim, ``tap_first`` the first): one GEMM per block of source
+    positions and a compiled scatter-add of its products (``loops_conv.add_taps``), on the
+    intra-op pool. Spatial dims are padded to three with size-1 dims after the first. The
+    pool's units are whole images, or slabs of the first spatial dim thick enough that units
+    two apart never add into one place: then even units run first, odd ones after."""
+    rank, m = src.ndim - 2, out.shape[-1]
+
+    def three(values, fill):     # (v1, fill..., v2, v3) for the 3-d loops
+        values = tuple(values)
+        return values[:1] + (fill,) * (3 - rank) + values[1:]
+
+    tap_shape = three(taps, 1)
+    geometry = (three(strides, 1), three(dilations, 1), three(before, 0), three(tap_first, 0))
+    src3 = src.reshape(src.shape[0], *three(src.shape[1:-1], 1), src.shape[-1])
+    out3 = out.reshape(out.shape[0], *three(out.shape[1:-1], 1), m)
+    compiled = loops("loops_conv")
+    row_bytes = wt.shape[1] * out.itemsize
+
+    def work(units):
+        prods = None
+        for unit in units:
+            grid = src3[unit].shape[:-1]
+            for idx, rows in blocks(grid, row_bytes, SCATTER_BLOCK_BYTES):
+                idx = tuple(slice(u.start + i.start, u.start + i.stop)
+                            for u, i in zip(unit, idx)) + unit[len(idx):] + idx[len(unit):]
+                if prods is None or prods.shape[0] < rows:
+                    prods = np.empty((rows, wt.shape[1]), out.dtype)
+                part = src3[idx]
+                block = prods[:rows]
+                np.matmul(part.reshape(rows, -1), wt, out=block)
+                first = tuple(i.start for i in idx) + (0,) * (4 - len(idx))
+                compiled.add_taps(block.reshape(*part.shape[:-1], *tap_shape, m), out3, first,
+                                  *geometry)
+
+    plane = math.prod(src3.shape[2:-1])
+    for wave in _scatter_waves(src3.shape[:2], plane, tap_shape[0], strides[0], dilations[0]):
+        pool_map(work, wave)
+
+
+def _scatter_waves(grid, plane, taps, stride, dilation):
+    """Lists of units ``(image, first-dim slab)`` of the output grid ``[N, Q1]`` to run one
+    list after the other; units in one list add into disjoint parts of the input gradient.
+    Whole images when there are enough of them; else slabs at least thick enough that those
+    two apart never meet (``taps`` kernel offsets along the dim): even slabs, then odd."""
+    (n, q1), wanted = grid, 2 * SHARES_PER_THREAD * intra_op_threads()
+    if n >= wanted or q1 == 1:
+        return [[(slice(i, i + 1), slice(0, q1)) for i in range(n)]]
+    thick = max(1, (taps - 1) * dilation // stride, n * q1 // wanted,
+                -(-SCATTER_MIN_UNIT_ROWS // plane))
+    units = [(slice(i, i + 1), slice(j, min(j + thick, q1)))
+             for i in range(n) for j in range(0, q1, thick)]
+    return [[u for u in units if u[1].start // thick % 2 == parity] for parity in (0, 1)]
+
+
 def _col2im(dyc, w, in_shape, strides, dilations, pads, out_dtype, xp):
     """Input gradient: ``dy @ w[k].T`` for every kernel offset k, added into place.
 
@@ -195,10 +309,7 @@ def _col2im(dyc, w, in_shape, strides, dilations, pads, out_dtype, xp):
     phase_len = [-(-max(i + b + a, (q - 1) * s + (k - 1) * d + 1) // s) for i, (b, a), q, k, s, d
                  in zip(in_shape[1:-1], pads, out_sp, kernel, strides, dilations)]
     buf = xp.zeros((n, *(v for pair in zip(strides, phase_len) for v in pair), c), dyc.dtype)
-    # Only offsets that can reach the unpadded input matter (a huge filter has few of them).
-    reaching = [range(max(0, -(((q - 1) * s - b) // d)), min(k, (b + i - 1) // d + 1))
-                for i, (b, _), q, k, s, d in zip(in_shape[1:-1], pads, out_sp, kernel, strides,
-                                                  dilations)]
+    reaching = _reaching_taps(in_shape, pads, out_sp, kernel, strides, dilations)
     taps = math.prod(len(r) for r in reaching)
     w3 = xp.swapaxes(xp.ascontiguousarray(  # [taps, O, C] view of [taps, C, O]
         w[tuple(slice(r.start, r.stop) for r in reaching)].reshape(taps, c, o)), 1, 2)

@@ -13,6 +13,7 @@ process may use.
 """
 
 import contextlib
+import contextvars
 import os
 import sys
 import threading
@@ -74,7 +75,8 @@ def pool_map(work, items):
     """[work(share) for share in shares(items, SHARES_PER_THREAD * intra_op_threads())], the
     shares run on the pool as its threads come free; inline when there is one thread, one
     item, or the caller is itself a pool thread (nested work never waits on the pool it
-    holds). The shares depend only on the items and the thread count."""
+    holds). The shares depend only on the items and the thread count. Each share runs in a
+    copy of the caller's context, so its settings (``np.errstate``) hold there too."""
     global _pool, _pool_key
     threads = intra_op_threads()
     if threads == 1 or len(items) < 2 or in_pool_thread():
@@ -87,8 +89,13 @@ def pool_map(work, items):
                 _pool.shutdown(wait=False)
             _pool, _pool_key = ThreadPoolExecutor(threads, _POOL_NAME), key
         pool = _pool
+    context = contextvars.copy_context()
+
+    def run(share):
+        return context.copy().run(work, share)
+
     with blas_single_threaded():
-        return list(pool.map(work, shares(items, SHARES_PER_THREAD * threads)))
+        return list(pool.map(run, shares(items, SHARES_PER_THREAD * threads)))
 
 
 def in_pool_thread():

@@ -1,5 +1,7 @@
 """Property tests: kernels.conv_dense against the slow float64 reference."""
 
+import contextlib
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -97,6 +99,41 @@ def test_backprop_filter_matches_reference(case, dtype):
     _check_close(got, ref, dtype)
 
 
+@contextlib.contextmanager
+def _conv_dense_settings(**values):
+    """Temporarily sets module constants of kernels.conv_dense."""
+    saved = {name: getattr(conv_dense, name) for name in values}
+    for name, value in values.items():
+        setattr(conv_dense, name, value)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(conv_dense, name, value)
+
+
+@SETTINGS
+@given(case=conv_cases(), dtype=st.sampled_from(FLOAT_DTYPES), unit_strides=st.booleans(),
+       block_bytes=st.sampled_from([1, 300, 4 << 20]), unit_rows=st.sampled_from([1, 512]))
+def test_gemm_and_scatter_path_matches_reference(case, dtype, unit_strides, block_bytes,
+                                                 unit_rows):
+    """The forward (stride 1) and input gradient as GEMMs scattered by compiled loops, forced
+    on at every depth, with blocks down to one position and pool units down to one slab."""
+    if unit_strides:
+        for dim in case["dims"]:
+            dim["s"] = 1
+    x, w, dy, geo, x_shape = _arrays(case, dtype)
+    cl = case["channels_last"]
+    with _conv_dense_settings(SCATTER_MIN_DEPTH=1, SCATTER_BLOCK_BYTES=block_bytes,
+                              SCATTER_MIN_UNIT_ROWS=unit_rows):
+        y = conv_forward(x, w, *geo, channels_last=cl)
+        dx = conv_backprop_input(dy, w, x_shape, *geo, channels_last=cl)
+    _check_close(y, conv_forward_ref(x.astype(np.float64), w.astype(np.float64), *geo,
+                                     channels_last=cl), dtype)
+    _check_close(dx, conv_backprop_input_ref(dy.astype(np.float64), w.astype(np.float64),
+                                             x_shape, *geo, channels_last=cl), dtype)
+
+
 @settings(max_examples=60, deadline=None)
 @given(case=conv_cases())
 def test_int32_forward_and_backprop_input_exact(case):
@@ -139,7 +176,8 @@ def test_adjoint_identities_float64(case):
 @settings(max_examples=60, deadline=None)
 @given(case=conv_cases(min_size=1), budget=st.sampled_from([1, 64, 700, 5000]))
 def test_chunked_and_unchunked_agree(case, budget):
-    """Tiny im2col budgets (slabs down to single output positions) give the same results."""
+    """Tiny im2col and scatter budgets (blocks down to single output positions) give the same
+    results."""
     x, w, dy, geo, x_shape = _arrays(case, np.float64)
     cl = case["channels_last"]
 
@@ -149,12 +187,8 @@ def test_chunked_and_unchunked_agree(case, budget):
                 conv_backprop_filter(x, dy, w.shape, *geo, channels_last=cl))
 
     whole = run_all()
-    saved = conv_dense.CHUNK_BYTES
-    conv_dense.CHUNK_BYTES = budget
-    try:
+    with _conv_dense_settings(CHUNK_BYTES=budget, SCATTER_BLOCK_BYTES=budget):
         chunked = run_all()
-    finally:
-        conv_dense.CHUNK_BYTES = saved
     for a, b in zip(whole, chunked):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
 

@@ -55,11 +55,11 @@ def test_pool_map_keeps_share_order(threads, count):
     assert results == (expected if count > 1 else [sum(items)])
 
 
-def _conv_case(channels, seed=0):
+def _conv_case(channels, strides=(1, 2, 1), seed=0):
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((5, 9, 10, 11, channels)).astype(np.float32)
     w = rng.standard_normal((3, 2, 3, channels, 7)).astype(np.float32)
-    geometry = ((1, 2, 1), (1, 1, 2), ((1, 1), (0, 1), (2, 2)))
+    geometry = (strides, (1, 1, 2), ((1, 1), (0, 1), (2, 2)))
     y = conv_dense.conv_forward(x, w, *geometry)
     dy = rng.standard_normal(y.shape).astype(np.float32)
     return x, w, dy, geometry
@@ -72,12 +72,16 @@ def _all_three(x, w, dy, geometry):
 
 
 @pytest.mark.parametrize("count", [1, 2, 3, 8])
-@pytest.mark.parametrize("channels", [1, 6])              # tap-major and row-major patches
+@pytest.mark.parametrize("channels, strides", [
+    (1, (1, 2, 1)), (6, (1, 2, 1)),      # tap-major and row-major patches
+    (40, (1, 1, 1)),                     # forward as GEMMs and a scatter
+])
 def test_parallel_conv_is_deterministic_and_matches_the_reference(threads, monkeypatch, count,
-                                                                   channels):
+                                                                   channels, strides):
     monkeypatch.setattr(conv_dense, "MIN_BLOCK_BYTES", 1 << 10)   # many blocks, many shares
+    monkeypatch.setattr(conv_dense, "SCATTER_MIN_UNIT_ROWS", 1)   # many slabs in two waves
     threads(count)
-    x, w, dy, geometry = _conv_case(channels)
+    x, w, dy, geometry = _conv_case(channels, strides)
     first = _all_three(x, w, dy, geometry)
     for again in (_all_three(x, w, dy, geometry) for _ in range(3)):
         for a, b in zip(first, again):
@@ -88,6 +92,18 @@ def test_parallel_conv_is_deterministic_and_matches_the_reference(threads, monke
                   conv_backprop_input_ref(dy, w, x.shape, strides, dilations, pads))
     for got, want in zip(first, references):
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-4 * np.abs(want).max())
+
+
+def test_pool_shares_run_under_the_callers_errstate(threads):
+    threads(2)
+    with np.errstate(invalid="raise"):
+        modes = parallelism.pool_map(lambda share: np.geterr()["invalid"], list(range(8)))
+    assert modes == ["raise"] * len(modes)
+    x = np.full((2, 8, 8, 40), np.inf, np.float32)        # inf * 0 in the GEMMs: NaN
+    w = np.zeros((3, 3, 40, 4), np.float32)
+    with np.errstate(all="ignore"):
+        y = conv_dense.conv_forward(x, w, (1, 1), (1, 1), ((1, 1), (1, 1)))
+    assert np.isnan(y).all()
 
 
 def test_pool_work_submitted_from_a_pool_thread_runs_inline(threads):
