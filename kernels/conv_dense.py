@@ -36,6 +36,7 @@ from kernels.compiled import loops, usable
 from kernels.conv_layout import (blocks, channels_last_shape, chunk_bytes, compute_dtype,
                                  conv_output_size, from_channels_last, pad_spatial,
                                  padded_for_windows, to_channels_last, window_view)
+from kernels.kernel_util import astype
 from kernels.parallelism import SHARES_PER_THREAD, intra_op_threads, pool_map
 
 CHUNK_BYTES = 8 << 20  # CPU im2col block size (measured best at 4-16 MB)
@@ -54,7 +55,7 @@ SCATTER_BLOCK_BYTES = 4 << 20  # GEMM-and-scatter convs: products per block (fit
 def conv_forward(x, w, strides, dilations, pads, channels_last=True, xp=np):
     """Convolve ``x`` ([N,*S,C] or [N,C,*S]) with ``w`` ([*K,C,O]); result in x's dtype."""
     ct = compute_dtype(x.dtype)
-    xc = to_channels_last(x, channels_last, xp)
+    xc = to_channels_last(astype(xp, x, ct), channels_last, xp)
     kernel, (c, o) = w.shape[:-2], w.shape[-2:]
     n = xc.shape[0]
     out_sp = tuple(conv_output_size(s, k, st, d, b, a) for s, k, st, d, (b, a)
@@ -67,7 +68,8 @@ def conv_forward(x, w, strides, dilations, pads, channels_last=True, xp=np):
     elif _pointwise(kernel, pads):
         picked = xc[_sampled(out_sp, strides)].astype(ct, copy=False)
         y = (picked.reshape(-1, c) @ w2).reshape(n, *out_sp, o)
-    elif c >= SCATTER_MIN_DEPTH and all(s == 1 for s in strides) and _scatters(xp, kernel, o):
+    elif (c >= SCATTER_MIN_DEPTH and all(s == 1 for s in strides) and 0 not in xc.shape
+          and _scatters(xp, kernel, o)):
         y = _forward_by_scatter(xp.ascontiguousarray(xc, dtype=ct), w.astype(ct, copy=False),
                                 out_sp, dilations, pads)
     else:
@@ -80,15 +82,15 @@ def conv_forward(x, w, strides, dilations, pads, channels_last=True, xp=np):
                 xp.matmul(col, w2, out=y[idx].reshape(-1, o))
 
         _map(work, _blocks((n, *out_sp), w2.shape[0] * padded.itemsize, o, xp), o, xp)
-    return from_channels_last(y.astype(x.dtype, copy=False), channels_last, xp)
+    return from_channels_last(astype(xp, y, x.dtype), channels_last, xp)
 
 
 def conv_backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels_last=True,
                          xp=np):
     """Gradient of the forward conv with respect to the filter, shape ``filter_shape``."""
     ct = compute_dtype(x.dtype)
-    xc = to_channels_last(x, channels_last, xp)
-    dyc = to_channels_last(dy, channels_last, xp)
+    xc = to_channels_last(astype(xp, x, ct), channels_last, xp)
+    dyc = to_channels_last(astype(xp, dy, ct), channels_last, xp)
     filter_shape = tuple(int(d) for d in filter_shape)
     kernel, o = filter_shape[:-2], filter_shape[-1]
     out_sp = dyc.shape[1:-1]
@@ -117,7 +119,7 @@ def conv_backprop_input(dy, w, input_shape, strides, dilations, pads, channels_l
                         xp=np):
     """Gradient of the forward conv with respect to its input, shape ``input_shape``."""
     ct = compute_dtype(dy.dtype)
-    dyc = to_channels_last(dy, channels_last, xp)
+    dyc = to_channels_last(astype(xp, dy, ct), channels_last, xp)
     in_shape = channels_last_shape(input_shape, channels_last)
     kernel, (c, o) = w.shape[:-2], w.shape[-2:]
     out_sp = dyc.shape[1:-1]
@@ -134,7 +136,7 @@ def conv_backprop_input(dy, w, input_shape, strides, dilations, pads, channels_l
     else:
         dx = _col2im(dyc, w.astype(ct, copy=False), in_shape, strides, dilations, pads,
                      dy.dtype, xp)
-    return from_channels_last(dx.astype(dy.dtype, copy=False), channels_last, xp)
+    return from_channels_last(astype(xp, dx, dy.dtype), channels_last, xp)
 
 
 def _pointwise(kernel, pads):

@@ -4,7 +4,7 @@ Two paths. With NumPy (``xp=np``, the default) each op is one fused pass of comp
 (``kernels/loops_depthwise.py``, numba, imported on first use) over channels-last,
 C-contiguous operands in the compute dtype: NHWC float32/float64 operands go in as they
 are; NCHW ones, strided views and float16/bfloat16 are copied (and cast) once on the way
-in, and the result once on the way out. The loops split the rows into
+in, and the result once on the way out (float16 by compiled bit conversions). The loops split the rows into
 ``SHARES_PER_THREAD * intra_op_threads()`` blocks that threads take as they come free; the
 filter gradient sums each block in the input dtype, then the blocks in order in float64,
 so results depend only on the thread count.
@@ -20,6 +20,7 @@ path too in a child forked after numba was loaded: numba's OpenMP loops abort th
 import numpy as np
 
 from kernels.compiled import loops, usable
+from kernels.kernel_util import astype
 from kernels.conv_layout import (blocks, channels_last_shape, chunk_bytes, compute_dtype,
                                  conv_output_size, from_channels_last, padded_for_windows,
                                  tap_index, to_channels_last, window_view)
@@ -33,12 +34,12 @@ def depthwise_forward(x, w, strides, dilations, pads, channels_last=True, xp=np)
     """y[n, o, c*M+m] = sum_k x[n, o*s + k*d - before, c] * w[k, c, m]; w is [KH, KW, C, M]."""
     if xp is not np or not usable():
         return _forward_by_windows(x, w, strides, dilations, pads, channels_last, xp)
-    xl = to_channels_last(x, channels_last)
+    ct = compute_dtype(x.dtype)
+    xl = to_channels_last(astype(np, x, ct), channels_last)
     n, h, wd, c = xl.shape
     kh, kw, _, m = w.shape
     oh = conv_output_size(h, kh, strides[0], dilations[0], *pads[0])
     ow = conv_output_size(wd, kw, strides[1], dilations[1], *pads[1])
-    ct = compute_dtype(x.dtype)
     y = np.zeros((n, oh, ow, c * m), ct)
     if y.size and xl.size:
         cols = _run_columns(c * m)
@@ -55,10 +56,11 @@ def depthwise_backprop_filter(x, dy, filter_shape, strides, dilations, pads, cha
         return _filter_by_windows(x, dy, filter_shape, strides, dilations, pads, channels_last,
                                   xp)
     kh, kw, c, m = (int(d) for d in filter_shape)
-    xl, dyl = to_channels_last(x, channels_last), to_channels_last(dy, channels_last)
+    ct = compute_dtype(x.dtype)
+    xl = to_channels_last(astype(np, x, ct), channels_last)
+    dyl = to_channels_last(astype(np, dy, ct), channels_last)
     if 0 in (kh, kw, c, m) or dyl.size == 0 or xl.size == 0:
         return np.zeros((kh, kw, c, m), x.dtype)
-    ct = compute_dtype(x.dtype)
     cols = _run_columns(c * m)
     compiled, parts = _loops()
     sums = np.zeros((min(parts, dyl.shape[0] * dyl.shape[1]), kh * kw, cols * c * m))
@@ -73,9 +75,9 @@ def depthwise_backprop_input(dy, w, input_shape, strides, dilations, pads, chann
     """dx[n, i, c] = sum over o, k with o*s + k*d - before = i of dy[n, o, c*M+m] * w[k, c, m]."""
     if xp is not np or not usable():
         return _input_by_taps(dy, w, input_shape, strides, dilations, pads, channels_last, xp)
-    dyl = to_channels_last(dy, channels_last)
-    kh, kw, _, m = w.shape
     ct = compute_dtype(dy.dtype)
+    dyl = to_channels_last(astype(np, dy, ct), channels_last)
+    kh, kw, _, m = w.shape
     dx = np.zeros(channels_last_shape(input_shape, channels_last), ct)
     if dx.size and dyl.size and w.size:
         cols = _run_columns(dyl.shape[-1])
@@ -118,13 +120,15 @@ def _tiled(w, cols, ct):
 
 
 def _result(y, dtype, channels_last):
-    """Channels-last compute-dtype ``y`` in the caller's layout and dtype (one pass)."""
-    if channels_last and y.dtype == dtype:
-        return y
-    out = np.empty(y.shape if channels_last else (y.shape[0], y.shape[-1], *y.shape[1:-1]),
-                   dtype)
-    _copy_images(to_channels_last(out, channels_last), y)
-    return out
+    """Channels-last compute-dtype ``y`` in the caller's layout and dtype: one pass, or for
+    float16 a transpose (if any) and then a compiled narrowing (NumPy's is ~10x slower)."""
+    target = y.dtype if np.dtype(dtype) == np.float16 else dtype
+    if not channels_last or y.dtype != target:
+        out = np.empty(y.shape if channels_last else (y.shape[0], y.shape[-1], *y.shape[1:-1]),
+                       target)
+        _copy_images(to_channels_last(out, channels_last), y)
+        y = out
+    return astype(np, y, dtype)
 
 
 def _copy_images(dst, src):

@@ -8,7 +8,7 @@ rounded once. Integer arithmetic wraps, as in TF. Kernels run under `np.errstate
 import numpy as np
 
 from kernels.erf import erf, erfc
-from kernels.kernel_util import DEVICES, computable_types
+from kernels.kernel_util import DEVICES, astype, computable_types
 from registry import dtypes
 from registry.errors import InvalidArgumentError, UnimplementedError
 from registry.kernel_registry import OpKernel, register_kernel
@@ -247,7 +247,8 @@ class CastOp(OpKernel):
             mask = view(~((1 << self._truncate_bits) - 1) & np.iinfo(view).max)
             x = xp.where(xp.isnan(x), x, (x.view(view) & mask).view(x.dtype))
         with np.errstate(all="ignore"):
-            ctx.set_output(0, x.astype(self._dst.np_dtype))
+            y = astype(xp, x, self._dst.np_dtype)
+            ctx.set_output(0, y if y is not x else x.copy())
 
 
 # ----------------------------------------------------------------------------- Range

@@ -1,0 +1,96 @@
+"""Compiled float16 <-> float32 conversions: NumPy's results bit for bit, through
+kernel_util.astype, the Cast op and the conv kernels that widen half operands."""
+
+import numpy as np
+import pytest
+
+import graphops as gp
+from kernels import conv_dense, conv_depthwise
+from kernels.kernel_util import COMPILED_MIN_SIZE, astype
+from tests.conv_tolerance import assert_conv_close
+from tests.reference_conv import conv_backprop_input_ref, conv_forward_ref
+from tests.reference_depthwise import depthwise_backprop_filter_ref, depthwise_forward_ref
+
+
+def _float_bits_to_test():
+    """Random float32 bit patterns plus the edges: around the half range's top (65504, the
+    round-to-infinity point 65520), the subnormal halves, zeros, infinities and NaN payloads."""
+    rng = np.random.default_rng(0)
+    edges = [rng.integers(0, 2**32, 1 << 20, dtype=np.uint64).astype(np.uint32),
+             np.float32(65520).view(np.uint32) + np.arange(-4096, 4096, dtype=np.int64),
+             np.arange(0, 1 << 24, 3, dtype=np.uint32) + np.uint32(100 << 23),   # subnormals
+             np.arange(0x7F7FFF00, 0x7F800010, dtype=np.uint32),
+             np.array([0, 0x7FC00000, 0x7F800001, 0x7F802000, 0x7F801FFF, 0x7FFFFFFF],
+                      np.uint32)]
+    bits = np.concatenate([e.astype(np.uint32) for e in edges])
+    return np.concatenate([bits, bits | np.uint32(0x80000000)])
+
+
+def test_every_half_widens_like_numpy():
+    halves = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16)
+    got = astype(np, halves, np.float32)
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got.view(np.uint32), halves.astype(np.float32).view(np.uint32))
+
+
+def test_floats_narrow_like_numpy():
+    floats = _float_bits_to_test().view(np.float32)
+    got = astype(np, floats, np.float16)
+    with np.errstate(all="ignore"):
+        want = floats.astype(np.float16)
+    assert got.dtype == np.float16 and got.shape == floats.shape
+    np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16))
+
+
+def test_small_or_strided_arrays_take_numpy_and_keep_their_shape():
+    small = np.linspace(-3, 3, 12, dtype=np.float32).reshape(3, 4)
+    assert astype(np, small, np.float16).shape == (3, 4)
+    strided = np.ones((COMPILED_MIN_SIZE, 2), np.float16)[:, 0]
+    got = astype(np, strided, np.float32)
+    assert got.dtype == np.float32 and got.shape == (COMPILED_MIN_SIZE,) and got.all()
+    same = np.ones(8, np.float32)
+    assert astype(np, same, np.float32) is same
+
+
+@pytest.mark.parametrize("src, dst", [(gp.float32, gp.float16), (gp.float16, gp.float32)])
+def test_cast_op_matches_numpy(src, dst):
+    values = _float_bits_to_test()[:1 << 18].view(np.float32).reshape(512, 512)
+    with np.errstate(all="ignore"):
+        values = values.astype(src.np_dtype)
+        want = values.astype(dst.np_dtype)
+    graph = gp.Graph()
+    with graph.as_default():
+        x = gp.placeholder(src, [512, 512])
+        y = gp.cast(x, dst)
+    with gp.Session(graph=graph) as sess:
+        got = sess.run(y, {x: values})
+    assert got.dtype == dst.np_dtype
+    view = np.uint16 if dst == gp.float16 else np.uint32
+    np.testing.assert_array_equal(got.view(view), want.view(view))
+
+
+@pytest.mark.parametrize("channels_last", [True, False])
+def test_half_convs_widen_and_narrow_large_operands(channels_last):
+    rng = np.random.default_rng(1)
+    x = rng.uniform(-1, 1, (2, 32, 32, 40)).astype(np.float16)      # past COMPILED_MIN_SIZE
+    w = rng.uniform(-1, 1, (3, 3, 40, 8)).astype(np.float16)
+    wd = rng.uniform(-1, 1, (3, 3, 40, 1)).astype(np.float16)
+    geo = ((1, 1), (1, 1), ((1, 1), (1, 1)))
+    xl = x if channels_last else np.ascontiguousarray(np.moveaxis(x, -1, 1))
+    x64 = xl.astype(np.float64)
+    y = conv_dense.conv_forward(xl, w, *geo, channels_last=channels_last)
+    assert_conv_close(y, conv_forward_ref(x64, w.astype(np.float64), *geo,
+                                          channels_last=channels_last), np.float16, half_ulps=1.0)
+    dx = conv_dense.conv_backprop_input(y, w, xl.shape, *geo, channels_last=channels_last)
+    assert_conv_close(dx, conv_backprop_input_ref(y.astype(np.float64), w.astype(np.float64),
+                                                  xl.shape, *geo, channels_last=channels_last),
+                      np.float16, half_ulps=1.0)
+    yd = conv_depthwise.depthwise_forward(xl, wd, *geo, channels_last=channels_last)
+    assert_conv_close(yd, depthwise_forward_ref(x64, wd.astype(np.float64), *geo,
+                                                channels_last=channels_last),
+                      np.float16, half_ulps=0.5)
+    dw = conv_depthwise.depthwise_backprop_filter(xl, yd, wd.shape, *geo,
+                                                  channels_last=channels_last)
+    assert_conv_close(dw, depthwise_backprop_filter_ref(x64, yd.astype(np.float64), wd.shape,
+                                                        *geo, channels_last=channels_last),
+                      np.float16, half_ulps=0.5)
