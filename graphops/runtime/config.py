@@ -1,5 +1,6 @@
-"""Process-wide settings (`gp.config`): the memory budget, the devices graphops sees and the
-intra-op thread count.
+"""Process-wide settings (`gp.config`): the memory budget, the devices graphops sees, the
+intra-op thread count and whether freed host memory stays mapped for reuse
+(`graphops/runtime/host_memory.py`).
 
 The memory budget bounds any single buffer a kernel allocates from user-given sizes
 (sizes vectors, Fill dims, broadcast and conv outputs): a larger request raises
@@ -9,11 +10,13 @@ ResourceExhaustedError before anything is allocated. It defaults to 8 GiB.
 import contextlib
 
 from graphops.runtime.devices import list_physical_devices
+from graphops.runtime.host_memory import get_retain_host_memory, set_retain_host_memory
 from kernels.parallelism import get_intra_op_threads, set_intra_op_threads
 from registry.memory import get_memory_budget, set_memory_budget
 
 __all__ = ["get_memory_budget", "set_memory_budget", "memory_budget", "list_physical_devices",
-           "get_intra_op_parallelism_threads", "set_intra_op_parallelism_threads"]
+           "get_intra_op_parallelism_threads", "set_intra_op_parallelism_threads",
+           "get_retain_host_memory", "set_retain_host_memory"]
 
 
 def set_intra_op_parallelism_threads(num_threads):
