@@ -23,18 +23,18 @@ def test_setting_reaches_malloc_when_the_first_kernel_runs(fake_mallopt):
     gp.config.set_retain_host_memory(True)
     assert fake_mallopt == []                          # nothing before a kernel runs
     gp.raw_ops.Relu(features=[1.0, -1.0])
-    assert fake_mallopt == [(-3, 32 << 20), (-1, 2**31 - 1)]
+    assert fake_mallopt == [(-4, 0), (-1, 2**31 - 1)]          # no mmap, no trimming
     gp.raw_ops.Relu(features=[1.0, -1.0])
     assert len(fake_mallopt) == 2                      # once only
     gp.config.set_retain_host_memory(False)
-    assert fake_mallopt[2:] == [(-3, 128 << 10), (-1, 256 << 10)]
+    assert fake_mallopt[2:] == [(-4, 65536), (-3, 128 << 10), (-1, 128 << 10)]
     assert gp.config.get_retain_host_memory() is False
 
 
 _FAULTS_ON_REUSE = """
 import resource, numpy as np, graphops as gp
 gp.raw_ops.Relu(features=[1.0])                        # kernels have run: memory is kept
-sizes = [(4 << 20) + k * 65536 for k in range(8)]
+sizes = [(4 << 20) + k * 65536 for k in range(8)] + [64 << 20]
 def churn():
     start = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     for n in sizes:
@@ -51,5 +51,5 @@ print(churn())
 def test_buffers_freed_after_kernels_ran_are_reused_without_page_faults():
     out = subprocess.run([sys.executable, "-c", _FAULTS_ON_REUSE], capture_output=True,
                          text=True, check=True)
-    pages = sum(s * 1.5 for s in [(4 << 20) + k * 65536 for k in range(8)]) // 4096
+    pages = sum(s * 1.5 for s in [(4 << 20) + k * 65536 for k in range(8)] + [64 << 20]) // 4096
     assert int(out.stdout) < 0.05 * pages

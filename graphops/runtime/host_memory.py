@@ -3,11 +3,12 @@ pools.
 
 By default glibc hands a freed buffer of more than a few hundred KB back to the OS (munmap,
 or a trimmed heap top), so the next buffer of that size faults in every page again: ~650
-page faults for a 4 MB array, 3-4 ms on a virtual machine. Kernels allocate their outputs
-afresh each run, so every large op of a training step paid that (examples/train_cnn3d.py:
-23 ms a step, 15 ms with buffers kept). Once a kernel first runs, buffers up to
-``HEAP_MAX_BYTES`` come from the heap and the heap is never trimmed: the process keeps its
-high-water mark of memory, as a TF process does. Opt out with
+page faults for a 4 MB array, 3-4 ms on a virtual machine; a fresh 51 MB output costs
+2-3 ms before a kernel writes it. Kernels allocate their outputs afresh each run, so every
+large op of a training step paid that (examples/train_cnn3d.py: 23 ms a step, 15 ms with
+buffers kept). Once a kernel first runs, every buffer comes from the heap (no mmap: glibc
+still maps memory when the heap cannot grow) and the heap is never trimmed: the process
+keeps its high-water mark of memory, as a TF process does. Opt out with
 ``gp.config.set_retain_host_memory(False)`` (glibc's defaults come back). Elsewhere than on
 glibc this does nothing.
 """
@@ -15,10 +16,10 @@ glibc this does nothing.
 import ctypes
 import platform
 
-HEAP_MAX_BYTES = 32 << 20        # glibc's ceiling for M_MMAP_THRESHOLD on 64-bit systems
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
-_GLIBC_DEFAULT_BYTES = 128 << 10
-_NEVER_TRIM = (1 << 31) - 1
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD, _M_MMAP_MAX = -1, -3, -4
+_GLIBC_DEFAULTS = ((_M_MMAP_MAX, 65536), (_M_MMAP_THRESHOLD, 128 << 10),
+                   (_M_TRIM_THRESHOLD, 128 << 10))
+_RETAINING = ((_M_MMAP_MAX, 0), (_M_TRIM_THRESHOLD, (1 << 31) - 1))
 
 _wanted = True
 _applied = None                  # the setting last given to malloc (None: not yet)
@@ -49,8 +50,8 @@ def _apply():
     mallopt = _glibc_mallopt()
     if mallopt is None:
         return
-    mallopt(_M_MMAP_THRESHOLD, HEAP_MAX_BYTES if _wanted else _GLIBC_DEFAULT_BYTES)
-    mallopt(_M_TRIM_THRESHOLD, _NEVER_TRIM if _wanted else 2 * _GLIBC_DEFAULT_BYTES)
+    for option, value in _RETAINING if _wanted else _GLIBC_DEFAULTS:
+        mallopt(option, value)
 
 
 def _glibc_mallopt():
