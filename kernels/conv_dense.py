@@ -5,7 +5,7 @@ positions, columns are (kernel offset, input channel) with the channel fastest,
 matching the ``[*K, C, O]`` filter layout reshaped to ``[K*C, O]``:
 
 * forward:          y[rows, O]    = col[rows, KC] @ w[KC, O]
-* backprop-filter:  dw.T[O, KC]  += dy[rows, O].T @ col[rows, KC]
+* backprop-filter:  dw[KC, O]    += col[rows, KC].T @ dy[rows, O]
 * backprop-input:   p[k, rows, C] = dy[rows, O] @ w[k].T for each kernel offset k,
                     each added into its slice of the padded input gradient (col2im;
                     never ``np.add.at``), kept phase-split so every slice has long rows.
@@ -106,12 +106,12 @@ def conv_backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels
         kc = math.prod(filter_shape[:-1])
 
         def work(share):
-            dwt = xp.zeros((o, kc), ct)
+            dw = xp.zeros((kc, o), ct)
             for idx, col in _im2col(win, share, xp):
-                dwt += dyc[idx].reshape(-1, o).T @ col
-            return dwt
+                dw += col.T @ dyc[idx].reshape(-1, o)   # measured faster than dy.T @ col
+            return dw
 
-        dw = sum(_map(work, _blocks(dyc.shape[:-1], kc * padded.itemsize, o, xp), o, xp)).T
+        dw = sum(_map(work, _blocks(dyc.shape[:-1], kc * padded.itemsize, o, xp), o, xp))
     return xp.ascontiguousarray(dw.reshape(filter_shape), dtype=x.dtype)
 
 
