@@ -77,6 +77,7 @@ def _compiled(xp, array, *others):
 
 
 _HALF, _SINGLE = np.dtype(np.float16), np.dtype(np.float32)
+_UINT = {_HALF: np.uint16, _SINGLE: np.uint32}
 
 
 def astype(xp, x, dtype):
@@ -94,9 +95,6 @@ def astype(xp, x, dtype):
     return out
 
 
-_UINT = {_HALF: np.uint16, _SINGLE: np.uint32}
-
-
 def float_sum(xp, x, axes, keepdims=False):
     """`xp.sum(x, axis=axes, dtype=sum_dtype(x), keepdims=keepdims)`. A large contiguous
     CPU float array summed over some leading axes (a batch, a bias gradient) runs as
@@ -109,6 +107,23 @@ def float_sum(xp, x, axes, keepdims=False):
     partials = np.zeros((blocks, math.prod(kept)))
     loops("loops_elementwise", chunk=1).column_sums(x.reshape(rows, -1), partials)
     return partials.sum(axis=0).reshape((1,) * lead + kept if keepdims else kept)
+
+
+def add_bias(xp, value, bias, channel):
+    """`value + bias` with the 1-D `bias` along axis `channel` (last or 1). Large contiguous
+    CPU floats run as a compiled parallel loop: NumPy's broadcasting runs its inner loop
+    over the channels alone, slow for the few channels of early conv layers (3x here)."""
+    if not (_compiled(xp, value) and isinstance(bias, np.ndarray) and bias.dtype == value.dtype
+            and channel in (1, value.ndim - 1)):
+        return value + bias.reshape(bias.shape + (1,) * (value.ndim - 1 - channel))
+    out = np.empty_like(value)
+    inner = math.prod(value.shape[channel + 1:])
+    compiled = loops("loops_elementwise")
+    if inner == 1:                       # channels last: one bias vector per row
+        compiled.add_row_vector(value.reshape(-1, bias.size), bias, out.reshape(-1, bias.size))
+    else:                                # channels first: one bias value per row of positions
+        compiled.add_per_row(value.reshape(-1, inner), bias, out.reshape(-1, inner))
+    return out
 
 
 def where(xp, condition, a, b):

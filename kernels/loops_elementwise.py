@@ -1,5 +1,5 @@
 """Elementwise loops and sums (numba) where NumPy is slow: selection by a mask (compiled
-branchless) and float64 sums down the columns of a matrix (in parallel)."""
+branchless), float64 sums down the columns of a matrix and bias additions (in parallel)."""
 
 from numba import njit, prange
 
@@ -30,3 +30,22 @@ def column_sums(matrix, partials):
         for r in range(p * rows // blocks, (p + 1) * rows // blocks):
             for c in range(cols):
                 total[c] += matrix[r, c]
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def add_row_vector(matrix, vector, out):
+    """out[r, c] = matrix[r, c] + vector[c]."""
+    rows, cols = matrix.shape
+    for r in prange(rows):
+        for c in range(cols):
+            out[r, c] = matrix[r, c] + vector[c]
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def add_per_row(matrix, values, out):
+    """out[r, :] = matrix[r, :] + values[r % len(values)]."""
+    rows, cols = matrix.shape
+    for r in prange(rows):
+        value = values[r % values.shape[0]]
+        for c in range(cols):
+            out[r, c] = matrix[r, c] + value

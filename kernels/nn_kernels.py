@@ -1,7 +1,7 @@
 """CPU and GPU kernels of Relu, BiasAdd (V1, and its gradient op BiasAddGrad) and Softmax,
 written once against `ctx.xp`."""
 
-from kernels.kernel_util import DEVICES, computable_types, float_sum, softmax
+from kernels.kernel_util import DEVICES, add_bias, computable_types, float_sum, softmax
 from kernels.math_kernels import float32_if_half
 from registry.errors import InvalidArgumentError
 from registry.kernel_registry import OpKernel, register_kernel
@@ -44,8 +44,7 @@ class BiasAddOp(_BiasKernel):
             raise InvalidArgumentError(
                 "Must provide as many biases as the last dimension of the input tensor: "
                 f"{shape_str(bias.shape)} vs. {shape_str(value.shape)}")
-        bias = bias.reshape(bias.shape + (1,) * (value.ndim - 1 - channel))
-        ctx.set_output(0, value + bias)
+        ctx.set_output(0, add_bias(ctx.xp, value, bias, channel))
 
 
 @register_kernel("BiasAddGrad", DEVICES,

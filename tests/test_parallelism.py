@@ -164,6 +164,22 @@ def test_compiled_where_matches_numpy_nan_and_inf_included(dtype):
                                   np.where(cond, x, g))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("data_format, shape", [("NHWC", (8, 32, 32, 8)), ("NCHW", (8, 8, 32, 32)),
+                                                ("NHWC", (512, 100))])
+def test_compiled_bias_add_matches_numpy_nan_and_inf_included(dtype, data_format, shape):
+    rng = np.random.default_rng(5)
+    value = rng.standard_normal(shape).astype(dtype)        # above COMPILED_MIN_SIZE
+    value[::3, ::2] = np.inf
+    channel = 1 if data_format == "NCHW" else len(shape) - 1
+    bias = rng.standard_normal(shape[channel]).astype(dtype)
+    bias[1] = np.nan
+    got = gp.raw_ops.BiasAdd(value=value, bias=bias, data_format=data_format)
+    want = value + bias.reshape(bias.shape + (1,) * (len(shape) - 1 - channel))
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got, want)
+
+
 @pytest.mark.parametrize("axes", [(0,), (0, 1), (0, 1, 2)])
 def test_compiled_leading_axis_sums_match_float64(axes):
     rng = np.random.default_rng(4)
