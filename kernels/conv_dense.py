@@ -285,15 +285,23 @@ def _scatter_products(src, wt, out, taps, strides, dilations, before, tap_first)
 
 
 def _scatter_waves(grid, plane, taps, stride, dilation):
-    """Lists of units ``(image, first-dim slab)`` of the output grid ``[N, Q1]`` to run one
-    list after the other; units in one list add into disjoint parts of the input gradient.
-    Whole images when there are enough of them; else slabs at least thick enough that those
-    two apart never meet (``taps`` kernel offsets along the dim): even slabs, then odd."""
+    """Lists of units ``(images, first-dim slab)`` of the source grid ``[N, Q1]`` (``plane``
+    positions per Q1 index) to run one list after the other; units in one list add into
+    disjoint parts of the result. Runs of whole images when there are enough of them; else
+    slabs at least thick enough that those two apart never meet (``taps`` kernel offsets
+    along the dim): even slabs, then odd. A unit has ``SCATTER_MIN_UNIT_ROWS`` positions
+    or more where the grid allows."""
     (n, q1), wanted = grid, 2 * SHARES_PER_THREAD * intra_op_threads()
     if n >= wanted or q1 == 1:
-        return [[(slice(i, i + 1), slice(0, q1)) for i in range(n)]]
-    thick = max(1, (taps - 1) * dilation // stride, n * q1 // wanted,
-                -(-SCATTER_MIN_UNIT_ROWS // plane))
+        per_unit = max(-(-n // wanted), -(-SCATTER_MIN_UNIT_ROWS // (q1 * plane)))
+        return [[(slice(i, min(i + per_unit, n)), slice(0, q1))
+                 for i in range(0, n, per_unit)]]
+    thinnest = max(1, (taps - 1) * dilation // stride, -(-SCATTER_MIN_UNIT_ROWS // plane))
+    slabs = min(max(1, q1 // thinnest), -(-wanted // n))      # per image
+    pair = 2 * intra_op_threads()          # a wave of slab pairs keeps every thread busy
+    if n == 1 and slabs >= pair:
+        slabs -= slabs % pair
+    thick = -(-q1 // slabs)
     units = [(slice(i, i + 1), slice(j, min(j + thick, q1)))
              for i in range(n) for j in range(0, q1, thick)]
     return [[u for u in units if u[1].start // thick % 2 == parity] for parity in (0, 1)]
