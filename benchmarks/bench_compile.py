@@ -29,6 +29,10 @@ def cases(np, gp):
     dw_w = rng.standard_normal((3, 3, 16, 1)).astype(np.float32)
     dw_dy = rng.standard_normal((2, 32, 32, 16)).astype(np.float32)
     depthwise = dict(strides=[1, 1, 1, 1], padding="SAME")
+    conv_x = rng.standard_normal((2, 16, 16, 32)).astype(np.float32)
+    conv_w = rng.standard_normal((3, 3, 32, 16)).astype(np.float32)
+    conv_dy = rng.standard_normal((2, 16, 16, 16)).astype(np.float32)
+    dense = dict(strides=[1, 1, 1, 1], padding="SAME")
 
     def variable_update(op, **scalars):
         names = {"ResourceApplyGradientDescent": ["var"],
@@ -48,6 +52,14 @@ def cases(np, gp):
         ("ReluGrad (select)", lambda: gp.raw_ops.ReluGrad(gradients=big, features=big)),
         ("SelectV2 (select)", lambda: gp.raw_ops.SelectV2(condition=big > 0, t=big, e=big)),
         ("BiasAddGrad (column sums)", lambda: gp.raw_ops.BiasAddGrad(out_backprop=big)),
+        ("BiasAdd", lambda: gp.raw_ops.BiasAdd(value=big, bias=big[0, 0, 0])),
+        ("Cast float32 -> float16", lambda: gp.raw_ops.Cast(x=big, DstT=gp.float16)),
+        ("Cast float16 -> float32", lambda: gp.raw_ops.Cast(x=big.astype(np.float16),
+                                                            DstT=gp.float32)),
+        ("Conv2D (GEMM and scatter)", lambda: gp.raw_ops.Conv2D(
+            input=conv_x, filter=conv_w, **dense)),
+        ("Conv2DBackpropInput", lambda: gp.raw_ops.Conv2DBackpropInput(
+            input_sizes=np.int32(conv_x.shape), filter=conv_w, out_backprop=conv_dy, **dense)),
         ("ResourceApplyGradientDescent",
          variable_update("ResourceApplyGradientDescent", alpha=0.1)),
         ("ResourceApplyMomentum",
