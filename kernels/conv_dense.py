@@ -32,6 +32,7 @@ import math
 
 import numpy as np
 
+from kernels import conv_winograd
 from kernels.compiled import loops, usable
 from kernels.conv_layout import (blocks, channels_last_shape, chunk_bytes, compute_dtype,
                                  conv_output_size, from_channels_last, pad_spatial,
@@ -68,6 +69,9 @@ def conv_forward(x, w, strides, dilations, pads, channels_last=True, xp=np):
     elif _pointwise(kernel, pads):
         picked = xc[_sampled(out_sp, strides)].astype(ct, copy=False)
         y = (picked.reshape(-1, c) @ w2).reshape(n, *out_sp, o)
+    elif conv_winograd.applies(xp, kernel, strides, dilations, c, o) and 0 not in xc.shape:
+        y = conv_winograd.winograd_forward(xp.ascontiguousarray(xc, dtype=ct),
+                                           w.astype(ct, copy=False), out_sp, pads)
     elif (c >= SCATTER_MIN_DEPTH and all(s == 1 for s in strides) and 0 not in xc.shape
           and _scatters(xp, kernel, o)):
         y = _forward_by_scatter(xp.ascontiguousarray(xc, dtype=ct), w.astype(ct, copy=False),
@@ -130,6 +134,11 @@ def conv_backprop_input(dy, w, input_shape, strides, dilations, pads, channels_l
         dx = xp.zeros(in_shape, ct)
         w2 = xp.ascontiguousarray(w.reshape(c, o), dtype=ct)
         dx[_sampled(out_sp, strides)] = (dyc.reshape(-1, o) @ w2.T).reshape(*dyc.shape[:-1], c)
+    elif (conv_winograd.applies(xp, kernel, strides, dilations, o, c)
+          and all(b <= 2 and a <= 2 for b, a in pads)):
+        flipped = conv_winograd.flipped_for_input_gradient(w.astype(ct, copy=False))
+        dx = conv_winograd.winograd_forward(dyc, flipped, in_shape[1:-1],
+                                            [(2 - b, 2 - a) for b, a in pads])
     elif _scatters(xp, kernel, o):
         dx = _col2im_compiled(dyc, w.astype(ct, copy=False), in_shape, strides, dilations,
                               pads)

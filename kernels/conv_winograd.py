@@ -1,0 +1,90 @@
+"""Winograd F(2,3) convolution on the CPU: 3x3 and 3x3x3 filters at stride and dilation 1.
+
+Each output tile of 2 (2x2, 2x2x2) positions is computed from a 4 (4x4, 4x4x4) input tile
+with 16 (64) multiplications per channel pair instead of 36 (216): the input tiles and the
+filter are transformed (``B^T d B``, ``G g G^T``), multiplied position by position over the
+channels (one batched GEMM ``V[alpha, tiles, C] @ U[alpha, C, O]``), and the products
+transformed back (``A^T m A``). F(2,3)'s transforms add and subtract only (and halve, in the
+filter's), so float32 results stay within a few units in the last place of the direct sum.
+
+Tiles go through in blocks of whole tile rows of the first spatial dim, sized so that a
+block's transformed tiles and products stay in the cache, spread over the intra-op pool
+(each thread transforms its blocks with compiled loops, ``loops_winograd.py``, and runs
+single-threaded GEMMs). The input gradient of such a conv is this forward conv of dy with the
+filter flipped and its channel axes swapped.
+"""
+
+import math
+
+import numpy as np
+
+from kernels.compiled import loops, usable
+from kernels.parallelism import pool_map
+
+BLOCK_BYTES = 4 << 20   # a block's transformed tiles and products (measured best at 2-8 MB)
+MIN_CHANNELS = 16       # with fewer input or output channels the transforms dominate
+MAX_CHANNELS = 128
+_G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]])
+
+
+def applies(xp, kernel, strides, dilations, in_channels, out_channels):
+    """Whether a conv goes through ``winograd_forward``: NumPy, 2 or 3 spatial dims, 3-wide
+    filters, stride and dilation 1, ``MIN_CHANNELS`` to ``MAX_CHANNELS`` channels in and out
+    (measured: with more, a block's GEMMs have too few tiles for their filter)."""
+    return (xp is np and usable() and len(kernel) in (2, 3) and set(kernel) == {3}
+            and set(strides) == {1} and set(dilations) == {1}
+            and MIN_CHANNELS <= min(in_channels, out_channels)
+            and max(in_channels, out_channels) <= MAX_CHANNELS)
+
+
+def winograd_forward(x, w, out_sp, pads):
+    """y[N, *out_sp, O] of the stride-1 conv of channels-last ``x`` ([N, *S, C], C-contiguous,
+    the compute dtype) with ``w`` ([3, 3, (3,) C, O]) and padding ``pads`` ((before, after)
+    per dim; ``out_sp`` follows from them)."""
+    rank, n, c, o = x.ndim - 2, x.shape[0], x.shape[-1], w.shape[-1]
+    tiles = [-(-q // 2) for q in out_sp]
+    padded = np.zeros((n, *(2 * t + 2 for t in tiles), c), x.dtype)
+    spans = [min(s, 2 * t + 2 - b) for s, t, (b, _) in zip(x.shape[1:-1], tiles, pads)]
+    if min(spans) > 0:
+        padded[(slice(None),) + tuple(slice(b, b + s) for s, (b, _) in zip(spans, pads))] = \
+            x[(slice(None),) + tuple(slice(0, s) for s in spans)]
+    alpha = 4 ** rank
+    transformed = _filter_transform(w)
+    u = np.ascontiguousarray(transformed.reshape(alpha, c, o), dtype=x.dtype)
+    y = np.empty((n, *out_sp, o), x.dtype)
+    row_tiles = math.prod(tiles[1:])
+    rows = max(1, BLOCK_BYTES // (alpha * row_tiles * (c + o) * x.itemsize))
+    units = [(i, r, min(rows, tiles[0] - r)) for i in range(n) for r in range(0, tiles[0], rows)]
+    compiled = loops("loops_winograd")
+    transform_in, transform_out = ((compiled.input_2d, compiled.output_2d) if rank == 2 else
+                                   (compiled.input_3d, compiled.output_3d))
+
+    def work(share):
+        most = max(count for _, _, count in share) * row_tiles
+        v_buf = np.empty(alpha * most * c, x.dtype)
+        m_buf = np.empty(alpha * most * o, x.dtype)
+        for image, first, count in share:
+            size = count * row_tiles
+            v = v_buf[:alpha * size * c].reshape(alpha, size, c)
+            m = m_buf[:alpha * size * o].reshape(alpha, size, o)
+            transform_in(padded, image, first, count, v)
+            np.matmul(v, u, out=m)
+            transform_out(m, y, image, first, count)
+
+    pool_map(work, units)
+    return y
+
+
+def _filter_transform(w):
+    """U = G g G^T along every spatial dim, in float64: [4, 4, (4,) C, O]."""
+    u = w.astype(np.float64)
+    for axis in range(w.ndim - 2):
+        u = np.moveaxis(np.tensordot(_G, u, axes=([1], [axis])), 0, axis)
+    return u
+
+
+def flipped_for_input_gradient(w):
+    """The filter whose forward conv of dy is the input gradient: spatially flipped, its
+    input and output channel axes swapped."""
+    rank = w.ndim - 2
+    return np.ascontiguousarray(np.swapaxes(w[(slice(None, None, -1),) * rank], -1, -2))

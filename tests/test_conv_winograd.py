@@ -1,0 +1,91 @@
+"""Winograd F(2,3) convs (3x3 and 3x3x3, stride 1) against the slow float64 reference."""
+
+import contextlib
+
+import ml_dtypes
+import numpy as np
+from hypothesis import given, settings, strategies as st
+
+from kernels import conv_dense, conv_winograd
+from tests.conv_tolerance import assert_conv_close
+from tests.reference_conv import conv_backprop_input_ref, conv_forward_ref
+
+FLOAT_DTYPES = [np.float16, ml_dtypes.bfloat16, np.float32, np.float64]
+
+
+@contextlib.contextmanager
+def _winograd_settings(**values):
+    """Temporarily sets module constants of kernels.conv_winograd."""
+    saved = {name: getattr(conv_winograd, name) for name in values}
+    for name, value in values.items():
+        setattr(conv_winograd, name, value)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(conv_winograd, name, value)
+
+
+@st.composite
+def cases(draw):
+    rank = draw(st.sampled_from([2, 3]))
+    spatial = tuple(draw(st.integers(1, 9)) for _ in range(rank))
+    pads = tuple((draw(st.integers(0, 3)), draw(st.integers(0, 3))) for _ in range(rank))
+    return dict(n=draw(st.integers(1, 2)), c=draw(st.integers(1, 5)), o=draw(st.integers(1, 5)),
+                spatial=spatial, pads=pads, channels_last=draw(st.booleans()),
+                dtype=draw(st.sampled_from(FLOAT_DTYPES)), seed=draw(st.integers(0, 2**32 - 1)),
+                block_bytes=draw(st.sampled_from([1, 4096, 4 << 20])))
+
+
+def _layout(a, channels_last):
+    return a if channels_last else np.ascontiguousarray(np.moveaxis(a, -1, 1))
+
+
+@settings(max_examples=150, deadline=None)
+@given(case=cases())
+def test_forward_and_input_gradient_match_reference(case):
+    """Winograd forced on for every channel count (it starts at 16), blocks down to one
+    tile row."""
+    rank, dtype, cl = len(case["spatial"]), case["dtype"], case["channels_last"]
+    out_sp = tuple(s + b + a - 2 for s, (b, a) in zip(case["spatial"], case["pads"]))
+    if min(out_sp) < 1:
+        return
+    rng = np.random.default_rng(case["seed"])
+    x = rng.uniform(-1, 1, (case["n"], *case["spatial"], case["c"])).astype(dtype)
+    w = rng.uniform(-1, 1, (3,) * rank + (case["c"], case["o"])).astype(dtype)
+    dy = rng.uniform(-1, 1, (case["n"], *out_sp, case["o"])).astype(dtype)
+    x, dy = _layout(x, cl), _layout(dy, cl)
+    geo = ((1,) * rank, (1,) * rank, case["pads"])
+    with _winograd_settings(MIN_CHANNELS=1, BLOCK_BYTES=case["block_bytes"]):
+        y = conv_dense.conv_forward(x, w, *geo, channels_last=cl)
+        dx = conv_dense.conv_backprop_input(dy, w, x.shape, *geo, channels_last=cl)
+    w64 = w.astype(np.float64)
+    assert_conv_close(y, conv_forward_ref(x.astype(np.float64), w64, *geo, channels_last=cl),
+                      dtype, half_ulps=1.0)
+    assert_conv_close(dx, conv_backprop_input_ref(dy.astype(np.float64), w64, x.shape, *geo,
+                                                  channels_last=cl), dtype, half_ulps=1.0)
+
+
+def test_the_winograd_path_is_taken_for_3x3_stride_1(monkeypatch):
+    calls = []
+    original = conv_winograd.winograd_forward
+    monkeypatch.setattr(conv_winograd, "winograd_forward",
+                        lambda *a: calls.append(a[1].shape) or original(*a))
+    x = np.ones((1, 6, 6, 16), np.float32)
+    w = np.ones((3, 3, 16, 24), np.float32)
+    y = conv_dense.conv_forward(x, w, (1, 1), (1, 1), ((1, 1), (1, 1)))
+    conv_dense.conv_backprop_input(y, w, x.shape, (1, 1), (1, 1), ((1, 1), (1, 1)))
+    conv_dense.conv_forward(x, w, (2, 2), (1, 1), ((1, 1), (1, 1)))        # stride 2: not
+    conv_dense.conv_forward(x, w, (1, 1), (2, 2), ((2, 2), (2, 2)))        # dilated: not
+    assert calls == [(3, 3, 16, 24), (3, 3, 24, 16)]
+    assert y[0, 0, 0, 0] == 4 * 16 and y[0, 2, 2, 0] == 9 * 16
+
+
+def test_float32_error_stays_near_the_direct_sum():
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2, 12, 12, 32)).astype(np.float32)
+    w = rng.standard_normal((3, 3, 32, 32)).astype(np.float32)
+    pads = ((1, 1), (1, 1))
+    y = conv_dense.conv_forward(x, w, (1, 1), (1, 1), pads)
+    ref = conv_forward_ref(x.astype(np.float64), w.astype(np.float64), (1, 1), (1, 1), pads)
+    assert np.abs(y - ref).max() <= 4e-6 * np.abs(ref).max()
