@@ -104,6 +104,9 @@ def conv_backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels
     if _pointwise(kernel, pads):
         picked = xc[_sampled(out_sp, strides)].astype(ct, copy=False)
         dw = (dyc.reshape(-1, o).T @ picked.reshape(-1, xc.shape[-1])).T
+    elif conv_winograd.applies(xp, kernel, strides, dilations, filter_shape[-2], o):
+        dw = conv_winograd.winograd_backprop_filter(xp.ascontiguousarray(xc, dtype=ct), dyc,
+                                                    pads)
     else:
         padded = padded_for_windows(xc, pads, kernel, strides, dilations, out_sp, ct, xp)
         win = window_view(padded, kernel, strides, dilations, out_sp, xp)

@@ -11,7 +11,8 @@ Tiles go through in blocks of whole tile rows of the first spatial dim, sized so
 block's transformed tiles and products stay in the cache, spread over the intra-op pool
 (each thread transforms its blocks with compiled loops, ``loops_winograd.py``, and runs
 single-threaded GEMMs). The input gradient of such a conv is this forward conv of dy with the
-filter flipped and its channel axes swapped.
+filter flipped and its channel axes swapped; the filter gradient is F(3,2): products of
+transformed input and output-gradient tiles summed over the tiles (``winograd_backprop_filter``).
 """
 
 import math
@@ -43,14 +44,10 @@ def winograd_forward(x, w, out_sp, pads):
     per dim; ``out_sp`` follows from them)."""
     rank, n, c, o = x.ndim - 2, x.shape[0], x.shape[-1], w.shape[-1]
     tiles = [-(-q // 2) for q in out_sp]
-    padded = np.zeros((n, *(2 * t + 2 for t in tiles), c), x.dtype)
-    spans = [min(s, 2 * t + 2 - b) for s, t, (b, _) in zip(x.shape[1:-1], tiles, pads)]
-    if min(spans) > 0:
-        padded[(slice(None),) + tuple(slice(b, b + s) for s, (b, _) in zip(spans, pads))] = \
-            x[(slice(None),) + tuple(slice(0, s) for s in spans)]
+    padded = _padded_input(x, tiles, pads)
     alpha = 4 ** rank
-    transformed = _filter_transform(w)
-    u = np.ascontiguousarray(transformed.reshape(alpha, c, o), dtype=x.dtype)
+    u = np.ascontiguousarray(_transformed(w.astype(np.float64), _G).reshape(alpha, c, o),
+                             dtype=x.dtype)
     y = np.empty((n, *out_sp, o), x.dtype)
     row_tiles = math.prod(tiles[1:])
     rows = max(1, BLOCK_BYTES // (alpha * row_tiles * (c + o) * x.itemsize))
@@ -75,12 +72,60 @@ def winograd_forward(x, w, out_sp, pads):
     return y
 
 
-def _filter_transform(w):
-    """U = G g G^T along every spatial dim, in float64: [4, 4, (4,) C, O]."""
-    u = w.astype(np.float64)
-    for axis in range(w.ndim - 2):
-        u = np.moveaxis(np.tensordot(_G, u, axes=([1], [axis])), 0, axis)
-    return u
+def winograd_backprop_filter(x, dy, pads):
+    """dw[3, 3, (3,) C, O] of the stride-1 conv of channels-last ``x`` ([N, *S, C]) giving
+    ``dy`` ([N, *Q, O]; both C-contiguous in the compute dtype) with padding ``pads``:
+    F(3,2) per dim. Each 2 (2x2, 2x2x2) tile of dy meets a 4 (4x4, 4x4x4) input tile;
+    both are transformed (``B^T d B``, ``A e A^T``), their products summed over tiles as
+    one batched GEMM per block (``V[alpha].T @ E[alpha]``), and the sums transformed back
+    (``G^T m G``). Partial sums are kept per pool share and added in share order."""
+    rank, n, c, o = x.ndim - 2, x.shape[0], x.shape[-1], dy.shape[-1]
+    out_sp = dy.shape[1:-1]
+    tiles = [-(-q // 2) for q in out_sp]
+    padded = _padded_input(x, tiles, pads)
+    dy_padded = np.zeros((n, *(2 * t for t in tiles), o), dy.dtype)
+    dy_padded[(slice(None),) + tuple(slice(0, q) for q in out_sp)] = dy
+    alpha = 4 ** rank
+    row_tiles = math.prod(tiles[1:])
+    rows = max(1, BLOCK_BYTES // (alpha * row_tiles * (c + o) * x.itemsize))
+    units = [(i, r, min(rows, tiles[0] - r)) for i in range(n) for r in range(0, tiles[0], rows)]
+    compiled = loops("loops_winograd")
+    transform_in, transform_dy = ((compiled.input_2d, compiled.gradient_2d) if rank == 2 else
+                                  (compiled.input_3d, compiled.gradient_3d))
+
+    def work(share):
+        most = max(count for _, _, count in share) * row_tiles
+        v_buf = np.empty(alpha * most * c, x.dtype)
+        e_buf = np.empty(alpha * most * o, x.dtype)
+        total = np.zeros((alpha, c, o), x.dtype)
+        for image, first, count in share:
+            size = count * row_tiles
+            v = v_buf[:alpha * size * c].reshape(alpha, size, c)
+            e = e_buf[:alpha * size * o].reshape(alpha, size, o)
+            transform_in(padded, image, first, count, v)
+            transform_dy(dy_padded, image, first, count, e)
+            total += np.matmul(v.transpose(0, 2, 1), e)
+        return total
+
+    sums = sum(pool_map(work, units)).astype(np.float64)
+    return _transformed(sums.reshape((4,) * rank + (c, o)), _G.T)
+
+
+def _padded_input(x, tiles, pads):
+    """x zero-padded to the input tiles' extent: ``pads[d][0]`` before, 2*tiles + 2 in all."""
+    padded = np.zeros((x.shape[0], *(2 * t + 2 for t in tiles), x.shape[-1]), x.dtype)
+    spans = [min(s, 2 * t + 2 - b) for s, t, (b, _) in zip(x.shape[1:-1], tiles, pads)]
+    if min(spans) > 0:
+        padded[(slice(None),) + tuple(slice(b, b + s) for s, (b, _) in zip(spans, pads))] = \
+            x[(slice(None),) + tuple(slice(0, s) for s in spans)]
+    return padded
+
+
+def _transformed(a, matrix):
+    """``matrix`` applied along each spatial axis of ``a`` ([*K, C, O], float64)."""
+    for axis in range(a.ndim - 2):
+        a = np.moveaxis(np.tensordot(matrix, a, axes=([1], [axis])), 0, axis)
+    return a
 
 
 def flipped_for_input_gradient(w):

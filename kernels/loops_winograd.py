@@ -152,3 +152,67 @@ def output_3d(m, y, n, first_row, rows):
                 continue
             out = pair[a].reshape(2 * tiles_h, 2 * tiles_w, channels)
             y[n, d0 + a] = out[:height, :width]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _gradient_1d(a0, a1, o0, o1, o2, o3):
+    """(o0..o3) = A (a0, a1) with A = A^T's transpose: (a0, a0 + a1, a0 - a1, -a1)."""
+    for c in range(o0.shape[0]):
+        x0, x1 = a0[c], a1[c]
+        o0[c] = x0
+        o1[c] = x0 + x1
+        o2[c] = x0 - x1
+        o3[c] = -x1
+
+
+@njit(cache=True, nogil=True)
+def gradient_2d(dypad, n, first_row, rows, g):
+    """g[a*4 + b, t, :] = (A e A^T)[a, b] for the 2x2 tiles e = dypad[n, 2i:2i+2, 2j:2j+2, :]
+    of image n in tile rows [first_row, first_row + rows) (the filter gradient's transform of
+    the output gradient), t = (i - first_row)*TW + j."""
+    width, channels = dypad.shape[2], dypad.shape[3]
+    tiles_w = width // 2
+    across = np.empty((4, width * channels), dypad.dtype)
+    image = dypad[n]
+    for i in range(rows):
+        top = 2 * (first_row + i)
+        _gradient_1d(image[top].reshape(-1), image[top + 1].reshape(-1),
+                     across[0], across[1], across[2], across[3])
+        for j in range(tiles_w):
+            t = i * tiles_w + j
+            base = 2 * j * channels
+            for a in range(4):
+                row = across[a]
+                _gradient_1d(row[base:base + channels], row[base + channels:base + 2 * channels],
+                             g[a * 4, t], g[a * 4 + 1, t], g[a * 4 + 2, t], g[a * 4 + 3, t])
+
+
+@njit(cache=True, nogil=True)
+def gradient_3d(dypad, n, first_row, rows, g):
+    """3-D ``gradient_2d``: 2x2x2 tiles, t = ((i - first_row)*TH + j)*TW + k,
+    g[(a*4 + b)*4 + e, t, :]."""
+    height, width, channels = dypad.shape[2], dypad.shape[3], dypad.shape[4]
+    tiles_h, tiles_w = height // 2, width // 2
+    plane = height * width * channels
+    deep = np.empty((4, plane), dypad.dtype)
+    rows_buf = np.empty((4, 4, width * channels), dypad.dtype)
+    image = dypad[n]
+    for i in range(rows):
+        d0 = 2 * (first_row + i)
+        _gradient_1d(image[d0].reshape(-1), image[d0 + 1].reshape(-1),
+                     deep[0], deep[1], deep[2], deep[3])
+        for j in range(tiles_h):
+            for a in range(4):
+                layer = deep[a].reshape(height, width * channels)
+                _gradient_1d(layer[2 * j], layer[2 * j + 1],
+                             rows_buf[a, 0], rows_buf[a, 1], rows_buf[a, 2], rows_buf[a, 3])
+            for k in range(tiles_w):
+                t = (i * tiles_h + j) * tiles_w + k
+                base = 2 * k * channels
+                for a in range(4):
+                    for b in range(4):
+                        row = rows_buf[a, b]
+                        r = (a * 4 + b) * 4
+                        _gradient_1d(row[base:base + channels],
+                                     row[base + channels:base + 2 * channels],
+                                     g[r, t], g[r + 1, t], g[r + 2, t], g[r + 3, t])

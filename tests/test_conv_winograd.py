@@ -1,4 +1,5 @@
-"""Winograd F(2,3) convs (3x3 and 3x3x3, stride 1) against the slow float64 reference."""
+"""Winograd convs (3x3 and 3x3x3, stride 1: F(2,3) forward and input gradient, F(3,2) filter
+gradient) against the slow float64 reference."""
 
 import contextlib
 
@@ -8,7 +9,8 @@ from hypothesis import given, settings, strategies as st
 
 from kernels import conv_dense, conv_winograd
 from tests.conv_tolerance import assert_conv_close
-from tests.reference_conv import conv_backprop_input_ref, conv_forward_ref
+from tests.reference_conv import (conv_backprop_filter_ref, conv_backprop_input_ref,
+                                  conv_forward_ref)
 
 FLOAT_DTYPES = [np.float16, ml_dtypes.bfloat16, np.float32, np.float64]
 
@@ -43,7 +45,7 @@ def _layout(a, channels_last):
 
 @settings(max_examples=150, deadline=None)
 @given(case=cases())
-def test_forward_and_input_gradient_match_reference(case):
+def test_all_three_match_reference(case):
     """Winograd forced on for every channel count (it starts at 16), blocks down to one
     tile row."""
     rank, dtype, cl = len(case["spatial"]), case["dtype"], case["channels_last"]
@@ -59,18 +61,25 @@ def test_forward_and_input_gradient_match_reference(case):
     with _winograd_settings(MIN_CHANNELS=1, BLOCK_BYTES=case["block_bytes"]):
         y = conv_dense.conv_forward(x, w, *geo, channels_last=cl)
         dx = conv_dense.conv_backprop_input(dy, w, x.shape, *geo, channels_last=cl)
+        dw = conv_dense.conv_backprop_filter(x, dy, w.shape, *geo, channels_last=cl)
     w64 = w.astype(np.float64)
     assert_conv_close(y, conv_forward_ref(x.astype(np.float64), w64, *geo, channels_last=cl),
                       dtype, half_ulps=1.0)
     assert_conv_close(dx, conv_backprop_input_ref(dy.astype(np.float64), w64, x.shape, *geo,
                                                   channels_last=cl), dtype, half_ulps=1.0)
+    assert_conv_close(dw, conv_backprop_filter_ref(x.astype(np.float64), dy.astype(np.float64),
+                                                   w.shape, *geo, channels_last=cl),
+                      dtype, half_ulps=1.0)
 
 
 def test_the_winograd_path_is_taken_for_3x3_stride_1(monkeypatch):
-    calls = []
+    calls, filter_calls = [], []
     original = conv_winograd.winograd_forward
     monkeypatch.setattr(conv_winograd, "winograd_forward",
                         lambda *a: calls.append(a[1].shape) or original(*a))
+    original_filter = conv_winograd.winograd_backprop_filter
+    monkeypatch.setattr(conv_winograd, "winograd_backprop_filter",
+                        lambda *a: filter_calls.append(a[1].shape) or original_filter(*a))
     x = np.ones((1, 6, 6, 16), np.float32)
     w = np.ones((3, 3, 16, 24), np.float32)
     y = conv_dense.conv_forward(x, w, (1, 1), (1, 1), ((1, 1), (1, 1)))
@@ -78,6 +87,10 @@ def test_the_winograd_path_is_taken_for_3x3_stride_1(monkeypatch):
     conv_dense.conv_forward(x, w, (2, 2), (1, 1), ((1, 1), (1, 1)))        # stride 2: not
     conv_dense.conv_forward(x, w, (1, 1), (2, 2), ((2, 2), (2, 2)))        # dilated: not
     assert calls == [(3, 3, 16, 24), (3, 3, 24, 16)]
+    dw = conv_dense.conv_backprop_filter(x, y, w.shape, (1, 1), (1, 1), ((1, 1), (1, 1)))
+    np.testing.assert_allclose(dw, conv_backprop_filter_ref(x, y, w.shape, (1, 1), (1, 1),
+                                                            ((1, 1), (1, 1))), rtol=1e-5)
+    assert filter_calls == [y.shape]
     assert y[0, 0, 0, 0] == 4 * 16 and y[0, 2, 2, 0] == 9 * 16
 
 
