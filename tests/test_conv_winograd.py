@@ -46,8 +46,7 @@ def _layout(a, channels_last):
 @settings(max_examples=150, deadline=None)
 @given(case=cases())
 def test_all_three_match_reference(case):
-    """Winograd forced on for every channel count (it starts at 16), blocks down to one
-    tile row."""
+    """Winograd forced on for every channel and tile count, blocks down to one tile row."""
     rank, dtype, cl = len(case["spatial"]), case["dtype"], case["channels_last"]
     out_sp = tuple(s + b + a - 2 for s, (b, a) in zip(case["spatial"], case["pads"]))
     if min(out_sp) < 1:
@@ -58,7 +57,7 @@ def test_all_three_match_reference(case):
     dy = rng.uniform(-1, 1, (case["n"], *out_sp, case["o"])).astype(dtype)
     x, dy = _layout(x, cl), _layout(dy, cl)
     geo = ((1,) * rank, (1,) * rank, case["pads"])
-    with _winograd_settings(MIN_CHANNELS=1, BLOCK_BYTES=case["block_bytes"]):
+    with _winograd_settings(MIN_CHANNELS=1, MIN_TILES=1, BLOCK_BYTES=case["block_bytes"]):
         y = conv_dense.conv_forward(x, w, *geo, channels_last=cl)
         dx = conv_dense.conv_backprop_input(dy, w, x.shape, *geo, channels_last=cl)
         dw = conv_dense.conv_backprop_filter(x, dy, w.shape, *geo, channels_last=cl)
@@ -73,6 +72,7 @@ def test_all_three_match_reference(case):
 
 
 def test_the_winograd_path_is_taken_for_3x3_stride_1(monkeypatch):
+    monkeypatch.setattr(conv_winograd, "MIN_TILES", 9)
     calls, filter_calls = [], []
     original = conv_winograd.winograd_forward
     monkeypatch.setattr(conv_winograd, "winograd_forward",
