@@ -4,10 +4,10 @@ Two paths. With NumPy (``xp=np``, the default) each op is one fused pass of comp
 (``kernels/loops_depthwise.py``, numba, imported on first use) over channels-last,
 C-contiguous operands in the compute dtype: NHWC float32/float64 operands go in as they
 are; NCHW ones, strided views and float16/bfloat16 are copied (and cast) once on the way
-in, and the result once on the way out (float16 by compiled bit conversions). The loops split the rows into
-``SHARES_PER_THREAD * intra_op_threads()`` blocks that threads take as they come free; the
-filter gradient sums each block in the input dtype, then the blocks in order in float64,
-so results depend only on the thread count.
+in, and the result once on the way out (float16 by compiled bit conversions). The loops
+split the rows into ``SHARES_PER_THREAD * intra_op_threads()`` blocks that threads take as
+they come free; the filter gradient sums each block in the input dtype, then the blocks in
+order in float64, so results depend only on the thread count.
 
 With any other array module (CuPy on a GPU) the ops run written once against ``xp``, over
 ``chunk_bytes`` chunks of output positions: one einsum per chunk against a strided window

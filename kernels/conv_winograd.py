@@ -53,21 +53,14 @@ def winograd_forward(x, w, out_sp, pads):
     u = np.ascontiguousarray(_transformed(w.astype(np.float64), _G).reshape(alpha, c, o),
                              dtype=x.dtype)
     y = np.empty((n, *out_sp, o), x.dtype)
-    row_tiles = math.prod(tiles[1:])
-    rows = max(1, BLOCK_BYTES // (alpha * row_tiles * (c + o) * x.itemsize))
-    units = [(i, r, min(rows, tiles[0] - r)) for i in range(n) for r in range(0, tiles[0], rows)]
+    row_tiles, units = _tile_blocks(n, tiles, alpha, c + o, x.itemsize)
     compiled = loops("loops_winograd")
     transform_in, transform_out = ((compiled.input_2d, compiled.output_2d) if rank == 2 else
                                    (compiled.input_3d, compiled.output_3d))
 
     def work(share):
-        most = max(count for _, _, count in share) * row_tiles
-        v_buf = np.empty(alpha * most * c, x.dtype)
-        m_buf = np.empty(alpha * most * o, x.dtype)
-        for image, first, count in share:
-            size = count * row_tiles
-            v = v_buf[:alpha * size * c].reshape(alpha, size, c)
-            m = m_buf[:alpha * size * o].reshape(alpha, size, o)
+        for image, first, count, (v, m) in _block_views(share, row_tiles, alpha, (c, o),
+                                                        x.dtype):
             transform_in(padded, image, first, count, v)
             np.matmul(v, u, out=m)
             transform_out(m, y, image, first, count)
@@ -90,22 +83,15 @@ def winograd_backprop_filter(x, dy, pads):
     dy_padded = np.zeros((n, *(2 * t for t in tiles), o), dy.dtype)
     dy_padded[(slice(None),) + tuple(slice(0, q) for q in out_sp)] = dy
     alpha = 4 ** rank
-    row_tiles = math.prod(tiles[1:])
-    rows = max(1, BLOCK_BYTES // (alpha * row_tiles * (c + o) * x.itemsize))
-    units = [(i, r, min(rows, tiles[0] - r)) for i in range(n) for r in range(0, tiles[0], rows)]
+    row_tiles, units = _tile_blocks(n, tiles, alpha, c + o, x.itemsize)
     compiled = loops("loops_winograd")
     transform_in, transform_dy = ((compiled.input_2d, compiled.gradient_2d) if rank == 2 else
                                   (compiled.input_3d, compiled.gradient_3d))
 
     def work(share):
-        most = max(count for _, _, count in share) * row_tiles
-        v_buf = np.empty(alpha * most * c, x.dtype)
-        e_buf = np.empty(alpha * most * o, x.dtype)
         total = np.zeros((alpha, c, o), x.dtype)
-        for image, first, count in share:
-            size = count * row_tiles
-            v = v_buf[:alpha * size * c].reshape(alpha, size, c)
-            e = e_buf[:alpha * size * o].reshape(alpha, size, o)
+        for image, first, count, (v, e) in _block_views(share, row_tiles, alpha, (c, o),
+                                                        x.dtype):
             transform_in(padded, image, first, count, v)
             transform_dy(dy_padded, image, first, count, e)
             total += np.matmul(v.transpose(0, 2, 1), e)
@@ -113,6 +99,27 @@ def winograd_backprop_filter(x, dy, pads):
 
     sums = sum(pool_map(work, units)).astype(np.float64)
     return _transformed(sums.reshape((4,) * rank + (c, o)), _G.T)
+
+
+def _tile_blocks(n, tiles, alpha, width, itemsize):
+    """Tiles per tile row of the first spatial dim, and the pool's units ``(image, first tile
+    row, tile rows)``: whole tile rows whose transformed tiles (``width`` values per tile and
+    transform position) fit ``BLOCK_BYTES``."""
+    row_tiles = math.prod(tiles[1:])
+    rows = max(1, BLOCK_BYTES // (alpha * row_tiles * width * itemsize))
+    return row_tiles, [(i, r, min(rows, tiles[0] - r)) for i in range(n)
+                       for r in range(0, tiles[0], rows)]
+
+
+def _block_views(share, row_tiles, alpha, widths, dtype):
+    """Per unit of a pool share: ``(image, first, count, views)``, one ``[alpha, tiles,
+    width]`` view per width, over buffers allocated once for the share."""
+    most = max(count for _, _, count in share) * row_tiles
+    buffers = [np.empty(alpha * most * width, dtype) for width in widths]
+    for image, first, count in share:
+        size = count * row_tiles
+        yield image, first, count, [buffer[:alpha * size * width].reshape(alpha, size, width)
+                                    for buffer, width in zip(buffers, widths)]
 
 
 def _padded_input(x, tiles, pads):

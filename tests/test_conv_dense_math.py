@@ -1,7 +1,5 @@
 """Property tests: kernels.conv_dense against the slow float64 reference."""
 
-import contextlib
-
 import ml_dtypes
 import numpy as np
 import pytest
@@ -10,6 +8,7 @@ from hypothesis import given, settings, strategies as st
 from kernels import conv_dense
 from kernels.conv_dense import conv_backprop_filter, conv_backprop_input, conv_forward
 from tests.conv_tolerance import assert_conv_close
+from tests.module_settings import module_settings
 from tests.reference_conv import (conv_backprop_filter_ref, conv_backprop_input_ref,
                                   conv_forward_ref, output_size)
 
@@ -99,19 +98,6 @@ def test_backprop_filter_matches_reference(case, dtype):
     _check_close(got, ref, dtype)
 
 
-@contextlib.contextmanager
-def _conv_dense_settings(**values):
-    """Temporarily sets module constants of kernels.conv_dense."""
-    saved = {name: getattr(conv_dense, name) for name in values}
-    for name, value in values.items():
-        setattr(conv_dense, name, value)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            setattr(conv_dense, name, value)
-
-
 @SETTINGS
 @given(case=conv_cases(), dtype=st.sampled_from(FLOAT_DTYPES), unit_strides=st.booleans(),
        block_bytes=st.sampled_from([1, 300, 4 << 20]), unit_rows=st.sampled_from([1, 512]))
@@ -124,7 +110,7 @@ def test_gemm_and_scatter_path_matches_reference(case, dtype, unit_strides, bloc
             dim["s"] = 1
     x, w, dy, geo, x_shape = _arrays(case, dtype)
     cl = case["channels_last"]
-    with _conv_dense_settings(SCATTER_MIN_DEPTH=1, SCATTER_BLOCK_BYTES=block_bytes,
+    with module_settings(conv_dense, SCATTER_MIN_DEPTH=1, SCATTER_BLOCK_BYTES=block_bytes,
                               SCATTER_MIN_UNIT_ROWS=unit_rows):
         y = conv_forward(x, w, *geo, channels_last=cl)
         dx = conv_backprop_input(dy, w, x_shape, *geo, channels_last=cl)
@@ -187,7 +173,7 @@ def test_chunked_and_unchunked_agree(case, budget):
                 conv_backprop_filter(x, dy, w.shape, *geo, channels_last=cl))
 
     whole = run_all()
-    with _conv_dense_settings(CHUNK_BYTES=budget, SCATTER_BLOCK_BYTES=budget):
+    with module_settings(conv_dense, CHUNK_BYTES=budget, SCATTER_BLOCK_BYTES=budget):
         chunked = run_all()
     for a, b in zip(whole, chunked):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)

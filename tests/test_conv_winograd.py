@@ -1,31 +1,17 @@
 """Winograd convs (3x3 and 3x3x3, stride 1: F(2,3) forward and input gradient, F(3,2) filter
 gradient) against the slow float64 reference."""
 
-import contextlib
-
 import ml_dtypes
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
 from kernels import conv_dense, conv_winograd
 from tests.conv_tolerance import assert_conv_close
+from tests.module_settings import module_settings
 from tests.reference_conv import (conv_backprop_filter_ref, conv_backprop_input_ref,
                                   conv_forward_ref)
 
 FLOAT_DTYPES = [np.float16, ml_dtypes.bfloat16, np.float32, np.float64]
-
-
-@contextlib.contextmanager
-def _winograd_settings(**values):
-    """Temporarily sets module constants of kernels.conv_winograd."""
-    saved = {name: getattr(conv_winograd, name) for name in values}
-    for name, value in values.items():
-        setattr(conv_winograd, name, value)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            setattr(conv_winograd, name, value)
 
 
 @st.composite
@@ -57,7 +43,8 @@ def test_all_three_match_reference(case):
     dy = rng.uniform(-1, 1, (case["n"], *out_sp, case["o"])).astype(dtype)
     x, dy = _layout(x, cl), _layout(dy, cl)
     geo = ((1,) * rank, (1,) * rank, case["pads"])
-    with _winograd_settings(MIN_CHANNELS=1, MIN_TILES=1, BLOCK_BYTES=case["block_bytes"]):
+    with module_settings(conv_winograd, MIN_CHANNELS=1, MIN_TILES=1,
+                         BLOCK_BYTES=case["block_bytes"]):
         y = conv_dense.conv_forward(x, w, *geo, channels_last=cl)
         dx = conv_dense.conv_backprop_input(dy, w, x.shape, *geo, channels_last=cl)
         dw = conv_dense.conv_backprop_filter(x, dy, w.shape, *geo, channels_last=cl)
