@@ -48,6 +48,7 @@ TRANSPOSED_FILTER_MIN_ROWS = 256
 MIN_BLOCK_BYTES = 1 << 20   # a CPU block never smaller: below it the pool costs more
 TAP_MAJOR_MAX_CHANNELS = 2  # input channels up to which patch matrices are built tap-major
 POOL_MAX_CHANNELS = 128     # output channels up to which blocks run on the intra-op pool
+SMALL_MAX_CHANNEL_PAIRS = 16  # input x output channels up to which direct loops do best
 SCATTER_MIN_DEPTH = 32        # forward: input channels below which patch matrices do better
 SCATTER_MIN_UNIT_ROWS = 512   # source positions a pool unit gets at least
 SCATTER_BLOCK_BYTES = 4 << 20  # GEMM-and-scatter convs: products per block (fit the cache)
@@ -69,6 +70,8 @@ def conv_forward(x, w, strides, dilations, pads, channels_last=True, xp=np):
     elif _pointwise(kernel, pads):
         picked = xc[_sampled(out_sp, strides)].astype(ct, copy=False)
         y = (picked.reshape(-1, c) @ w2).reshape(n, *out_sp, o)
+    elif _few_channels(xp, kernel, strides, c, o) and 0 not in xc.shape:
+        y = _small_forward(xc, w.astype(ct, copy=False), out_sp, strides, dilations, pads, ct)
     elif (conv_winograd.applies(xp, kernel, strides, dilations, c, o, (n, *out_sp))
           and 0 not in xc.shape):
         y = conv_winograd.winograd_forward(xp.ascontiguousarray(xc, dtype=ct),
@@ -105,6 +108,8 @@ def conv_backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels
     if _pointwise(kernel, pads):
         picked = xc[_sampled(out_sp, strides)].astype(ct, copy=False)
         dw = (dyc.reshape(-1, o).T @ picked.reshape(-1, xc.shape[-1])).T
+    elif _few_channels(xp, kernel, strides, filter_shape[-2], o):
+        dw = _small_backprop_filter(xc, dyc, filter_shape, strides, dilations, pads, ct)
     elif conv_winograd.applies(xp, kernel, strides, dilations, filter_shape[-2], o,
                                dyc.shape[:-1]):
         dw = conv_winograd.winograd_backprop_filter(xp.ascontiguousarray(xc, dtype=ct), dyc,
@@ -161,6 +166,70 @@ def _pointwise(kernel, pads):
 def _sampled(out_sp, strides):
     """Index of the input positions a 1x1 filter reads: every stride-th, ``out_sp`` of them."""
     return (slice(None),) + tuple(slice(0, (q - 1) * s + 1, s) for q, s in zip(out_sp, strides))
+
+
+def _few_channels(xp, kernel, strides, in_channels, out_channels):
+    """Whether a conv runs as the direct loops for few channels (``loops_conv.small_*``): CPU,
+    up to 3 spatial dims, at most ``SMALL_MAX_CHANNEL_PAIRS`` input x output channels (measured:
+    beyond, the GEMM paths win), stride 1 along all but the first of 3 spatial dims (along all
+    of fewer)."""
+    return (xp is np and usable() and len(kernel) <= 3
+            and in_channels * out_channels <= SMALL_MAX_CHANNEL_PAIRS
+            and all(s == 1 for s in strides[1 if len(kernel) == 3 else 0:]))
+
+
+def _small_grid(kernel, strides, dilations, pads, out_sp):
+    """Spatial geometry of the direct loops, padded to 3 dims with leading 1s: kernel,
+    dilations, padding before, output sizes, the first dim's stride, and the padded input's
+    extents (the last dim exactly what the outputs read, the middle one a spare row more)."""
+    lead = 3 - len(kernel)
+    kernel, dilations = (1,) * lead + tuple(kernel), (1,) * lead + tuple(dilations)
+    before = (0,) * lead + tuple(b for b, _ in pads)
+    out_sp = (1,) * lead + tuple(out_sp)
+    stride = strides[0] if lead == 0 else 1
+    extents = ((out_sp[0] - 1) * stride + (kernel[0] - 1) * dilations[0] + 1,
+               out_sp[1] + (kernel[1] - 1) * dilations[1] + 1,
+               out_sp[2] + (kernel[2] - 1) * dilations[2])
+    return kernel, dilations, before, out_sp, stride, extents
+
+
+def _small_padded(xc, before, extents, ct):
+    """Channels-last ``xc`` ([N, *S, C], padded to 3 spatial dims) zero-padded and
+    channel-planar: ``[N, C, *extents]``, input position i at ``i + before``."""
+    n, c = xc.shape[0], xc.shape[-1]
+    xc = xc.reshape(n, *(1,) * (4 - xc.ndim + 1), *xc.shape[1:]) if xc.ndim < 5 else xc
+    padded = np.zeros((n, c, *extents), ct)
+    spans = [max(0, min(s, e - b)) for s, e, b in zip(xc.shape[1:-1], extents, before)]
+    if min(spans) > 0:
+        padded[(slice(None), slice(None)) + tuple(slice(b, b + s) for b, s in
+                                                  zip(before, spans))] = \
+            np.moveaxis(xc[(slice(None),) + tuple(slice(0, s) for s in spans)], -1, 1)
+    return padded
+
+
+def _small_forward(xc, w, out_sp, strides, dilations, pads, ct):
+    """The forward conv for a few input channels (see ``loops_conv.small_forward``)."""
+    kernel, dil3, before, out3, stride, extents = _small_grid(w.shape[:-2], strides, dilations,
+                                                              pads, out_sp)
+    n, (c, o) = xc.shape[0], w.shape[-2:]
+    y = np.empty((n, *out3, o), ct)
+    loops("loops_conv", chunk=1).small_forward(
+        _small_padded(xc, before, extents, ct), w.reshape(*kernel, c, o), y, stride, dil3,
+        SHARES_PER_THREAD * intra_op_threads())
+    return y.reshape(n, *out_sp, o)
+
+
+def _small_backprop_filter(xc, dyc, filter_shape, strides, dilations, pads, ct):
+    """The filter gradient for a few input channels (see ``loops_conv.small_filter_grad``):
+    float64 sums per block of output planes, added in block order."""
+    kernel, dil3, before, out3, stride, extents = _small_grid(
+        filter_shape[:-2], strides, dilations, pads, dyc.shape[1:-1])
+    n, (c, o) = dyc.shape[0], filter_shape[-2:]
+    parts = max(1, min(SHARES_PER_THREAD * intra_op_threads(), n * out3[0]))
+    sums = np.zeros((parts, *kernel, c, o))
+    loops("loops_conv", chunk=1).small_filter_grad(
+        _small_padded(xc, before, extents, ct), dyc.reshape(n, *out3, o), sums, stride, dil3)
+    return sums.sum(axis=0).reshape(filter_shape)
 
 
 def _scatters(xp, kernel, out_channels):

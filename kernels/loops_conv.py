@@ -3,7 +3,8 @@
 Operands are channels-last with three spatial dims (lower ranks get leading size-1 dims).
 """
 
-from numba import njit
+import numpy as np
+from numba import njit, prange
 
 
 @njit(cache=True, nogil=True)
@@ -37,3 +38,105 @@ def add_taps(prods, dx, first, strides, dilations, before, tap_first):
                                     continue
                                 for c in range(channels):
                                     dx[n, p1, p2, p3, c] += prods[b, q1, q2, q3, t1, t2, t3, c]
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def small_forward(xp, w, y, stride, dilations, parts):
+    """y[n, q, o] = sum over taps k and channels c of xp[n, c, q*s + k*d] * w[k, c, o]: the
+    direct conv for a few input channels, stride ``stride`` along the first spatial dim and
+    1 along the others. ``xp`` is the zero-padded input, channel-planar ``[N, C, P1, P2, P3]``
+    with ``P3 = Q3 + (K3-1)*d3`` and a spare zero row (``P2 = Q2 + (K2-1)*d2 + 1``); w is
+    ``[K1, K2, K3, C, O]``, y ``[N, Q1, Q2, Q3, O]``.
+
+    Each output plane (n, q1) is computed on the padded width: tap (k2, k3) of all its
+    positions is one contiguous run of xp's plane, so every multiply-add loop runs
+    ``Q2 * P3`` long; the columns past Q3 are dropped when the plane is written out.
+    Planes are split into ``parts`` blocks taken by the threads."""
+    images, q1n, q2n, q3n, outs = y.shape
+    k1n, k2n, k3n, channels, _ = w.shape
+    p3 = xp.shape[4]
+    run = q2n * p3
+    planes = images * q1n
+    parts = max(1, min(parts, planes))
+    d1, d2, d3 = dilations
+    for part in prange(parts):
+        acc = np.empty((outs, run), y.dtype)
+        for plane in range(planes * part // parts, planes * (part + 1) // parts):
+            n, q1 = plane // q1n, plane % q1n
+            acc[:] = 0
+            for k1 in range(k1n):
+                for c in range(channels):
+                    flat = xp[n, c, q1 * stride + k1 * d1].reshape(-1)
+                    for k2 in range(k2n):
+                        for k3 in range(k3n):
+                            start = k2 * d2 * p3 + k3 * d3
+                            xs = flat[start:start + run]
+                            for o in range(outs):
+                                weight = w[k1, k2, k3, c, o]
+                                target = acc[o]
+                                for i in range(run):
+                                    target[i] += xs[i] * weight
+            out = y[n, q1]
+            for q2 in range(q2n):
+                for q3 in range(q3n):
+                    for o in range(outs):
+                        out[q2, q3, o] = acc[o, q2 * p3 + q3]
+
+
+@njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
+def _dot(a, b):
+    """sum of a[i] * b[i], reassociated so that it vectorizes (NaN and infinities still
+    propagate: no finite-math assumption)."""
+    total = a.dtype.type(0)
+    for i in range(a.shape[0]):
+        total += a[i] * b[i]
+    return total
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def small_filter_grad(xp, dy, sums, stride, dilations):
+    """sums[p, k, c, o] += the sum of xp[n, c, q*s + k*d] * dy[n, q, o] over block p's output
+    planes (the caller adds the blocks in order): the filter gradient for a few input
+    channels. ``xp`` as in ``small_forward``, dy ``[N, Q1, Q2, Q3, O]``, sums
+    ``[parts, K1, K2, K3, C, O]`` (float64). Per plane dy is laid out channel-planar on the
+    padded width (zeros past Q3), so each tap's sum is a dot product of two runs
+    ``Q2 * P3`` long, added to the block's float64 sums. A non-finite dot is redone over the
+    valid columns alone: past Q3 a zero gradient may have met an infinite x."""
+    images, q1n, q2n, q3n, outs = dy.shape
+    parts, k1n, k2n, k3n, channels = sums.shape[:5]
+    p3 = xp.shape[4]
+    run = q2n * p3
+    planes = images * q1n
+    d1, d2, d3 = dilations
+    for part in prange(parts):
+        grads = np.zeros((outs, run), dy.dtype)
+        total = sums[part]
+        for plane in range(planes * part // parts, planes * (part + 1) // parts):
+            n, q1 = plane // q1n, plane % q1n
+            grad_plane = dy[n, q1]
+            for q2 in range(q2n):
+                for q3 in range(q3n):
+                    for o in range(outs):
+                        grads[o, q2 * p3 + q3] = grad_plane[q2, q3, o]
+            for k1 in range(k1n):
+                for c in range(channels):
+                    flat = xp[n, c, q1 * stride + k1 * d1].reshape(-1)
+                    for k2 in range(k2n):
+                        for k3 in range(k3n):
+                            start = k2 * d2 * p3 + k3 * d3
+                            xs = flat[start:start + run]
+                            for o in range(outs):
+                                value = _dot(xs, grads[o])
+                                if not np.isfinite(value):   # the padded width's x? redo
+                                    value = _row_dots(xs, grads[o], q2n, q3n, p3)
+                                total[k1, k2, k3, c, o] += value
+
+
+@njit(cache=True, nogil=True)
+def _row_dots(xs, g, rows, width, stride):
+    """The dot product of xs and g over the first ``width`` of every ``stride`` values only:
+    the exact sum where the padded width multiplied a non-finite x by a zero gradient."""
+    total = xs.dtype.type(0)
+    for r in range(rows):
+        total += _dot(xs[r * stride:r * stride + width], g[r * stride:r * stride + width])
+    return total

@@ -120,6 +120,34 @@ def test_gemm_and_scatter_path_matches_reference(case, dtype, unit_strides, bloc
                                              x_shape, *geo, channels_last=cl), dtype)
 
 
+@SETTINGS
+@given(case=conv_cases(), dtype=st.sampled_from(FLOAT_DTYPES), non_finite=st.booleans())
+def test_few_channel_direct_loops_match_reference(case, dtype, non_finite):
+    """The direct loops for few channels (forced on for every channel count; stride 1 past the
+    first of 3 dims), NaN and infinity in x reaching exactly the outputs they feed."""
+    for dim in case["dims"][1 if len(case["dims"]) == 3 else 0:]:
+        dim["s"] = 1
+    x, w, dy, geo, _ = _arrays(case, dtype)
+    if non_finite and x.size:
+        x.reshape(-1)[::7] = np.inf
+        x.reshape(-1)[3::11] = np.nan
+    cl = case["channels_last"]
+    with module_settings(conv_dense, SMALL_MAX_CHANNEL_PAIRS=10**6), \
+            np.errstate(invalid="ignore"):
+        y = conv_forward(x, w, *geo, channels_last=cl)
+        dw = conv_backprop_filter(x, dy, w.shape, *geo, channels_last=cl)
+    x64, w64, dy64 = (a.astype(np.float64) for a in (x, w, dy))
+    with np.errstate(invalid="ignore"):
+        want_y = conv_forward_ref(x64, w64, *geo, channels_last=cl)
+        want_dw = conv_backprop_filter_ref(x64, dy64, w.shape, *geo, channels_last=cl)
+    for got, want in ((y, want_y), (dw, want_dw)):
+        finite = np.isfinite(want)
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+        np.testing.assert_array_equal(got[np.isinf(want)], want[np.isinf(want)])
+        _check_close(np.where(finite, got, 0).astype(got.dtype), np.where(finite, want, 0),
+                     dtype)
+
+
 @settings(max_examples=60, deadline=None)
 @given(case=conv_cases())
 def test_int32_forward_and_backprop_input_exact(case):
