@@ -72,7 +72,7 @@ def conv_forward(x, w, strides, dilations, pads, channels_last=True, xp=np):
         y = (picked.reshape(-1, c) @ w2).reshape(n, *out_sp, o)
     elif _few_channels(xp, kernel, strides, c, o) and 0 not in xc.shape:
         y = _small_forward(xc, w.astype(ct, copy=False), out_sp, strides, dilations, pads, ct)
-    elif (conv_winograd.applies(xp, kernel, strides, dilations, c, o, (n, *out_sp))
+    elif (conv_winograd.applies(xp, ct, kernel, strides, dilations, c, o, (n, *out_sp))
           and 0 not in xc.shape):
         y = conv_winograd.winograd_forward(xp.ascontiguousarray(xc, dtype=ct),
                                            w.astype(ct, copy=False), out_sp, pads)
@@ -110,7 +110,7 @@ def conv_backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels
         dw = (dyc.reshape(-1, o).T @ picked.reshape(-1, xc.shape[-1])).T
     elif _few_channels(xp, kernel, strides, filter_shape[-2], o):
         dw = _small_backprop_filter(xc, dyc, filter_shape, strides, dilations, pads, ct)
-    elif conv_winograd.applies(xp, kernel, strides, dilations, filter_shape[-2], o,
+    elif conv_winograd.applies(xp, ct, kernel, strides, dilations, filter_shape[-2], o,
                                dyc.shape[:-1]):
         dw = conv_winograd.winograd_backprop_filter(xp.ascontiguousarray(xc, dtype=ct), dyc,
                                                     pads)
@@ -144,7 +144,7 @@ def conv_backprop_input(dy, w, input_shape, strides, dilations, pads, channels_l
         dx = xp.zeros(in_shape, ct)
         w2 = xp.ascontiguousarray(w.reshape(c, o), dtype=ct)
         dx[_sampled(out_sp, strides)] = (dyc.reshape(-1, o) @ w2.T).reshape(*dyc.shape[:-1], c)
-    elif (conv_winograd.applies(xp, kernel, strides, dilations, o, c, in_shape[:-1])
+    elif (conv_winograd.applies(xp, ct, kernel, strides, dilations, o, c, in_shape[:-1])
           and all(b <= 2 and a <= 2 for b, a in pads)):
         flipped = conv_winograd.flipped_for_input_gradient(w.astype(ct, copy=False))
         dx = conv_winograd.winograd_forward(dyc, flipped, in_shape[1:-1],

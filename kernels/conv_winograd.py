@@ -29,14 +29,16 @@ MIN_TILES = 256
 _G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]])
 
 
-def applies(xp, kernel, strides, dilations, in_channels, out_channels, tile_grid):
-    """Whether a conv goes through Winograd: NumPy, 2 or 3 spatial dims, 3-wide filters,
-    stride and dilation 1, ``MIN_CHANNELS`` to ``MAX_CHANNELS`` channels in and out and
-    ``MIN_TILES`` output tiles or more (``tile_grid``: the batch and output spatial sizes).
-    Measured: with more channels or fewer tiles a block's GEMMs have too few tiles for
-    their filter, and the direct paths win."""
+def applies(xp, dtype, kernel, strides, dilations, in_channels, out_channels, tile_grid):
+    """Whether a conv goes through Winograd: NumPy, a float compute ``dtype`` (the filter's
+    transform halves values), 2 or 3 spatial dims, 3-wide filters, stride and dilation 1,
+    ``MIN_CHANNELS`` to ``MAX_CHANNELS`` channels in and out and ``MIN_TILES`` output tiles
+    or more (``tile_grid``: the batch and output spatial sizes). Measured: with more channels
+    or fewer tiles a block's GEMMs have too few tiles for their filter, and the direct paths
+    win."""
     tiles = tile_grid[0] * math.prod(-(-q // 2) for q in tile_grid[1:])
-    return (xp is np and usable() and len(kernel) in (2, 3) and set(kernel) == {3}
+    return (xp is np and np.dtype(dtype).kind == "f" and usable() and len(kernel) in (2, 3)
+            and set(kernel) == {3}
             and set(strides) == {1} and set(dilations) == {1}
             and MIN_CHANNELS <= min(in_channels, out_channels)
             and max(in_channels, out_channels) <= MAX_CHANNELS and tiles >= MIN_TILES)

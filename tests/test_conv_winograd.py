@@ -89,3 +89,19 @@ def test_float32_error_stays_near_the_direct_sum():
     y = conv_dense.conv_forward(x, w, (1, 1), (1, 1), pads)
     ref = conv_forward_ref(x.astype(np.float64), w.astype(np.float64), (1, 1), (1, 1), pads)
     assert np.abs(y - ref).max() <= 4e-6 * np.abs(ref).max()
+
+
+def test_integer_convs_stay_exact_and_skip_winograd(monkeypatch):
+    """Winograd's filter transform halves values: int32 convs of its shapes take the exact
+    paths (and wrap as int32 arithmetic does)."""
+    monkeypatch.setattr(conv_winograd, "winograd_forward", None)       # must not be reached
+    monkeypatch.setattr(conv_winograd, "winograd_backprop_filter", None)
+    rng = np.random.default_rng(3)
+    x = rng.integers(-3, 4, (2, 32, 32, 16)).astype(np.int32)
+    w = rng.integers(-3, 4, (3, 3, 16, 16)).astype(np.int32)
+    geo = ((1, 1), (1, 1), ((1, 1), (1, 1)))
+    y = conv_dense.conv_forward(x, w, *geo)
+    assert y.dtype == np.int32
+    np.testing.assert_array_equal(y, conv_forward_ref(x, w, *geo))
+    dx = conv_dense.conv_backprop_input(y, w, x.shape, *geo)
+    np.testing.assert_array_equal(dx, conv_backprop_input_ref(y, w, x.shape, *geo))
