@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 
+import ml_dtypes
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -206,6 +207,13 @@ def full_cases():
         *(Case(op, *dw1, data_format="NCHW") for op in depthwise),
         *(Case(op, *dw1, dilations=(2, 2)) for op in depthwise),
         *(Case(op, *dw1, dtype=np.float16) for op in depthwise),
+        *(Case(op, *dw1, dtype=ml_dtypes.bfloat16) for op in depthwise),
+        Case("Conv2D", (32, 56, 56, 64), (3, 3, 64, 64), (1, 1), "SAME", data_format="NCHW"),
+        Case("Conv2D", (32, 56, 56, 64), (3, 3, 64, 64), (1, 1), "SAME", dilations=(2, 2)),
+        Case("Conv3DBackpropFilterV2", *c3, (1, 1, 1), "SAME", dtype=np.float16),
+        Case("Conv3DBackpropInputV2", *c3, (1, 1, 1), "SAME", dtype=ml_dtypes.bfloat16),
+        Case("Conv3D", (32, 16, 16, 16, 1), (3, 3, 3, 1, 8), (1, 1, 1), "SAME"),
+        Case("Conv3DBackpropFilterV2", (32, 16, 16, 16, 1), (3, 3, 3, 1, 8), (1, 1, 1), "SAME"),
     ]
 
 

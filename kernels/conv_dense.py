@@ -34,9 +34,9 @@ import numpy as np
 
 from kernels import conv_winograd
 from kernels.compiled import loops, usable
-from kernels.conv_layout import (blocks, channels_last_shape, chunk_bytes, compute_dtype,
-                                 conv_output_size, from_channels_last, pad_spatial,
-                                 padded_for_windows, to_channels_last, window_view)
+from kernels.conv_layout import (blocks, channels_last_copy, channels_last_shape, chunk_bytes,
+                                 compute_dtype, conv_output_size, from_channels_last,
+                                 pad_spatial, padded_for_windows, window_view)
 from kernels.kernel_util import astype
 from kernels.parallelism import SHARES_PER_THREAD, intra_op_threads, pool_map
 
@@ -57,7 +57,7 @@ SCATTER_BLOCK_BYTES = 4 << 20  # GEMM-and-scatter convs: products per block (fit
 def conv_forward(x, w, strides, dilations, pads, channels_last=True, xp=np):
     """Convolve ``x`` ([N,*S,C] or [N,C,*S]) with ``w`` ([*K,C,O]); result in x's dtype."""
     ct = compute_dtype(x.dtype)
-    xc = to_channels_last(astype(xp, x, ct), channels_last, xp)
+    xc = channels_last_copy(astype(xp, x, ct), channels_last, xp)
     kernel, (c, o) = w.shape[:-2], w.shape[-2:]
     n = xc.shape[0]
     out_sp = tuple(conv_output_size(s, k, st, d, b, a) for s, k, st, d, (b, a)
@@ -97,8 +97,8 @@ def conv_backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels
                          xp=np):
     """Gradient of the forward conv with respect to the filter, shape ``filter_shape``."""
     ct = compute_dtype(x.dtype)
-    xc = to_channels_last(astype(xp, x, ct), channels_last, xp)
-    dyc = to_channels_last(astype(xp, dy, ct), channels_last, xp)
+    xc = channels_last_copy(astype(xp, x, ct), channels_last, xp)
+    dyc = channels_last_copy(astype(xp, dy, ct), channels_last, xp)
     filter_shape = tuple(int(d) for d in filter_shape)
     kernel, o = filter_shape[:-2], filter_shape[-1]
     out_sp = dyc.shape[1:-1]
@@ -133,7 +133,7 @@ def conv_backprop_input(dy, w, input_shape, strides, dilations, pads, channels_l
                         xp=np):
     """Gradient of the forward conv with respect to its input, shape ``input_shape``."""
     ct = compute_dtype(dy.dtype)
-    dyc = to_channels_last(astype(xp, dy, ct), channels_last, xp)
+    dyc = channels_last_copy(astype(xp, dy, ct), channels_last, xp)
     in_shape = channels_last_shape(input_shape, channels_last)
     kernel, (c, o) = w.shape[:-2], w.shape[-2:]
     out_sp = dyc.shape[1:-1]

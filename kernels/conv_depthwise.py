@@ -21,7 +21,7 @@ import numpy as np
 
 from kernels.compiled import loops, usable
 from kernels.kernel_util import astype
-from kernels.conv_layout import (blocks, channels_last_shape, chunk_bytes, compute_dtype,
+from kernels.conv_layout import (blocks, copy_images, channels_last_shape, chunk_bytes, compute_dtype,
                                  conv_output_size, from_channels_last, padded_for_windows,
                                  tap_index, to_channels_last, window_view)
 from kernels.parallelism import SHARES_PER_THREAD, intra_op_threads, pool_map
@@ -109,7 +109,7 @@ def _operand(a, ct):
     if a.dtype == ct and a.flags.c_contiguous:
         return a
     out = np.empty(a.shape, ct)
-    _copy_images(out, a)
+    copy_images(out, a)
     return out
 
 
@@ -126,18 +126,9 @@ def _result(y, dtype, channels_last):
     if not channels_last or y.dtype != target:
         out = np.empty(y.shape if channels_last else (y.shape[0], y.shape[-1], *y.shape[1:-1]),
                        target)
-        _copy_images(to_channels_last(out, channels_last), y)
+        copy_images(to_channels_last(out, channels_last), y)
         y = out
     return astype(np, y, dtype)
-
-
-def _copy_images(dst, src):
-    """dst[...] = src for [N, ...] arrays, the images shared out on the intra-op pool (NumPy
-    casts and transposes at a few GB/s a thread)."""
-    def copy(images):
-        for i in images:
-            dst[i] = src[i]
-    pool_map(copy, range(src.shape[0]))
 
 
 # ----------------------------------------------------------------------------- any array module

@@ -16,6 +16,8 @@ import numpy as np
 
 import ml_dtypes
 
+from kernels.parallelism import pool_map
+
 _HALF_TYPES = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
 
 # One chunk of conv work on a GPU: GEMMs of thousands of rows keep cuBLAS busy, larger
@@ -34,9 +36,37 @@ def to_channels_last(x, channels_last, xp=np):
     return x if channels_last else xp.moveaxis(x, 1, -1)
 
 
+def channels_last_copy(x, channels_last, xp=np):
+    """``[N, C, *S]`` -> ``[N, *S, C]`` as a C-contiguous array (with NumPy transposed image
+    by image on the intra-op pool); identity when already channels-last."""
+    if channels_last:
+        return x
+    if xp is not np:
+        return xp.ascontiguousarray(xp.moveaxis(x, 1, -1))
+    out = np.empty(channels_last_shape(x.shape, False), x.dtype)
+    copy_images(out, np.moveaxis(x, 1, -1))
+    return out
+
+
 def from_channels_last(y, channels_last, xp=np):
-    """``[N, *S, C]`` -> ``[N, C, *S]`` as a contiguous array; identity when channels-last."""
-    return y if channels_last else xp.ascontiguousarray(xp.moveaxis(y, -1, 1))
+    """``[N, *S, C]`` -> ``[N, C, *S]`` as a contiguous array (with NumPy transposed image by
+    image on the intra-op pool); identity when channels-last."""
+    if channels_last:
+        return y
+    if xp is not np:
+        return xp.ascontiguousarray(xp.moveaxis(y, -1, 1))
+    out = np.empty((y.shape[0], y.shape[-1], *y.shape[1:-1]), y.dtype)
+    copy_images(np.moveaxis(out, 1, -1), y)
+    return out
+
+
+def copy_images(dst, src):
+    """dst[...] = src for [N, ...] NumPy arrays, the images shared out on the intra-op pool
+    (NumPy casts and transposes at a few GB/s a thread)."""
+    def copy(images):
+        for i in images:
+            dst[i] = src[i]
+    pool_map(copy, range(src.shape[0]))
 
 
 def channels_last_shape(shape, channels_last):
