@@ -4,7 +4,7 @@ Two paths. With NumPy (``xp=np``, the default) each op is one fused pass of comp
 (``kernels/loops_depthwise.py``, numba, imported on first use) over channels-last,
 C-contiguous operands in the compute dtype: NHWC float32/float64 operands go in as they
 are; NCHW ones, strided views and float16/bfloat16 are copied (and cast) once on the way
-in, and the result once on the way out (float16 by compiled bit conversions). The loops
+in, and the result once on the way out (half types by compiled bit conversions). The loops
 split the rows into ``SHARES_PER_THREAD * intra_op_threads()`` blocks that threads take as
 they come free; the filter gradient sums each block in the input dtype, then the blocks in
 order in float64, so results depend only on the thread count.
@@ -121,8 +121,9 @@ def _tiled(w, cols, ct):
 
 def _result(y, dtype, channels_last):
     """Channels-last compute-dtype ``y`` in the caller's layout and dtype: one pass, or for
-    float16 a transpose (if any) and then a compiled narrowing (NumPy's is ~10x slower)."""
-    target = y.dtype if np.dtype(dtype) == np.float16 else dtype
+    the half types a transpose (if any) and then a compiled narrowing (NumPy's is up to 10x
+    slower)."""
+    target = y.dtype if np.dtype(dtype).itemsize == 2 else dtype
     if not channels_last or y.dtype != target:
         out = np.empty(y.shape if channels_last else (y.shape[0], y.shape[-1], *y.shape[1:-1]),
                        target)

@@ -1,7 +1,9 @@
-"""float16 <-> float32 conversions (numba) on the bits, in parallel: NumPy converts half
-values one at a time (~1.3 ns an element); these loops vectorize. Results are NumPy's, bit
-for bit: round to nearest even, overflow to infinity, subnormals kept, a NaN's sign and
-leading payload bits kept (a quiet bit added where truncation would leave none)."""
+"""float16 / bfloat16 <-> float32 conversions (numba) on the bits, in parallel: NumPy
+converts half values one at a time (~1.3 ns an element); these loops vectorize. Results
+are NumPy's (float16) and ml_dtypes' (bfloat16), bit for bit: round to nearest even,
+overflow to infinity; float16 keeps subnormals and a NaN's sign and leading payload bits (a
+quiet bit added where truncation would leave none), bfloat16 turns a NaN into the quiet
+NaN of its sign."""
 
 import numpy as np
 from llvmlite import ir
@@ -72,3 +74,23 @@ def _round_subnormal(bits):
     """Half bits of the float32 ``bits`` below 2**-14: adding 0.5 (2**-1) makes the FPU round
     the value at 2**-24 granularity (to nearest even); the low bits are then the half."""
     return _float_bits(_bits_float(bits) + np.float32(0.5)) - np.uint32(126 << 23)
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def bfloat16_to_float(half_bits, out_bits):
+    """out_bits (float32 bits) = half_bits (bfloat16 bits, uint16): the upper half."""
+    for i in prange(half_bits.size):
+        out_bits[i] = np.uint32(half_bits[i]) << np.uint32(16)
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def float_to_bfloat16(float_bits, out_bits):
+    """out_bits (bfloat16 bits, uint16) = float_bits (float32 bits) rounded to nearest even,
+    as ml_dtypes rounds: any NaN becomes the quiet NaN of its sign."""
+    for i in prange(float_bits.size):
+        f = float_bits[i]
+        if (f & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000):
+            out_bits[i] = np.uint16(((f >> np.uint32(16)) & np.uint32(0x8000)) | 0x7FC0)
+        else:
+            odd = (f >> np.uint32(16)) & np.uint32(1)
+            out_bits[i] = np.uint16((f + np.uint32(0x7FFF) + odd) >> np.uint32(16))

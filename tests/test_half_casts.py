@@ -1,6 +1,8 @@
-"""Compiled float16 <-> float32 conversions: NumPy's results bit for bit, through
-kernel_util.astype, the Cast op and the conv kernels that widen half operands."""
+"""Compiled float16 / bfloat16 <-> float32 conversions: NumPy's and ml_dtypes' results bit
+for bit, through kernel_util.astype, the Cast op and the conv kernels that widen half
+operands."""
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -26,19 +28,24 @@ def _float_bits_to_test():
     return np.concatenate([bits, bits | np.uint32(0x80000000)])
 
 
-def test_every_half_widens_like_numpy():
-    halves = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16)
+HALF_TYPES = [np.float16, ml_dtypes.bfloat16]
+
+
+@pytest.mark.parametrize("half", HALF_TYPES)
+def test_every_half_widens_like_numpy(half):
+    halves = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(half)
     got = astype(np, halves, np.float32)
     assert got.dtype == np.float32
     np.testing.assert_array_equal(got.view(np.uint32), halves.astype(np.float32).view(np.uint32))
 
 
-def test_floats_narrow_like_numpy():
+@pytest.mark.parametrize("half", HALF_TYPES)
+def test_floats_narrow_like_numpy(half):
     floats = _float_bits_to_test().view(np.float32)
-    got = astype(np, floats, np.float16)
+    got = astype(np, floats, half)
     with np.errstate(all="ignore"):
-        want = floats.astype(np.float16)
-    assert got.dtype == np.float16 and got.shape == floats.shape
+        want = floats.astype(half)
+    assert got.dtype == np.dtype(half) and got.shape == floats.shape
     np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16))
 
 
@@ -52,7 +59,8 @@ def test_small_or_strided_arrays_take_numpy_and_keep_their_shape():
     assert astype(np, same, np.float32) is same
 
 
-@pytest.mark.parametrize("src, dst", [(gp.float32, gp.float16), (gp.float16, gp.float32)])
+@pytest.mark.parametrize("src, dst", [(gp.float32, gp.float16), (gp.float16, gp.float32),
+                                      (gp.float32, gp.bfloat16), (gp.bfloat16, gp.float32)])
 def test_cast_op_matches_numpy(src, dst):
     values = _float_bits_to_test()[:1 << 18].view(np.float32).reshape(512, 512)
     with np.errstate(all="ignore"):
@@ -65,32 +73,33 @@ def test_cast_op_matches_numpy(src, dst):
     with gp.Session(graph=graph) as sess:
         got = sess.run(y, {x: values})
     assert got.dtype == dst.np_dtype
-    view = np.uint16 if dst == gp.float16 else np.uint32
+    view = np.uint32 if dst == gp.float32 else np.uint16
     np.testing.assert_array_equal(got.view(view), want.view(view))
 
 
+@pytest.mark.parametrize("half", HALF_TYPES)
 @pytest.mark.parametrize("channels_last", [True, False])
-def test_half_convs_widen_and_narrow_large_operands(channels_last):
+def test_half_convs_widen_and_narrow_large_operands(channels_last, half):
     rng = np.random.default_rng(1)
-    x = rng.uniform(-1, 1, (2, 32, 32, 40)).astype(np.float16)      # past COMPILED_MIN_SIZE
-    w = rng.uniform(-1, 1, (3, 3, 40, 8)).astype(np.float16)
-    wd = rng.uniform(-1, 1, (3, 3, 40, 1)).astype(np.float16)
+    x = rng.uniform(-1, 1, (2, 32, 32, 40)).astype(half)      # past COMPILED_MIN_SIZE
+    w = rng.uniform(-1, 1, (3, 3, 40, 8)).astype(half)
+    wd = rng.uniform(-1, 1, (3, 3, 40, 1)).astype(half)
     geo = ((1, 1), (1, 1), ((1, 1), (1, 1)))
     xl = x if channels_last else np.ascontiguousarray(np.moveaxis(x, -1, 1))
     x64 = xl.astype(np.float64)
     y = conv_dense.conv_forward(xl, w, *geo, channels_last=channels_last)
     assert_conv_close(y, conv_forward_ref(x64, w.astype(np.float64), *geo,
-                                          channels_last=channels_last), np.float16, half_ulps=1.0)
+                                          channels_last=channels_last), half, half_ulps=1.0)
     dx = conv_dense.conv_backprop_input(y, w, xl.shape, *geo, channels_last=channels_last)
     assert_conv_close(dx, conv_backprop_input_ref(y.astype(np.float64), w.astype(np.float64),
                                                   xl.shape, *geo, channels_last=channels_last),
-                      np.float16, half_ulps=1.0)
+                      half, half_ulps=1.0)
     yd = conv_depthwise.depthwise_forward(xl, wd, *geo, channels_last=channels_last)
     assert_conv_close(yd, depthwise_forward_ref(x64, wd.astype(np.float64), *geo,
                                                 channels_last=channels_last),
-                      np.float16, half_ulps=0.5)
+                      half, half_ulps=0.5)
     dw = conv_depthwise.depthwise_backprop_filter(xl, yd, wd.shape, *geo,
                                                   channels_last=channels_last)
     assert_conv_close(dw, depthwise_backprop_filter_ref(x64, yd.astype(np.float64), wd.shape,
                                                         *geo, channels_last=channels_last),
-                      np.float16, half_ulps=0.5)
+                      half, half_ulps=0.5)
