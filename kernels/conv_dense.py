@@ -49,6 +49,7 @@ MIN_BLOCK_BYTES = 1 << 20   # a CPU block never smaller: below it the pool costs
 TAP_MAJOR_MAX_CHANNELS = 2  # input channels up to which patch matrices are built tap-major
 POOL_MAX_CHANNELS = 128     # output channels up to which blocks run on the intra-op pool
 SMALL_MAX_CHANNEL_PAIRS = 16  # input x output channels up to which direct loops do best
+SMALL_MAX_PLANE_BYTES = 16 << 20  # a thread's plane buffers in the direct loops, at most
 SCATTER_MIN_DEPTH = 32        # forward: input channels below which patch matrices do better
 SCATTER_MIN_UNIT_ROWS = 512   # source positions a pool unit gets at least
 SCATTER_BLOCK_BYTES = 4 << 20  # GEMM-and-scatter convs: products per block (fit the cache)
@@ -70,7 +71,7 @@ def conv_forward(x, w, strides, dilations, pads, channels_last=True, xp=np):
     elif _pointwise(kernel, pads):
         picked = xc[_sampled(out_sp, strides)].astype(ct, copy=False)
         y = (picked.reshape(-1, c) @ w2).reshape(n, *out_sp, o)
-    elif _few_channels(xp, kernel, strides, c, o) and 0 not in xc.shape:
+    elif _few_channels(xp, kernel, strides, c, o, out_sp) and 0 not in xc.shape:
         y = _small_forward(xc, w.astype(ct, copy=False), out_sp, strides, dilations, pads, ct)
     elif (conv_winograd.applies(xp, ct, kernel, strides, dilations, c, o, (n, *out_sp))
           and 0 not in xc.shape):
@@ -108,7 +109,7 @@ def conv_backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels
     if _pointwise(kernel, pads):
         picked = xc[_sampled(out_sp, strides)].astype(ct, copy=False)
         dw = (dyc.reshape(-1, o).T @ picked.reshape(-1, xc.shape[-1])).T
-    elif _few_channels(xp, kernel, strides, filter_shape[-2], o):
+    elif _few_channels(xp, kernel, strides, filter_shape[-2], o, out_sp):
         dw = _small_backprop_filter(xc, dyc, filter_shape, strides, dilations, pads, ct)
     elif conv_winograd.applies(xp, ct, kernel, strides, dilations, filter_shape[-2], o,
                                dyc.shape[:-1]):
@@ -168,13 +169,15 @@ def _sampled(out_sp, strides):
     return (slice(None),) + tuple(slice(0, (q - 1) * s + 1, s) for q, s in zip(out_sp, strides))
 
 
-def _few_channels(xp, kernel, strides, in_channels, out_channels):
+def _few_channels(xp, kernel, strides, in_channels, out_channels, out_sp):
     """Whether a conv runs as the direct loops for few channels (``loops_conv.small_*``): CPU,
     up to 3 spatial dims, at most ``SMALL_MAX_CHANNEL_PAIRS`` input x output channels (measured:
     beyond, the GEMM paths win), stride 1 along all but the first of 3 spatial dims (along all
-    of fewer)."""
+    of fewer), and an output plane (a thread's buffers) within ``SMALL_MAX_PLANE_BYTES``."""
+    plane = math.prod(out_sp[1 if len(kernel) == 3 else 0:]) * out_channels * 8
     return (xp is np and usable() and len(kernel) <= 3
             and in_channels * out_channels <= SMALL_MAX_CHANNEL_PAIRS
+            and plane <= SMALL_MAX_PLANE_BYTES
             and all(s == 1 for s in strides[1 if len(kernel) == 3 else 0:]))
 
 

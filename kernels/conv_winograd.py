@@ -26,6 +26,7 @@ BLOCK_BYTES = 4 << 20   # a block's transformed tiles and products (measured bes
 MIN_CHANNELS = 16       # with fewer input or output channels the transforms dominate
 MAX_CHANNELS = 128
 MIN_TILES = 256
+MAX_ROW_BYTES = 32 << 20  # a tile row's transformed tiles (a block holds one at least)
 _G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]])
 
 
@@ -35,13 +36,15 @@ def applies(xp, dtype, kernel, strides, dilations, in_channels, out_channels, ti
     ``MIN_CHANNELS`` to ``MAX_CHANNELS`` channels in and out and ``MIN_TILES`` output tiles
     or more (``tile_grid``: the batch and output spatial sizes). Measured: with more channels
     or fewer tiles a block's GEMMs have too few tiles for their filter, and the direct paths
-    win."""
-    tiles = tile_grid[0] * math.prod(-(-q // 2) for q in tile_grid[1:])
+    win. A block is at least one tile row, so a row's transforms must fit ``MAX_ROW_BYTES``."""
+    tiles = [-(-q // 2) for q in tile_grid[1:]]
+    row_bytes = 4 ** len(kernel) * math.prod(tiles[1:]) * (in_channels + out_channels) * 8
     return (xp is np and np.dtype(dtype).kind == "f" and usable() and len(kernel) in (2, 3)
-            and set(kernel) == {3}
+            and row_bytes <= MAX_ROW_BYTES and set(kernel) == {3}
             and set(strides) == {1} and set(dilations) == {1}
             and MIN_CHANNELS <= min(in_channels, out_channels)
-            and max(in_channels, out_channels) <= MAX_CHANNELS and tiles >= MIN_TILES)
+            and max(in_channels, out_channels) <= MAX_CHANNELS
+            and tile_grid[0] * math.prod(tiles) >= MIN_TILES)
 
 
 def winograd_forward(x, w, out_sp, pads):

@@ -105,3 +105,14 @@ def test_integer_convs_stay_exact_and_skip_winograd(monkeypatch):
     np.testing.assert_array_equal(y, conv_forward_ref(x, w, *geo))
     dx = conv_dense.conv_backprop_input(y, w, x.shape, *geo)
     np.testing.assert_array_equal(dx, conv_backprop_input_ref(y, w, x.shape, *geo))
+
+
+def test_paths_with_per_row_buffers_decline_huge_rows():
+    """Winograd holds a tile row's transforms, the few-channel loops an output plane: shapes
+    whose rows or planes would need hundreds of MB take the blocked paths instead."""
+    assert conv_winograd.applies(np, np.float32, (3, 3, 3), (1, 1, 1), (1, 1, 1), 32, 32,
+                                 (1, 64, 64, 64))
+    assert not conv_winograd.applies(np, np.float32, (3, 3, 3), (1, 1, 1), (1, 1, 1), 32, 32,
+                                     (1, 4, 1024, 1024))
+    assert conv_dense._few_channels(np, (3, 3), (1, 1), 1, 8, (28, 28))
+    assert not conv_dense._few_channels(np, (3, 3), (1, 1), 1, 8, (8192, 8192))
