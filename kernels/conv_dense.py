@@ -1,29 +1,38 @@
 """Dense N-d convolution math (Conv2D/Conv3D and their gradients), for NumPy and CuPy.
 
-All three ops are GEMMs against a patch matrix ("im2col"): rows are output
-positions, columns are (kernel offset, input channel) with the channel fastest,
-matching the ``[*K, C, O]`` filter layout reshaped to ``[K*C, O]``:
+Each op picks the first path that applies (``conv_forward`` and friends read top to bottom):
 
-* forward:          y[rows, O]    = col[rows, KC] @ w[KC, O]
-* backprop-filter:  dw[KC, O]    += col[rows, KC].T @ dy[rows, O]
-* backprop-input:   p[k, rows, C] = dy[rows, O] @ w[k].T for each kernel offset k,
-                    each added into its slice of the padded input gradient (col2im;
-                    never ``np.add.at``), kept phase-split so every slice has long rows.
+* 1x1 filters without padding: one GEMM on the (strided) input positions;
+* CPU, very few channels (``_few_channels``): direct compiled loops that compute each output
+  plane on the padded width, every kernel tap one long contiguous run
+  (``loops_conv.small_forward``, ``small_filter_grad``);
+* CPU, 3x3(x3) stride-1 float convs of 16-128 channels (``conv_winograd.applies``): Winograd,
+  redone on the next path when a result comes out non-finite;
+* CPU, the input gradient (and the stride-1 forward with ``SCATTER_MIN_DEPTH``+ input
+  channels) with at most ``POOL_MAX_CHANNELS`` output channels: one GEMM per block with
+  taps x channels columns, ``dy[rows, O] @ w.T[O, taps*C]`` (or ``x[rows, C] @
+  w[C, taps*O]`` with the filter flipped), whose products ``loops_conv.add_taps``
+  scatter-adds into place (``_scatter_products``: runs of whole images, or first-dim slabs
+  thick enough that slabs two apart never meet, even ones then odd ones, on the pool);
+* otherwise GEMMs against a patch matrix ("im2col"): rows are output positions, columns
+  (kernel offset, input channel) with the channel fastest, matching the ``[*K, C, O]``
+  filter reshaped to ``[K*C, O]``:
 
-The patch matrix is built block by block from a strided window view so that one
-block stays near ``chunk_bytes(xp, CHUNK_BYTES)``: whole images when they fit, else
-slabs of output rows (of the first spatial dim, then deeper dims for huge volumes).
-Small filter operands are handed to BLAS as transposed views, which OpenBLAS runs
-markedly faster. 1x1 filters without padding skip im2col: one GEMM on the (strided) input.
+  - forward:          y[rows, O]    = col[rows, KC] @ w[KC, O]
+  - backprop-filter:  dw[KC, O]    += col[rows, KC].T @ dy[rows, O]
+  - backprop-input:   p[k, rows, C] = dy[rows, O] @ w[k].T for each kernel offset k, each
+                      added into its slice of the padded input gradient (col2im; never
+                      ``np.add.at``), kept phase-split so every slice has long rows.
 
-Every function takes the array module ``xp`` (NumPy or CuPy) and runs the same code on
-both; only NumPy's ufunc buffer tuning is NumPy-specific.
-On the CPU, with at most ``POOL_MAX_CHANNELS`` output channels (where the copies are a large
-part of the work), the blocks are spread over the intra-op pool (``parallelism.pool_map``),
-each thread copying its own patch matrices and running its own single-threaded GEMMs; the
-filter gradient sums one partial per share, in share order; the input gradient gives each
-share whole images, whose slices no other share adds into. With more output channels the
-GEMMs dominate, and the blocks run in turn with BLAS on all cores.
+  The patch matrix is built block by block from a strided window view so that one block
+  stays near ``chunk_bytes(xp, CHUNK_BYTES)``. On the CPU, with at most ``POOL_MAX_CHANNELS``
+  output channels, the blocks are spread over the intra-op pool (single-threaded GEMMs, the
+  filter gradient summing one partial per share in share order); with more the GEMMs
+  dominate and the blocks run in turn with BLAS on all cores.
+
+The im2col path takes the array module ``xp`` (NumPy or CuPy) and runs the same code on
+both; the other CPU paths are NumPy only. NCHW operands are transposed to channels-last
+once, image by image on the pool, and half types widened once on the way in.
 """
 
 import contextlib
@@ -59,38 +68,29 @@ def conv_forward(x, w, strides, dilations, pads, channels_last=True, xp=np):
     """Convolve ``x`` ([N,*S,C] or [N,C,*S]) with ``w`` ([*K,C,O]); result in x's dtype."""
     ct = compute_dtype(x.dtype)
     xc = channels_last_copy(astype(xp, x, ct), channels_last, xp)
+    wc = w.astype(ct, copy=False)
     kernel, (c, o) = w.shape[:-2], w.shape[-2:]
     n = xc.shape[0]
     out_sp = tuple(conv_output_size(s, k, st, d, b, a) for s, k, st, d, (b, a)
                    in zip(xc.shape[1:-1], kernel, strides, dilations, pads))
-    w2 = w.reshape(math.prod(w.shape[:-1]), o).astype(ct, copy=False)
-    if n * math.prod(out_sp) >= TRANSPOSED_FILTER_MIN_ROWS:
-        w2 = xp.ascontiguousarray(w2.T).T
-    if 0 in (n, o, w2.shape[0], *out_sp):
+    y = None
+    if 0 in (n, o, c, *kernel, *out_sp):
         y = xp.zeros((n, *out_sp, o), ct)
     elif _pointwise(kernel, pads):
         picked = xc[_sampled(out_sp, strides)].astype(ct, copy=False)
-        y = (picked.reshape(-1, c) @ w2).reshape(n, *out_sp, o)
-    elif _few_channels(xp, kernel, strides, c, o, out_sp) and 0 not in xc.shape:
-        y = _small_forward(xc, w.astype(ct, copy=False), out_sp, strides, dilations, pads, ct)
-    elif (conv_winograd.applies(xp, ct, kernel, strides, dilations, c, o, (n, *out_sp))
-          and 0 not in xc.shape):
-        y = conv_winograd.winograd_forward(xp.ascontiguousarray(xc, dtype=ct),
-                                           w.astype(ct, copy=False), out_sp, pads)
-    elif (c >= SCATTER_MIN_DEPTH and all(s == 1 for s in strides) and 0 not in xc.shape
-          and _scatters(xp, kernel, o)):
-        y = _forward_by_scatter(xp.ascontiguousarray(xc, dtype=ct), w.astype(ct, copy=False),
-                                out_sp, dilations, pads)
-    else:
-        padded = pad_spatial(xc, pads, ct, xp=xp)
-        y = xp.empty((n, *out_sp, o), ct)
-        win = window_view(padded, kernel, strides, dilations, out_sp, xp)
-
-        def work(share):
-            for idx, col in _im2col(win, share, xp):
-                xp.matmul(col, w2, out=y[idx].reshape(-1, o))
-
-        _map(work, _blocks((n, *out_sp), w2.shape[0] * padded.itemsize, o, xp), o, xp)
+        y = (picked.reshape(-1, c) @ _gemm_filter(wc, picked.size // c, xp)).reshape(
+            n, *out_sp, o)
+    elif 0 not in xc.shape and xp is np:
+        xc = np.ascontiguousarray(xc)
+        if _few_channels(xp, ct, kernel, strides, dilations, c, o, out_sp):
+            y = _small_forward(xc, wc, out_sp, strides, dilations, pads, ct)
+        elif conv_winograd.applies(xp, ct, kernel, strides, dilations, c, o, (n, *out_sp)):
+            y = conv_winograd.winograd_forward(xc, wc, out_sp, pads)   # None: not finite
+        if y is None and (c >= SCATTER_MIN_DEPTH and all(s == 1 for s in strides)
+                          and _scatters(xp, kernel, o)):
+            y = _forward_by_scatter(xc, wc, out_sp, dilations, pads)
+    if y is None:
+        y = _forward_by_im2col(xc, wc, strides, dilations, pads, out_sp, ct, xp)
     return from_channels_last(astype(xp, y, x.dtype), channels_last, xp)
 
 
@@ -101,32 +101,25 @@ def conv_backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels
     xc = channels_last_copy(astype(xp, x, ct), channels_last, xp)
     dyc = channels_last_copy(astype(xp, dy, ct), channels_last, xp)
     filter_shape = tuple(int(d) for d in filter_shape)
-    kernel, o = filter_shape[:-2], filter_shape[-1]
+    kernel, (c, o) = filter_shape[:-2], filter_shape[-2:]
     out_sp = dyc.shape[1:-1]
     if 0 in dyc.shape or math.prod(filter_shape) == 0 or 0 in xc.shape:
         return xp.zeros(filter_shape, x.dtype)
     dyc = xp.ascontiguousarray(dyc, dtype=ct)
+    dw = None
     if _pointwise(kernel, pads):
         picked = xc[_sampled(out_sp, strides)].astype(ct, copy=False)
-        dw = (dyc.reshape(-1, o).T @ picked.reshape(-1, xc.shape[-1])).T
-    elif _few_channels(xp, kernel, strides, filter_shape[-2], o, out_sp):
-        dw = _small_backprop_filter(xc, dyc, filter_shape, strides, dilations, pads, ct)
-    elif conv_winograd.applies(xp, ct, kernel, strides, dilations, filter_shape[-2], o,
-                               dyc.shape[:-1]):
-        dw = conv_winograd.winograd_backprop_filter(xp.ascontiguousarray(xc, dtype=ct), dyc,
-                                                    pads)
-    else:
-        padded = padded_for_windows(xc, pads, kernel, strides, dilations, out_sp, ct, xp)
-        win = window_view(padded, kernel, strides, dilations, out_sp, xp)
-        kc = math.prod(filter_shape[:-1])
-
-        def work(share):
-            dw = xp.zeros((kc, o), ct)
-            for idx, col in _im2col(win, share, xp):
-                dw += col.T @ dyc[idx].reshape(-1, o)   # measured faster than dy.T @ col
-            return dw
-
-        dw = sum(_map(work, _blocks(dyc.shape[:-1], kc * padded.itemsize, o, xp), o, xp))
+        dw = (dyc.reshape(-1, o).T @ picked.reshape(-1, c)).T
+    elif xp is np:
+        xc = np.ascontiguousarray(xc)
+        if _few_channels(xp, ct, kernel, strides, dilations, c, o, out_sp, accumulates=True):
+            dw = _small_backprop_filter(xc, dyc, filter_shape, strides, dilations, pads, ct)
+        elif conv_winograd.applies(xp, ct, kernel, strides, dilations, c, o, dyc.shape[:-1]):
+            dw = conv_winograd.winograd_backprop_filter(xc, dyc, pads)
+            if not np.isfinite(dw).all():     # Winograd's sums turn some infinities to NaN
+                dw = None
+    if dw is None:
+        dw = _filter_by_im2col(xc, dyc, filter_shape, strides, dilations, pads, ct, xp)
     return xp.ascontiguousarray(dw.reshape(filter_shape), dtype=x.dtype)
 
 
@@ -137,26 +130,65 @@ def conv_backprop_input(dy, w, input_shape, strides, dilations, pads, channels_l
     dyc = channels_last_copy(astype(xp, dy, ct), channels_last, xp)
     in_shape = channels_last_shape(input_shape, channels_last)
     kernel, (c, o) = w.shape[:-2], w.shape[-2:]
+    wc = w.astype(ct, copy=False)
     out_sp = dyc.shape[1:-1]
     if 0 in dyc.shape or 0 in in_shape or w.size == 0:
         return from_channels_last(xp.zeros(in_shape, dy.dtype), channels_last, xp)
     dyc = xp.ascontiguousarray(dyc, dtype=ct)
+    dx = None
     if _pointwise(kernel, pads):
         dx = xp.zeros(in_shape, ct)
-        w2 = xp.ascontiguousarray(w.reshape(c, o), dtype=ct)
+        w2 = xp.ascontiguousarray(wc.reshape(c, o))
         dx[_sampled(out_sp, strides)] = (dyc.reshape(-1, o) @ w2.T).reshape(*dyc.shape[:-1], c)
     elif (conv_winograd.applies(xp, ct, kernel, strides, dilations, o, c, in_shape[:-1])
           and all(b <= 2 and a <= 2 for b, a in pads)):
-        flipped = conv_winograd.flipped_for_input_gradient(w.astype(ct, copy=False))
-        dx = conv_winograd.winograd_forward(dyc, flipped, in_shape[1:-1],
-                                            [(2 - b, 2 - a) for b, a in pads])
-    elif _scatters(xp, kernel, o):
-        dx = _col2im_compiled(dyc, w.astype(ct, copy=False), in_shape, strides, dilations,
-                              pads)
-    else:
-        dx = _col2im(dyc, w.astype(ct, copy=False), in_shape, strides, dilations, pads,
-                     dy.dtype, xp)
+        dx = conv_winograd.winograd_forward(dyc, conv_winograd.flipped_for_input_gradient(wc),
+                                            in_shape[1:-1], [(2 - b, 2 - a) for b, a in pads])
+    if dx is None and _scatters(xp, kernel, o):
+        dx = _col2im_compiled(dyc, wc, in_shape, strides, dilations, pads)
+    if dx is None:
+        dx = _col2im(dyc, wc, in_shape, strides, dilations, pads, dy.dtype, xp)
     return from_channels_last(astype(xp, dx, dy.dtype), channels_last, xp)
+
+
+def _gemm_filter(wc, rows, xp):
+    """The filter ``[*K, C, O]`` as the GEMM's ``[K*C, O]`` operand for ``rows`` rows: a
+    transposed view once there are ``TRANSPOSED_FILTER_MIN_ROWS`` (faster in OpenBLAS)."""
+    w2 = wc.reshape(-1, wc.shape[-1])
+    return xp.ascontiguousarray(w2.T).T if rows >= TRANSPOSED_FILTER_MIN_ROWS else w2
+
+
+def _forward_by_im2col(xc, wc, strides, dilations, pads, out_sp, ct, xp):
+    """The forward conv as im2col blocks, each one GEMM against the filter."""
+    kernel, o, n = wc.shape[:-2], wc.shape[-1], xc.shape[0]
+    padded = pad_spatial(xc, pads, ct, xp=xp)
+    y = xp.empty((n, *out_sp, o), ct)
+    win = window_view(padded, kernel, strides, dilations, out_sp, xp)
+    w2 = _gemm_filter(wc, n * math.prod(out_sp), xp)
+
+    def work(share):
+        for idx, col in _im2col(win, share, xp):
+            xp.matmul(col, w2, out=y[idx].reshape(-1, o))
+
+    _map(work, _blocks((n, *out_sp), w2.shape[0] * padded.itemsize, o, xp), o, xp)
+    return y
+
+
+def _filter_by_im2col(xc, dyc, filter_shape, strides, dilations, pads, ct, xp):
+    """The filter gradient as im2col blocks: ``col.T @ dy`` per block (measured faster than
+    ``dy.T @ col``), one partial sum per pool share, added in share order."""
+    kernel, o, out_sp = filter_shape[:-2], filter_shape[-1], dyc.shape[1:-1]
+    padded = padded_for_windows(xc, pads, kernel, strides, dilations, out_sp, ct, xp)
+    win = window_view(padded, kernel, strides, dilations, out_sp, xp)
+    kc = math.prod(filter_shape[:-1])
+
+    def work(share):
+        dw = xp.zeros((kc, o), ct)
+        for idx, col in _im2col(win, share, xp):
+            dw += col.T @ dyc[idx].reshape(-1, o)
+        return dw
+
+    return sum(_map(work, _blocks(dyc.shape[:-1], kc * padded.itemsize, o, xp), o, xp))
 
 
 def _pointwise(kernel, pads):
@@ -169,16 +201,22 @@ def _sampled(out_sp, strides):
     return (slice(None),) + tuple(slice(0, (q - 1) * s + 1, s) for q, s in zip(out_sp, strides))
 
 
-def _few_channels(xp, kernel, strides, in_channels, out_channels, out_sp):
+def _few_channels(xp, ct, kernel, strides, dilations, in_channels, out_channels, out_sp,
+                  accumulates=False):
     """Whether a conv runs as the direct loops for few channels (``loops_conv.small_*``): CPU,
     up to 3 spatial dims, at most ``SMALL_MAX_CHANNEL_PAIRS`` input x output channels (measured:
     beyond, the GEMM paths win), stride 1 along all but the first of 3 spatial dims (along all
-    of fewer), and an output plane (a thread's buffers) within ``SMALL_MAX_PLANE_BYTES``."""
-    plane = math.prod(out_sp[1 if len(kernel) == 3 else 0:]) * out_channels * 8
+    of fewer), and an output plane on the padded width (a thread's buffers) within
+    ``SMALL_MAX_PLANE_BYTES``. The filter gradient (``accumulates``) sums in float64, so it
+    takes float types only (integer sums wrap elsewhere)."""
+    lead = 1 if len(kernel) == 3 else 0
+    width = out_sp[-1] + (kernel[-1] - 1) * dilations[-1] if kernel else 1
+    plane = math.prod(out_sp[lead:-1]) * width * out_channels * 8
     return (xp is np and usable() and len(kernel) <= 3
             and in_channels * out_channels <= SMALL_MAX_CHANNEL_PAIRS
             and plane <= SMALL_MAX_PLANE_BYTES
-            and all(s == 1 for s in strides[1 if len(kernel) == 3 else 0:]))
+            and (np.dtype(ct).kind == "f" or not accumulates)
+            and all(s == 1 for s in strides[lead:]))
 
 
 def _small_grid(kernel, strides, dilations, pads, out_sp):

@@ -20,11 +20,11 @@ path too in a child forked after numba was loaded: numba's OpenMP loops abort th
 import numpy as np
 
 from kernels.compiled import loops, usable
+from kernels.conv_layout import (blocks, channels_last_shape, chunk_bytes, compute_dtype,
+                                 conv_output_size, copy_images, from_channels_last,
+                                 padded_for_windows, tap_index, to_channels_last, window_view)
 from kernels.kernel_util import astype
-from kernels.conv_layout import (blocks, copy_images, channels_last_shape, chunk_bytes, compute_dtype,
-                                 conv_output_size, from_channels_last, padded_for_windows,
-                                 tap_index, to_channels_last, window_view)
-from kernels.parallelism import SHARES_PER_THREAD, intra_op_threads, pool_map
+from kernels.parallelism import SHARES_PER_THREAD, intra_op_threads
 
 CHUNK_BYTES = 1 << 19   # the array-module path's chunk on the CPU
 RUN_VALUES = 512        # compiled loops: values (columns x C*M) per inner-loop run

@@ -50,7 +50,10 @@ def applies(xp, dtype, kernel, strides, dilations, in_channels, out_channels, ti
 def winograd_forward(x, w, out_sp, pads):
     """y[N, *out_sp, O] of the stride-1 conv of channels-last ``x`` ([N, *S, C], C-contiguous,
     the compute dtype) with ``w`` ([3, 3, (3,) C, O]) and padding ``pads`` ((before, after)
-    per dim; ``out_sp`` follows from them)."""
+    per dim; ``out_sp`` follows from them); None if any output is not finite. The transforms
+    add and subtract inputs before multiplying, so an infinite input (or an overflow of those
+    sums) gives NaN where the direct sum gives an infinity or a number: the caller then
+    takes a direct path."""
     rank, n, c, o = x.ndim - 2, x.shape[0], x.shape[-1], w.shape[-1]
     tiles = [-(-q // 2) for q in out_sp]
     padded = _padded_input(x, tiles, pads)
@@ -64,14 +67,15 @@ def winograd_forward(x, w, out_sp, pads):
                                    (compiled.input_3d, compiled.output_3d))
 
     def work(share):
+        poison = 0.0
         for image, first, count, (v, m) in _block_views(share, row_tiles, alpha, (c, o),
                                                         x.dtype):
             transform_in(padded, image, first, count, v)
             np.matmul(v, u, out=m)
-            transform_out(m, y, image, first, count)
+            poison += transform_out(m, y, image, first, count)
+        return poison
 
-    pool_map(work, units)
-    return y
+    return y if math.isfinite(sum(pool_map(work, units))) else None
 
 
 def winograd_backprop_filter(x, dy, pads):
@@ -80,7 +84,8 @@ def winograd_backprop_filter(x, dy, pads):
     F(3,2) per dim. Each 2 (2x2, 2x2x2) tile of dy meets a 4 (4x4, 4x4x4) input tile;
     both are transformed (``B^T d B``, ``A e A^T``), their products summed over tiles as
     one batched GEMM per block (``V[alpha].T @ E[alpha]``), and the sums transformed back
-    (``G^T m G``). Partial sums are kept per pool share and added in share order."""
+    (``G^T m G``). Partial sums are kept per pool share and added in share order. As in
+    ``winograd_forward``, a non-finite result is the caller's cue to take a direct path."""
     rank, n, c, o = x.ndim - 2, x.shape[0], x.shape[-1], dy.shape[-1]
     out_sp = dy.shape[1:-1]
     tiles = [-(-q // 2) for q in out_sp]

@@ -1,9 +1,9 @@
 """float16 / bfloat16 <-> float32 conversions (numba) on the bits, in parallel: NumPy
 converts half values one at a time (~1.3 ns an element); these loops vectorize. Results
 are NumPy's (float16) and ml_dtypes' (bfloat16), bit for bit: round to nearest even,
-overflow to infinity; float16 keeps subnormals and a NaN's sign and leading payload bits (a
-quiet bit added where truncation would leave none), bfloat16 turns a NaN into the quiet
-NaN of its sign."""
+overflow to infinity; float16 keeps subnormals and a NaN's sign and leading payload bits
+(the lowest payload bit set where truncation would leave none, as NumPy does), bfloat16
+turns a NaN into the quiet NaN of its sign."""
 
 import numpy as np
 from llvmlite import ir

@@ -1,6 +1,8 @@
-"""Compiled loops of the dense conv ops (numba): the input gradient's scatter-add (col2im).
+"""Compiled loops of the dense conv ops (numba): the scatter-add of GEMM products into the
+input gradient or the stride-1 forward output (``add_taps``), and the direct loops for convs
+with very few channels (``small_forward``, ``small_filter_grad``).
 
-Operands are channels-last with three spatial dims (lower ranks get leading size-1 dims).
+Operands have three spatial dims (lower ranks get size-1 dims).
 """
 
 import numpy as np
@@ -9,11 +11,13 @@ from numba import njit, prange
 
 @njit(cache=True, nogil=True)
 def add_taps(prods, dx, first, strides, dilations, before, tap_first):
-    """dx[n, p, c] += prods[b, q, t, c] for a block of output positions, p = o*s + k*d - before
-    with image n = first[0] + b, output position o = first[1:] + q, kernel offset
+    """dx[n, p, c] += prods[b, q, t, c] for a block of source positions, p = o*s + k*d - before
+    with image n = first[0] + b, source position o = first[1:] + q, kernel offset
     k = tap_first + t; positions outside dx are skipped. prods is
-    ``[B, Q1, Q2, Q3, T1, T2, T3, C]``, dx ``[N, I1, I2, I3, C]``; each element's sum runs in
-    order of the block's rows, then kernel offsets."""
+    ``[B, Q1, Q2, Q3, T1, T2, T3, C]``, dx ``[N, I1, I2, I3, C]``: for the input gradient
+    the sources are dy's positions and dx the input gradient; for the forward conv the
+    sources are x's positions and dx the output. Each element's sum runs in order of the
+    block's rows, then kernel offsets."""
     nb, n1, n2, n3, k1, k2, k3, channels = prods.shape
     size1, size2, size3 = dx.shape[1], dx.shape[2], dx.shape[3]
     for b in range(nb):

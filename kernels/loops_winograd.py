@@ -39,6 +39,16 @@ def _output_1d(m0, m1, m2, m3, o0, o1):
         o1[c] = x1 - x2 - m3[c]
 
 
+@njit(cache=True, nogil=True, fastmath={"reassoc"})
+def _poison(values):
+    """NaN if any of ``values`` is infinite or NaN (v - v is then NaN), else 0; reassociated
+    so that it vectorizes."""
+    total = values.dtype.type(0)
+    for i in range(values.shape[0]):
+        total += values[i] - values[i]
+    return total
+
+
 @njit(cache=True, nogil=True)
 def input_2d(xpad, n, first_row, rows, v):
     """v[a*4 + b, t, :] = (B^T d B)[a, b] for the tiles of image n in tile rows
@@ -67,11 +77,13 @@ def input_2d(xpad, n, first_row, rows, v):
 @njit(cache=True, nogil=True)
 def output_2d(m, y, n, first_row, rows):
     """y[n, 2i:2i+2, 2j:2j+2, :] = A^T M A for the block's tiles (cropped at y's edges); the
-    transform along the rows runs over whole output rows at once."""
+    transform along the rows runs over whole output rows at once. Returns NaN if any value
+    written is not finite (else 0)."""
     height, width, channels = y.shape[1], y.shape[2], y.shape[3]
     tiles_w = (width + 1) // 2
     across = np.empty((4, 2 * tiles_w * channels), y.dtype)
     pair = np.empty((2, 2 * tiles_w * channels), y.dtype)
+    poison = y.dtype.type(0)
     for i in range(rows):
         top = 2 * (first_row + i)
         for j in range(tiles_w):
@@ -84,7 +96,10 @@ def output_2d(m, y, n, first_row, rows):
         _output_1d(across[0], across[1], across[2], across[3], pair[0], pair[1])
         for a in range(2):
             if top + a < height:
-                y[n, top + a].reshape(-1)[:] = pair[a, :width * channels]
+                row = pair[a, :width * channels]
+                y[n, top + a].reshape(-1)[:] = row
+                poison += _poison(row)
+    return poison
 
 
 @njit(cache=True, nogil=True)
@@ -125,13 +140,15 @@ def input_3d(xpad, n, first_row, rows, v):
 @njit(cache=True, nogil=True)
 def output_3d(m, y, n, first_row, rows):
     """3-D ``output_2d``: y[n, 2i:2i+2, 2j:2j+2, 2k:2k+2, :] = A^T M A, cropped; the
-    transforms along the first two dims run over whole rows and planes at once."""
+    transforms along the first two dims run over whole rows and planes at once. Returns NaN
+    if any value written is not finite (else 0)."""
     depth, height, width, channels = y.shape[1], y.shape[2], y.shape[3], y.shape[4]
     tiles_h, tiles_w = (height + 1) // 2, (width + 1) // 2
     row_len = 2 * tiles_w * channels
     rows_buf = np.empty((4, 4, row_len), y.dtype)
     planes = np.empty((4, 2 * tiles_h, row_len), y.dtype)
     pair = np.empty((2, 2 * tiles_h * row_len), y.dtype)
+    poison = y.dtype.type(0)
     for i in range(rows):
         d0 = 2 * (first_row + i)
         for j in range(tiles_h):
@@ -155,6 +172,8 @@ def output_3d(m, y, n, first_row, rows):
                 continue
             out = pair[a].reshape(2 * tiles_h, 2 * tiles_w, channels)
             y[n, d0 + a] = out[:height, :width]
+            poison += _poison(y[n, d0 + a].reshape(-1))
+    return poison
 
 
 @njit(cache=True, nogil=True, inline="always")

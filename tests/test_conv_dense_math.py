@@ -110,7 +110,8 @@ def test_gemm_and_scatter_path_matches_reference(case, dtype, unit_strides, bloc
             dim["s"] = 1
     x, w, dy, geo, x_shape = _arrays(case, dtype)
     cl = case["channels_last"]
-    with module_settings(conv_dense, SCATTER_MIN_DEPTH=1, SCATTER_BLOCK_BYTES=block_bytes,
+    with module_settings(conv_dense, SMALL_MAX_CHANNEL_PAIRS=0, SCATTER_MIN_DEPTH=1,
+                         SCATTER_BLOCK_BYTES=block_bytes,
                               SCATTER_MIN_UNIT_ROWS=unit_rows):
         y = conv_forward(x, w, *geo, channels_last=cl)
         dx = conv_backprop_input(dy, w, x_shape, *geo, channels_last=cl)
@@ -118,6 +119,19 @@ def test_gemm_and_scatter_path_matches_reference(case, dtype, unit_strides, bloc
                                      channels_last=cl), dtype)
     _check_close(dx, conv_backprop_input_ref(dy.astype(np.float64), w.astype(np.float64),
                                              x_shape, *geo, channels_last=cl), dtype)
+
+
+@settings(max_examples=100, deadline=None)
+@given(case=conv_cases(), dtype=st.sampled_from(FLOAT_DTYPES))
+def test_array_module_col2im_matches_reference(case, dtype):
+    """The input gradient written once against ``xp`` (CuPy's path, and NumPy's where the
+    compiled loops cannot run), forced on the CPU."""
+    _, w, dy, geo, x_shape = _arrays(case, dtype)
+    with module_settings(conv_dense, _scatters=lambda *args: False):
+        got = conv_backprop_input(dy, w, x_shape, *geo, channels_last=case["channels_last"])
+    ref = conv_backprop_input_ref(dy.astype(np.float64), w.astype(np.float64), x_shape, *geo,
+                                  channels_last=case["channels_last"])
+    _check_close(got, ref, dtype)
 
 
 @SETTINGS

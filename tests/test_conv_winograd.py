@@ -3,6 +3,7 @@ gradient) against the slow float64 reference."""
 
 import ml_dtypes
 import numpy as np
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from kernels import conv_dense, conv_winograd
@@ -44,7 +45,8 @@ def test_all_three_match_reference(case):
     x, dy = _layout(x, cl), _layout(dy, cl)
     geo = ((1,) * rank, (1,) * rank, case["pads"])
     with module_settings(conv_winograd, MIN_CHANNELS=1, MIN_TILES=1,
-                         BLOCK_BYTES=case["block_bytes"]):
+                         BLOCK_BYTES=case["block_bytes"]), \
+            module_settings(conv_dense, SMALL_MAX_CHANNEL_PAIRS=0):
         y = conv_dense.conv_forward(x, w, *geo, channels_last=cl)
         dx = conv_dense.conv_backprop_input(dy, w, x.shape, *geo, channels_last=cl)
         dw = conv_dense.conv_backprop_filter(x, dy, w.shape, *geo, channels_last=cl)
@@ -81,12 +83,17 @@ def test_the_winograd_path_is_taken_for_3x3_stride_1(monkeypatch):
     assert y[0, 0, 0, 0] == 4 * 16 and y[0, 2, 2, 0] == 9 * 16
 
 
-def test_float32_error_stays_near_the_direct_sum():
+def test_float32_error_stays_near_the_direct_sum(monkeypatch):
+    calls = []
+    original = conv_winograd.winograd_forward
+    monkeypatch.setattr(conv_winograd, "winograd_forward",
+                        lambda *a: calls.append(1) or original(*a))
     rng = np.random.default_rng(7)
-    x = rng.standard_normal((2, 12, 12, 32)).astype(np.float32)
+    x = rng.standard_normal((2, 32, 32, 32)).astype(np.float32)     # 512 tiles
     w = rng.standard_normal((3, 3, 32, 32)).astype(np.float32)
     pads = ((1, 1), (1, 1))
     y = conv_dense.conv_forward(x, w, (1, 1), (1, 1), pads)
+    assert calls == [1]
     ref = conv_forward_ref(x.astype(np.float64), w.astype(np.float64), (1, 1), (1, 1), pads)
     assert np.abs(y - ref).max() <= 4e-6 * np.abs(ref).max()
 
@@ -114,5 +121,38 @@ def test_paths_with_per_row_buffers_decline_huge_rows():
                                  (1, 64, 64, 64))
     assert not conv_winograd.applies(np, np.float32, (3, 3, 3), (1, 1, 1), (1, 1, 1), 32, 32,
                                      (1, 4, 1024, 1024))
-    assert conv_dense._few_channels(np, (3, 3), (1, 1), 1, 8, (28, 28))
-    assert not conv_dense._few_channels(np, (3, 3), (1, 1), 1, 8, (8192, 8192))
+    assert conv_dense._few_channels(np, np.float32, (3, 3), (1, 1), (1, 1), 1, 8, (28, 28))
+    assert not conv_dense._few_channels(np, np.float32, (3, 3), (1, 1), (1, 1), 1, 8,
+                                        (8192, 8192))
+
+
+@pytest.mark.parametrize("rank", [2, 3])
+def test_infinities_and_overflow_give_the_direct_sums_results(rank):
+    """Winograd's transforms add inputs before multiplying: an infinity (or an overflowing
+    sum) would give NaN where the direct sum gives an infinity or a number. Such results are
+    redone on a direct path, so NaN and infinities land exactly where the reference has them."""
+    rng = np.random.default_rng(11)
+    shape = (1, 32, 32, 16) if rank == 2 else (1, 12, 12, 12, 16)
+    x = rng.uniform(0, 1, shape).astype(np.float32)
+    w = rng.uniform(0, 1, (3,) * rank + (16, 16)).astype(np.float32)
+    dy = rng.uniform(0, 1, shape).astype(np.float32)
+    bad_dy = dy.copy()
+    x.reshape(-1)[1000] = np.inf
+    bad_dy.reshape(-1)[2000] = -np.inf
+    geo = ((1,) * rank, (1,) * rank, ((1, 1),) * rank)
+    with np.errstate(all="ignore"):      # an infinite dy meets padding zeros: NaN, as in TF
+        results = (conv_dense.conv_forward(x, w, *geo),
+                   conv_dense.conv_backprop_input(bad_dy, w, x.shape, *geo),
+                   conv_dense.conv_backprop_filter(x, dy, w.shape, *geo))
+        x64, w64, dy64 = (a.astype(np.float64) for a in (x, w, dy))
+        references = (conv_forward_ref(x64, w64, *geo),
+                      conv_backprop_input_ref(bad_dy.astype(np.float64), w64, x.shape, *geo),
+                      conv_backprop_filter_ref(x64, dy64, w.shape, *geo))
+    for got, want in zip(results, references):
+        assert np.isinf(want).any()
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+        np.testing.assert_array_equal(got[np.isinf(want)], want[np.isinf(want)])
+    huge = np.full(shape, 2e38, np.float32)                  # d1 + d2 overflows float32
+    y = conv_dense.conv_forward(huge, np.full_like(w, 1e-4), *geo)
+    np.testing.assert_allclose(y, conv_forward_ref(huge.astype(np.float64),
+                                                   np.full(w.shape, 1e-4), *geo), rtol=1e-5)

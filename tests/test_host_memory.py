@@ -31,6 +31,14 @@ def test_setting_reaches_malloc_when_the_first_kernel_runs(fake_mallopt):
     assert gp.config.get_retain_host_memory() is False
 
 
+def test_opting_out_before_any_kernel_leaves_malloc_untouched(fake_mallopt):
+    gp.config.set_retain_host_memory(False)
+    gp.raw_ops.Relu(features=[1.0, -1.0])
+    assert fake_mallopt == []
+    gp.config.set_retain_host_memory(True)
+    assert fake_mallopt == [(-4, 0), (-1, 2**31 - 1)]
+
+
 _FAULTS_ON_REUSE = """
 import resource, numpy as np, graphops as gp
 gp.raw_ops.Relu(features=[1.0])                        # kernels have run: memory is kept

@@ -9,8 +9,9 @@ large op of a training step paid that (examples/train_cnn3d.py: 23 ms a step, 15
 buffers kept). Once a kernel first runs, every buffer comes from the heap (no mmap: glibc
 still maps memory when the heap cannot grow) and the heap is never trimmed: the process
 keeps its high-water mark of memory, as a TF process does. Opt out with
-``gp.config.set_retain_host_memory(False)`` (glibc's defaults come back). Elsewhere than on
-glibc this does nothing.
+``gp.config.set_retain_host_memory(False)``: before the first kernel runs, malloc is then
+never touched; after, glibc's default thresholds come back as fixed values (its adaptive
+mmap threshold stays off once set). Elsewhere than on glibc this does nothing.
 """
 
 import ctypes
@@ -45,10 +46,11 @@ def kernels_starting():
 
 
 def _apply():
+    """Tells malloc the setting; nothing when retention was never on (malloc untouched)."""
     global _applied
-    _applied = _wanted
+    first, _applied = _applied is None, _wanted
     mallopt = _glibc_mallopt()
-    if mallopt is None:
+    if mallopt is None or (first and not _wanted):
         return
     for option, value in _RETAINING if _wanted else _GLIBC_DEFAULTS:
         mallopt(option, value)
