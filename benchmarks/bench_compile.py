@@ -33,6 +33,12 @@ def cases(np, gp):
     conv_w = rng.standard_normal((3, 3, 32, 16)).astype(np.float32)
     conv_dy = rng.standard_normal((2, 16, 16, 16)).astype(np.float32)
     dense = dict(strides=[1, 1, 1, 1], padding="SAME")
+    wino_x = rng.standard_normal((2, 32, 32, 32)).astype(np.float32)
+    wino_w = rng.standard_normal((3, 3, 32, 32)).astype(np.float32)
+    few_x = rng.standard_normal((2, 8, 8, 8, 1)).astype(np.float32)
+    few_w = rng.standard_normal((3, 3, 3, 1, 8)).astype(np.float32)
+    few_dy = rng.standard_normal((2, 8, 8, 8, 8)).astype(np.float32)
+    dense3 = dict(strides=[1, 1, 1, 1, 1], padding="SAME")
 
     def variable_update(op, **scalars):
         names = {"ResourceApplyGradientDescent": ["var"],
@@ -60,6 +66,12 @@ def cases(np, gp):
             input=conv_x, filter=conv_w, **dense)),
         ("Conv2DBackpropInput", lambda: gp.raw_ops.Conv2DBackpropInput(
             input_sizes=np.int32(conv_x.shape), filter=conv_w, out_backprop=conv_dy, **dense)),
+        ("Conv2D 3x3 (Winograd)", lambda: gp.raw_ops.Conv2D(
+            input=wino_x, filter=wino_w, **dense)),
+        ("Conv2DBackpropFilter 3x3 (Winograd)", lambda: gp.raw_ops.Conv2DBackpropFilter(
+            input=wino_x, filter_sizes=np.int32(wino_w.shape), out_backprop=wino_x, **dense)),
+        ("Conv3DBackpropFilterV2 (few channels)", lambda: gp.raw_ops.Conv3DBackpropFilterV2(
+            input=few_x, filter_sizes=np.int32(few_w.shape), out_backprop=few_dy, **dense3)),
         ("ResourceApplyGradientDescent",
          variable_update("ResourceApplyGradientDescent", alpha=0.1)),
         ("ResourceApplyMomentum",
