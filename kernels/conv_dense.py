@@ -81,7 +81,6 @@ def conv_forward(x, w, strides, dilations, pads, channels_last=True, xp=np):
         y = (picked.reshape(-1, c) @ _gemm_filter(wc, picked.size // c, xp)).reshape(
             n, *out_sp, o)
     elif 0 not in xc.shape and xp is np:
-        xc = np.ascontiguousarray(xc)
         if _few_channels(xp, ct, kernel, strides, dilations, c, o, out_sp):
             y = _small_forward(xc, wc, out_sp, strides, dilations, pads, ct)
         elif conv_winograd.applies(xp, ct, kernel, strides, dilations, c, o, (n, *out_sp)):
@@ -105,13 +104,11 @@ def conv_backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels
     out_sp = dyc.shape[1:-1]
     if 0 in dyc.shape or math.prod(filter_shape) == 0 or 0 in xc.shape:
         return xp.zeros(filter_shape, x.dtype)
-    dyc = xp.ascontiguousarray(dyc, dtype=ct)
     dw = None
     if _pointwise(kernel, pads):
         picked = xc[_sampled(out_sp, strides)].astype(ct, copy=False)
         dw = (dyc.reshape(-1, o).T @ picked.reshape(-1, c)).T
     elif xp is np:
-        xc = np.ascontiguousarray(xc)
         if _few_channels(xp, ct, kernel, strides, dilations, c, o, out_sp, accumulates=True):
             dw = _small_backprop_filter(xc, dyc, filter_shape, strides, dilations, pads, ct)
         elif conv_winograd.applies(xp, ct, kernel, strides, dilations, c, o, dyc.shape[:-1]):
@@ -134,7 +131,6 @@ def conv_backprop_input(dy, w, input_shape, strides, dilations, pads, channels_l
     out_sp = dyc.shape[1:-1]
     if 0 in dyc.shape or 0 in in_shape or w.size == 0:
         return from_channels_last(xp.zeros(in_shape, dy.dtype), channels_last, xp)
-    dyc = xp.ascontiguousarray(dyc, dtype=ct)
     dx = None
     if _pointwise(kernel, pads):
         dx = xp.zeros(in_shape, ct)
@@ -238,7 +234,7 @@ def _small_padded(xc, before, extents, ct):
     """Channels-last ``xc`` ([N, *S, C], padded to 3 spatial dims) zero-padded and
     channel-planar: ``[N, C, *extents]``, input position i at ``i + before``."""
     n, c = xc.shape[0], xc.shape[-1]
-    xc = xc.reshape(n, *(1,) * (4 - xc.ndim + 1), *xc.shape[1:]) if xc.ndim < 5 else xc
+    xc = xc.reshape(n, *(1,) * (5 - xc.ndim), *xc.shape[1:])
     padded = np.zeros((n, c, *extents), ct)
     spans = [max(0, min(s, e - b)) for s, e, b in zip(xc.shape[1:-1], extents, before)]
     if min(spans) > 0:

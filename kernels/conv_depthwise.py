@@ -20,7 +20,7 @@ path too in a child forked after numba was loaded: numba's OpenMP loops abort th
 import numpy as np
 
 from kernels.compiled import loops, usable
-from kernels.conv_layout import (blocks, channels_last_shape, chunk_bytes, compute_dtype,
+from kernels.conv_layout import (blocks, channels_last_copy, channels_last_shape, chunk_bytes, compute_dtype,
                                  conv_output_size, copy_images, from_channels_last,
                                  padded_for_windows, tap_index, to_channels_last, window_view)
 from kernels.kernel_util import astype
@@ -35,7 +35,7 @@ def depthwise_forward(x, w, strides, dilations, pads, channels_last=True, xp=np)
     if xp is not np or not usable():
         return _forward_by_windows(x, w, strides, dilations, pads, channels_last, xp)
     ct = compute_dtype(x.dtype)
-    xl = to_channels_last(astype(np, x, ct), channels_last)
+    xl = channels_last_copy(astype(np, x, ct), channels_last)
     n, h, wd, c = xl.shape
     kh, kw, _, m = w.shape
     oh = conv_output_size(h, kh, strides[0], dilations[0], *pads[0])
@@ -44,7 +44,7 @@ def depthwise_forward(x, w, strides, dilations, pads, channels_last=True, xp=np)
     if y.size and xl.size:
         cols = _run_columns(c * m)
         compiled, parts = _loops()
-        compiled.forward(_operand(xl, ct), _tiled(w, cols, ct), y, kh, kw, m,
+        compiled.forward(xl, _tiled(w, cols, ct), y, kh, kw, m,
                          *_geometry(strides, dilations, pads), cols, parts)
     return _result(y, x.dtype, channels_last)
 
@@ -57,14 +57,14 @@ def depthwise_backprop_filter(x, dy, filter_shape, strides, dilations, pads, cha
                                   xp)
     kh, kw, c, m = (int(d) for d in filter_shape)
     ct = compute_dtype(x.dtype)
-    xl = to_channels_last(astype(np, x, ct), channels_last)
-    dyl = to_channels_last(astype(np, dy, ct), channels_last)
+    xl = channels_last_copy(astype(np, x, ct), channels_last)
+    dyl = channels_last_copy(astype(np, dy, ct), channels_last)
     if 0 in (kh, kw, c, m) or dyl.size == 0 or xl.size == 0:
         return np.zeros((kh, kw, c, m), x.dtype)
     cols = _run_columns(c * m)
     compiled, parts = _loops()
     sums = np.zeros((min(parts, dyl.shape[0] * dyl.shape[1]), kh * kw, cols * c * m))
-    compiled.backprop_filter(_operand(xl, ct), _operand(dyl, ct), sums, kh, kw, m,
+    compiled.backprop_filter(xl, dyl, sums, kh, kw, m,
                              *_geometry(strides, dilations, pads), cols)
     dw = sums.sum(axis=0).reshape(kh, kw, cols, c, m).sum(axis=2)
     return dw.astype(x.dtype)
@@ -76,13 +76,13 @@ def depthwise_backprop_input(dy, w, input_shape, strides, dilations, pads, chann
     if xp is not np or not usable():
         return _input_by_taps(dy, w, input_shape, strides, dilations, pads, channels_last, xp)
     ct = compute_dtype(dy.dtype)
-    dyl = to_channels_last(astype(np, dy, ct), channels_last)
+    dyl = channels_last_copy(astype(np, dy, ct), channels_last)
     kh, kw, _, m = w.shape
     dx = np.zeros(channels_last_shape(input_shape, channels_last), ct)
     if dx.size and dyl.size and w.size:
         cols = _run_columns(dyl.shape[-1])
         compiled, parts = _loops()
-        compiled.backprop_input(_operand(dyl, ct), _tiled(w, cols, ct), dx, kh, kw, m,
+        compiled.backprop_input(dyl, _tiled(w, cols, ct), dx, kh, kw, m,
                                 *_geometry(strides, dilations, pads), cols, parts)
     return _result(dx, dy.dtype, channels_last)
 
@@ -101,16 +101,6 @@ def _geometry(strides, dilations, pads):
     """The loops' geometry arguments: sh, sw, dh, dw, top and left padding, as ints."""
     (sh, sw), (dh, dw), ((pt, _), (pl, _)) = strides, dilations, pads
     return int(sh), int(sw), int(dh), int(dw), int(pt), int(pl)
-
-
-def _operand(a, ct):
-    """Channels-last ``a`` as a C-contiguous ``ct`` array: itself when it is one, else a
-    copy (transposing and casting in one pass, an image per task on the intra-op pool)."""
-    if a.dtype == ct and a.flags.c_contiguous:
-        return a
-    out = np.empty(a.shape, ct)
-    copy_images(out, a)
-    return out
 
 
 def _tiled(w, cols, ct):

@@ -37,14 +37,15 @@ def to_channels_last(x, channels_last, xp=np):
 
 
 def channels_last_copy(x, channels_last, xp=np):
-    """``[N, C, *S]`` -> ``[N, *S, C]`` as a C-contiguous array (with NumPy transposed image
-    by image on the intra-op pool); identity when already channels-last."""
-    if channels_last:
-        return x
+    """``x`` ([N, C, *S] or [N, *S, C]) as a C-contiguous channels-last array: ``x`` itself
+    when it is one, else a copy (with NumPy transposed image by image on the intra-op pool)."""
+    view = to_channels_last(x, channels_last, xp)
+    if view.flags.c_contiguous:
+        return view
     if xp is not np:
-        return xp.ascontiguousarray(xp.moveaxis(x, 1, -1))
-    out = np.empty(channels_last_shape(x.shape, False), x.dtype)
-    copy_images(out, np.moveaxis(x, 1, -1))
+        return xp.ascontiguousarray(view)
+    out = np.empty(view.shape, view.dtype)
+    copy_images(out, view)
     return out
 
 

@@ -232,6 +232,13 @@ def _session_class_for(target):
                              "'dask://host:port' (pip install graphops[distributed]).")
 
 
+def run_deadline(options):
+    """The monotonic time a run given `options` (RunOptions or None) must end by; None when
+    it has no timeout."""
+    timeout_ms = getattr(options, "timeout_in_ms", 0)
+    return time.monotonic() + timeout_ms / 1000 if timeout_ms > 0 else None
+
+
 class Session:
     """Runs (parts of) a graph, as tf.compat.v1.Session."""
 
@@ -342,10 +349,9 @@ class Session:
     def _run_plan(self, plan, values, options):
         """The fetched values of one run of `plan`. With `options.timeout_in_ms`, a run
         still going at the deadline stops before its next node (DeadlineExceededError)."""
-        timeout_ms = getattr(options, "timeout_in_ms", 0) if options is not None else 0
-        if timeout_ms <= 0:
+        deadline = run_deadline(options)
+        if deadline is None:
             return plan.run(values, self._cancel.is_set)
-        deadline = time.monotonic() + timeout_ms / 1000
         try:
             return plan.run(values, lambda: self._cancel.is_set()
                             or time.monotonic() >= deadline)
@@ -353,7 +359,7 @@ class Session:
             if self._cancel.is_set():
                 raise
             raise DeadlineExceededError(f"Timed out waiting for the run: it did not finish "
-                                        f"within {timeout_ms} ms") from None
+                                        f"within {options.timeout_in_ms} ms") from None
 
     def _begin(self):
         """Counts a run in progress (returns its thread id); RuntimeError once closed."""
@@ -394,6 +400,11 @@ class Session:
                 values.append(array)
         return tensors, values
 
+    def _check_graph_not_empty(self):
+        if not self._graph.get_operations():
+            raise RuntimeError("The Session graph is empty. Add operations to the graph "
+                               "before calling run().")
+
     def _plan(self, feeds, fetches, targets):
         key = (tuple(map(_tensor_key, feeds)), tuple(map(_tensor_key, fetches)),
                tuple(op._id for op in targets))
@@ -422,9 +433,7 @@ class Session:
                       tuple(fetch_keys[i] for i in fetch_rank), tuple(sorted(target_ids)))
         base = self._sorted_plans.get(sorted_key)
         if base is None:
-            if not self._graph.get_operations():
-                raise RuntimeError("The Session graph is empty. Add operations to the graph "
-                                   "before calling run().")
+            self._check_graph_not_empty()
             base = executor.build_plan(
                 [feeds[i] for i in feed_rank], [fetches[i] for i in fetch_rank],
                 sorted(targets, key=lambda op: op._id), self._allow_soft_placement,

@@ -24,32 +24,6 @@ class _RoundRobinStrategy:
         return task
 
 
-class _ReplicaDeviceChooser:
-    """The device function: ps ops to the ps device (a task chosen by the strategy), the
-    rest to the worker device; a device the op already has wins field by field."""
-
-    def __init__(self, ps_tasks, ps_device, worker_device, merge_devices, ps_ops, strategy):
-        self._ps_tasks = ps_tasks
-        self._ps_device = ps_device
-        self._worker_device = worker_device
-        self._merge_devices = merge_devices
-        self._ps_ops = ps_ops
-        self._strategy = strategy
-
-    def device_function(self, op):
-        if not self._merge_devices and op.device:
-            return op.device
-        current = DeviceSpec.from_string(op.device or "")
-        if self._ps_tasks and self._ps_device and op.type in self._ps_ops:
-            ps_device = DeviceSpec.from_string(self._ps_device)
-            if ps_device.job and (not current.job or current.job == ps_device.job):
-                ps_device = ps_device.make_merged_spec(
-                    DeviceSpec(task=self._strategy(op)))
-            return ps_device.make_merged_spec(current).to_string()
-        worker_device = DeviceSpec.from_string(self._worker_device or "")
-        return worker_device.make_merged_spec(current).to_string()
-
-
 def replica_device_setter(ps_tasks=0, ps_device="/job:ps", worker_device="/job:worker",
                           merge_devices=True, cluster=None, ps_ops=None, ps_strategy=None):
     """A device function for `gp.device(...)`, as `tf.train.replica_device_setter`.
@@ -67,6 +41,21 @@ def replica_device_setter(ps_tasks=0, ps_device="/job:ps", worker_device="/job:w
         ps_strategy = _RoundRobinStrategy(ps_tasks)
     elif not callable(ps_strategy):
         raise TypeError("ps_strategy must be callable")
-    chooser = _ReplicaDeviceChooser(ps_tasks, ps_device, worker_device, merge_devices,
-                                    list(ps_ops or STANDARD_PS_OPS), ps_strategy)
-    return chooser.device_function
+    ps_ops = list(ps_ops or STANDARD_PS_OPS)
+    ps_spec = DeviceSpec.from_string(ps_device) if ps_device else None
+    worker_spec = DeviceSpec.from_string(worker_device or "")
+
+    def device_function(op):
+        """ps ops to the ps device (a task chosen by the strategy), the rest to the worker
+        device; a device the op already has wins field by field."""
+        if not merge_devices and op.device:
+            return op.device
+        current = DeviceSpec.from_string(op.device or "")
+        if ps_spec is not None and op.type in ps_ops:
+            chosen = ps_spec
+            if ps_spec.job and (not current.job or current.job == ps_spec.job):
+                chosen = ps_spec.make_merged_spec(DeviceSpec(task=ps_strategy(op)))
+            return chosen.make_merged_spec(current).to_string()
+        return worker_spec.make_merged_spec(current).to_string()
+
+    return device_function

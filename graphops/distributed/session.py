@@ -9,14 +9,13 @@ the client. `map` streams many runs over the workers with bounded memory.
 """
 
 import itertools
-import time
 import uuid
 from collections import deque
 from typing import NamedTuple
 
 import distributed
 
-from graphops.client.session import Session, _FetchHandler, _fetched
+from graphops.client.session import Session, _FetchHandler, _fetched, run_deadline
 from graphops.distributed import step
 from graphops.distributed.cluster_spec import ClusterSpec, task_device, task_devices
 from graphops.distributed.partition import partition
@@ -120,9 +119,7 @@ class DistributedSession(Session):
                 self._plans_version = self._graph.version
             plan = self._distributed_plans.get(key)
             if plan is None:
-                if not self._graph.get_operations():
-                    raise RuntimeError("The Session graph is empty. Add operations to the "
-                                       "graph before calling run().")
+                self._check_graph_not_empty()
                 parts = partition(self._graph, feeds, fetches, targets, self._task_entries,
                                   default_task)
                 plan = _Plan(f"p{next(self._plan_keys)}", parts)
@@ -132,8 +129,7 @@ class DistributedSession(Session):
     # ---------------------------------------------------------------------- running
 
     def _run_plan(self, plan, values, options):
-        timeout_ms = getattr(options, "timeout_in_ms", 0) if options is not None else 0
-        deadline = time.monotonic() + timeout_ms / 1000 if timeout_ms > 0 else None
+        deadline = run_deadline(options)
         submitted, addresses = self._submit(plan, values, deadline)
         return self._results(plan, values, submitted, addresses, deadline)
 
@@ -165,7 +161,7 @@ class DistributedSession(Session):
                 names = worker_names(self._client)
             except OSError as e:
                 raise UnavailableError(f"The Dask scheduler cannot be reached: {e}") from None
-            addresses = self._addresses = task_addresses(self._cluster, names)
+            addresses = self._addresses = task_addresses(self._task_entries, names)
         return addresses
 
     def _load(self, plan, addresses, deadline):
@@ -205,7 +201,6 @@ class DistributedSession(Session):
         handler = _FetchHandler(self._graph, fetches)
         tasks = self._spread_tasks(tasks)
         max_in_flight = max_in_flight or 2 * len(tasks)
-        timeout_ms = getattr(options, "timeout_in_ms", 0) if options is not None else 0
         keep = not self._fetch_to_host
         in_flight = deque()
 
@@ -219,7 +214,7 @@ class DistributedSession(Session):
                 raise RuntimeError("Attempted to use a closed Session.")
             feeds, values = self._feeds(feed_dict) if feed_dict else ((), ())
             plan = self._plan(feeds, handler.tensors, handler.targets, tasks[n % len(tasks)])
-            deadline = time.monotonic() + timeout_ms / 1000 if timeout_ms > 0 else None
+            deadline = run_deadline(options)
             in_flight.append((plan, values, self._submit(plan, values, deadline), deadline))
             if len(in_flight) >= max_in_flight:
                 yield finish()

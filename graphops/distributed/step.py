@@ -131,7 +131,7 @@ def _watched(client, futures, tasks, addresses, deadline, attempt):
 def _check_workers(client, futures, tasks, addresses):
     try:
         alive = worker_names(client)
-    except (OSError, distributed.comm.CommClosedError) as e:
+    except OSError as e:                  # CommClosedError is an OSError
         client.cancel(futures)
         raise UnavailableError(f"The Dask scheduler cannot be reached: {e}") from None
     gone = sorted({t for t in tasks if addresses[t] not in alive})
@@ -145,7 +145,7 @@ def remote_error(exc, task, address):
     """The error a failed stage raises: a worker's OpError as is, else TF's code for it."""
     if isinstance(exc, OpError):
         return exc
-    if isinstance(exc, (distributed.KilledWorker, OSError, distributed.comm.CommClosedError)):
+    if isinstance(exc, (distributed.KilledWorker, OSError)):     # CommClosedError too
         return UnavailableError(f"{task} is unavailable: its Dask worker {address} failed "
                                 f"running the step ({type(exc).__name__}: {exc})")
     return InternalError(f"{task} failed on Dask worker {address}: "

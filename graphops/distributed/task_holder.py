@@ -13,7 +13,7 @@ import threading
 from graphops.building.graph import Graph
 from graphops.client.session import Session
 from graphops.interchange.graph_def import import_graph_def
-from graphops.interchange.messages import GraphDef, graph_def_from_proto
+from graphops.interchange.graph_io import graph_def_from_bytes
 from registry.errors import AbortedError
 
 REMEMBERED_STAGES = 4096  # how many recent (step, stage) each task holder remembers
@@ -48,7 +48,7 @@ class _TaskHolder:
         with self.lock:
             if plan_key in self.plans:
                 return
-            graph_def = graph_def_from_proto(GraphDef.FromString(graph_def_bytes))
+            graph_def = graph_def_from_bytes(graph_def_bytes)
             with self.graph.as_default():
                 import_graph_def(graph_def, name=plan_key)
             prefix = plan_key + "/"

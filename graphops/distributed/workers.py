@@ -1,6 +1,6 @@
 """Which Dask worker runs each task: ClusterSpec entries matched to the client's workers."""
 
-from graphops.distributed.cluster_spec import ClusterSpec, task_devices
+from graphops.distributed.cluster_spec import ClusterSpec
 from registry.errors import UnavailableError
 
 
@@ -28,11 +28,12 @@ def _matches(entry, address, name):
     return entry in (address, name) or entry == address.split("://", 1)[-1]
 
 
-def task_addresses(cluster, names):
-    """{task device: worker address} for every task of `cluster`, given {address: name};
-    UnavailableError naming the first task no worker matches."""
+def task_addresses(task_entries, names):
+    """{task device: worker address} for every task of ``task_entries`` ({task device:
+    cluster entry}, ``cluster_spec.task_devices``), given {address: name}; UnavailableError
+    naming the first task no worker matches."""
     found = {}
-    for task, entry in task_devices(cluster).items():
+    for task, entry in task_entries.items():
         address = next((a for a, n in names.items() if _matches(entry, a, n)), None)
         if address is None:
             raise UnavailableError(f"{task} is unavailable: no Dask worker has the address "

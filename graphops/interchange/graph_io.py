@@ -8,7 +8,6 @@ malformed (truncated bytes, wrong wire types, bad text) is an InvalidArgumentErr
 """
 
 import os
-import tempfile
 
 import numpy as np
 from google.protobuf import descriptor, message, text_format, unknown_fields
@@ -17,6 +16,7 @@ from graphops.building.graph import Graph
 from graphops.interchange import graph_json, messages
 from graphops.interchange.graph_def import as_graph_def
 from graphops.interchange.messages import GraphDef, graph_def_from_proto
+from graphops.interchange.tensor_bundle import AtomicFile
 from registry import memory
 from registry.errors import InvalidArgumentError
 
@@ -108,13 +108,6 @@ def write_graph(graph_or_graph_def, logdir, name, as_text=True):
     path = os.path.join(logdir, name)
     data = (text_format.MessageToString(proto).encode("utf-8") if as_text
             else proto.SerializeToString(deterministic=True))
-    handle, temporary = tempfile.mkstemp(dir=os.path.dirname(path),
-                                         prefix=f".{os.path.basename(path)}.")
-    try:
-        with os.fdopen(handle, "wb") as f:
-            f.write(data)
-        os.replace(temporary, path)     # atomic: a reader never sees half a file
-    except BaseException:
-        os.unlink(temporary)
-        raise
+    with AtomicFile(path) as f:     # a reader never sees half a file
+        f.write(data)
     return path

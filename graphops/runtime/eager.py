@@ -10,7 +10,7 @@ import threading
 
 import numpy as np
 
-from graphops.runtime import devices, placement
+from graphops.runtime import devices, host_memory, placement
 from graphops.runtime.kernel_call import (compute, error_cause, host_memory_indices, instantiate,
                                           node_error)
 from registry import dtypes
@@ -106,6 +106,7 @@ def _error(exc, op_type, name, device_name, inputs):
 
 def execute(op_def, inputs, attrs, name=None):
     """Runs one op on arrays and returns the list of output arrays."""
+    host_memory.kernels_starting()
     arrays, places = [], []
     for x in inputs:
         place = devices.location_of(x)

@@ -10,7 +10,7 @@ reader. `Plan.run` is then a short loop: `for step in steps: step(buf)`.
 
 import numpy as np
 
-from graphops.runtime import devices, placement
+from graphops.runtime import devices, host_memory, placement
 from graphops.runtime.kernel_call import (compute, error_cause, host_memory_indices, instantiate,
                                           node_error)
 from registry.errors import CancelledError, InternalError, InvalidArgumentError
@@ -104,6 +104,7 @@ class Plan:
 
         A fed device array (CuPy) goes straight to device readers; it is copied to the host
         only when a host reader needs it."""
+        host_memory.kernels_starting()
         buf = [None] * self.num_slots
         for slot, value, direct in zip(self.feed_slots, feed_values, self.device_feeds):
             if not direct and type(value) is not np.ndarray:

@@ -40,7 +40,8 @@ def get_retain_host_memory():
 
 
 def kernels_starting():
-    """Called before a kernel runs: the setting reaches malloc the first time."""
+    """Called before kernels run (a plan's run, an eager op): the setting reaches malloc the
+    first time."""
     if _applied is None:
         _apply()
 

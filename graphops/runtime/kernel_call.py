@@ -6,7 +6,7 @@ one unset; `node_error` turns any failure into the OpError TF would raise, namin
 its op type, device and inputs. `host_memory_indices` says which args stay in host memory.
 """
 
-from graphops.runtime import devices, host_memory
+from graphops.runtime import devices
 from registry.errors import InternalError, OpError
 from registry.kernel_registry import OpKernelConstruction, OpKernelContext
 from registry.op_def import arg_types
@@ -99,7 +99,6 @@ def instantiate(op_def, node_name, attrs, input_dtypes, output_dtypes, placed, r
 
 def compute(kernel, construction, inputs, device):
     """Runs `kernel` on `inputs` on `device` and returns its list of outputs, all set."""
-    host_memory.kernels_starting()
     ctx = OpKernelContext(construction, inputs)
     activate = device.type.activate
     if activate is None:
