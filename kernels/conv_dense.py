@@ -47,7 +47,7 @@ from kernels.conv_layout import (blocks, channels_last_copy, channels_last_shape
                                  compute_dtype, conv_output_size, from_channels_last,
                                  pad_spatial, padded_for_windows, window_view)
 from kernels.kernel_util import astype
-from kernels.parallelism import SHARES_PER_THREAD, intra_op_threads, pool_map
+from kernels.parallelism import intra_op_threads, pool_map, share_count
 
 CHUNK_BYTES = 8 << 20  # CPU im2col block size (measured best at 4-16 MB)
 # The forward GEMM takes the filter as a transposed view (faster in OpenBLAS) once it has
@@ -252,7 +252,7 @@ def _small_forward(xc, w, out_sp, strides, dilations, pads, ct):
     y = np.empty((n, *out3, o), ct)
     loops("loops_conv", chunk=1).small_forward(
         _small_padded(xc, before, extents, ct), w.reshape(*kernel, c, o), y, stride, dil3,
-        SHARES_PER_THREAD * intra_op_threads())
+        share_count())
     return y.reshape(n, *out_sp, o)
 
 
@@ -262,7 +262,7 @@ def _small_backprop_filter(xc, dyc, filter_shape, strides, dilations, pads, ct):
     kernel, dil3, before, out3, stride, extents = _small_grid(
         filter_shape[:-2], strides, dilations, pads, dyc.shape[1:-1])
     n, (c, o) = dyc.shape[0], filter_shape[-2:]
-    parts = max(1, min(SHARES_PER_THREAD * intra_op_threads(), n * out3[0]))
+    parts = max(1, min(share_count(), n * out3[0]))
     sums = np.zeros((parts, *kernel, c, o))
     loops("loops_conv", chunk=1).small_filter_grad(
         _small_padded(xc, before, extents, ct), dyc.reshape(n, *out3, o), sums, stride, dil3)
@@ -287,7 +287,7 @@ def _blocks(grid, row_bytes, out_channels, xp):
     ``chunk_bytes`` each, and small enough for every pool share to get one when pooled."""
     budget = chunk_bytes(xp, CHUNK_BYTES)
     if _pooled(xp, out_channels):
-        share = math.prod(grid) * row_bytes // (SHARES_PER_THREAD * intra_op_threads())
+        share = math.prod(grid) * row_bytes // share_count()
         budget = min(budget, max(share, MIN_BLOCK_BYTES))
     return list(blocks(grid, row_bytes, budget))
 
@@ -411,7 +411,7 @@ def _scatter_waves(grid, plane, taps, stride, dilation):
     slabs at least thick enough that those two apart never meet (``taps`` kernel offsets
     along the dim): even slabs, then odd. A unit has ``SCATTER_MIN_UNIT_ROWS`` positions
     or more where the grid allows."""
-    (n, q1), wanted = grid, 2 * SHARES_PER_THREAD * intra_op_threads()
+    (n, q1), wanted = grid, 2 * share_count()
     if n >= wanted or q1 == 1:
         per_unit = max(-(-n // wanted), -(-SCATTER_MIN_UNIT_ROWS // (q1 * plane)))
         return [[(slice(i, min(i + per_unit, n)), slice(0, q1))

@@ -10,7 +10,7 @@ import numpy as np
 
 from kernels import compiled
 from kernels.compiled import loops
-from kernels.parallelism import SHARES_PER_THREAD, intra_op_threads
+from kernels.parallelism import share_count
 
 from registry import dtypes
 from registry.errors import InvalidArgumentError, UnimplementedError
@@ -69,39 +69,34 @@ def sum_dtype(array):
     return array.dtype if kind in "iub" else np.complex128 if kind == "c" else np.float64
 
 
-def _compiled(xp, array, *others):
-    """Whether a compiled CPU loop takes `array` (and same-shaped `others`)."""
+def compiled_cpu(xp, array, *others, dtypes=COMPILED_FLOATS):
+    """Whether a compiled CPU loop takes `array` (and same-shaped `others`): NumPy, compiled
+    loops usable here, at least COMPILED_MIN_SIZE elements, C-contiguous, of one of `dtypes`
+    (None: any)."""
     return (xp is np and compiled.usable() and array.size >= COMPILED_MIN_SIZE
-            and array.dtype in COMPILED_FLOATS
+            and (dtypes is None or array.dtype in dtypes)
             and all(a.flags.c_contiguous and a.shape == array.shape
                     for a in (array, *others)))
 
 
-_SINGLE = np.dtype(np.float32)
-_HALF_CASTS = {np.dtype(np.float16): ("half_to_float", "float_to_half"),
-               np.dtype(ml_dtypes.bfloat16): ("bfloat16_to_float", "float_to_bfloat16")}
+UINT_OF_SIZE = {8: np.uint64, 4: np.uint32, 2: np.uint16}   # a float's bits, by itemsize
+_SINGLE, _HALF, _BFLOAT = np.dtype(np.float32), np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)
+_HALF_CASTS = {(_HALF, _SINGLE): "half_to_float", (_SINGLE, _HALF): "float_to_half",
+               (_BFLOAT, _SINGLE): "bfloat16_to_float", (_SINGLE, _BFLOAT): "float_to_bfloat16"}
 
 
-def astype(xp, x, dtype):
-    """`x.astype(dtype, copy=False)`. A large contiguous CPU float16/bfloat16 <-> float32
+def astype(xp, x, dtype, copy=False):
+    """`x.astype(dtype, copy=copy)`. A large contiguous CPU float16/bfloat16 <-> float32
     conversion runs as compiled bit conversions on all cores (`loops_casts`; NumPy's are
     up to 10x slower), with the same results bit for bit."""
     dtype = np.dtype(dtype)
-    half = x.dtype if dtype == _SINGLE else dtype
-    if (half not in _HALF_CASTS or _SINGLE not in (x.dtype, dtype) or x.dtype == dtype
-            or xp is not np or not compiled.usable() or x.size < COMPILED_MIN_SIZE
-            or not x.flags.c_contiguous):
-        return x.astype(dtype, copy=False)
+    name = _HALF_CASTS.get((x.dtype, dtype))
+    if name is None or not compiled_cpu(xp, x, dtypes=None):
+        return x.astype(dtype, copy=copy)
     out = np.empty(x.shape, dtype)
-    widen, narrow = _HALF_CASTS[half]
-    convert = getattr(loops("loops_casts"), widen if dtype == _SINGLE else narrow)
-    convert(x.reshape(-1).view(_bits(x.dtype)), out.reshape(-1).view(_bits(dtype)))
+    getattr(loops("loops_casts"), name)(x.reshape(-1).view(UINT_OF_SIZE[x.itemsize]),
+                                        out.reshape(-1).view(UINT_OF_SIZE[dtype.itemsize]))
     return out
-
-
-def _bits(dtype):
-    """The unsigned integer type of ``dtype``'s size (its bits)."""
-    return np.dtype(f"u{dtype.itemsize}")
 
 
 def float_sum(xp, x, axes, keepdims=False):
@@ -109,10 +104,10 @@ def float_sum(xp, x, axes, keepdims=False):
     CPU float array summed over some leading axes (a batch, a bias gradient) runs as
     compiled column sums in parallel, accumulating in float64 all the same."""
     lead = len(axes)
-    if not (_compiled(xp, x) and 0 < lead < x.ndim and sorted(axes) == list(range(lead))):
+    if not (compiled_cpu(xp, x) and 0 < lead < x.ndim and sorted(axes) == list(range(lead))):
         return xp.sum(x, axis=axes, dtype=sum_dtype(x), keepdims=keepdims)
     rows, kept = math.prod(x.shape[:lead]), x.shape[lead:]
-    blocks = min(SHARES_PER_THREAD * intra_op_threads(), rows)
+    blocks = min(share_count(), rows)
     partials = np.zeros((blocks, math.prod(kept)))
     loops("loops_elementwise", chunk=1).column_sums(x.reshape(rows, -1), partials)
     return partials.sum(axis=0).reshape((1,) * lead + kept if keepdims else kept)
@@ -122,16 +117,15 @@ def add_bias(xp, value, bias, channel):
     """`value + bias` with the 1-D `bias` along axis `channel` (last or 1). Large contiguous
     CPU floats run as a compiled parallel loop: NumPy's broadcasting runs its inner loop
     over the channels alone, slow for the few channels of early conv layers (3x here)."""
-    if not (_compiled(xp, value) and isinstance(bias, np.ndarray) and bias.dtype == value.dtype
-            and channel in (1, value.ndim - 1)):
+    if not (compiled_cpu(xp, value) and channel in (1, value.ndim - 1)):
         return value + bias.reshape(bias.shape + (1,) * (value.ndim - 1 - channel))
     out = np.empty_like(value)
     inner = math.prod(value.shape[channel + 1:])
-    compiled = loops("loops_elementwise")
+    lib = loops("loops_elementwise")
     if inner == 1:                       # channels last: one bias vector per row
-        compiled.add_row_vector(value.reshape(-1, bias.size), bias, out.reshape(-1, bias.size))
+        lib.add_row_vector(value.reshape(-1, bias.size), bias, out.reshape(-1, bias.size))
     else:                                # channels first: one bias value per row of positions
-        compiled.add_per_row(value.reshape(-1, inner), bias, out.reshape(-1, inner))
+        lib.add_per_row(value.reshape(-1, inner), bias, out.reshape(-1, inner))
     return out
 
 
@@ -140,17 +134,17 @@ def where(xp, condition, a, b):
     and `b` of its shape and dtype (or `b` a scalar), goes through a compiled blend: NumPy's
     where branches, ~4 ns an element on an unpredictable mask (8x its predictable speed)."""
     scalar_b = np.ndim(b) == 0
-    if not (_compiled(xp, a, condition) and condition.dtype == np.bool_ and
-            (scalar_b or (isinstance(b, np.ndarray) and b.dtype == a.dtype and
-                          _compiled(xp, a, b)))):
+    if not (condition.dtype == np.bool_
+            and (scalar_b or (isinstance(b, np.ndarray) and b.dtype == a.dtype))
+            and compiled_cpu(xp, a, condition, *(() if scalar_b else (b,)))):
         return xp.where(condition, a, b)
     out = np.empty_like(a)
-    compiled = loops("loops_elementwise")
+    lib = loops("loops_elementwise")
     flat = condition.reshape(-1), a.reshape(-1)
     if scalar_b:
-        compiled.select_scalar(*flat, a.dtype.type(b), out.reshape(-1))
+        lib.select_scalar(*flat, a.dtype.type(b), out.reshape(-1))
     else:
-        compiled.select(*flat, b.reshape(-1), out.reshape(-1))
+        lib.select(*flat, b.reshape(-1), out.reshape(-1))
     return out
 
 

@@ -8,7 +8,7 @@ rounded once. Integer arithmetic wraps, as in TF. Kernels run under `np.errstate
 import numpy as np
 
 from kernels.erf import erf, erfc
-from kernels.kernel_util import DEVICES, astype, computable_types
+from kernels.kernel_util import DEVICES, UINT_OF_SIZE, astype, computable_types
 from registry import dtypes
 from registry.errors import InvalidArgumentError, UnimplementedError
 from registry.kernel_registry import OpKernel, register_kernel
@@ -19,8 +19,11 @@ HALF_TYPES = (dtypes.float16, dtypes.bfloat16)
 
 
 def float32_if_half(x, dtype):
-    """`x` as float32 when `dtype` is a half type, else `x` itself."""
-    return x.astype(np.float32) if dtype in HALF_TYPES else x
+    """`x` as float32 (a new array) when `dtype` is a half type, else `x` itself; large CPU
+    arrays through the compiled casts (`kernel_util.astype`)."""
+    if dtype not in HALF_TYPES:
+        return x
+    return astype(np if isinstance(x, np.ndarray) else None, x, np.float32, copy=True)
 
 
 # ----------------------------------------------------------------------------- unary
@@ -213,7 +216,6 @@ class MatMulOp(OpKernel):
 # ----------------------------------------------------------------------------- Cast
 
 _MANTISSA_BITS = {dtypes.float64: 52, dtypes.float32: 23, dtypes.float16: 10, dtypes.bfloat16: 7}
-_UINT_VIEW = {8: np.uint64, 4: np.uint32, 2: np.uint16}
 _NOT_CASTABLE = ("string", "handle")
 
 
@@ -243,12 +245,11 @@ class CastOp(OpKernel):
         if self._src.is_complex and not self._dst.is_complex:
             x = x.real
         if self._truncate_bits:
-            view = _UINT_VIEW[x.dtype.itemsize]
+            view = UINT_OF_SIZE[x.dtype.itemsize]
             mask = view(~((1 << self._truncate_bits) - 1) & np.iinfo(view).max)
             x = xp.where(xp.isnan(x), x, (x.view(view) & mask).view(x.dtype))
         with np.errstate(all="ignore"):
-            y = astype(xp, x, self._dst.np_dtype)
-            ctx.set_output(0, y if y is not x else x.copy())
+            ctx.set_output(0, astype(xp, x, self._dst.np_dtype, copy=True))
 
 
 # ----------------------------------------------------------------------------- Range

@@ -64,6 +64,11 @@ def numba_threads():
         numba.set_num_threads(threads)
 
 
+def share_count():
+    """How many shares work is split into: ``SHARES_PER_THREAD`` per intra-op thread."""
+    return SHARES_PER_THREAD * intra_op_threads()
+
+
 def shares(items, parts):
     """`items` dealt round-robin into at most `parts` non-empty lists (a fixed split: the
     same items and count always give the same shares)."""
@@ -72,7 +77,7 @@ def shares(items, parts):
 
 
 def pool_map(work, items):
-    """[work(share) for share in shares(items, SHARES_PER_THREAD * intra_op_threads())], the
+    """[work(share) for share in shares(items, share_count())], the
     shares run on the pool as its threads come free; inline when there is one thread, one
     item, or the caller is itself a pool thread (nested work never waits on the pool it
     holds). The shares depend only on the items and the thread count. Each share runs in a
@@ -95,7 +100,7 @@ def pool_map(work, items):
         return context.copy().run(work, share)
 
     with blas_single_threaded():
-        return list(pool.map(run, shares(items, SHARES_PER_THREAD * threads)))
+        return list(pool.map(run, shares(items, share_count())))
 
 
 def in_pool_thread():

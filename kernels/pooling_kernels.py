@@ -196,8 +196,7 @@ class MaxPoolGradOp(_Backprop):
         if self.op_type == "MaxPool3DGrad":
             dx = pm.tied_grad(wide_x, self.layout(params, y, xp), wide_grad, ksize,
                               params.strides, pads, xp)
-        elif (xp is np and compiled.usable() and wide_x.dtype in COMPILED_FLOATS
-              and wide_grad.dtype == wide_x.dtype):
+        elif xp is np and compiled.usable() and wide_x.dtype in COMPILED_FLOATS:
             dx = np.zeros(in_cl, wide_grad.dtype)
             loops("loops_pooling", chunk=1).max_pool_grad(
                 wide_x, wide_grad, dx, tuple(int(k) for k in ksize),

@@ -5,9 +5,8 @@ gradient descent, momentum and Adam on large variables run as one fused compiled
 
 import numpy as np
 
-from kernels import compiled
 from kernels.compiled import loops
-from kernels.kernel_util import COMPILED_MIN_SIZE
+from kernels.kernel_util import compiled_cpu
 
 from kernels.state_kernels import check_dtype, locked, lookup_var, writable_value
 from registry import dtypes
@@ -20,11 +19,6 @@ _FLOATS = {"T": list(dtypes.FLOAT_TYPES)}
 
 def _flat(array):
     return array.reshape(-1)
-
-
-def _fused(xp, var):
-    """Whether the update runs as a compiled pass: on the CPU, for a large variable."""
-    return xp is np and compiled.usable() and var.size >= COMPILED_MIN_SIZE
 
 
 def _same_shape(a, b, names):
@@ -81,7 +75,7 @@ class ResourceApplyGradientDescentKernel(_ApplyKernel):
 
     def update(self, xp, values, inputs):
         (var,), (alpha, delta) = values, inputs
-        if _fused(xp, var):
+        if compiled_cpu(xp, var):
             loops("loops_training").gradient_descent(_flat(var), alpha[()], _flat(delta))
         else:
             var -= alpha * delta
@@ -94,7 +88,7 @@ class ResourceApplyMomentumKernel(_ApplyKernel):
 
     def update(self, xp, values, inputs):
         (var, accum), (lr, grad, momentum) = values, inputs
-        if _fused(xp, var):
+        if compiled_cpu(xp, var):
             loops("loops_training").momentum(_flat(var), _flat(accum), lr[()], _flat(grad),
                                              momentum[()], self.use_nesterov)
             return
@@ -115,7 +109,7 @@ class ResourceApplyAdamKernel(_ApplyKernel):
         (var, m, v), (beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad) = values, inputs
         one = xp.ones((), var.dtype)
         lr_t = lr * xp.sqrt(one - beta2_power) / (one - beta1_power)
-        if _fused(xp, var):
+        if compiled_cpu(xp, var):
             loops("loops_training").adam(_flat(var), _flat(m), _flat(v), _flat(grad), lr_t,
                                          beta1[()], one - beta1, one - beta2, epsilon[()],
                                          self.use_nesterov)
