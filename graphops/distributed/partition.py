@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from graphops.distributed.cluster_spec import task_device
 from graphops.interchange.graph_def import as_graph_def
 from graphops.runtime.devices import DeviceSpec
-from graphops.runtime.executor import prune_and_sort, tensor_key
+from graphops.runtime.executor import (fed_placeholder_ids, producers, prune_and_sort,
+                                       tensor_key)
 from registry.errors import InvalidArgumentError
 
 COPIED_SOURCES = ("Const", "VarHandleOp")
@@ -75,7 +76,7 @@ def partition(graph, feeds, fetches, targets, tasks, default_task):
 class _Partitioner:
     def __init__(self, graph, feeds, fetches, targets, tasks, default_task):
         self.fed = {tensor_key(t): i for i, t in enumerate(feeds)}
-        self.fed_placeholders = {t.op._id for t in feeds if t.op.type == "Placeholder"}
+        self.fed_placeholders = fed_placeholder_ids(feeds)
         ops = prune_and_sort(feeds, fetches, targets)
         fetched = {t.op._id for t in fetches} | {op._id for op in targets}
         self.copied = {op._id for op in ops if op.type in COPIED_SOURCES and not op.inputs
@@ -104,16 +105,6 @@ class _Partitioner:
                 graph_defs[task]["library"] = library
         self.result = Partitioning(self.stages, graph_defs, fetch_sources)
 
-    def _producers(self, op):
-        """The ops `op` waits for: unfed data producers and control inputs (a fed
-        Placeholder's control edge is satisfied by the feed, as in TF)."""
-        for t in op.inputs:
-            if tensor_key(t) not in self.fed:
-                yield t.op
-        for c in op.control_inputs:
-            if c._id not in self.fed_placeholders:
-                yield c
-
     def _assign_tasks(self, ops, tasks, default_task):
         task = {}
         for op in ops:
@@ -129,9 +120,9 @@ class _Partitioner:
         for op in ops:
             if op._id in self.copied:
                 continue
+            waits = producers(op, self.fed, self.fed_placeholders)
             level[op._id] = max((level[p._id] + (self.task[p._id] != self.task[op._id])
-                                 for p in self._producers(op) if p._id not in self.copied),
-                                default=0)
+                                 for p in waits if p._id not in self.copied), default=0)
         keys = sorted({(level[i], self.task[i]) for i in level})
         index = {key: n for n, key in enumerate(keys)}
         stage_of = {i: index[(level[i], self.task[i])] for i in level}

@@ -135,13 +135,26 @@ def tensor_key(t):
     return (t.op._id, t.value_index)
 
 
+def fed_placeholder_ids(feeds):
+    """The ids of the Placeholder ops among the fed tensors' producers."""
+    return {t.op._id for t in feeds if t.op.type == "Placeholder"}
+
+
+def producers(op, fed, fed_placeholders):
+    """The ops `op` waits for: the producers of its unfed inputs (`fed`: fed tensor keys),
+    then its control inputs, except fed Placeholders (the feed satisfies their control edge,
+    as in TF)."""
+    return ([t.op for t in op.inputs if tensor_key(t) not in fed]
+            + [c for c in op.control_inputs if c._id not in fed_placeholders])
+
+
 def prune_and_sort(feeds, fetches, targets):
     """The ops fetches/targets need, stopping at fed tensors, in topological order. A
     control edge from a fed Placeholder is satisfied by the feed, as in TF."""
     import networkx as nx
 
     fed = {tensor_key(t) for t in feeds}
-    fed_placeholders = {t.op._id for t in feeds if t.op.type == "Placeholder"}
+    fed_placeholders = fed_placeholder_ids(feeds)
     dag = nx.DiGraph()
     ops = {}
     stack = [t.op for t in fetches if tensor_key(t) not in fed] + list(targets)
@@ -151,9 +164,7 @@ def prune_and_sort(feeds, fetches, targets):
             continue
         ops[op._id] = op
         dag.add_node(op._id)
-        producers = [t.op for t in op.inputs if tensor_key(t) not in fed]
-        controls = [c for c in op.control_inputs if c._id not in fed_placeholders]
-        for producer in producers + controls:
+        for producer in producers(op, fed, fed_placeholders):
             dag.add_edge(producer._id, op._id)
             stack.append(producer)
     try:
