@@ -127,7 +127,8 @@ def test_array_module_col2im_matches_reference(case, dtype):
     """The input gradient written once against ``xp`` (CuPy's path, and NumPy's where the
     compiled loops cannot run), forced on the CPU."""
     _, w, dy, geo, x_shape = _arrays(case, dtype)
-    with module_settings(conv_dense, _scatters=lambda *args: False):
+    with module_settings(conv_dense, _scatters=lambda *args: False,
+                         _by_phases=lambda *args: False):
         got = conv_backprop_input(dy, w, x_shape, *geo, channels_last=case["channels_last"])
     ref = conv_backprop_input_ref(dy.astype(np.float64), w.astype(np.float64), x_shape, *geo,
                                   channels_last=case["channels_last"])
@@ -160,6 +161,52 @@ def test_few_channel_direct_loops_match_reference(case, dtype, non_finite):
         np.testing.assert_array_equal(got[np.isinf(want)], want[np.isinf(want)])
         _check_close(np.where(finite, got, 0).astype(got.dtype), np.where(finite, want, 0),
                      dtype)
+
+
+@SETTINGS
+@given(case=conv_cases(min_size=1), dtype=st.sampled_from(FLOAT_DTYPES),
+       non_finite=st.sampled_from(["", "dy", "filter"]), direct=st.booleans())
+def test_input_gradient_by_phases_matches_reference(case, dtype, non_finite, direct):
+    """The input gradient as one stride-1 conv per phase of dx (forced on for every stride
+    and channel count; each phase on the direct loops or, with ``direct`` off, the other
+    forward paths), NaN and infinity in dy or the filter reaching exactly the positions
+    they feed (a non-finite filter takes the other paths: the phases would multiply it by
+    dy's zero padding)."""
+    _, w, dy, geo, x_shape = _arrays(case, dtype)
+    hit = {"dy": dy, "filter": w}.get(non_finite)
+    if hit is not None and hit.size:
+        hit.reshape(-1)[::7] = np.inf
+        hit.reshape(-1)[3::11] = np.nan
+    cl = case["channels_last"]
+    with module_settings(conv_dense, PHASE_MAX_DEPTH=10**6,
+                         SMALL_MAX_CHANNEL_PAIRS=10**6 if direct else 0), \
+            module_settings(conv_dense, _by_phases=lambda xp, kernel, *args: len(kernel) <= 3), \
+            np.errstate(invalid="ignore"):
+        got = conv_backprop_input(dy, w, x_shape, *geo, channels_last=cl)
+        want = conv_backprop_input_ref(dy.astype(np.float64), w.astype(np.float64), x_shape,
+                                       *geo, channels_last=cl)
+    finite = np.isfinite(want)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(got[np.isinf(want)], want[np.isinf(want)])
+    _check_close(np.where(finite, got, 0).astype(got.dtype), np.where(finite, want, 0), dtype)
+
+
+@pytest.mark.parametrize("in_size, out_size, k, s, d, before", [
+    (8, 4, 3, 2, 1, 0), (7, 3, 3, 3, 2, 1), (9, 2, 2, 4, 3, 2), (5, 5, 3, 1, 2, 2)])
+def test_phase_plans_cover_every_offset_once(in_size, out_size, k, s, d, before):
+    """Every (position, offset) pair the direct sum adds lands in exactly one phase, at the
+    dy position and filter offset the plan gives."""
+    from kernels.conv_phases import phase_plans
+    planned = set()
+    for r, taps, dil, lo in phase_plans(in_size, out_size, k, s, d, before):
+        for m in range(len(range(r, in_size, s))):
+            for j in range(len(taps)):
+                planned.add((r + s * m, m + lo + j * dil, taps[-1 - j]))
+    direct = {(q * s + t * d - before, q, t) for q in range(out_size + k) for t in range(k)
+              if 0 <= q * s + t * d - before < in_size}
+    assert {p for p in planned if 0 <= p[1] < out_size} == \
+        {p for p in direct if p[1] < out_size}
+    assert all(0 <= p < in_size for p, _, _ in planned)
 
 
 @settings(max_examples=60, deadline=None)
