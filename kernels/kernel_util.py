@@ -159,6 +159,38 @@ def add_bias(xp, value, bias, channel):
     return out
 
 
+ACTIVATIONS = {None: 0, "Relu": 1, "Relu6": 2}   # channel_chain's activation codes
+CHAIN_KINDS = {"mul": 1, "add": 2}
+CHAIN_CHUNK = 2048     # values a channel_chain chunk holds (whole rows): it stays in L1
+
+
+def channel_chain(x, stages, activation=None):
+    """``activation(x op0 v0 op1 v1 ...)`` on the CPU: ``stages`` a sequence of ``("mul" |
+    "add", v)`` applied left to right, each ``v`` broadcast along x's last dim (a vector of
+    its size, or a scalar, of x's float dtype), ``activation`` None, "Relu" or "Relu6"; each
+    step rounded as the separate ops (Mul, Add/BiasAdd, Relu/Relu6) round it. Large arrays
+    run in one compiled pass, small ones by NumPy in place."""
+    if compiled_cpu(np, x) and x.ndim >= 1:
+        cols = x.shape[-1]
+        tiled = np.empty((len(stages), cols * max(1, CHAIN_CHUNK // cols)), x.dtype)
+        for row, (_, value) in zip(tiled, stages):
+            row.reshape(-1, cols)[:] = value
+        kinds = np.array([CHAIN_KINDS[kind] for kind, _ in stages], np.int64)
+        out = np.empty_like(x)
+        loops("loops_elementwise", single=x.size < STREAMING_MIN_SIZE).channel_chain(
+            x.reshape(-1), tiled, kinds, ACTIVATIONS[activation], x.dtype.type(0),
+            x.dtype.type(6), out.reshape(-1))
+        return out
+    y = x.copy()
+    for kind, value in stages:
+        (np.multiply if kind == "mul" else np.add)(y, value, out=y)
+    if activation is not None:
+        np.maximum(x.dtype.type(0), y, out=y)      # zero first: a tie gives y (-0 stays -0)
+    if activation == "Relu6":
+        np.minimum(y, x.dtype.type(6), out=y)
+    return y
+
+
 def where(xp, condition, a, b):
     """`xp.where(condition, a, b)`. On the CPU a large float `a`, with a bool `condition`
     and `b` of its shape and dtype (or `b` a scalar), goes through a compiled blend: NumPy's

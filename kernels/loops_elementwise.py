@@ -1,6 +1,7 @@
 """Elementwise loops and sums (numba) where NumPy is slow: selection by a mask (compiled
 branchless), Relu(6) and their masked-product gradients, a float32 Sigmoid, float64 sums
-down the columns of a matrix and bias additions (in parallel)."""
+down the columns of a matrix, bias additions, and fused per-channel scale, shift and
+Relu(6) (in parallel)."""
 
 import numpy as np
 from numba import njit, prange
@@ -42,6 +43,38 @@ def relu6(x, out):
     for i in prange(out.size):
         value = x[i]
         out[i] = 0 if value < 0 else (6 if value > 6 else value)
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def channel_chain(x, tiled, kinds, activation, zero, six, out):
+    """out = act(x op0 v0 op1 v1 ...) for flat arrays of whole rows of C channels, left to
+    right: ``kinds[j]`` 1 multiplies, 2 adds; ``tiled[j]`` is ``v_j`` repeated along a
+    chunk's length (a multiple of C), so every stage is one contiguous loop over a chunk
+    that stays in cache. Each step is rounded in x's dtype as the separate ops round it (no
+    fused multiply-add). ``activation``: 0 (none), 1 (Relu) or 2 (Relu6), NaN and -0 kept
+    as ``relu`` keeps them; ``zero`` and ``six`` are those values in x's dtype."""
+    chunk = tiled.shape[1]
+    for part in prange((x.shape[0] + chunk - 1) // chunk):
+        start = part * chunk
+        dst = out[start:start + chunk]
+        dst[:] = x[start:start + chunk]
+        count = dst.shape[0]
+        for j in range(kinds.shape[0]):
+            vector = tiled[j]
+            if kinds[j] == 1:
+                for k in range(count):
+                    dst[k] = dst[k] * vector[k]
+            else:
+                for k in range(count):
+                    dst[k] = dst[k] + vector[k]
+        if activation == 1:
+            for k in range(count):
+                value = dst[k]
+                dst[k] = zero if value < zero else value
+        elif activation == 2:
+            for k in range(count):
+                value = dst[k]
+                dst[k] = zero if value < zero else (six if value > six else value)
 
 
 @njit(cache=True, parallel=True, nogil=True)

@@ -4,7 +4,8 @@
 following data and control edges), orders it topologically, places every node,
 instantiates its kernel, folds the constant nodes (`constant_folding`: computed once, their
 values placed in their slots at the start of every run, and a constant per-channel Mul
-after a conv folded into its filter) and lays out a flat list of steps over numbered
+after a conv folded into its filter), fuses elementwise chains (`fusion`: a per-channel
+scale, shift and Relu(6) in one step) and lays out a flat list of steps over numbered
 buffer slots: one kernel step per other node, plus one copy step per tensor and
 destination whenever a value crosses between host and device memory. Each slot is released
 right after its last reader. `Plan.run` is then a short loop: `for step in steps: step(buf)`.
@@ -12,7 +13,7 @@ right after its last reader. `Plan.run` is then a short loop: `for step in steps
 
 import numpy as np
 
-from graphops.runtime import constant_folding, devices, host_memory, placement
+from graphops.runtime import constant_folding, devices, fusion, host_memory, placement
 from graphops.runtime.kernel_call import (compute, error_cause, host_memory_indices, instantiate,
                                           node_error)
 from registry.errors import CancelledError, InternalError, InvalidArgumentError
@@ -203,6 +204,9 @@ def build_plan(feeds, fetches, targets, allow_soft_placement=True,
     readers = constant_folding.reader_counts(ops, [tensor_key(t) for t in fetches])
     folded = constant_folding.fold(ops, placements, kernels, fed, readers)
     aliases, replaced = constant_folding.fold_scales(ops, placements, folded, fed, readers)
+    chains = fusion.fuse_chains(ops, placements, folded, fed, readers, aliases, replaced)
+    inside = {m._id for chain in chains.values() for m in chain.ops[:-1]}   # never run
+    inside |= {mul for mul, scaled in aliases.items() if scaled._id in inside}
     slots = {}       # (tensor key, location) -> slot;  location None = host memory
     where = {}       # tensor key -> location of its primary value
     steps = []
@@ -233,14 +237,22 @@ def build_plan(feeds, fetches, targets, allow_soft_placement=True,
                 where[tensor_key(t)] = None
                 constants.append((new_slot(tensor_key(t), None), value))
             continue
+        if op._id in inside:
+            continue
         if op._id in aliases:          # the conv before it wrote the scaled values
             source = tensor_key(aliases[op._id].outputs[0])
             where[tensor_key(op.outputs[0])] = where[source]
             slots[(tensor_key(op.outputs[0]), where[source])] = slots[(source, where[source])]
             continue
-        host_in = host_memory_indices(placed.kernel_def, op.op_def.input_arg, op.attrs)
-        ins = [slot_at(t, None if j in host_in else loc) for j, t in enumerate(op.inputs)]
-        for j, value in replaced.get(op._id, {}).items():   # a scaled filter or bias
+        chain = chains.get(op._id)
+        if chain is not None:        # the fused chain's one step reads its source alone
+            kernel, sources, host_in = chain, [chain.source], ()
+        else:
+            sources = op.inputs
+            host_in = host_memory_indices(placed.kernel_def, op.op_def.input_arg, op.attrs)
+        ins = [slot_at(t, None if j in host_in else loc) for j, t in enumerate(sources)]
+        for j, value in replaced.get(op._id, {}).items() if chain is None else ():
+            # a scaled filter or bias (a chain holds its own)
             ins[j] = new_slot(("scaled", op._id, j), None)
             constants.append((ins[j], value))
         host_out = host_memory_indices(placed.kernel_def, op.op_def.output_arg, op.attrs)

@@ -1,0 +1,173 @@
+"""Elementwise chains fused when a plan is built (graphops/runtime/fusion.py): which chains
+fuse, that a fused chain gives the unfused graph's bits (NaN, infinities and -0 included),
+and that nothing TF's semantics promise (fetches, feeds, control edges, errors) changes."""
+
+import numpy as np
+import pytest
+
+import graphops as gp
+from graphops.runtime import executor, fusion
+from kernels.kernel_util import STREAMING_MIN_SIZE
+
+
+@pytest.fixture(autouse=True)
+def graph():
+    g = gp.Graph()
+    with g.as_default():
+        yield g
+
+
+def _step_types(fetches, feeds=()):
+    plan = executor.build_plan(list(feeds), fetches, [])
+    return [step.op.type for step in plan.steps if hasattr(step, "op")]
+
+
+def _run(fetches, feed, fused=True, monkeypatch=None):
+    """The fetches' values from a new Session, with fusion on or off."""
+    if not fused:
+        monkeypatch.setattr(fusion, "fuse_chains", lambda *args: {})
+    try:
+        with gp.Session() as sess:
+            return sess.run(fetches, feed)
+    finally:
+        monkeypatch.undo() if not fused else None
+
+
+def _hostile(rng, shape, dtype):
+    """Values with NaN, infinities, -0 and values past Relu6's 6."""
+    x = (rng.standard_normal(shape) * 8).astype(dtype)
+    flat = x.reshape(-1)
+    flat[::13], flat[5::17], flat[7::19], flat[3::23] = np.nan, np.inf, -np.inf, -0.0
+    return x
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("size", [64, STREAMING_MIN_SIZE])   # NumPy, then the compiled pass
+def test_conv_bias_relu_fuses_into_one_step_with_the_same_bits(dtype, size, monkeypatch):
+    rng = np.random.default_rng(0)
+    images = size // (8 * 8 * 16) or 1
+    x = gp.placeholder(dtype, [None, 8, 8, 3])
+    w = gp.constant(rng.standard_normal((3, 3, 3, 16)).astype(dtype))
+    y = gp.nn.conv2d(x, w, [1, 1, 1, 1], "SAME")
+    out = gp.nn.relu(gp.nn.bias_add(y, gp.constant(rng.standard_normal(16).astype(dtype))))
+    assert _step_types([out], [x]) == ["Conv2D", "Relu"]
+    feed = {x: _hostile(rng, (images, 8, 8, 3), dtype)}
+    with np.errstate(invalid="ignore"):
+        fused = _run(out, feed)
+        plain = _run(out, feed, fused=False, monkeypatch=monkeypatch)
+    np.testing.assert_array_equal(fused, plain)
+    assert np.array_equal(np.signbit(fused), np.signbit(plain))
+
+
+@pytest.mark.parametrize("activation", [gp.nn.relu, gp.nn.relu6, None])
+@pytest.mark.parametrize("size", [96, STREAMING_MIN_SIZE * 2])
+def test_batch_norm_arithmetic_and_activation_fuse_bit_for_bit(activation, size, monkeypatch):
+    """x * scale + shift (a frozen batch norm: Mul, AddV2) then Relu/Relu6, on values with
+    NaN, infinities and -0; a scalar or a [1, 1, 1, C] constant; Sub of a constant, two
+    sums, a sum then a product."""
+    rng = np.random.default_rng(1)
+    x = gp.placeholder(gp.float32, [None, 4, 4, 6])
+    scale = gp.constant(rng.standard_normal((1, 1, 1, 6)).astype(np.float32))
+    shifted = x * scale + gp.constant(rng.standard_normal(6).astype(np.float32))
+    minus = gp.constant(np.float32(0.25)) * x - gp.constant(np.float32([1, -2, 0, 3, -0.0, 9]))
+    vector = gp.constant(rng.standard_normal(6).astype(np.float32))
+    twice = gp.nn.bias_add(x, vector) + gp.constant(np.float32(-1.5))   # ResNet's, folded
+    reordered = (x + vector) * scale
+    chains = [shifted, minus, twice, reordered]
+    outs = chains if activation is None else [activation(c) for c in chains]
+    types = _step_types(outs, [x])
+    assert len(types) == 4                             # one step a chain: its last node
+    feed = {x: _hostile(rng, (size // 96, 4, 4, 6), np.float32)}
+    with np.errstate(invalid="ignore"):
+        fused = _run(outs, feed)
+        plain = _run(outs, feed, fused=False, monkeypatch=monkeypatch)
+    for got, want in zip(fused, plain):
+        np.testing.assert_array_equal(got, want)
+        assert np.array_equal(np.signbit(got), np.signbit(want))
+
+
+def test_a_chain_reads_through_a_batch_norm_scale_folded_into_the_conv(monkeypatch):
+    """A frozen ResNet block: Conv2D, BiasAdd, Mul (folded into the filter and bias), AddV2,
+    Relu: the BiasAdd with its scaled bias, the shift and the Relu run as one step."""
+    rng = np.random.default_rng(4)
+    x = gp.placeholder(gp.float32, [None, 6, 6, 3])
+    w = gp.constant(rng.standard_normal((3, 3, 3, 8)).astype(np.float32))
+    conv = gp.nn.conv2d(x, w, [1, 1, 1, 1], "SAME")
+    biased = gp.nn.bias_add(conv, gp.constant(rng.standard_normal(8).astype(np.float32)))
+    scaled = biased * gp.constant(rng.standard_normal(8).astype(np.float32))
+    out = gp.nn.relu(scaled + gp.constant(rng.standard_normal(8).astype(np.float32)))
+    assert _step_types([out], [x]) == ["Conv2D", "Relu"]
+    assert _step_types([out, scaled], [x]) == ["Conv2D", "BiasAdd", "Relu"]   # Mul fetched
+    feed = {x: _hostile(rng, (2, 6, 6, 3), np.float32)}
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(
+            _run(out, feed), _run(out, feed, fused=False, monkeypatch=monkeypatch))
+
+
+def test_chains_that_must_not_fuse(monkeypatch):
+    rng = np.random.default_rng(2)
+    x = gp.placeholder(gp.float32, [2, 3, 3, 4])
+    c = gp.constant(rng.standard_normal(4).astype(np.float32))
+    biased = gp.nn.bias_add(x, c)
+    relu = gp.nn.relu(biased)
+    assert _step_types([relu, biased], [x]) == ["BiasAdd", "Relu"]      # fetched inside
+    assert _step_types([relu], [x, biased]) == ["Relu"]                 # fed inside
+    also = gp.nn.relu(biased) + gp.nn.relu6(biased)                    # two readers
+    assert _step_types([also], [x]).count("BiasAdd") == 1
+    spatial = gp.nn.relu(x * gp.constant(rng.standard_normal((3, 1, 1)).astype(np.float32)))
+    assert "Mul" in _step_types([spatial], [x])                          # not per channel
+    wide = gp.nn.relu(gp.placeholder(gp.float32, [5, 1]) + c)           # broadcasts x larger
+    assert "AddV2" in _step_types([wide], [wide.op.inputs[0].op.inputs[0]])
+    unknown = gp.placeholder(gp.float32, [2, None])
+    assert "AddV2" in _step_types([gp.nn.relu(unknown + c)], [unknown])  # last dim unknown
+    half = gp.placeholder(gp.float16, [2, 4])
+    assert "AddV2" in _step_types([gp.nn.relu(half + gp.cast(c, gp.float16))], [half])
+    long = (((x * c + c) * c) + c) * c                                  # 5 stages: 3 + 2
+    assert _step_types([long], [x]) == ["Mul", "Mul"]
+    flipped = gp.nn.relu(c - x)                                         # not x minus constant
+    assert "Sub" in _step_types([flipped], [x])
+    nchw = gp.nn.relu(gp.nn.bias_add(gp.placeholder(gp.float32, [2, 4, 3, 3]), c,
+                                     data_format="NCHW"))
+    assert "BiasAdd" in _step_types([nchw], [nchw.op.inputs[0].op.inputs[0]])
+    with gp.control_dependencies([biased.op]):
+        waits = gp.identity(x)
+    assert _step_types([relu, waits], [x]).count("BiasAdd") == 1         # a control edge
+
+
+def test_a_fused_chain_keeps_its_kernels_errors_and_node_names():
+    """A BiasAdd whose bias does not match the channels still fails at run time with TF's
+    message, naming the node (the constant's size is checked before fusing)."""
+    x = gp.placeholder(gp.float32, [None, None], name="x")
+    out = gp.nn.relu(gp.nn.bias_add(x, gp.constant(np.float32([1, 2, 3])), name="bias"))
+    with gp.Session() as sess:
+        with pytest.raises(gp.errors.InvalidArgumentError, match="Must provide as many biases"):
+            sess.run(out, {x: np.ones((2, 4), np.float32)})
+
+
+def test_training_step_with_fused_chains_trains_as_without(monkeypatch):
+    """Conv, BiasAdd, Relu and their gradients (ReluGrad reads the fused Relu's output)
+    through a few Adam steps: the same losses and weights, bit for bit."""
+    def train(fused):
+        if not fused:
+            monkeypatch.setattr(fusion, "fuse_chains", lambda *args: {})
+        rng = np.random.default_rng(3)
+        g = gp.Graph()
+        with g.as_default():
+            x = gp.placeholder(gp.float32, [None, 6, 6, 2])
+            w = gp.Variable(rng.standard_normal((3, 3, 2, 4)).astype(np.float32))
+            b = gp.Variable(np.full(4, 0.1, np.float32))
+            h = gp.nn.relu(gp.nn.bias_add(gp.nn.conv2d(x, w, [1, 1, 1, 1], "SAME"), b))
+            loss = gp.reduce_mean(gp.square(h - 1.0))
+            step = gp.train.AdamOptimizer(0.05).minimize(loss)
+            init = gp.global_variables_initializer()
+        with gp.Session(graph=g) as sess:
+            sess.run(init)
+            feed = {x: rng.standard_normal((3, 6, 6, 2)).astype(np.float32)}
+            losses = [sess.run([loss, step], feed)[0] for _ in range(4)]
+            result = losses, sess.run(w)
+        monkeypatch.undo()
+        return result
+
+    (fused_losses, fused_w), (plain_losses, plain_w) = train(True), train(False)
+    assert fused_losses == plain_losses
+    np.testing.assert_array_equal(fused_w, plain_w)
