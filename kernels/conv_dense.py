@@ -263,8 +263,8 @@ def _small_padded(xc, before, extents, ct):
 def _small_forward(xc, w, out_sp, strides, dilations, pads, ct, out=None):
     """The forward conv for a few input channels (see ``loops_conv.small_forward``), into
     ``out`` (a view of any strides) when given."""
-    kernel, dil3, before, out3, stride, extents = _small_grid(w.shape[:-2], strides, dilations,
-                                                              pads, out_sp)
+    kernel, dil3, before, _, stride, extents = _small_grid(w.shape[:-2], strides, dilations,
+                                                           pads, out_sp)
     n, (c, o) = xc.shape[0], w.shape[-2:]
     y = np.empty((n, *out_sp, o), ct) if out is None else out
     loops("loops_conv", chunk=1).small_forward(

@@ -1,13 +1,16 @@
-"""Strided convs as stride-1 convs, one per phase (the polyphase split of a transposed conv).
+"""Strided input gradients as stride-1 convs, one per phase of dx (the polyphase split
+of a transposed conv).
 
-The input gradient of a conv with stride ``s`` (a transposed conv) adds ``dy[q] @ w[k].T``
-into ``dx[q*s + k*d - before]``. The positions of dx with ``p % s == r`` (phase ``r``) are
+The input gradient of a conv with stride ``s`` adds ``dy[q] @ w[k].T`` into
+``dx[q*s + k*d - before]``. The positions of dx with ``p % s == r`` (phase ``r``) are
 reached by the kernel offsets ``k`` with ``(r + before - k*d) % s == 0`` alone, each from
 ``dy[m + (r + before - k*d) // s]`` for ``p = r + s*m``: per phase, a stride-1 forward conv
-of dy with those offsets of the filter, flipped and transposed. Every product is computed
-once, as in the direct sum, and no output is written twice, so the phases are small dense
-convs that the stride-1 paths (the few-channel direct loops above all) run at full speed,
-where the scatter paths move a few channels at a time.
+of dy with those offsets of the filter, flipped and transposed. No term of the direct sum
+is skipped or added twice, and every position of dx is written once, so the phases are
+small dense convs that the stride-1 paths (the few-channel direct loops above all) run at
+full speed, where the scatter paths move a few channels at a time. The phases' windows
+reach into dy's zero padding, so a non-finite filter would meet zeros there (the caller
+keeps those filters off this path).
 """
 
 import itertools
@@ -16,11 +19,10 @@ import math
 import numpy as np
 
 
-def phase_plans(in_size, out_size, k, s, d, before):
-    """Per phase ``r`` of one spatial dim of dx (``in_size`` long, dy ``out_size`` long):
-    ``(r, taps, dilation, lo)``, ``taps`` the kernel offsets reaching it (a ``range``, maybe
-    empty) and the phase's stride-1 conv reading ``dy[m + lo + j*dilation]`` with offset
-    ``taps[-1 - j]`` for its output ``m``."""
+def phase_plans(k, s, d, before):
+    """Per phase ``r`` of one spatial dim of dx: ``(r, taps, dilation, lo)``, ``taps`` the
+    kernel offsets reaching it (a ``range``, maybe empty) and the phase's stride-1 conv
+    reading ``dy[m + lo + j*dilation]`` with offset ``taps[-1 - j]`` for its output ``m``."""
     g = math.gcd(d, s)
     plans = []
     for r in range(s):
@@ -39,8 +41,7 @@ def backprop_input_by_phases(dyc, w, in_shape, strides, dilations, pads, forward
     reaches, or that read padding alone, are zero."""
     kernel = w.shape[:-2]
     dx = np.empty(in_shape, dyc.dtype)
-    dims = [phase_plans(i, q, k, s, d, b) for i, q, k, s, d, (b, _)
-            in zip(in_shape[1:-1], dyc.shape[1:-1], kernel, strides, dilations, pads)]
+    dims = [phase_plans(k, s, d, b) for k, s, d, (b, _) in zip(kernel, strides, dilations, pads)]
     for plan in itertools.product(*dims):
         target = dx[(slice(None),) + tuple(slice(r, None, s) for (r, *_), s
                                            in zip(plan, strides))]

@@ -159,31 +159,38 @@ def add_bias(xp, value, bias, channel):
     return out
 
 
-ACTIVATIONS = {None: 0, "Relu": 1, "Relu6": 2}   # channel_chain's activation codes
-CHAIN_KINDS = {"mul": 1, "add": 2}
+ACTIVATION_CODES = {None: 0, "Relu": 1, "Relu6": 2}   # channel_chain's activations
+CHAIN_KINDS = {"mul": 1, "add": 2, "sub": 3}
 CHAIN_CHUNK = 2048     # values a channel_chain chunk holds (whole rows): it stays in L1
 
 
-def channel_chain(x, stages, activation=None):
+def chain_tiles(stages, cols, dtype):
+    """``(tiled, kinds)``, what ``channel_chain``'s compiled pass takes for ``stages`` on
+    rows of ``cols`` values: each stage's constant repeated along a chunk of whole rows, and
+    the stages' kind codes."""
+    tiled = np.empty((len(stages), cols * max(1, CHAIN_CHUNK // cols)), dtype)
+    for row, (_, value) in zip(tiled, stages):
+        row.reshape(-1, cols)[:] = value
+    return tiled, np.array([CHAIN_KINDS[kind] for kind, _ in stages], np.int64)
+
+
+def channel_chain(x, stages, activation=None, tiles=None):
     """``activation(x op0 v0 op1 v1 ...)`` on the CPU: ``stages`` a sequence of ``("mul" |
-    "add", v)`` applied left to right, each ``v`` broadcast along x's last dim (a vector of
-    its size, or a scalar, of x's float dtype), ``activation`` None, "Relu" or "Relu6"; each
-    step rounded as the separate ops (Mul, Add/BiasAdd, Relu/Relu6) round it. Large arrays
-    run in one compiled pass, small ones by NumPy in place."""
-    if compiled_cpu(np, x) and x.ndim >= 1:
-        cols = x.shape[-1]
-        tiled = np.empty((len(stages), cols * max(1, CHAIN_CHUNK // cols)), x.dtype)
-        for row, (_, value) in zip(tiled, stages):
-            row.reshape(-1, cols)[:] = value
-        kinds = np.array([CHAIN_KINDS[kind] for kind, _ in stages], np.int64)
+    "add" | "sub", v)`` applied left to right, each ``v`` a vector along x's last dim or a
+    scalar, of x's float dtype; ``activation`` None, "Relu" or "Relu6"; each step rounded
+    as the separate ops (Mul, Add/BiasAdd, Sub, Relu/Relu6) round it. Large arrays run in
+    one compiled pass (``tiles``: ``chain_tiles``' result, made here when not given), small
+    ones by NumPy in place."""
+    if compiled_cpu(np, x):
+        tiled, kinds = tiles or chain_tiles(stages, x.shape[-1], x.dtype)
         out = np.empty_like(x)
         loops("loops_elementwise", single=x.size < STREAMING_MIN_SIZE).channel_chain(
-            x.reshape(-1), tiled, kinds, ACTIVATIONS[activation], x.dtype.type(0),
+            x.reshape(-1), tiled, kinds, ACTIVATION_CODES[activation], x.dtype.type(0),
             x.dtype.type(6), out.reshape(-1))
         return out
     y = x.copy()
     for kind, value in stages:
-        (np.multiply if kind == "mul" else np.add)(y, value, out=y)
+        {"mul": np.multiply, "add": np.add, "sub": np.subtract}[kind](y, value, out=y)
     if activation is not None:
         np.maximum(x.dtype.type(0), y, out=y)      # zero first: a tie gives y (-0 stays -0)
     if activation == "Relu6":

@@ -48,7 +48,7 @@ def relu6(x, out):
 @njit(cache=True, parallel=True, nogil=True)
 def channel_chain(x, tiled, kinds, activation, zero, six, out):
     """out = act(x op0 v0 op1 v1 ...) for flat arrays of whole rows of C channels, left to
-    right: ``kinds[j]`` 1 multiplies, 2 adds; ``tiled[j]`` is ``v_j`` repeated along a
+    right: ``kinds[j]`` 1 multiplies, 2 adds, 3 subtracts; ``tiled[j]`` is ``v_j`` repeated along a
     chunk's length (a multiple of C), so every stage is one contiguous loop over a chunk
     that stays in cache. Each step is rounded in x's dtype as the separate ops round it (no
     fused multiply-add). ``activation``: 0 (none), 1 (Relu) or 2 (Relu6), NaN and -0 kept
@@ -64,9 +64,12 @@ def channel_chain(x, tiled, kinds, activation, zero, six, out):
             if kinds[j] == 1:
                 for k in range(count):
                     dst[k] = dst[k] * vector[k]
-            else:
+            elif kinds[j] == 2:
                 for k in range(count):
                     dst[k] = dst[k] + vector[k]
+            else:
+                for k in range(count):
+                    dst[k] = dst[k] - vector[k]
         if activation == 1:
             for k in range(count):
                 value = dst[k]

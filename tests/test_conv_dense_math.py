@@ -165,13 +165,17 @@ def test_few_channel_direct_loops_match_reference(case, dtype, non_finite):
 
 @SETTINGS
 @given(case=conv_cases(min_size=1), dtype=st.sampled_from(FLOAT_DTYPES),
-       non_finite=st.sampled_from(["", "dy", "filter"]), direct=st.booleans())
-def test_input_gradient_by_phases_matches_reference(case, dtype, non_finite, direct):
+       non_finite=st.sampled_from(["", "dy", "filter"]), direct=st.booleans(),
+       wide=st.lists(st.tuples(st.integers(1, 4), st.integers(0, 5), st.integers(0, 5)),
+                     min_size=3, max_size=3))
+def test_input_gradient_by_phases_matches_reference(case, dtype, non_finite, direct, wide):
     """The input gradient as one stride-1 conv per phase of dx (forced on for every stride
     and channel count; each phase on the direct loops or, with ``direct`` off, the other
     forward paths), NaN and infinity in dy or the filter reaching exactly the positions
     they feed (a non-finite filter takes the other paths: the phases would multiply it by
     dy's zero padding)."""
+    for dim, (d, before, after) in zip(case["dims"], wide):    # dilations past the stride
+        dim.update(d=d, pad=(before, after))
     _, w, dy, geo, x_shape = _arrays(case, dtype)
     hit = {"dy": dy, "filter": w}.get(non_finite)
     if hit is not None and hit.size:
@@ -198,7 +202,7 @@ def test_phase_plans_cover_every_offset_once(in_size, out_size, k, s, d, before)
     dy position and filter offset the plan gives."""
     from kernels.conv_phases import phase_plans
     planned = set()
-    for r, taps, dil, lo in phase_plans(in_size, out_size, k, s, d, before):
+    for r, taps, dil, lo in phase_plans(k, s, d, before):
         for m in range(len(range(r, in_size, s))):
             for j in range(len(taps)):
                 planned.add((r + s * m, m + lo + j * dil, taps[-1 - j]))

@@ -134,6 +134,55 @@ def test_chains_that_must_not_fuse(monkeypatch):
     assert _step_types([relu, waits], [x]).count("BiasAdd") == 1         # a control edge
 
 
+def test_a_value_the_plan_did_not_expect_runs_the_nodes_own_kernels(monkeypatch):
+    """The fused step checks its source's value: a shape that ``set_shape`` promised wrongly,
+    a BiasAdd whose bias does not match, a value over the memory budget the binary ops
+    check: the nodes' kernels then run one by one, with their results and their errors,
+    each naming its node."""
+    y = gp.placeholder(gp.float32, None, name="y")
+    x = gp.identity(y)
+    x.set_shape([None, 4])                                  # a promise the feed breaks
+    out = gp.nn.relu(x * gp.constant(np.float32([1, 2, 3, 4]), name="c") + 1.0)
+    assert len(_step_types([out], [y])) == 2                # Identity, the chain
+    with gp.Session() as sess:
+        np.testing.assert_array_equal(sess.run(out, {y: np.ones((2, 1), np.float32)}),
+                                      [[2, 3, 4, 5]] * 2)
+        with pytest.raises(gp.errors.InvalidArgumentError, match="Incompatible shapes") as err:
+            sess.run(out, {y: np.ones((2, 3), np.float32)})
+        assert err.value.op.type == "Mul"
+        with gp.config.memory_budget(1 << 16), \
+                pytest.raises(gp.errors.ResourceExhaustedError, match="OOM") as err:
+            sess.run(out, {y: np.ones((1 << 13, 4), np.float32)})
+        assert err.value.op.type == "Mul"
+    one = gp.identity(y)
+    one.set_shape([None, 1])                                 # as wrong, for a 1-element bias
+    bias = gp.nn.bias_add(one, gp.constant(np.float32([1.5])), name="bias")
+    assert _step_types([gp.nn.relu(bias) * 2.0], [y]) == ["Identity", "Relu", "Mul"]
+    with gp.Session() as sess:
+        with pytest.raises(gp.errors.InvalidArgumentError,
+                           match="Must provide as many biases") as err:
+            sess.run(gp.nn.relu(bias) * 2.0, {y: np.ones((2, 4), np.float32)})
+        assert err.value.op.name == "bias"
+
+
+def test_a_nan_constant_subtracted_keeps_its_sign(monkeypatch):
+    x = gp.placeholder(gp.float32, [None, 4])
+    out = gp.nn.relu(x - gp.constant(np.float32([np.nan, 1, 2, 3])))
+    assert _step_types([out], [x]) == ["Relu"]
+    for size in (8, STREAMING_MIN_SIZE):
+        feed = {x: np.ones((size, 4), np.float32)}
+        fused = _run(out, feed)
+        plain = _run(out, feed, fused=False, monkeypatch=monkeypatch)
+        np.testing.assert_array_equal(fused.view(np.uint32), plain.view(np.uint32))
+
+
+def test_a_constant_longer_than_a_chunk_is_not_fused():
+    from kernels.kernel_util import CHAIN_CHUNK
+    x = gp.placeholder(gp.float32, [CHAIN_CHUNK + 1])
+    vector = gp.constant(np.ones(CHAIN_CHUNK + 1, np.float32))
+    assert "Mul" in _step_types([gp.nn.relu(x * vector)], [x])
+
+
 def test_a_fused_chain_keeps_its_kernels_errors_and_node_names():
     """A BiasAdd whose bias does not match the channels still fails at run time with TF's
     message, naming the node (the constant's size is checked before fusing)."""

@@ -62,6 +62,39 @@ class _KernelStep:
             buf[slot] = None
 
 
+class _ChainStep(_KernelStep):
+    """Runs a fused chain (``fusion.Chain``) in place of its last node: one pass where the
+    chain accepts its source's value, else the nodes' own kernels (``members``: their
+    ``(construction, kernel)``) one after the other, each failure naming its node."""
+
+    __slots__ = ("chain", "members")
+
+    def __init__(self, chain, members, construction, op, device, ins, outs):
+        super().__init__(chain, construction, op, device, ins, outs)
+        self.chain, self.members = chain, members
+
+    def __call__(self, buf):
+        value = buf[self.ins[0]]
+        if self.chain.accepts(value):
+            try:
+                value = self.chain.apply(value)
+            except Exception as exc:
+                raise_node_error(exc, self.op, self.device, [value])
+        else:
+            for (op, index, constant, _), (construction, kernel) in zip(self.chain.parts,
+                                                                       self.members):
+                inputs = ([value] if constant is None
+                          else [constant, value] if index else [value, constant])
+                try:
+                    value = compute(kernel, construction, inputs, self.device)[0]
+                except Exception as exc:
+                    raise_node_error(exc, op, self.device, inputs)
+        for _, slot in self.outs:
+            buf[slot] = value
+        for slot in self.frees:
+            buf[slot] = None
+
+
 class _CopyStep:
     """Copies one tensor between host and device memory (once per destination)."""
 
@@ -206,6 +239,7 @@ def build_plan(feeds, fetches, targets, allow_soft_placement=True,
     aliases, replaced = constant_folding.fold_scales(ops, placements, folded, fed, readers)
     chains = fusion.fuse_chains(ops, placements, folded, fed, readers, aliases, replaced)
     inside = {m._id for chain in chains.values() for m in chain.ops[:-1]}   # never run
+    position = {op._id: i for i, op in enumerate(ops)}
     inside |= {mul for mul, scaled in aliases.items() if scaled._id in inside}
     slots = {}       # (tensor key, location) -> slot;  location None = host memory
     where = {}       # tensor key -> location of its primary value
@@ -246,13 +280,12 @@ def build_plan(feeds, fetches, targets, allow_soft_placement=True,
             continue
         chain = chains.get(op._id)
         if chain is not None:        # the fused chain's one step reads its source alone
-            kernel, sources, host_in = chain, [chain.source], ()
+            sources, host_in = [chain.source], ()
         else:
             sources = op.inputs
             host_in = host_memory_indices(placed.kernel_def, op.op_def.input_arg, op.attrs)
         ins = [slot_at(t, None if j in host_in else loc) for j, t in enumerate(sources)]
-        for j, value in replaced.get(op._id, {}).items() if chain is None else ():
-            # a scaled filter or bias (a chain holds its own)
+        for j, value in replaced.get(op._id, {}).items():   # a scaled filter or bias
             ins[j] = new_slot(("scaled", op._id, j), None)
             constants.append((ins[j], value))
         host_out = host_memory_indices(placed.kernel_def, op.op_def.output_arg, op.attrs)
@@ -262,7 +295,11 @@ def build_plan(feeds, fetches, targets, allow_soft_placement=True,
             if key not in where:   # a fed output keeps its fed value
                 where[key] = None if k in host_out else loc
                 outs.append((k, new_slot(key, where[key])))
-        steps.append(_KernelStep(kernel, construction, op, device, ins, outs))
+        if chain is None:
+            steps.append(_KernelStep(kernel, construction, op, device, ins, outs))
+        else:
+            members = [kernels[position[member._id]] for member in chain.ops]
+            steps.append(_ChainStep(chain, members, construction, op, device, ins, outs))
     fetch_slots = [slot_at(t, None if fetch_to_host else where[tensor_key(t)]) for t in fetches]
     read = _schedule_frees(steps, set(fetch_slots))
     return Plan(steps, count[0], feed_slots, fetch_slots, ops, placements,
