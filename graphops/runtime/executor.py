@@ -63,25 +63,25 @@ class _KernelStep:
 
 
 class _ChainStep(_KernelStep):
-    """Runs a fused chain (``fusion.Chain``) in place of its last node: one pass where the
-    chain accepts its source's value, else the nodes' own kernels (``members``: their
+    """Runs a fused chain (``fusion.Chain``, its kernel) in place of its last node: one pass
+    where the chain accepts its source's value, else the nodes' own kernels (``members``: their
     ``(construction, kernel)``) one after the other, each failure naming its node."""
 
-    __slots__ = ("chain", "members")
+    __slots__ = ("members",)
 
     def __init__(self, chain, members, construction, op, device, ins, outs):
         super().__init__(chain, construction, op, device, ins, outs)
-        self.chain, self.members = chain, members
+        self.members = members
 
     def __call__(self, buf):
-        value = buf[self.ins[0]]
-        if self.chain.accepts(value):
+        chain, value = self.kernel, buf[self.ins[0]]
+        if chain.accepts(value):
             try:
-                value = self.chain.apply(value)
+                value = chain.apply(value)
             except Exception as exc:
                 raise_node_error(exc, self.op, self.device, [value])
         else:
-            for (op, index, constant, _), (construction, kernel) in zip(self.chain.parts,
+            for (op, index, constant, _), (construction, kernel) in zip(chain.parts,
                                                                        self.members):
                 inputs = ([value] if constant is None
                           else [constant, value] if index else [value, constant])
