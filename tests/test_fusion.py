@@ -165,6 +165,44 @@ def test_a_value_the_plan_did_not_expect_runs_the_nodes_own_kernels(monkeypatch)
         assert err.value.op.name == "bias"
 
 
+def test_run_time_operands_of_known_shape_fuse_too(monkeypatch):
+    """A bias read from a variable (TF1 programs: conv or matmul, then BiasAdd or + b, then
+    Relu) and a fed per-channel vector take part as run-time operands; x * x does not pass
+    its own value as an operand; an operand whose promised shape breaks runs the kernels."""
+    rng = np.random.default_rng(5)
+    x = gp.placeholder(gp.float32, [None, 6])
+    w = gp.Variable(rng.standard_normal((6, 4)).astype(np.float32))
+    b = gp.Variable(rng.standard_normal(4).astype(np.float32))
+    s = gp.placeholder(gp.float32, [4])
+    dense = gp.matmul(x, w)
+    out = gp.nn.relu6(gp.nn.relu(dense + b) * s)            # two chains: relu ends one
+    square = gp.nn.relu(dense * dense + 1.0)
+    init = gp.global_variables_initializer()
+    types = _step_types([out, square], [x, s])
+    assert "AddV2" not in types and types.count("Mul") == 1  # dense * dense stays a step
+    feed = {x: _hostile(rng, (1 << 14, 6), np.float32), s: np.float32([1, -2, 0.5, np.nan])}
+    with np.errstate(invalid="ignore"):
+        with gp.Session() as sess:
+            sess.run(init)
+            fused = sess.run([out, square], feed)
+        monkeypatch.setattr(fusion, "fuse_chains", lambda *args: {})
+        with gp.Session() as sess:
+            sess.run(init)
+            plain = sess.run([out, square], feed)
+        monkeypatch.undo()
+    for got, want in zip(fused, plain):
+        np.testing.assert_array_equal(got, want)
+    bias = gp.identity(gp.placeholder(gp.float32, None, name="raw"))
+    bias.set_shape([6])                                      # a promise the feed breaks
+    out = gp.nn.relu(gp.nn.bias_add(x, bias, name="bias"))
+    assert _step_types([out], [x, bias.op.inputs[0]]) == ["Identity", "Relu"]
+    with gp.Session() as sess:
+        with pytest.raises(gp.errors.InvalidArgumentError,
+                           match="Must provide as many biases") as err:
+            sess.run(out, {x: np.ones((2, 6), np.float32), "raw:0": np.ones(3, np.float32)})
+        assert err.value.op.name == "bias"
+
+
 def test_a_nan_constant_subtracted_keeps_its_sign(monkeypatch):
     x = gp.placeholder(gp.float32, [None, 4])
     out = gp.nn.relu(x - gp.constant(np.float32([np.nan, 1, 2, 3])))
@@ -217,6 +255,13 @@ def test_training_step_with_fused_chains_trains_as_without(monkeypatch):
         monkeypatch.undo()
         return result
 
+    g = gp.Graph()
+    with g.as_default():
+        x = gp.placeholder(gp.float32, [None, 6, 6, 2])
+        w = gp.Variable(np.ones((3, 3, 2, 4), np.float32))
+        h = gp.nn.relu(gp.nn.bias_add(gp.nn.conv2d(x, w, [1, 1, 1, 1], "SAME"),
+                                      gp.Variable(np.zeros(4, np.float32))))
+        assert "BiasAdd" not in _step_types([h], [x])         # a variable's bias fuses
     (fused_losses, fused_w), (plain_losses, plain_w) = train(True), train(False)
     assert fused_losses == plain_losses
     np.testing.assert_array_equal(fused_w, plain_w)

@@ -74,17 +74,20 @@ class _ChainStep(_KernelStep):
         self.members = members
 
     def __call__(self, buf):
-        chain, value = self.kernel, buf[self.ins[0]]
-        if chain.accepts(value):
+        chain, values = self.kernel, [buf[i] for i in self.ins]
+        if chain.accepts(values):
             try:
-                value = chain.apply(value)
+                value = chain.apply(values)
             except Exception as exc:
-                raise_node_error(exc, self.op, self.device, [value])
+                raise_node_error(exc, self.op, self.device, values)
         else:
-            for (op, index, constant, _), (construction, kernel) in zip(chain.parts,
-                                                                       self.members):
-                inputs = ([value] if constant is None
-                          else [constant, value] if index else [value, constant])
+            value = values[0]
+            for (op, index, operand, _), (construction, kernel) in zip(chain.parts,
+                                                                      self.members):
+                if isinstance(operand, int):
+                    operand = values[operand]
+                inputs = ([value] if operand is None
+                          else [operand, value] if index else [value, operand])
                 try:
                     value = compute(kernel, construction, inputs, self.device)[0]
                 except Exception as exc:
@@ -279,8 +282,8 @@ def build_plan(feeds, fetches, targets, allow_soft_placement=True,
             slots[(tensor_key(op.outputs[0]), where[source])] = slots[(source, where[source])]
             continue
         chain = chains.get(op._id)
-        if chain is not None:        # the fused chain's one step reads its source alone
-            sources, host_in = [chain.source], ()
+        if chain is not None:        # the fused chain's one step reads its inputs alone
+            sources, host_in = chain.inputs, ()
         else:
             sources = op.inputs
             host_in = host_memory_indices(placed.kernel_def, op.op_def.input_arg, op.attrs)

@@ -4,13 +4,14 @@ fuses a conv's BiasAdd and Relu, and a frozen model's batch-norm arithmetic.
 A chain is a run of two or more host nodes, each the only reader of the one before (no
 fetch or feed of a node inside it, and no node waiting on one by a control edge), that
 computes ``activation(x op v op v ...)``: up to ``MAX_STAGES`` products, sums and
-differences with constants, left to right, then optionally an activation:
+differences with per-channel operands (constants, or tensors of fully known static shape,
+such as a variable's bias, read at run time), left to right, then optionally an activation:
 
-* ``Mul`` by a constant, ``Add``/``AddV2`` of one, ``Sub`` of one (x first), or a
-  channels-last ``BiasAdd``/``BiasAddV1`` with a constant bias;
+* ``Mul`` by an operand, ``Add``/``AddV2`` of one, ``Sub`` of one (x first), or a
+  channels-last ``BiasAdd``/``BiasAddV1``;
 * ``Relu`` or ``Relu6``, which ends the chain.
 
-Constants (folded values, see ``constant_folding``) are scalars or vectors of at most
+Operands (constants are folded values, see ``constant_folding``) are scalars or vectors of at most
 ``CHAIN_CHUNK`` values along x's last dim, of x's dtype (float32 or float64), and x's
 static shape must keep them from broadcasting it larger. The chain's last node then runs
 as one step (``executor._ChainStep``) and the nodes before it get none. At run time the
@@ -22,6 +23,7 @@ kernels one after the other, with their own errors.
 """
 
 import collections
+import math
 
 import numpy as np
 
@@ -34,39 +36,56 @@ FUSED_ACTIVATIONS = ("Relu", "Relu6")
 
 
 class Chain:
-    """A fused chain: its ``source`` tensor and its ``parts``, one ``(op, x_index, constant,
-    stage)`` per node in order (the last node stands for the chain; ``x_index`` the input
-    the chain's value enters, ``constant`` the other input's value or None, ``stage``
-    ``("mul" | "add" | "sub", constant)`` or ``("activation", op type)``)."""
+    """A fused chain: its ``inputs`` (the source tensor, then the tensors its stages read at
+    run time) and its ``parts``, one ``(op, x_index, operand, stage)`` per node in order
+    (the last node stands for the chain; ``x_index`` the input the chain's value enters;
+    ``operand`` the other input: a constant array, the index of a run-time input, or None;
+    ``stage`` ``("mul" | "add" | "sub", operand)`` or ``("activation", op type)``)."""
 
     def __init__(self, source, parts):
-        self.source, self.parts = source, parts
+        self.inputs, self.parts = [source], []
+        for op, x_index, operand, stage in parts:       # run-time operands -> input indices
+            if operand is not None and not isinstance(operand, np.ndarray):
+                self.inputs.append(operand)
+                operand = len(self.inputs) - 1
+                stage = (stage[0], operand)
+            self.parts.append((op, x_index, operand, stage))
         self.ops = [op for op, *_ in parts]
-        self.stages = [_vector(stage) for *_, stage in parts if stage[0] != "activation"]
+        self.expected = [tuple(t.shape.as_list()) for t in self.inputs[1:]]
+        self.stages = [stage for *_, stage in self.parts if stage[0] != "activation"]
         last = parts[-1][3]
         self.activation = last[1] if last[0] == "activation" else None
         self.dtype = source.dtype.np_dtype
-        constants = [c for _, _, c, _ in parts if c is not None]
+        shapes = [_shape(operand) for _, _, operand, _ in parts if operand is not None]
         biased = any(op.type.startswith("BiasAdd") for op in self.ops)
-        sized = [c.size for op, _, c, _ in parts
-                 if c is not None and (c.size > 1 or op.type.startswith("BiasAdd"))]
+        sized = [math.prod(_shape(operand)) for op, _, operand, _ in parts if operand is not None
+                 and (math.prod(_shape(operand)) > 1 or op.type.startswith("BiasAdd"))]
         self.cols = sized[0] if sized else None       # x's last dim, when a vector needs it
-        self.min_rank = max([c.ndim for c in constants] + [2 if biased else 0])
-        self.tiles = chain_tiles(self.stages, self.cols or 1, self.dtype)
+        self.min_rank = max([len(shape) for shape in shapes] + [2 if biased else 0])
+        self.tiles = (chain_tiles(self._stages(()), self.cols or 1, self.dtype)
+                      if len(self.inputs) == 1 else None)
 
-    def accepts(self, x):
-        """Whether the fused pass gives what the nodes' kernels give for ``x``: of the
-        dtype, rank and last dim the plan saw (the constants do not broadcast it larger,
-        and BiasAdd finds its channels), and (the binary ops check it) within the memory
-        budget."""
-        return (isinstance(x, np.ndarray) and x.dtype == self.dtype
+    def accepts(self, values):
+        """Whether the fused pass gives what the nodes' kernels give for the inputs'
+        ``values``: x of the dtype, rank and last dim the plan saw (the operands do not
+        broadcast it larger, and BiasAdd finds its channels) and (the binary ops check it)
+        within the memory budget; run-time operands of x's dtype and their static shapes."""
+        x = values[0]
+        return (all(isinstance(v, np.ndarray) and v.dtype == self.dtype for v in values)
+                and all(v.shape == shape for v, shape in zip(values[1:], self.expected))
                 and x.ndim >= self.min_rank
                 and (self.cols is None or x.shape[-1] == self.cols)
                 and x.nbytes <= memory.get_memory_budget())
 
-    def apply(self, x):
-        """The chain's value for an accepted ``x``."""
-        return channel_chain(x, self.stages, self.activation, self.tiles)
+    def apply(self, values):
+        """The chain's value for accepted input ``values``."""
+        return channel_chain(values[0], self._stages(values), self.activation, self.tiles)
+
+    def _stages(self, values):
+        """The stages with their operands as channel_chain takes them: scalars, or
+        contiguous vectors."""
+        return [(kind, _vector(values[v] if isinstance(v, int) else v))
+                for kind, v in self.stages]
 
 
 def fuse_chains(ops, placements, folded, fed, readers, aliases, replaced):
@@ -84,12 +103,16 @@ def fuse_chains(ops, placements, folded, fed, readers, aliases, replaced):
             consumers[(t.op._id, t.value_index)].append(op)
         controlling.update(c._id for c in op.control_inputs)
 
-    def constant(op, j):
+    def operand(op, j):
+        """Input j of op as a stage takes it: the constant it stands for, else the tensor
+        itself when its static shape is fully known (a run-time operand), else None."""
         t = op.inputs[j]
         value = replaced.get(op._id, {}).get(j)
         if value is None and t.op._id in folded:
             value = folded[t.op._id][t.value_index]
-        return value if isinstance(value, np.ndarray) else None
+        if isinstance(value, np.ndarray):
+            return value
+        return t if t.shape.is_fully_defined() else None
 
     def part(op, chained):
         """``_part`` for a host float node the plan leaves to run."""
@@ -97,7 +120,7 @@ def fuse_chains(ops, placements, folded, fed, readers, aliases, replaced):
                 or len(op.outputs) != 1 or (op._id, 0) in fed
                 or op.outputs[0].dtype.np_dtype not in FUSED_DTYPES):
             return None
-        return _part(op, chained, constant)
+        return _part(op, chained, operand)
 
     def only_reader(t):        # the one node reading t, through a folded-away Mul
         key = (t.op._id, t.value_index)
@@ -127,51 +150,63 @@ def fuse_chains(ops, placements, folded, fed, readers, aliases, replaced):
     return chains
 
 
-def _part(op, chained, constant):
-    """``(x, x_index, constant, stage)`` when ``op`` is a chain part applied to its input
+def _part(op, chained, operand):
+    """``(x, x_index, operand, stage)`` when ``op`` is a chain part applied to its input
     ``x`` (which must be ``chained`` when given): stage ``("mul" | "add" | "sub",
-    constant)``, or ``("activation", op type)`` with no constant; else None.
-    ``constant(op, j)``: the constant op's input j stands for, or None."""
+    operand)``, or ``("activation", op type)`` with no operand; else None.
+    ``operand(op, j)``: a constant array or a tensor of known shape, or None."""
     if op.type in FUSED_ACTIVATIONS:
         x = op.inputs[0]
         return (x, 0, None, ("activation", op.type)) if chained in (None, x) else None
     if op.type in ("BiasAdd", "BiasAddV1"):
-        x, bias = op.inputs[0], constant(op, 1)
+        x, bias = op.inputs[0], operand(op, 1)
         dims = x.shape.as_list() if x.shape.rank is not None else []
         if (op.type == "BiasAdd" and op.attrs.get("data_format", "NHWC") != "NHWC"
-                or chained not in (None, x) or bias is None or bias.ndim != 1
-                or len(dims) < 2 or dims[-1] != bias.size):
+                or chained not in (None, x) or bias is None or len(_shape(bias)) != 1
+                or len(dims) < 2 or dims[-1] != _shape(bias)[0]):
             return None                  # (the kernel's own checks stay where they apply)
         return x, 0, bias, ("add", bias)
     if op.type not in ("Mul", "Add", "AddV2", "Sub"):
         return None
     kind = {"Mul": "mul", "Sub": "sub"}.get(op.type, "add")
     for i, j in [(0, 1)] if op.type == "Sub" else [(0, 1), (1, 0)]:
-        x, value = op.inputs[i], constant(op, j)
-        if value is not None and constant(op, i) is None and chained in (None, x):
+        x, value = op.inputs[i], operand(op, j)
+        if (value is not None and not isinstance(operand(op, i), np.ndarray)
+                and chained in (None, x) and _fits(x, [value])
+                and not (chained is not None and _same(value, chained))):
             return x, i, value, (kind, value)
     return None
 
 
-def _fits(source, constants):
-    """Whether the constants are scalars or vectors of at most ``CHAIN_CHUNK`` values along
+def _same(operand, tensor):
+    """Whether a run-time operand is ``tensor`` (x * x: the chain's own value)."""
+    return (not isinstance(operand, np.ndarray) and operand.op._id == tensor.op._id
+            and operand.value_index == tensor.value_index)
+
+
+def _shape(operand):
+    """A constant's shape, or a run-time operand's static one."""
+    return operand.shape if isinstance(operand, np.ndarray) else tuple(operand.shape.as_list())
+
+
+def _fits(source, operands):
+    """Whether the operands are scalars or vectors of at most ``CHAIN_CHUNK`` values along
     the source's last dim, of its dtype, and cannot broadcast it larger (its static rank
     and last dim say so)."""
     if source.shape.rank is None:
         return False
     dims = source.shape.as_list()
-    for value in constants:
-        if (value.dtype != source.dtype.np_dtype or value.ndim > len(dims)
-                or any(d != 1 for d in value.shape[:-1])):
+    for value in operands:
+        shape = _shape(value)
+        dtype = value.dtype if isinstance(value, np.ndarray) else value.dtype.np_dtype
+        if (dtype != source.dtype.np_dtype or len(shape) > len(dims)
+                or any(d != 1 for d in shape[:-1])):
             return False
-        if value.size != 1 and (dims[-1] != value.shape[-1] or value.size > CHAIN_CHUNK):
+        if math.prod(shape) != 1 and (dims[-1] != shape[-1] or shape[-1] > CHAIN_CHUNK):
             return False
     return True
 
 
-def _vector(stage):
-    """A stage with its constant as channel_chain takes it: a scalar, or a contiguous
-    vector."""
-    kind, value = stage
-    return kind, (value.reshape(()) if value.size == 1
-                  else np.ascontiguousarray(value.reshape(-1)))
+def _vector(value):
+    """An operand's value as channel_chain takes it: a scalar, or a contiguous vector."""
+    return value.reshape(()) if value.size == 1 else np.ascontiguousarray(value.reshape(-1))
