@@ -203,6 +203,21 @@ def test_run_time_operands_of_known_shape_fuse_too(monkeypatch):
         assert err.value.op.name == "bias"
 
 
+def test_a_node_joins_one_chain_at_most(monkeypatch):
+    """B = c1 + a, both run-time tensors: B ends the first chain (three stages), so the
+    chain through a stops before it; every value is the unfused plan's."""
+    x, z = gp.placeholder(gp.float32, [3]), gp.placeholder(gp.float32, [3])
+    c1 = x * 2.0 + 1.0
+    b = c1 + z * 3.0
+    d = b * 5.0
+    both = gp.nn.relu(x * 2.0 + z * 3.0)                     # two chains ending at one node
+    feed = {x: np.float32([1, -2, 3]), z: np.float32([4, 5, -6])}
+    fused = _run([d, both], feed)
+    plain = _run([d, both], feed, fused=False, monkeypatch=monkeypatch)
+    for got, want in zip(fused, plain):
+        np.testing.assert_array_equal(got, want)
+
+
 def test_a_nan_constant_subtracted_keeps_its_sign(monkeypatch):
     x = gp.placeholder(gp.float32, [None, 4])
     out = gp.nn.relu(x - gp.constant(np.float32([np.nan, 1, 2, 3])))

@@ -138,7 +138,7 @@ def fuse_chains(ops, placements, folded, fed, readers, aliases, replaced):
         arithmetic = int(first[3][0] != "activation")
         while parts[-1][3][0] != "activation":
             after, read = only_reader(parts[-1][0].outputs[0])
-            nxt = None if after is None else part(after, read)
+            nxt = None if after is None or after._id in taken else part(after, read)
             if nxt is None or (nxt[3][0] != "activation" and arithmetic == MAX_STAGES):
                 break
             arithmetic += nxt[3][0] != "activation"
