@@ -13,8 +13,8 @@ such as a variable's bias, read at run time), left to right, then optionally an 
 
 Operands (constants are folded values, see ``constant_folding``) are scalars or vectors
 of at most ``CHAIN_CHUNK`` values along x's last dim, of x's dtype (float32 or float64),
-and x's static shape must keep them from broadcasting it larger. The chain's last node then runs
-as one step (``executor._ChainStep``) and the nodes before it get none. At run time the
+and x's static shape must keep them from broadcasting it larger. The chain's last node
+then runs as one step (``executor._ChainStep``) and the nodes before it get none. At run time the
 step takes the fused path, ``kernel_util.channel_chain`` (one pass over memory instead of
 two to four, each step rounded as the separate kernels round it, so the same values; a NaN
 met with another may keep the other's sign), when x is what the plan expected (its last
@@ -56,14 +56,15 @@ class Chain:
         last = parts[-1][3]
         self.activation = last[1] if last[0] == "activation" else None
         self.dtype = source.dtype.np_dtype
-        shapes = [_shape(operand) for _, _, operand, _ in parts if operand is not None]
-        biased = any(op.type.startswith("BiasAdd") for op in self.ops)
-        sized = [math.prod(_shape(operand)) for op, _, operand, _ in parts if operand is not None
-                 and (math.prod(_shape(operand)) > 1 or op.type.startswith("BiasAdd"))]
+        shapes = [(op.type.startswith("BiasAdd"), _shape(operand))
+                  for op, _, operand, _ in parts if operand is not None]
+        sized = [math.prod(shape) for bias, shape in shapes if bias or math.prod(shape) > 1]
         self.cols = sized[0] if sized else None       # x's last dim, when a vector needs it
-        self.min_rank = max([len(shape) for shape in shapes] + [2 if biased else 0])
-        self.tiles = (chain_tiles(self._stages(()), self.cols or 1, self.dtype)
-                      if len(self.inputs) == 1 else None)
+        self.min_rank = max([2 if bias else len(shape) for bias, shape in shapes] + [0])
+        # with constants alone, the stages and their tiles are the same every run
+        self.fixed = self._stages(()) if len(self.inputs) == 1 else None
+        self.tiles = (chain_tiles(self.fixed, self.cols or 1, self.dtype)
+                      if self.fixed is not None else None)
 
     def accepts(self, values):
         """Whether the fused pass gives what the nodes' kernels give for the inputs'
@@ -79,7 +80,8 @@ class Chain:
 
     def apply(self, values):
         """The chain's value for accepted input ``values``."""
-        return channel_chain(values[0], self._stages(values), self.activation, self.tiles)
+        stages = self.fixed if self.fixed is not None else self._stages(values)
+        return channel_chain(values[0], stages, self.activation, self.tiles)
 
     def _stages(self, values):
         """The stages with their operands as channel_chain takes them: scalars, or
