@@ -236,6 +236,55 @@ def test_a_constant_longer_than_a_chunk_is_not_fused():
     assert "Mul" in _step_types([gp.nn.relu(x * vector)], [x])
 
 
+@pytest.mark.parametrize("size", [64 * 6, STREAMING_MIN_SIZE])   # the kernels, the pass
+def test_swish_fuses_into_one_step_with_the_same_bits(size, monkeypatch):
+    """x * sigmoid(x), sigmoid(x) * x and Keras's x * sigmoid(beta * x) (EfficientNet's
+    activation, beta 1) run as one step with the kernels' bits; on large arrays (the
+    compiled pass) those are the float64 sigmoid of the float32 beta * x rounded to
+    float32, then the float32 product."""
+    rng = np.random.default_rng(4)
+    x = gp.placeholder(gp.float32, [None, 6], name="x")
+    keras = x * gp.sigmoid(x * gp.constant(np.float32(1)))
+    scaled = gp.sigmoid(gp.constant(np.float32([[1.5]])) * x) * x
+    outs = [x * gp.sigmoid(x), gp.sigmoid(x) * x, keras, scaled]
+    assert _step_types(outs, [x]) == ["Mul"] * 4
+    values = _hostile(rng, (size // 6, 6), np.float32)
+    flat = values.reshape(-1)
+    flat[1::29] = rng.uniform(-100, 100, flat[1::29].size)   # saturating, subnormal sigmoids
+    with np.errstate(invalid="ignore", over="ignore"):
+        fused = _run(outs, {x: values})
+        plain = _run(outs, {x: values}, fused=False, monkeypatch=monkeypatch)
+        wants = []
+        for beta in (1, 1, 1, 1.5):
+            wide = (values * np.float32(beta)).astype(np.float64)
+            e = np.exp(-np.abs(wide))
+            wants.append(values * np.where(wide >= 0, 1 / (1 + e), e / (1 + e)).astype(
+                np.float32))
+    for got, unfused, want in zip(fused, plain, wants):
+        np.testing.assert_array_equal(got, unfused)
+        if size == STREAMING_MIN_SIZE:
+            np.testing.assert_array_equal(got, want)
+        assert np.array_equal(np.signbit(got), np.signbit(unfused))
+
+
+def test_swishes_that_must_not_fuse():
+    x, y = gp.placeholder(gp.float32, [None, 4]), gp.placeholder(gp.float32, [None, 4])
+    s = gp.sigmoid(x)
+    assert _step_types([y * s], [x, y]) == ["Sigmoid", "Mul"]          # not x's product
+    assert _step_types([x * s, s], [x]) == ["Sigmoid", "Mul"]          # sigmoid fetched
+    assert _step_types([x * s], [x, s]) == ["Mul"]                      # sigmoid fed
+    twice = gp.sigmoid(x)
+    assert _step_types([x * twice + twice], [x]).count("Sigmoid") == 1   # two readers
+    vector = gp.constant(np.float32([1, 2, 3, 4]))
+    assert _step_types([x * gp.sigmoid(x * vector)], [x]).count("Mul") == 2   # beta a vector
+    beta_x = x * 2.0
+    assert _step_types([x * gp.sigmoid(beta_x), beta_x], [x]).count("Mul") == 2   # fetched
+    wide = gp.placeholder(gp.float64, [None, 4])
+    assert _step_types([wide * gp.sigmoid(wide)], [wide]) == ["Sigmoid", "Mul"]
+    loss = gp.reduce_sum(x * s)                       # training: SigmoidGrad reads it too
+    assert "Sigmoid" in _step_types(gp.gradients(loss, [x]), [x])
+
+
 def test_a_fused_chain_keeps_its_kernels_errors_and_node_names():
     """A BiasAdd whose bias does not match the channels still fails at run time with TF's
     message, naming the node (the constant's size is checked before fusing)."""

@@ -20,6 +20,10 @@ two to four, each step rounded as the separate kernels round it, so the same val
 met with another may keep the other's sign), when x is what the plan expected (its last
 dim, rank and dtype, and within the memory budget); otherwise it runs the nodes' own
 kernels one after the other, with their own errors.
+
+Swish, ``Mul(x, Sigmoid(x))`` (either order, the Sigmoid's output read by the Mul alone),
+fuses likewise into one step (``Swish``), as TF's remapper fuses it for oneDNN: one
+compiled pass over a large float32 x giving the same bits as the two kernels.
 """
 
 import collections
@@ -27,7 +31,8 @@ import math
 
 import numpy as np
 
-from kernels.kernel_util import CHAIN_CHUNK, chain_tiles, channel_chain
+from kernels.kernel_util import (CHAIN_CHUNK, chain_tiles, channel_chain, compiled_cpu,
+                                 compiled_elementwise)
 from registry import memory
 
 FUSED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
@@ -90,13 +95,42 @@ class Chain:
                 for kind, v in self.stages]
 
 
+class Swish:
+    """A fused ``x * sigmoid(beta * x)`` (Keras's swish; ``tf.nn.silu`` has no beta): the
+    Mul of x and the Sigmoid of x, or of x times a scalar constant beta, with a Chain's
+    ``inputs`` (x alone), ``ops`` and ``parts`` (for the nodes' own kernels). ``scaling``:
+    None, or the beta Mul's ``(op, x_index, beta)``."""
+
+    def __init__(self, x, scaling, sigmoid, mul, index):
+        self.inputs, self.ops, self.parts = [x], [], []
+        self.beta = np.float32(1)            # x * 1 is x, bit for bit (NaN, -0 included)
+        if scaling is not None:
+            op, x_index, beta = scaling
+            self.ops.append(op)
+            self.parts.append((op, x_index, beta, ("mul", beta)))
+            self.beta = np.float32(beta.reshape(()))
+        self.ops += [sigmoid, mul]
+        self.parts += [(sigmoid, 0, None, ("activation", "Sigmoid")),
+                       (mul, index, 0, ("mul", 0))]
+
+    def accepts(self, values):
+        """Whether the compiled pass takes x (float32, contiguous, large enough to gain);
+        others run the kernels (same shapes: none checks a budget or can fail)."""
+        x = values[0]
+        return isinstance(x, np.ndarray) and compiled_cpu(np, x, dtypes=FUSED_DTYPES[:1])
+
+    def apply(self, values):
+        """x * sigmoid(beta * x) for an accepted x."""
+        return compiled_elementwise("swish", values[0], values[0], self.beta)
+
+
 def fuse_chains(ops, placements, folded, fed, readers, aliases, replaced):
     """{op id of a chain's last node: its Chain} for the chains among ``ops`` (topologically
     ordered, with their placements); ``folded``: the folded values by op id, ``fed``: fed
     tensor keys, ``readers``: ``constant_folding.reader_counts``; ``aliases`` and
     ``replaced``: ``constant_folding.fold_scales``' rewrites. A folded-away Mul is seen
     through (the chain reads on from the output it stands for) and a scaled bias stands for
-    its BiasAdd's constant."""
+    its BiasAdd's constant. Swish pairs (``Swish``) come in the same dict."""
     on_host = {op._id: placed.device.type.is_host for op, placed in zip(ops, placements)}
     consumers = collections.defaultdict(list)
     controlling = set()
@@ -116,13 +150,14 @@ def fuse_chains(ops, placements, folded, fed, readers, aliases, replaced):
             return value
         return t if t.shape.is_fully_defined() else None
 
+    def runs_here(op):         # a host float node the plan leaves to run
+        return (on_host[op._id] and op._id not in folded and op._id not in aliases
+                and op._id not in taken and len(op.outputs) == 1 and (op._id, 0) not in fed
+                and op.outputs[0].dtype.np_dtype in FUSED_DTYPES)
+
     def part(op, chained):
-        """``_part`` for a host float node the plan leaves to run."""
-        if (not on_host[op._id] or op._id in folded or op._id in aliases
-                or len(op.outputs) != 1 or (op._id, 0) in fed
-                or op.outputs[0].dtype.np_dtype not in FUSED_DTYPES):
-            return None
-        return _part(op, chained, operand)
+        """``_part`` for a node that ``runs_here``."""
+        return _part(op, chained, operand) if runs_here(op) else None
 
     def only_reader(t):        # the one node reading t, through a folded-away Mul
         key = (t.op._id, t.value_index)
@@ -132,15 +167,41 @@ def fuse_chains(ops, placements, folded, fed, readers, aliases, replaced):
         return (only_reader(after.outputs[0]) if after._id in aliases else (after, t))
 
     chains, taken = {}, set()
+    def swish_sources(sigmoid):   # (x, scaling) pairs the Sigmoid may compute on, best first
+        z = sigmoid.inputs[0]
+        scale = z.op
+        if scale.type == "Mul" and runs_here(scale) and only_reader(z)[0] is sigmoid:
+            for i in (0, 1):
+                beta = operand(scale, 1 - i)
+                if (isinstance(beta, np.ndarray) and beta.size == 1
+                        and not isinstance(operand(scale, i), np.ndarray)
+                        and _fits(scale.inputs[i], [beta])):
+                    yield scale.inputs[i], (scale, i, beta)
+        yield z, None
+
     for op in ops:
-        first = None if op._id in taken else part(op, None)
+        if not (op.type == "Sigmoid" and runs_here(op)
+                and op.outputs[0].dtype.np_dtype == np.float32):
+            continue
+        mul, read = only_reader(op.outputs[0])
+        if mul is None or mul.type != "Mul" or read.op._id != op._id or not runs_here(mul):
+            continue
+        index = next(i for i, t in enumerate(mul.inputs) if _same(t, read))
+        for x, scaling in swish_sources(op):
+            if _same(mul.inputs[1 - index], x):
+                swish = Swish(x, scaling, op, mul, index)
+                taken.update(o._id for o in swish.ops)
+                chains[mul._id] = swish
+                break
+    for op in ops:
+        first = part(op, None)
         if first is None:
             continue
         source, parts = first[0], [(op, *first[1:])]
         arithmetic = int(first[3][0] != "activation")
         while parts[-1][3][0] != "activation":
             after, read = only_reader(parts[-1][0].outputs[0])
-            nxt = None if after is None or after._id in taken else part(after, read)
+            nxt = None if after is None else part(after, read)
             if nxt is None or (nxt[3][0] != "activation" and arithmetic == MAX_STAGES):
                 break
             arithmetic += nxt[3][0] != "activation"
