@@ -9,8 +9,8 @@ constants (alpha, Selu's scales) are first rounded to the op's type, as TF's
 import ml_dtypes
 import numpy as np
 
-from kernels.kernel_util import (DEVICES, STREAMING_MIN_SIZE, compiled_cpu,
-                                 compiled_elementwise, computable_types, where)
+from kernels.kernel_util import (DEVICES, compiled_cpu, compiled_elementwise,
+                                 computable_types, where)
 from kernels.math_kernels import float32_if_half
 from kernels.nn_kernels import SoftmaxOp
 from registry import dtypes
@@ -80,7 +80,7 @@ def _masked_product(xp, g, x, low, high):
     """g * (low < x (< high unless None)) with the mask cast to g's type, as TF computes
     ReluGrad and Relu6Grad: a NaN or infinite gradient gives NaN even where the mask is 0.
     Large CPU floats in one compiled pass."""
-    if compiled_cpu(xp, g, x, min_size=STREAMING_MIN_SIZE):
+    if compiled_cpu(xp, g, x):
         return compiled_elementwise("masked_product", g, g, x, x.dtype.type(low),
                                     x.dtype.type(high or 0), high is not None,
                                     g.dtype.type(1), g.dtype.type(0))

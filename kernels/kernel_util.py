@@ -20,12 +20,18 @@ from registry.op_registry import get_op_def
 from registry.tensor_shape import shape_str
 
 DEVICES = ("CPU", "GPU")     # the device types the everyday-op kernels are registered on
-# From this many elements on, a compiled loop beats NumPy even counting the wake-up of its
-# threads: ~50 us, as OpenMP's threads wait passively (spinning ones starve the next kernels
-# when other work holds the cores). Ops NumPy itself runs at memory speed (Relu, the
-# ReluGrad product, bias adds over 32+ channels) go compiled only from STREAMING_MIN_SIZE.
+# From this many elements on, a compiled loop beats NumPy (which is 2-8x slower at Relu,
+# the ReluGrad product, Sigmoid, where). Bias adds over 32+ channels, which NumPy runs at
+# memory speed, go compiled only from STREAMING_MIN_SIZE.
 COMPILED_MIN_SIZE = 1 << 15
 STREAMING_MIN_SIZE = 1 << 19
+# Elementwise loops run on one thread below these sizes: OpenMP's threads wait passively
+# (spinning ones starve the next kernels when other work holds the cores), and waking one
+# costs ~50 us, more than it saves on less work (measured on 2 cores: Relu on 1M floats
+# 94 us alone, 127 us on both; a per-channel chain on 2M 437 vs 262 us). Sigmoid and Swish,
+# compute-bound, gain from a second thread sooner.
+PARALLEL_MIN_SIZE = 1 << 21
+PARALLEL_MIN_SIZE_COMPUTE = 1 << 19
 STREAMING_MIN_CHANNELS = 32
 COMPILED_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 SUM_ROW_VALUES = 128    # float_sum: values summed side by side per row of the compiled loop
@@ -151,7 +157,7 @@ def add_bias(xp, value, bias, channel):
         return value + bias.reshape(bias.shape + (1,) * (value.ndim - 1 - channel))
     out = np.empty_like(value)
     inner = math.prod(value.shape[channel + 1:])
-    lib = loops("loops_elementwise")
+    lib = loops("loops_elementwise", single=value.size < PARALLEL_MIN_SIZE)
     if inner == 1:                       # channels last: one bias vector per row
         lib.add_row_vector(value.reshape(-1, bias.size), bias, out.reshape(-1, bias.size))
     else:                                # channels first: one bias value per row of positions
@@ -184,7 +190,7 @@ def channel_chain(x, stages, activation=None, tiles=None):
     if compiled_cpu(np, x):
         tiled, kinds = tiles or chain_tiles(stages, x.shape[-1], x.dtype)
         out = np.empty_like(x)
-        loops("loops_elementwise", single=x.size < STREAMING_MIN_SIZE).channel_chain(
+        loops("loops_elementwise", single=x.size < PARALLEL_MIN_SIZE).channel_chain(
             x.reshape(-1), tiled, kinds, ACTIVATION_CODES[activation], x.dtype.type(0),
             x.dtype.type(6), out.reshape(-1))
         return out
@@ -212,12 +218,12 @@ def where(xp, condition, a, b):
     return compiled_elementwise("select", a, condition, a, b)
 
 
-def compiled_elementwise(name, like, *arguments):
+def compiled_elementwise(name, like, *arguments, parallel_from=PARALLEL_MIN_SIZE):
     """A new array like ``like`` filled by the compiled loop ``loops_elementwise.<name>``,
     given the arrays among ``arguments`` as flat views (scalars as they are), then the
-    output's."""
+    output's; on one thread below ``parallel_from`` elements."""
     out = np.empty_like(like)
-    getattr(loops("loops_elementwise"), name)(
+    getattr(loops("loops_elementwise", single=like.size < parallel_from), name)(
         *(a.reshape(-1) if isinstance(a, np.ndarray) else a for a in arguments),
         out.reshape(-1))
     return out

@@ -8,8 +8,8 @@ rounded once. Integer arithmetic wraps, as in TF. Kernels run under `np.errstate
 import numpy as np
 
 from kernels.erf import erf, erfc
-from kernels.kernel_util import (DEVICES, UINT_OF_SIZE, astype, compiled_cpu,
-                                 compiled_elementwise, computable_types)
+from kernels.kernel_util import (DEVICES, PARALLEL_MIN_SIZE_COMPUTE, UINT_OF_SIZE, astype,
+                                 compiled_cpu, compiled_elementwise, computable_types)
 from registry import dtypes
 from registry.errors import InvalidArgumentError, UnimplementedError
 from registry.kernel_registry import OpKernel, register_kernel
@@ -35,7 +35,7 @@ def _sigmoid(xp, x):
     if x.dtype.kind == "c":
         return 1 / (1 + xp.exp(-x))
     if compiled_cpu(xp, x, dtypes=(np.dtype(np.float32),)):
-        return compiled_elementwise("sigmoid", x, x)
+        return compiled_elementwise("sigmoid", x, x, parallel_from=PARALLEL_MIN_SIZE_COMPUTE)
     e = xp.exp(-xp.abs(x))                         # never overflows
     return xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
 

@@ -1,8 +1,8 @@
 """CPU and GPU kernels of Relu, BiasAdd (V1, and its gradient op BiasAddGrad) and Softmax,
 written once against `ctx.xp`."""
 
-from kernels.kernel_util import (DEVICES, STREAMING_MIN_SIZE, add_bias, compiled_cpu,
-                                 compiled_elementwise, computable_types, float_sum, softmax)
+from kernels.kernel_util import (DEVICES, add_bias, compiled_cpu, compiled_elementwise,
+                                 computable_types, float_sum, softmax)
 from kernels.math_kernels import float32_if_half
 from registry.errors import InvalidArgumentError
 from registry.kernel_registry import OpKernel, register_kernel
@@ -16,7 +16,7 @@ class ReluOp(OpKernel):
 
     def compute(self, ctx):
         x = ctx.input(0)
-        if compiled_cpu(ctx.xp, x, min_size=STREAMING_MIN_SIZE):
+        if compiled_cpu(ctx.xp, x):
             y = compiled_elementwise("relu", x, x)
         else:
             y = ctx.xp.maximum(x.dtype.type(0), x)    # zero first: a tie gives x (-0)

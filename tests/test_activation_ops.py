@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import graphops as gp
-from kernels.kernel_util import COMPILED_MIN_SIZE, STREAMING_MIN_SIZE
+from kernels.kernel_util import COMPILED_MIN_SIZE, PARALLEL_MIN_SIZE
 from registry import dtypes, get_op_def
 from tests.gpu_compare import compare
 from tests.op_runners import invalid
@@ -409,8 +409,8 @@ def test_nn_leaky_relu_and_log_softmax():
                                atol=1e-12)
 
 
-@pytest.mark.parametrize("size", [7, STREAMING_MIN_SIZE + 5])    # NumPy, compiled loops
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("size", [7, COMPILED_MIN_SIZE + 5, PARALLEL_MIN_SIZE + 5])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])      # NumPy, loops on 1 and all threads
 def test_relu_and_its_grads_keep_tf_special_values(run, dtype, size):
     """Relu and Relu6 keep NaN and -0; ReluGrad and Relu6Grad multiply by the mask as TF does
     (checked against TF 2.21), so a NaN or infinite gradient gives NaN where the mask is 0."""

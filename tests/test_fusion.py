@@ -7,7 +7,8 @@ import pytest
 
 import graphops as gp
 from graphops.runtime import executor, fusion
-from kernels.kernel_util import STREAMING_MIN_SIZE
+from kernels.kernel_util import (COMPILED_MIN_SIZE, PARALLEL_MIN_SIZE,
+                                 PARALLEL_MIN_SIZE_COMPUTE, STREAMING_MIN_SIZE)
 
 
 @pytest.fixture(autouse=True)
@@ -60,7 +61,7 @@ def test_conv_bias_relu_fuses_into_one_step_with_the_same_bits(dtype, size, monk
 
 
 @pytest.mark.parametrize("activation", [gp.nn.relu, gp.nn.relu6, None])
-@pytest.mark.parametrize("size", [96, STREAMING_MIN_SIZE * 2])
+@pytest.mark.parametrize("size", [96, STREAMING_MIN_SIZE, PARALLEL_MIN_SIZE * 3 // 2])  # NumPy, loops
 def test_batch_norm_arithmetic_and_activation_fuse_bit_for_bit(activation, size, monkeypatch):
     """x * scale + shift (a frozen batch norm: Mul, AddV2) then Relu/Relu6, on values with
     NaN, infinities and -0; a scalar or a [1, 1, 1, C] constant; Sub of a constant, two
@@ -236,7 +237,8 @@ def test_a_constant_longer_than_a_chunk_is_not_fused():
     assert "Mul" in _step_types([gp.nn.relu(x * vector)], [x])
 
 
-@pytest.mark.parametrize("size", [64 * 6, STREAMING_MIN_SIZE])   # the kernels, the pass
+# the kernels, then the compiled pass on 1 and on all threads
+@pytest.mark.parametrize("size", [64 * 6, 6 << 13, PARALLEL_MIN_SIZE_COMPUTE + 6])
 def test_swish_fuses_into_one_step_with_the_same_bits(size, monkeypatch):
     """x * sigmoid(x), sigmoid(x) * x and Keras's x * sigmoid(beta * x) (EfficientNet's
     activation, beta 1) run as one step with the kernels' bits; on large arrays (the
@@ -262,7 +264,7 @@ def test_swish_fuses_into_one_step_with_the_same_bits(size, monkeypatch):
                 np.float32))
     for got, unfused, want in zip(fused, plain, wants):
         np.testing.assert_array_equal(got, unfused)
-        if size == STREAMING_MIN_SIZE:
+        if size >= COMPILED_MIN_SIZE:
             np.testing.assert_array_equal(got, want)
         assert np.array_equal(np.signbit(got), np.signbit(unfused))
 

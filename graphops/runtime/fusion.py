@@ -31,8 +31,8 @@ import math
 
 import numpy as np
 
-from kernels.kernel_util import (CHAIN_CHUNK, chain_tiles, channel_chain, compiled_cpu,
-                                 compiled_elementwise)
+from kernels.kernel_util import (CHAIN_CHUNK, PARALLEL_MIN_SIZE_COMPUTE, chain_tiles,
+                                 channel_chain, compiled_cpu, compiled_elementwise)
 from registry import memory
 
 FUSED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
@@ -121,7 +121,8 @@ class Swish:
 
     def apply(self, values):
         """x * sigmoid(beta * x) for an accepted x."""
-        return compiled_elementwise("swish", values[0], values[0], self.beta)
+        return compiled_elementwise("swish", values[0], values[0], self.beta,
+                                    parallel_from=PARALLEL_MIN_SIZE_COMPUTE)
 
 
 def fuse_chains(ops, placements, folded, fed, readers, aliases, replaced):
