@@ -331,6 +331,17 @@ def test_graph_def_json_round_trip_is_lossless():
     assert graph_def_to_json(back) == graph_def_to_json(gd)
 
 
+def test_graph_def_json_text_does_not_depend_on_attr_order():
+    """Equal GraphDefs give equal text, whatever order their attr maps were filled in."""
+    attrs = {"T": gp.float32, "data_format": b"NHWC", "strides": [1, 2, 2, 1],
+             "padding": b"SAME", "dilations": [1, 1, 1, 1], "use_cudnn_on_gpu": True}
+    node = {"name": "conv", "op": "Conv2D", "input": ["x", "w"]}
+    texts = {graph_def_to_json({"node": [dict(node, attr=dict(order))]})
+             for order in (attrs.items(), reversed(attrs.items()),
+                           sorted(attrs.items(), key=lambda kv: kv[0][::-1]))}
+    assert len(texts) == 1
+
+
 def test_import_prefixes_and_uniquifies_names():
     g, _, _ = _small_graph()
     gd = as_graph_def(g)

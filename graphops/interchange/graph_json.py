@@ -14,8 +14,11 @@ from registry.errors import InvalidArgumentError
 
 
 def graph_def_to_json(graph_def, indent=2):
-    """The GraphDef dict as the JSON text `json_format.MessageToJson` gives for it."""
-    return json_format.MessageToJson(graph_def_to_proto(graph_def), indent=indent)
+    """The GraphDef dict as the JSON text `json_format.MessageToJson` gives for it, keys
+    sorted: protobuf lists map entries (a node's attrs) in its hash table's order, which a
+    round trip may change, so equal GraphDefs would not always give equal text."""
+    return json_format.MessageToJson(graph_def_to_proto(graph_def), indent=indent,
+                                     sort_keys=True)
 
 
 def graph_def_from_json(text):
