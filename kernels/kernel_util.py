@@ -28,8 +28,8 @@ STREAMING_MIN_SIZE = 1 << 19
 # Elementwise loops run on one thread below these sizes: OpenMP's threads wait passively
 # (spinning ones starve the next kernels when other work holds the cores), and waking one
 # costs ~50 us, more than it saves on less work (measured on 2 cores: Relu on 1M floats
-# 94 us alone, 127 us on both; a per-channel chain on 2M 437 vs 262 us). Sigmoid and Swish,
-# compute-bound, gain from a second thread sooner.
+# 94 us alone, 127 us on both; a per-channel chain on 2M 437 vs 262 us). Loops doing more
+# per value (Sigmoid, Swish, Adam's update, column sums) gain from a second thread sooner.
 PARALLEL_MIN_SIZE = 1 << 21
 PARALLEL_MIN_SIZE_COMPUTE = 1 << 19
 STREAMING_MIN_CHANNELS = 32
@@ -137,9 +137,11 @@ def float_sum(xp, x, axes, keepdims=False):
     group = max(1, SUM_ROW_VALUES // max(width, 1))
     main = rows // group * group
     flat = x.reshape(rows, width)
-    partials = np.zeros((min(share_count(), max(main // group, 1)), group * width))
+    single = x.size < PARALLEL_MIN_SIZE_COMPUTE
+    partials = np.zeros((1 if single else min(share_count(), max(main // group, 1)),
+                         group * width))
     if main:
-        loops("loops_elementwise", chunk=1).column_sums(
+        loops("loops_elementwise", chunk=1, single=single).column_sums(
             flat[:main].reshape(main // group, group * width), partials)
     total = partials.sum(axis=0).reshape(group, width).sum(axis=0)
     if main < rows:

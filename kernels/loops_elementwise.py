@@ -133,10 +133,11 @@ def column_sums(matrix, partials):
     rows, cols = matrix.shape
     blocks = partials.shape[0]
     for p in prange(blocks):
-        total = partials[p]
+        total = np.zeros(cols)    # the thread's own: adjacent rows of partials share a line
         for r in range(p * rows // blocks, (p + 1) * rows // blocks):
             for c in range(cols):
                 total[c] += matrix[r, c]
+        partials[p] += total
 
 
 @njit(cache=True, parallel=True, nogil=True)

@@ -6,7 +6,7 @@ gradient descent, momentum and Adam on large variables run as one fused compiled
 import numpy as np
 
 from kernels.compiled import loops
-from kernels.kernel_util import compiled_cpu
+from kernels.kernel_util import PARALLEL_MIN_SIZE, PARALLEL_MIN_SIZE_COMPUTE, compiled_cpu
 
 from kernels.state_kernels import check_dtype, locked, lookup_var, writable_value
 from registry import dtypes
@@ -19,6 +19,12 @@ _FLOATS = {"T": list(dtypes.FLOAT_TYPES)}
 
 def _flat(array):
     return array.reshape(-1)
+
+
+def _updates(var, parallel_from=PARALLEL_MIN_SIZE):
+    """The compiled update loops, on one thread for a variable below ``parallel_from``
+    values (see ``kernel_util.PARALLEL_MIN_SIZE``)."""
+    return loops("loops_training", single=var.size < parallel_from)
 
 
 def _same_shape(a, b, names):
@@ -76,7 +82,7 @@ class ResourceApplyGradientDescentKernel(_ApplyKernel):
     def update(self, xp, values, inputs):
         (var,), (alpha, delta) = values, inputs
         if compiled_cpu(xp, var):
-            loops("loops_training").gradient_descent(_flat(var), alpha[()], _flat(delta))
+            _updates(var).gradient_descent(_flat(var), alpha[()], _flat(delta))
         else:
             var -= alpha * delta
 
@@ -89,8 +95,8 @@ class ResourceApplyMomentumKernel(_ApplyKernel):
     def update(self, xp, values, inputs):
         (var, accum), (lr, grad, momentum) = values, inputs
         if compiled_cpu(xp, var, accum):
-            loops("loops_training").momentum(_flat(var), _flat(accum), lr[()], _flat(grad),
-                                             momentum[()], self.use_nesterov)
+            _updates(var).momentum(_flat(var), _flat(accum), lr[()], _flat(grad), momentum[()],
+                                   self.use_nesterov)
             return
         accum *= momentum
         accum += grad
@@ -110,9 +116,9 @@ class ResourceApplyAdamKernel(_ApplyKernel):
         one = xp.ones((), var.dtype)
         lr_t = lr * xp.sqrt(one - beta2_power) / (one - beta1_power)
         if compiled_cpu(xp, var, m, v):
-            loops("loops_training").adam(_flat(var), _flat(m), _flat(v), _flat(grad), lr_t,
-                                         beta1[()], one - beta1, one - beta2, epsilon[()],
-                                         self.use_nesterov)
+            _updates(var, PARALLEL_MIN_SIZE_COMPUTE).adam(
+                _flat(var), _flat(m), _flat(v), _flat(grad), lr_t, beta1[()], one - beta1,
+                one - beta2, epsilon[()], self.use_nesterov)
             return
         m += (grad - m) * (one - beta1)
         v += (grad * grad - v) * (one - beta2)

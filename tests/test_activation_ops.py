@@ -435,7 +435,7 @@ def test_relu_and_its_grads_keep_tf_special_values(run, dtype, size):
 
 
 @pytest.mark.parametrize("shape", [(COMPILED_MIN_SIZE + 3, 1), (4099, 3, 8), (517, 200),
-                                   (3, 5, 2731, 8)])
+                                   (3, 5, 2731, 8), (4097, 130)])   # the last on all threads
 def test_bias_add_grad_of_large_floats_sums_in_float64(run, shape):
     """Large float gradients are summed by the compiled column sums, narrow rows side by
     side: any row count and width, the float64 sum rounded once."""

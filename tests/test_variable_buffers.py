@@ -6,7 +6,7 @@ import tracemalloc
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 import graphops as gp
 
@@ -117,13 +117,16 @@ def _arrays(seed, dtype, shape, count):
     return [rng.standard_normal(shape).astype(dtype) for _ in range(count)]
 
 
-# small variables update through NumPy, large ones (>= 2**15 values) through the fused loops
-SHAPES = st.sampled_from([(1,), (7,), (3, 5), (257, 129), (2, 3, 64, 90)])
+# small variables update through NumPy, large ones (>= 2**15 values) through the fused
+# loops, on one thread, and on all from 2**21 values
+PARALLEL_SHAPE = (2049, 1024)
+SHAPES = st.sampled_from([(1,), (7,), (3, 5), (257, 129), (2, 3, 64, 90), PARALLEL_SHAPE])
 DTYPES = st.sampled_from([np.float32, np.float64])
 
 
 @settings(max_examples=15, deadline=None)
 @given(SHAPES, DTYPES, st.integers(0, 2**31), st.booleans())
+@example(PARALLEL_SHAPE, np.float32, 0, True)
 def test_fused_sgd_and_momentum_give_the_formulas_bits(shape, dtype, seed, nesterov):
     var, accum, grad = _arrays(seed, dtype, shape, 3)
     grad_t = np.asfortranarray(grad)                       # a non-contiguous gradient too
@@ -141,6 +144,7 @@ def test_fused_sgd_and_momentum_give_the_formulas_bits(shape, dtype, seed, neste
 
 @settings(max_examples=15, deadline=None)
 @given(SHAPES, DTYPES, st.integers(0, 2**31), st.booleans())
+@example(PARALLEL_SHAPE, np.float32, 0, True)
 def test_fused_adam_gives_the_formulas_bits(shape, dtype, seed, nesterov):
     var, m, v, grad = _arrays(seed, dtype, shape, 4)
     v = np.abs(v)
