@@ -1,7 +1,7 @@
 """Elementwise loops and sums (numba) where NumPy is slow: selection by a mask (compiled
 branchless), Relu(6) and their masked-product gradients, a float32 Sigmoid and Swish
 (x * sigmoid(x)), float64 sums down the columns of a matrix, bias additions, and fused
-per-channel scale, shift and Relu(6) (in parallel)."""
+per-channel scale, shift and Relu(6), and sums then Relu(6) (in parallel)."""
 
 import numpy as np
 from numba import njit, prange
@@ -43,6 +43,16 @@ def relu6(x, out):
     for i in prange(out.size):
         value = x[i]
         out[i] = 0 if value < 0 else (6 if value > 6 else value)
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def sum_activation(a, b, bounded, zero, six, out):
+    """out = relu(a + b), or relu6 with ``bounded`` (flat arrays of one size): the sum
+    rounded in their dtype, NaN and -0 kept as ``relu`` keeps them (a residual block's
+    Add + Relu). ``zero`` and ``six`` are those values in the arrays' dtype."""
+    for i in prange(out.size):
+        value = a[i] + b[i]
+        out[i] = zero if value < zero else (six if bounded and value > six else value)
 
 
 @njit(cache=True, parallel=True, nogil=True)

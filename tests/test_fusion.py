@@ -237,6 +237,51 @@ def test_a_constant_longer_than_a_chunk_is_not_fused():
     assert "Mul" in _step_types([gp.nn.relu(x * vector)], [x])
 
 
+def _kernel_types(fetches, feeds=()):
+    plan = executor.build_plan(list(feeds), fetches, [])
+    return [type(step.kernel).__name__ for step in plan.steps if hasattr(step, "op")]
+
+
+@pytest.mark.parametrize("activation", [gp.nn.relu, gp.nn.relu6])
+@pytest.mark.parametrize("size", [96, STREAMING_MIN_SIZE, PARALLEL_MIN_SIZE * 3 // 2])
+def test_residual_sum_and_activation_fuse_bit_for_bit(activation, size, monkeypatch):
+    """relu(a + b) of two run-time tensors (a residual block's AddV2, or Add) runs as one
+    step with the kernels' bits, NaN, infinities and -0 included."""
+    rng = np.random.default_rng(5)
+    a = gp.placeholder(gp.float32, [None, 4, 4, 6])
+    b = gp.placeholder(gp.float32, [None, 4, 4, 6])
+    outs = [activation(a + b), activation(gp.add(b, a)), activation(a + a)]
+    assert _kernel_types(outs, [a, b]) == ["SumActivation"] * 3
+    first = _hostile(rng, (size // 96, 4, 4, 6), np.float32)
+    second = np.roll(_hostile(rng, first.shape, np.float32), 1)   # NaNs meet no NaN
+    feed = {a: first, b: second}
+    with np.errstate(invalid="ignore"):
+        fused = _run(outs, feed)
+        plain = _run(outs, feed, fused=False, monkeypatch=monkeypatch)
+    for got, want in zip(fused, plain):
+        np.testing.assert_array_equal(got, want)
+        assert np.array_equal(np.signbit(got), np.signbit(want))
+
+
+def test_sums_that_must_not_fuse_or_do_not_match_at_run_time(monkeypatch):
+    a = gp.placeholder(gp.float32, [None, 4])
+    b = gp.placeholder(gp.float32, [None, 4])
+    total = a + b
+    out = gp.nn.relu(total)
+    assert "SumActivation" in _kernel_types([out], [a, b])
+    assert "SumActivation" not in _kernel_types([out, total], [a, b])       # sum fetched
+    assert "SumActivation" not in _kernel_types([out], [a, b, total])       # sum fed
+    assert "SumActivation" not in _kernel_types([out, total * 2.0], [a, b])  # two readers
+    wide = gp.placeholder(gp.float32, [None, 1, 4])
+    assert "SumActivation" not in _kernel_types([gp.nn.relu(a + wide)], [a, wide])   # ranks
+    rows = np.linspace(-3, 3, (1 << 15) * 4, dtype=np.float32).reshape(-1, 4)
+    with gp.Session() as sess:                        # b broadcasts at run time: the kernels
+        np.testing.assert_array_equal(sess.run(out, {a: rows, b: rows[:1]}),
+                                      np.maximum(rows + rows[:1], 0))
+        with pytest.raises(gp.errors.InvalidArgumentError, match="Incompatible shapes"):
+            sess.run(out, {a: rows, b: rows[:3]})
+
+
 # the kernels, then the compiled pass on 1 and on all threads
 @pytest.mark.parametrize("size", [64 * 6, 6 << 13, PARALLEL_MIN_SIZE_COMPUTE + 6])
 def test_swish_fuses_into_one_step_with_the_same_bits(size, monkeypatch):

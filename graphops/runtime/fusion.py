@@ -21,9 +21,11 @@ met with another may keep the other's sign), when x is what the plan expected (i
 dim, rank and dtype, and within the memory budget); otherwise it runs the nodes' own
 kernels one after the other, with their own errors.
 
-Swish, ``Mul(x, Sigmoid(x))`` (either order, the Sigmoid's output read by the Mul alone),
-fuses likewise into one step (``Swish``), as TF's remapper fuses it for oneDNN: one
-compiled pass over a large float32 x giving the same bits as the two kernels.
+Swish, ``Mul(x, Sigmoid(x))`` (either order, the Sigmoid's output read by the Mul alone;
+Keras's ``x * sigmoid(beta * x)`` too), fuses likewise into one step (``Swish``), as TF's
+remapper fuses it for oneDNN: one compiled pass over a large float32 x giving the same bits
+as the kernels. So does a residual block's ``Relu(Add(a, b))`` of two run-time tensors
+(``SumActivation``, as TF fuses a conv's Add + Relu), when a and b come with one shape.
 """
 
 import collections
@@ -95,6 +97,31 @@ class Chain:
                 for kind, v in self.stages]
 
 
+class SumActivation:
+    """A fused ``relu(a + b)`` (or Relu6): an Add/AddV2 of two run-time tensors read only by
+    the activation (a residual block's), with a Chain's ``inputs`` ([a, b]), ``ops`` and
+    ``parts`` (for the nodes' own kernels)."""
+
+    def __init__(self, add, activation):
+        self.inputs, self.ops = list(add.inputs), [add, activation]
+        self.parts = [(add, 0, 1, ("add", 1)), (activation, 0, None, ("activation",
+                                                                      activation.type))]
+        self.bounded = activation.type == "Relu6"
+
+    def accepts(self, values):
+        """Whether the compiled pass takes a and b: arrays of one shape and float dtype,
+        contiguous, large enough to gain; others (broadcasts) run the kernels."""
+        a, b = values
+        return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)
+                and a.dtype == b.dtype and compiled_cpu(np, a, b, dtypes=FUSED_DTYPES))
+
+    def apply(self, values):
+        """act(a + b) for accepted values."""
+        a, b = values
+        return compiled_elementwise("sum_activation", a, a, b, self.bounded, a.dtype.type(0),
+                                    a.dtype.type(6))
+
+
 class Swish:
     """A fused ``x * sigmoid(beta * x)`` (Keras's swish; ``tf.nn.silu`` has no beta): the
     Mul of x and the Sigmoid of x, or of x times a scalar constant beta, with a Chain's
@@ -131,7 +158,7 @@ def fuse_chains(ops, placements, folded, fed, readers, aliases, replaced):
     tensor keys, ``readers``: ``constant_folding.reader_counts``; ``aliases`` and
     ``replaced``: ``constant_folding.fold_scales``' rewrites. A folded-away Mul is seen
     through (the chain reads on from the output it stands for) and a scaled bias stands for
-    its BiasAdd's constant. Swish pairs (``Swish``) come in the same dict."""
+    its BiasAdd's constant. ``SumActivation`` and ``Swish`` steps come in the same dict."""
     on_host = {op._id: placed.device.type.is_host for op, placed in zip(ops, placements)}
     consumers = collections.defaultdict(list)
     controlling = set()
@@ -180,6 +207,15 @@ def fuse_chains(ops, placements, folded, fed, readers, aliases, replaced):
                     yield scale.inputs[i], (scale, i, beta)
         yield z, None
 
+    for op in ops:
+        if (op.type in ("Add", "AddV2") and runs_here(op)
+                and not any(isinstance(operand(op, j), np.ndarray) for j in (0, 1))
+                and _same_shapes(*op.inputs)):
+            act, read = only_reader(op.outputs[0])
+            if (act is not None and act.type in FUSED_ACTIVATIONS and read.op._id == op._id
+                    and runs_here(act)):
+                taken.update((op._id, act._id))
+                chains[act._id] = SumActivation(op, act)
     for op in ops:
         if not (op.type == "Sigmoid" and runs_here(op)
                 and op.outputs[0].dtype.np_dtype == np.float32):
@@ -240,6 +276,12 @@ def _part(op, chained, operand):
                 and not (chained is not None and _same(value, chained))):
             return x, i, value, (kind, value)
     return None
+
+
+def _same_shapes(a, b):
+    """Whether tensors a and b may have one shape (their static shapes say nothing else)."""
+    return (a.shape.rank is not None and a.shape.rank == b.shape.rank
+            and a.shape.is_compatible_with(b.shape))
 
 
 def _same(operand, tensor):
