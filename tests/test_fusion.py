@@ -34,6 +34,16 @@ def _run(fetches, feed, fused=True, monkeypatch=None):
         monkeypatch.undo() if not fused else None
 
 
+def _assert_same_bits_as_unfused(fetches, feed, monkeypatch):
+    """The fetches' values with fusion are those without, bit for bit (NaN signs too)."""
+    with np.errstate(invalid="ignore"):
+        fused = _run(fetches, feed)
+        plain = _run(fetches, feed, fused=False, monkeypatch=monkeypatch)
+    for got, want in zip(fused, plain):
+        np.testing.assert_array_equal(got, want)
+        assert np.array_equal(np.signbit(got), np.signbit(want))
+
+
 def _hostile(rng, shape, dtype):
     """Values with NaN, infinities, -0 and values past Relu6's 6."""
     x = (rng.standard_normal(shape) * 8).astype(dtype)
@@ -79,12 +89,7 @@ def test_batch_norm_arithmetic_and_activation_fuse_bit_for_bit(activation, size,
     types = _step_types(outs, [x])
     assert len(types) == 4                             # one step a chain: its last node
     feed = {x: _hostile(rng, (size // 96, 4, 4, 6), np.float32)}
-    with np.errstate(invalid="ignore"):
-        fused = _run(outs, feed)
-        plain = _run(outs, feed, fused=False, monkeypatch=monkeypatch)
-    for got, want in zip(fused, plain):
-        np.testing.assert_array_equal(got, want)
-        assert np.array_equal(np.signbit(got), np.signbit(want))
+    _assert_same_bits_as_unfused(outs, feed, monkeypatch)
 
 
 def test_a_chain_reads_through_a_batch_norm_scale_folded_into_the_conv(monkeypatch):
@@ -255,12 +260,7 @@ def test_residual_sum_and_activation_fuse_bit_for_bit(activation, size, monkeypa
     first = _hostile(rng, (size // 96, 4, 4, 6), np.float32)
     second = np.roll(_hostile(rng, first.shape, np.float32), 1)   # NaNs meet no NaN
     feed = {a: first, b: second}
-    with np.errstate(invalid="ignore"):
-        fused = _run(outs, feed)
-        plain = _run(outs, feed, fused=False, monkeypatch=monkeypatch)
-    for got, want in zip(fused, plain):
-        np.testing.assert_array_equal(got, want)
-        assert np.array_equal(np.signbit(got), np.signbit(want))
+    _assert_same_bits_as_unfused(outs, feed, monkeypatch)
 
 
 def test_sums_that_must_not_fuse_or_do_not_match_at_run_time(monkeypatch):
