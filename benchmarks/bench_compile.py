@@ -30,11 +30,13 @@ def cases(np, gp):
     dw_dy = rng.standard_normal((2, 32, 32, 16)).astype(np.float32)
     depthwise = dict(strides=[1, 1, 1, 1], padding="SAME")
     conv_x = rng.standard_normal((4, 16, 16, 32)).astype(np.float32)    # 1024 positions:
-    conv_w = rng.standard_normal((5, 5, 32, 16)).astype(np.float32)     # scattered, 5x5: not
-    conv_dy = rng.standard_normal((4, 16, 16, 16)).astype(np.float32)   # Winograd
+    conv_w = rng.standard_normal((5, 5, 32, 24)).astype(np.float32)     # scattered, 5x5: not
+    conv_dy = rng.standard_normal((4, 16, 16, 24)).astype(np.float32)   # Winograd (24 outputs:
+    direct_w = rng.standard_normal((3, 3, 32, 32)).astype(np.float32)   # not direct)
     dense = dict(strides=[1, 1, 1, 1], padding="SAME")
     wino_x = rng.standard_normal((2, 32, 32, 32)).astype(np.float32)
-    wino_w = rng.standard_normal((3, 3, 32, 32)).astype(np.float32)
+    wino_w = rng.standard_normal((3, 3, 32, 24)).astype(np.float32)
+    wino_dy = rng.standard_normal((2, 32, 32, 24)).astype(np.float32)
     few_x = rng.standard_normal((2, 8, 8, 8, 1)).astype(np.float32)
     few_w = rng.standard_normal((3, 3, 3, 1, 8)).astype(np.float32)
     few_dy = rng.standard_normal((2, 8, 8, 8, 8)).astype(np.float32)
@@ -72,7 +74,9 @@ def cases(np, gp):
         ("Conv2D 3x3 (Winograd)", lambda: gp.raw_ops.Conv2D(
             input=wino_x, filter=wino_w, **dense)),
         ("Conv2DBackpropFilter 3x3 (Winograd)", lambda: gp.raw_ops.Conv2DBackpropFilter(
-            input=wino_x, filter_sizes=np.int32(wino_w.shape), out_backprop=wino_x, **dense)),
+            input=wino_x, filter_sizes=np.int32(wino_w.shape), out_backprop=wino_dy, **dense)),
+        ("Conv2D stride 2 (direct micro-kernels)", lambda: gp.raw_ops.Conv2D(
+            input=conv_x, filter=direct_w, strides=[1, 2, 2, 1], padding="SAME")),
         ("Conv3DBackpropFilterV2 (few channels)", lambda: gp.raw_ops.Conv3DBackpropFilterV2(
             input=few_x, filter_sizes=np.int32(few_w.shape), out_backprop=few_dy, **dense3)),
         ("ResourceApplyGradientDescent",

@@ -6,6 +6,9 @@ Each op picks the first path that applies (``conv_forward`` and friends read top
 * CPU, very few channels (``_few_channels``): direct compiled loops that compute each output
   plane on the padded width, every kernel tap one long contiguous run
   (``loops_conv.small_forward``, ``small_filter_grad``);
+* CPU, the float32 forward conv with output channels in whole vectors of 16, strided or
+  small (``conv_direct.applies``): register-blocked micro-kernels reading the padded input
+  in place (``conv_direct``);
 * CPU, 3x3(x3) stride-1 float convs of 16-128 channels (``conv_winograd.applies``): Winograd,
   redone on the next path when a result comes out non-finite;
 * CPU, strided input gradients with at most ``PHASE_MAX_DEPTH`` dy channels (transposed
@@ -44,7 +47,7 @@ import math
 
 import numpy as np
 
-from kernels import conv_phases, conv_winograd
+from kernels import conv_direct, conv_phases, conv_winograd
 from kernels.compiled import loops, usable
 from kernels.conv_layout import (blocks, channels_last_copy, channels_last_shape, chunk_bytes,
                                  compute_dtype, conv_output_size, from_channels_last,
@@ -88,6 +91,8 @@ def conv_forward(x, w, strides, dilations, pads, channels_last=True, xp=np):
     elif 0 not in xc.shape and xp is np:
         if _few_channels(xp, ct, kernel, strides, dilations, c, o, out_sp):
             y = _small_forward(xc, wc, out_sp, strides, dilations, pads, ct)
+        elif conv_direct.applies(xp, ct, kernel, strides, o, (n, *out_sp), c):
+            y = conv_direct.forward(xc, wc, strides, dilations, pads, out_sp)
         elif conv_winograd.applies(xp, ct, kernel, strides, dilations, c, o, (n, *out_sp)):
             y = conv_winograd.winograd_forward(xc, wc, out_sp, pads)   # None: not finite
         if y is None and (c >= SCATTER_MIN_DEPTH and all(s == 1 for s in strides)

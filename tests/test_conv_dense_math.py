@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from kernels import conv_dense
+from kernels import conv_dense, conv_direct
 from kernels.conv_dense import conv_backprop_filter, conv_backprop_input, conv_forward
 from tests.conv_tolerance import assert_conv_close
 from tests.module_settings import module_settings
@@ -161,6 +161,64 @@ def test_few_channel_direct_loops_match_reference(case, dtype, non_finite):
         np.testing.assert_array_equal(got[np.isinf(want)], want[np.isinf(want)])
         _check_close(np.where(finite, got, 0).astype(got.dtype), np.where(finite, want, 0),
                      dtype)
+
+
+@SETTINGS
+@given(case=conv_cases(min_size=1), dtype=st.sampled_from(FLOAT_DTYPES),
+       vectors=st.integers(1, 3), non_finite=st.booleans())
+def test_direct_micro_kernels_match_reference(case, dtype, vectors, non_finite):
+    """The forward conv on the register-blocked micro-kernels (forced on for any width and
+    size: 16-48 output channels, every stride, dilation, padding, rank, layout and float
+    type, float64 taking the other paths), NaN and infinity in x reaching exactly the
+    outputs they feed. (A non-finite filter meets the padding's zeros, as on the patch
+    matrices and in TF's CPU kernels.)"""
+    case["o"] = 16 * vectors
+    x, w, _, geo, _ = _arrays(case, dtype)
+    if non_finite and x.size:
+        x.reshape(-1)[::7] = np.inf
+        x.reshape(-1)[3::11] = np.nan
+    calls = []
+    original = conv_direct.forward
+    cl = case["channels_last"]
+    with module_settings(conv_direct, MIN_WIDTH=1, MAX_UNIT_STRIDE_MACS=10**18,
+                         forward=lambda *args: calls.append(1) or original(*args)), \
+            module_settings(conv_dense, SMALL_MAX_CHANNEL_PAIRS=0), \
+            np.errstate(invalid="ignore"):
+        got = conv_forward(x, w, *geo, channels_last=cl)
+        want = conv_forward_ref(x.astype(np.float64), w.astype(np.float64), *geo,
+                                channels_last=cl)
+    pointwise = all(k == 1 for k in w.shape[:-2]) and not any(b or a for b, a in geo[2])
+    assert len(calls) == (np.dtype(dtype) != np.float64 and not pointwise and got.size > 0)
+    finite = np.isfinite(want)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(got[np.isinf(want)], want[np.isinf(want)])
+    _check_close(np.where(finite, got, 0).astype(got.dtype), np.where(finite, want, 0), dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, ml_dtypes.bfloat16])
+@pytest.mark.parametrize("channels_last", [True, False])
+def test_direct_micro_kernels_on_whole_and_partial_blocks(dtype, channels_last):
+    """Rows of 22 outputs (two blocks of 8, then 6), 3-D, strided, dilated, uneven
+    padding, two vectors of output channels, against the float64 reference."""
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((2, 5, 9, 21, 3)).astype(dtype)
+    w = rng.standard_normal((3, 2, 3, 3, 32)).astype(dtype)
+    if not channels_last:
+        x = np.ascontiguousarray(np.moveaxis(x, -1, 1))
+    geo = ((2, 1, 1), (1, 2, 1), ((1, 0), (1, 1), (2, 1)))
+    calls = []
+    original = conv_direct.forward
+    with module_settings(conv_direct, forward=lambda *a: calls.append(a[-1]) or original(*a)):
+        got = conv_forward(x, w, *geo, channels_last=channels_last)
+    assert calls == [(2, 9, 22)]
+    want = conv_forward_ref(x.astype(np.float64), w.astype(np.float64), *geo,
+                            channels_last=channels_last)
+    _check_close(got, want, dtype)
+
+
+def test_direct_kernels_vector_width_is_the_kernels_own():
+    from kernels import loops_direct
+    assert conv_direct.VECTOR_CHANNELS == loops_direct.LANES
 
 
 @SETTINGS
