@@ -6,9 +6,10 @@ Each op picks the first path that applies (``conv_forward`` and friends read top
 * CPU, very few channels (``_few_channels``): direct compiled loops that compute each output
   plane on the padded width, every kernel tap one long contiguous run
   (``loops_conv.small_forward``, ``small_filter_grad``);
-* CPU, the float32 forward conv with output channels in whole vectors of 16, strided or
-  small (``conv_direct.applies``): register-blocked micro-kernels reading the padded input
-  in place (``conv_direct``);
+* CPU, the float32 forward conv and filter gradient with output channels in whole vectors
+  of 16, strided or small (``conv_direct.applies``; the filter gradient with an output
+  plane for every thread): register-blocked micro-kernels reading the padded input in place
+  (``conv_direct``);
 * CPU, 3x3(x3) stride-1 float convs of 16-128 channels (``conv_winograd.applies``): Winograd,
   redone on the next path when a result comes out non-finite;
 * CPU, strided input gradients with at most ``PHASE_MAX_DEPTH`` dy channels (transposed
@@ -121,6 +122,9 @@ def conv_backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels
     elif xp is np:
         if _few_channels(xp, ct, kernel, strides, dilations, c, o, out_sp, accumulates=True):
             dw = _small_backprop_filter(xc, dyc, filter_shape, strides, dilations, pads, ct)
+        elif (conv_direct.applies(xp, ct, kernel, strides, o, dyc.shape[:-1], c)
+              and conv_direct.planes(dyc.shape) >= intra_op_threads()):
+            dw = conv_direct.backprop_filter(xc, dyc, filter_shape, strides, dilations, pads)
         elif conv_winograd.applies(xp, ct, kernel, strides, dilations, c, o, dyc.shape[:-1]):
             dw = conv_winograd.winograd_backprop_filter(xc, dyc, pads)   # None: not finite
     if dw is None:

@@ -1,17 +1,19 @@
-"""The dense forward conv computed directly on register-blocked micro-kernels
-(``loops_direct``): no patch matrix, every input value read in place through per-tap
-offsets into the zero-padded input.
+"""The dense forward conv and its filter gradient computed directly on register-blocked
+micro-kernels (``loops_direct``): no patch matrix, every input value read in place through
+per-tap offsets into the zero-padded input.
 
 On this 2-core AVX-512 machine the micro-kernel runs at 220 GFLOP/s a core, where
 OpenBLAS's SGEMM (on its AVX2 kernels) runs at about 120 and the patch-matrix GEMMs of a
 conv with 16 output channels at 80-95, plus the copy. Measured against the other paths:
 
 * strided convs: 1.4-2.6x faster (the 3-D CNN's 8 -> 16 channel stride-2 layer 1.34 ->
-  0.53 ms; Conv3D VALID s2 x[4,16,32,32,32] f[3,3,3,32,64] 3.7 -> 2.4 ms; Conv2D s2
-  x[32,56,56,64] f[3,3,64,128] 20.6 -> 14.8 ms);
+  0.53 ms, its filter gradient 2.05 -> 0.83; Conv3D VALID s2 x[4,16,32,32,32]
+  f[3,3,3,32,64] 3.7 -> 2.4 ms, its filter gradient 3.9 -> 2.9; Conv2D s2 x[32,56,56,64]
+  f[3,3,64,128] 20.6 -> 14.8 ms, its filter gradient 21.6 -> 18.7);
 * stride 1: 1.1-3.3x faster than Winograd and the patch matrices up to 462M
-  multiply-adds (x[4,28,28,128] f[3,3,128,128] 3.3 ms, Winograd 8.4); 15-20% slower than
-  Winograd and the scatter GEMMs on convs of 1.8G+ (``MAX_UNIT_STRIDE_MACS``);
+  multiply-adds (x[4,28,28,128] f[3,3,128,128] 3.3 ms, Winograd 8.4; filter gradients
+  1.0-1.5x); 15-35% slower than Winograd and the scatter GEMMs on convs of 1.8G+
+  (``MAX_UNIT_STRIDE_MACS``);
 * a filter past ``MAX_FILTER_BYTES`` no longer stays in the cache while the rows pass (a
   2.4 MB one: 2.3x slower than the patch matrices), and fewer than ``MIN_WIDTH`` output
   columns leave the kernel waiting on filter loads.
@@ -24,6 +26,7 @@ import numpy as np
 
 from kernels.compiled import loops, usable
 from kernels.conv_layout import padded_for_windows
+from kernels.parallelism import share_count
 
 VECTOR_CHANNELS = 16        # output channels per micro-kernel column (loops_direct.LANES)
 MIN_WIDTH = 4               # output columns (last spatial dim) the kernels need at least
@@ -48,7 +51,38 @@ def forward(xc, w, strides, dilations, pads, out_sp):
     """The forward conv of channels-last float32 ``xc`` by ``w`` ``[*K, C, O]``: ``[N,
     *out_sp, O]``. Each output element sums its taps in row-major order, channels fastest,
     with fused multiply-adds."""
-    kernel, (c, o) = w.shape[:-2], w.shape[-2:]
+    padded, offsets, geometry = _layout(xc, w.shape, strides, dilations, pads, out_sp)
+    y = np.empty((xc.shape[0], *out_sp, w.shape[-1]), np.float32)
+    loops("loops_direct", chunk=1).forward(padded, offsets,
+                                           np.ascontiguousarray(w, np.float32).reshape(-1),
+                                           y.reshape(-1), geometry)
+    return y
+
+
+def backprop_filter(xc, dyc, filter_shape, strides, dilations, pads):
+    """The filter gradient ``filter_shape`` ``[*K, C, O]`` of channels-last float32 ``xc``
+    and ``dyc``: float32 sums per pool share (each over its output planes in order, fused
+    multiply-adds), the shares added in float64 in order."""
+    padded, offsets, geometry = _layout(xc, filter_shape, strides, dilations, pads,
+                                        dyc.shape[1:-1])
+    partials = np.zeros((max(1, min(share_count(), planes(dyc.shape))),
+                         math.prod(filter_shape)), np.float32)
+    loops("loops_direct", chunk=1).filter_grad(padded, offsets, dyc.reshape(-1), partials,
+                                               geometry)
+    return partials.sum(axis=0, dtype=np.float64).astype(np.float32).reshape(filter_shape)
+
+
+def planes(out_shape):
+    """The output planes of ``out_shape`` ``[N, *out_sp, O]`` that the filter gradient's
+    threads share: images, times the first of 3 spatial dims."""
+    return out_shape[0] * (out_shape[1] if len(out_shape) == 5 else 1)
+
+
+def _layout(xc, filter_shape, strides, dilations, pads, out_sp):
+    """What the loops take: the zero-padded input (flat), each (tap, channel)'s offset from
+    a window's origin in it, and the geometry (N, Q1, Q2, Q3, O, P1, P2, P3, C, s1, s2,
+    s3), all padded to 3 spatial dims with leading 1s."""
+    kernel, (c, o) = filter_shape[:-2], filter_shape[-2:]
     lead = 3 - len(kernel)
     padded = padded_for_windows(xc, pads, kernel, strides, dilations, out_sp, np.float32)
     extents = (1,) * lead + padded.shape[1:-1]
@@ -58,11 +92,6 @@ def forward(xc, w, strides, dilations, pads, out_sp):
                      for k1, k2, k3 in itertools.product(*(range(k) for k in kernel3))],
                     np.int64)
     offsets = (taps[:, None] + np.arange(c)).reshape(-1)
-    n = xc.shape[0]
-    y = np.empty((n, *out_sp, o), np.float32)
-    geometry = (n, *((1,) * lead + tuple(out_sp)), o, *extents, c,
+    geometry = (xc.shape[0], *((1,) * lead + tuple(out_sp)), o, *extents, c,
                 *((1,) * lead + tuple(strides)))
-    loops("loops_direct", chunk=1).forward(padded.reshape(-1), offsets,
-                                           np.ascontiguousarray(w, np.float32).reshape(-1),
-                                           y.reshape(-1), tuple(int(v) for v in geometry))
-    return y
+    return padded.reshape(-1), offsets, tuple(int(v) for v in geometry)

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from kernels import conv_dense, conv_direct
+from kernels.parallelism import intra_op_threads
 from kernels.conv_dense import conv_backprop_filter, conv_backprop_input, conv_forward
 from tests.conv_tolerance import assert_conv_close
 from tests.module_settings import module_settings
@@ -167,39 +168,50 @@ def test_few_channel_direct_loops_match_reference(case, dtype, non_finite):
 @given(case=conv_cases(min_size=1), dtype=st.sampled_from(FLOAT_DTYPES),
        vectors=st.integers(1, 3), non_finite=st.booleans())
 def test_direct_micro_kernels_match_reference(case, dtype, vectors, non_finite):
-    """The forward conv on the register-blocked micro-kernels (forced on for any width and
-    size: 16-48 output channels, every stride, dilation, padding, rank, layout and float
-    type, float64 taking the other paths), NaN and infinity in x reaching exactly the
-    outputs they feed. (A non-finite filter meets the padding's zeros, as on the patch
-    matrices and in TF's CPU kernels.)"""
+    """The forward conv and filter gradient on the register-blocked micro-kernels (forced
+    on for any width and size: 16-48 output channels, every stride, dilation, padding,
+    rank, layout and float type, float64 taking the other paths; the filter gradient where
+    every thread gets an output plane), NaN and infinity in x reaching exactly the outputs
+    they feed. (A non-finite filter meets the padding's zeros, as on the patch matrices and
+    in TF's CPU kernels.)"""
     case["o"] = 16 * vectors
-    x, w, _, geo, _ = _arrays(case, dtype)
+    x, w, dy, geo, _ = _arrays(case, dtype)
     if non_finite and x.size:
         x.reshape(-1)[::7] = np.inf
         x.reshape(-1)[3::11] = np.nan
     calls = []
-    original = conv_direct.forward
+    forward, backprop_filter = conv_direct.forward, conv_direct.backprop_filter
     cl = case["channels_last"]
     with module_settings(conv_direct, MIN_WIDTH=1, MAX_UNIT_STRIDE_MACS=10**18,
-                         forward=lambda *args: calls.append(1) or original(*args)), \
+                         forward=lambda *a: calls.append("forward") or forward(*a),
+                         backprop_filter=lambda *a: calls.append("filter") or
+                         backprop_filter(*a)), \
             module_settings(conv_dense, SMALL_MAX_CHANNEL_PAIRS=0), \
             np.errstate(invalid="ignore"):
-        got = conv_forward(x, w, *geo, channels_last=cl)
-        want = conv_forward_ref(x.astype(np.float64), w.astype(np.float64), *geo,
-                                channels_last=cl)
+        y = conv_forward(x, w, *geo, channels_last=cl)
+        dw = conv_backprop_filter(x, dy, w.shape, *geo, channels_last=cl)
+        x64, w64, dy64 = (a.astype(np.float64) for a in (x, w, dy))
+        want_y = conv_forward_ref(x64, w64, *geo, channels_last=cl)
+        want_dw = conv_backprop_filter_ref(x64, dy64, w.shape, *geo, channels_last=cl)
     pointwise = all(k == 1 for k in w.shape[:-2]) and not any(b or a for b, a in geo[2])
-    assert len(calls) == (np.dtype(dtype) != np.float64 and not pointwise and got.size > 0)
-    finite = np.isfinite(want)
-    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
-    np.testing.assert_array_equal(got[np.isinf(want)], want[np.isinf(want)])
-    _check_close(np.where(finite, got, 0).astype(got.dtype), np.where(finite, want, 0), dtype)
+    taken = np.dtype(dtype) != np.float64 and not pointwise and y.size > 0
+    out_shape = (y.shape[0], *(y.shape[1:-1] if cl else y.shape[2:]), w.shape[-1])
+    assert calls == ["forward"] * taken + ["filter"] * (
+        taken and conv_direct.planes(out_shape) >= intra_op_threads())
+    for got, want in ((y, want_y), (dw, want_dw)):
+        finite = np.isfinite(want)
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+        np.testing.assert_array_equal(got[np.isinf(want)], want[np.isinf(want)])
+        _check_close(np.where(finite, got, 0).astype(got.dtype), np.where(finite, want, 0),
+                     dtype)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, ml_dtypes.bfloat16])
 @pytest.mark.parametrize("channels_last", [True, False])
 def test_direct_micro_kernels_on_whole_and_partial_blocks(dtype, channels_last):
-    """Rows of 22 outputs (two blocks of 8, then 6), 3-D, strided, dilated, uneven
-    padding, two vectors of output channels, against the float64 reference."""
+    """Rows of 22 outputs (two blocks of 8, then 6; for the filter gradient 54 pairs of
+    taps and channels: six blocks of 8, then 6), 3-D, strided, dilated, uneven padding,
+    two vectors of output channels, against the float64 reference."""
     rng = np.random.default_rng(11)
     x = rng.standard_normal((2, 5, 9, 21, 3)).astype(dtype)
     w = rng.standard_normal((3, 2, 3, 3, 32)).astype(dtype)
@@ -214,6 +226,11 @@ def test_direct_micro_kernels_on_whole_and_partial_blocks(dtype, channels_last):
     want = conv_forward_ref(x.astype(np.float64), w.astype(np.float64), *geo,
                             channels_last=channels_last)
     _check_close(got, want, dtype)
+    dy = np.random.default_rng(12).standard_normal(got.shape).astype(dtype)
+    dw = conv_backprop_filter(x, dy, w.shape, *geo, channels_last=channels_last)
+    _check_close(dw, conv_backprop_filter_ref(x.astype(np.float64), dy.astype(np.float64),
+                                              w.shape, *geo, channels_last=channels_last),
+                 dtype)
 
 
 def test_direct_kernels_vector_width_is_the_kernels_own():
