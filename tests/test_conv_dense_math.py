@@ -69,6 +69,14 @@ def _check_close(got, ref, dtype):
     assert_conv_close(got, ref, dtype, half_ulps=1.0)
 
 
+def _check_close_non_finite(got, ref, dtype):
+    """NaN exactly where ``ref`` has NaN, its infinities, and the finite rest close."""
+    finite = np.isfinite(ref)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
+    np.testing.assert_array_equal(got[np.isinf(ref)], ref[np.isinf(ref)])
+    _check_close(np.where(finite, got, 0).astype(got.dtype), np.where(finite, ref, 0), dtype)
+
+
 @SETTINGS
 @given(case=conv_cases(), dtype=st.sampled_from(FLOAT_DTYPES))
 def test_forward_matches_reference(case, dtype):
@@ -157,11 +165,7 @@ def test_few_channel_direct_loops_match_reference(case, dtype, non_finite):
         want_y = conv_forward_ref(x64, w64, *geo, channels_last=cl)
         want_dw = conv_backprop_filter_ref(x64, dy64, w.shape, *geo, channels_last=cl)
     for got, want in ((y, want_y), (dw, want_dw)):
-        finite = np.isfinite(want)
-        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
-        np.testing.assert_array_equal(got[np.isinf(want)], want[np.isinf(want)])
-        _check_close(np.where(finite, got, 0).astype(got.dtype), np.where(finite, want, 0),
-                     dtype)
+        _check_close_non_finite(got, want, dtype)
 
 
 @SETTINGS
@@ -199,11 +203,7 @@ def test_direct_micro_kernels_match_reference(case, dtype, vectors, non_finite):
     assert calls == ["forward"] * taken + ["filter"] * (
         taken and conv_direct.planes(out_shape) >= intra_op_threads())
     for got, want in ((y, want_y), (dw, want_dw)):
-        finite = np.isfinite(want)
-        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
-        np.testing.assert_array_equal(got[np.isinf(want)], want[np.isinf(want)])
-        _check_close(np.where(finite, got, 0).astype(got.dtype), np.where(finite, want, 0),
-                     dtype)
+        _check_close_non_finite(got, want, dtype)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, ml_dtypes.bfloat16])
@@ -264,10 +264,7 @@ def test_input_gradient_by_phases_matches_reference(case, dtype, non_finite, dir
         got = conv_backprop_input(dy, w, x_shape, *geo, channels_last=cl)
         want = conv_backprop_input_ref(dy.astype(np.float64), w.astype(np.float64), x_shape,
                                        *geo, channels_last=cl)
-    finite = np.isfinite(want)
-    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
-    np.testing.assert_array_equal(got[np.isinf(want)], want[np.isinf(want)])
-    _check_close(np.where(finite, got, 0).astype(got.dtype), np.where(finite, want, 0), dtype)
+    _check_close_non_finite(got, want, dtype)
 
 
 @pytest.mark.parametrize("in_size, out_size, k, s, d, before", [
