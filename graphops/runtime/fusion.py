@@ -194,7 +194,29 @@ def fuse_chains(ops, placements, folded, fed, readers, aliases, replaced):
         after = consumers[key][0]
         return (only_reader(after.outputs[0]) if after._id in aliases else (after, t))
 
-    chains, taken = {}, set()
+    def sum_activation(add):    # Relu(Add(a, b)) of run-time a and b of one static shape
+        if not (add.type in ("Add", "AddV2") and runs_here(add) and _same_shapes(*add.inputs)
+                and not any(isinstance(operand(add, j), np.ndarray) for j in (0, 1))):
+            return None
+        act, read = only_reader(add.outputs[0])
+        if (act is None or act.type not in FUSED_ACTIVATIONS or read.op._id != add._id
+                or not runs_here(act)):
+            return None
+        return SumActivation(add, act)
+
+    def swish(sigmoid):         # Mul(x, Sigmoid(x)) or Mul(x, Sigmoid(x * beta))
+        if not (sigmoid.type == "Sigmoid" and runs_here(sigmoid)
+                and sigmoid.outputs[0].dtype.np_dtype == np.float32):
+            return None
+        mul, read = only_reader(sigmoid.outputs[0])
+        if mul is None or mul.type != "Mul" or read.op._id != sigmoid._id or not runs_here(mul):
+            return None
+        index = next(i for i, t in enumerate(mul.inputs) if _same(t, read))
+        for x, scaling in swish_sources(sigmoid):
+            if _same(mul.inputs[1 - index], x):
+                return Swish(x, scaling, sigmoid, mul, index)
+        return None
+
     def swish_sources(sigmoid):   # (x, scaling) pairs the Sigmoid may compute on, best first
         z = sigmoid.inputs[0]
         scale = z.op
@@ -207,29 +229,16 @@ def fuse_chains(ops, placements, folded, fed, readers, aliases, replaced):
                     yield scale.inputs[i], (scale, i, beta)
         yield z, None
 
-    for op in ops:
-        if (op.type in ("Add", "AddV2") and runs_here(op)
-                and not any(isinstance(operand(op, j), np.ndarray) for j in (0, 1))
-                and _same_shapes(*op.inputs)):
-            act, read = only_reader(op.outputs[0])
-            if (act is not None and act.type in FUSED_ACTIVATIONS and read.op._id == op._id
-                    and runs_here(act)):
-                taken.update((op._id, act._id))
-                chains[act._id] = SumActivation(op, act)
-    for op in ops:
-        if not (op.type == "Sigmoid" and runs_here(op)
-                and op.outputs[0].dtype.np_dtype == np.float32):
-            continue
-        mul, read = only_reader(op.outputs[0])
-        if mul is None or mul.type != "Mul" or read.op._id != op._id or not runs_here(mul):
-            continue
-        index = next(i for i, t in enumerate(mul.inputs) if _same(t, read))
-        for x, scaling in swish_sources(op):
-            if _same(mul.inputs[1 - index], x):
-                swish = Swish(x, scaling, op, mul, index)
-                taken.update(o._id for o in swish.ops)
-                chains[mul._id] = swish
-                break
+    chains, taken = {}, set()
+
+    def claim(fused):           # the fused step stands for its last node; its nodes are taken
+        taken.update(o._id for o in fused.ops)
+        chains[fused.ops[-1]._id] = fused
+
+    for op in ops:              # residual sums and swishes first: the chains cannot take them
+        fused = sum_activation(op) or swish(op)
+        if fused is not None:
+            claim(fused)
     for op in ops:
         first = part(op, None)
         if first is None:
@@ -243,10 +252,8 @@ def fuse_chains(ops, placements, folded, fed, readers, aliases, replaced):
                 break
             arithmetic += nxt[3][0] != "activation"
             parts.append((after, *nxt[1:]))
-        if len(parts) < 2 or not _fits(source, [p[2] for p in parts if p[2] is not None]):
-            continue
-        taken.update(p[0]._id for p in parts)
-        chains[parts[-1][0]._id] = Chain(source, parts)
+        if len(parts) >= 2 and _fits(source, [p[2] for p in parts if p[2] is not None]):
+            claim(Chain(source, parts))
     return chains
 
 
