@@ -2,9 +2,12 @@
 micro-kernels (``loops_direct``): no patch matrix, every input value read in place through
 per-tap offsets into the zero-padded input.
 
-On this 2-core AVX-512 machine the micro-kernel runs at 220 GFLOP/s a core, where
+On this 2-core AVX-512 machine the micro-kernel runs at 220-245 GFLOP/s a core, where
 OpenBLAS's SGEMM (on its AVX2 kernels) runs at about 120 and the patch-matrix GEMMs of a
-conv with 16 output channels at 80-95, plus the copy. Measured against the other paths:
+conv with 16 output channels at 80-95, plus the copy. Measured against the other paths
+(with one vector of output channels a call; two made the direct path 1.2-1.4x faster
+still where the channels allow, and even with Winograd and the scatter GEMMs on the
+largest stride-1 convs, where it is not used):
 
 * strided convs: 1.4-2.6x faster (the 3-D CNN's 8 -> 16 channel stride-2 layer 1.34 ->
   0.53 ms, its filter gradient 2.05 -> 0.83; Conv3D VALID s2 x[4,16,32,32,32]
