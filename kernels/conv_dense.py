@@ -8,8 +8,9 @@ Each op picks the first path that applies (``conv_forward`` and friends read top
   (``loops_conv.small_forward``, ``small_filter_grad``);
 * CPU, the float32 forward conv and filter gradient with output channels in whole vectors
   of 16, strided or small (``conv_direct.applies``; the filter gradient with an output
-  plane for every thread): register-blocked micro-kernels reading the padded input in place
-  (``conv_direct``);
+  plane for every thread), and the stride-1 input gradient with input channels so
+  (``_direct_input``, the forward of dy with the filter flipped): register-blocked
+  micro-kernels reading the padded input in place (``conv_direct``);
 * CPU, 3x3(x3) stride-1 float convs of 16-128 channels (``conv_winograd.applies``): Winograd,
   redone on the next path when a result comes out non-finite;
 * CPU, strided input gradients with at most ``PHASE_MAX_DEPTH`` dy channels (transposed
@@ -51,8 +52,9 @@ import numpy as np
 from kernels import conv_direct, conv_phases, conv_winograd
 from kernels.compiled import loops, usable
 from kernels.conv_layout import (blocks, channels_last_copy, channels_last_shape, chunk_bytes,
-                                 compute_dtype, conv_output_size, from_channels_last,
-                                 pad_spatial, padded_for_windows, window_view)
+                                 compute_dtype, conv_output_size, flipped_filter,
+                                 from_channels_last, pad_spatial, padded_for_windows,
+                                 window_view)
 from kernels.kernel_util import astype
 from kernels.parallelism import intra_op_threads, pool_map, share_count
 
@@ -148,6 +150,10 @@ def conv_backprop_input(dy, w, input_shape, strides, dilations, pads, channels_l
         dx = xp.zeros(in_shape, ct)
         w2 = xp.ascontiguousarray(wc.reshape(c, o))
         dx[_sampled(out_sp, strides)] = (dyc.reshape(-1, o) @ w2.T).reshape(*dyc.shape[:-1], c)
+    elif _direct_input(xp, ct, kernel, strides, dilations, pads, c, in_shape, o):
+        dx = conv_direct.forward(dyc, flipped_filter(wc), strides, dilations,
+                                 [((k - 1) * d - b, (k - 1) * d - a) for k, d, (b, a)
+                                  in zip(kernel, dilations, pads)], in_shape[1:-1])
     elif conv_winograd.applies(xp, ct, kernel, strides, dilations, o, c, in_shape[:-1]):
         dx = conv_winograd.winograd_backprop_input(dyc, wc, in_shape[1:-1], pads)
     elif _by_phases(xp, kernel, strides, c, o) and np.isfinite(wc).all():
@@ -226,6 +232,18 @@ def _few_channels(xp, ct, kernel, strides, dilations, in_channels, out_channels,
             and plane <= SMALL_MAX_PLANE_BYTES
             and (np.dtype(ct).kind == "f" or not accumulates)
             and all(s == 1 for s in strides[lead:]))
+
+
+def _direct_input(xp, ct, kernel, strides, dilations, pads, in_channels, in_shape,
+                  out_channels):
+    """Whether a stride-1 input gradient runs as the direct forward conv of dy with the
+    filter flipped (``conv_direct``, at any size; its padding ``(k-1)*d`` less the conv's,
+    so a padding past that takes the other paths)."""
+    return (all(s == 1 for s in strides)
+            and all(b <= (k - 1) * d and a <= (k - 1) * d
+                    for k, d, (b, a) in zip(kernel, dilations, pads))
+            and conv_direct.applies(xp, ct, kernel, strides, in_channels, in_shape[:-1],
+                                    out_channels, any_size=True))
 
 
 def _by_phases(xp, kernel, strides, in_channels, out_channels):

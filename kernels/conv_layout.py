@@ -170,3 +170,10 @@ def tap_index(idx, grid, offset, strides, dilations):
         sel = idx[axis] if axis < len(idx) else slice(0, grid[axis])
         parts.append(slice(sel.start * s + k, (sel.stop - 1) * s + k + 1, s))
     return tuple(parts) + (slice(None),)
+
+
+def flipped_filter(w):
+    """The filter ``[*K, O, C]`` whose stride-1 forward conv of dy is the input gradient of
+    the conv by ``w`` ``[*K, C, O]``: spatially flipped, its channel axes swapped."""
+    rank = w.ndim - 2
+    return np.ascontiguousarray(np.swapaxes(w[(slice(None, None, -1),) * rank], -1, -2))

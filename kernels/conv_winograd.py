@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from kernels.compiled import loops, usable
-from kernels.conv_layout import pad_spatial
+from kernels.conv_layout import flipped_filter, pad_spatial
 from kernels.parallelism import pool_map
 
 BLOCK_BYTES = 4 << 20   # a block's transformed tiles and products (measured best at 2-8 MB)
@@ -85,7 +85,7 @@ def winograd_backprop_input(dy, w, in_sp, pads):
     a padding exceeds 2 or, as in ``winograd_forward``, a result is not finite."""
     if any(b > 2 or a > 2 for b, a in pads):
         return None
-    return winograd_forward(dy, _flipped(w), in_sp, [(2 - b, 2 - a) for b, a in pads])
+    return winograd_forward(dy, flipped_filter(w), in_sp, [(2 - b, 2 - a) for b, a in pads])
 
 
 def winograd_backprop_filter(x, dy, pads):
@@ -148,10 +148,3 @@ def _transformed(a, matrix):
     for axis in range(a.ndim - 2):
         a = np.moveaxis(np.tensordot(matrix, a, axes=([1], [axis])), 0, axis)
     return a
-
-
-def _flipped(w):
-    """The filter whose forward conv of dy is the input gradient: spatially flipped, its
-    input and output channel axes swapped."""
-    rank = w.ndim - 2
-    return np.ascontiguousarray(np.swapaxes(w[(slice(None, None, -1),) * rank], -1, -2))

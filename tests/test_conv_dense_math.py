@@ -206,6 +206,33 @@ def test_direct_micro_kernels_match_reference(case, dtype, vectors, non_finite):
         _check_close_non_finite(got, want, dtype)
 
 
+@SETTINGS
+@given(case=conv_cases(min_size=1), dtype=st.sampled_from(FLOAT_DTYPES),
+       vectors=st.integers(1, 3))
+def test_stride_1_input_gradient_on_the_direct_kernels_matches_reference(case, dtype,
+                                                                         vectors):
+    """The stride-1 input gradient as the direct forward of dy with the filter flipped
+    (16-48 input channels; taken where no padding exceeds (k-1)*d), every dilation,
+    padding, rank, layout and float type."""
+    for dim in case["dims"]:
+        dim["s"] = 1
+    case["c"] = 16 * vectors
+    _, w, dy, geo, x_shape = _arrays(case, dtype)
+    calls = []
+    forward = conv_direct.forward
+    with module_settings(conv_direct, MIN_WIDTH=1,
+                         forward=lambda *a: calls.append(1) or forward(*a)):
+        got = conv_backprop_input(dy, w, x_shape, *geo, channels_last=case["channels_last"])
+    want = conv_backprop_input_ref(dy.astype(np.float64), w.astype(np.float64), x_shape, *geo,
+                                   channels_last=case["channels_last"])
+    _check_close(got, want, dtype)
+    reach = all(b <= (k - 1) * d and a <= (k - 1) * d
+                for k, d, (b, a) in zip(w.shape[:-2], geo[1], geo[2]))
+    pointwise = all(k == 1 for k in w.shape[:-2]) and not any(b or a for b, a in geo[2])
+    assert len(calls) == (np.dtype(dtype) != np.float64 and reach and not pointwise
+                          and dy.size > 0)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, ml_dtypes.bfloat16])
 @pytest.mark.parametrize("channels_last", [True, False])
 def test_direct_micro_kernels_on_whole_and_partial_blocks(dtype, channels_last):

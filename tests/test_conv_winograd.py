@@ -62,6 +62,7 @@ def test_all_three_match_reference(case):
 
 def test_the_winograd_path_is_taken_for_3x3_stride_1(monkeypatch):
     monkeypatch.setattr(conv_winograd, "MIN_TILES", 9)
+    monkeypatch.setattr(conv_direct, "applies", lambda *args, **kwargs: False)  # Winograd's turn
     calls, filter_calls = [], []
     original = conv_winograd.winograd_forward
     monkeypatch.setattr(conv_winograd, "winograd_forward",
@@ -85,7 +86,7 @@ def test_the_winograd_path_is_taken_for_3x3_stride_1(monkeypatch):
 
 def test_float32_error_stays_near_the_direct_sum(monkeypatch):
     calls = []
-    monkeypatch.setattr(conv_direct, "applies", lambda *args: False)   # Winograd's turn
+    monkeypatch.setattr(conv_direct, "applies", lambda *args, **kwargs: False)  # Winograd's turn
     original = conv_winograd.winograd_forward
     monkeypatch.setattr(conv_winograd, "winograd_forward",
                         lambda *a: calls.append(1) or original(*a))
