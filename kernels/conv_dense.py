@@ -6,8 +6,9 @@ Each op picks the first path that applies (``conv_forward`` and friends read top
 * CPU, very few channels (``_few_channels``): direct compiled loops that compute each output
   plane on the padded width, every kernel tap one long contiguous run
   (``loops_conv.small_forward``, ``small_filter_grad``);
-* CPU, the float32 forward conv and filter gradient with output channels in whole vectors
-  of 16, strided or small (``conv_direct.applies``; the filter gradient with an output
+* CPU, the float32 forward conv and filter gradient with output channels in groups of 8,
+  strided or small (``conv_direct.applies``; the filter gradient, which takes this path
+  before the few-channel loops (1.5x faster on a 1 -> 8 channel 3-D layer), with an output
   plane for every thread), and the stride-1 input gradient with input channels so
   (``_direct_input``, the forward of dy with the filter flipped): register-blocked
   micro-kernels reading the padded input in place (``conv_direct``);
@@ -122,11 +123,11 @@ def conv_backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels
         picked = xc[_sampled(out_sp, strides)]
         dw = (dyc.reshape(-1, o).T @ picked.reshape(-1, c)).T
     elif xp is np:
-        if _few_channels(xp, ct, kernel, strides, dilations, c, o, out_sp, accumulates=True):
-            dw = _small_backprop_filter(xc, dyc, filter_shape, strides, dilations, pads, ct)
-        elif (conv_direct.applies(xp, ct, kernel, strides, o, dyc.shape[:-1], c)
-              and conv_direct.planes(dyc.shape) >= intra_op_threads()):
+        if (conv_direct.applies(xp, ct, kernel, strides, o, dyc.shape[:-1], c)
+                and conv_direct.planes(dyc.shape) >= intra_op_threads()):
             dw = conv_direct.backprop_filter(xc, dyc, filter_shape, strides, dilations, pads)
+        elif _few_channels(xp, ct, kernel, strides, dilations, c, o, out_sp, accumulates=True):
+            dw = _small_backprop_filter(xc, dyc, filter_shape, strides, dilations, pads, ct)
         elif conv_winograd.applies(xp, ct, kernel, strides, dilations, c, o, dyc.shape[:-1]):
             dw = conv_winograd.winograd_backprop_filter(xc, dyc, pads)   # None: not finite
     if dw is None:

@@ -1,14 +1,14 @@
 """Direct convolution on a register-blocked micro-kernel (numba, with the kernel's inner loop
 written in LLVM IR): the forward conv and the filter gradient without a patch matrix, for
-float32 channels-last operands whose output channels come in whole vectors of ``LANES``.
+float32 channels-last operands whose output channels come in groups of ``HALF_LANES``.
 
 Each micro-kernel call keeps 1 to ``ROWS`` rows of accumulators in vector registers, each
-one or two vectors of ``LANES`` output channels: the forward conv's rows are output
-positions of one row, and for every (kernel tap, input channel) pair it loads the
-filter's vectors once and adds them, scaled by each position's input value (one broadcast
-load each), with fused multiply-adds; the filter gradient's rows are (tap, channel) pairs,
-and for every output position of a plane it loads dy's vectors once and adds them scaled
-by each pair's input value. numba's own loops leave such code scalar or spill it
+one or two vectors of ``LANES`` output channels (or one of ``HALF_LANES`` for a last group
+of 8): the forward conv's rows are output positions of one row, and for every (kernel tap,
+input channel) pair it loads the filter's vectors once and adds them, scaled by each
+position's input value (one broadcast load each), with fused multiply-adds; the filter
+gradient's rows are (tap, channel) pairs, and for every output position of a plane it
+loads dy's vectors once and adds them scaled by each pair's input value. numba's own loops leave such code scalar or spill it
 (measured 7-35 GFLOP/s); this runs at 220-245 GFLOP/s a core here, where OpenBLAS's SGEMM
 runs at 119 (on the AVX2 kernels this machine's environment selects), and needs no copy of
 the input per tap. Two vectors a row (16 accumulators) load less per multiply-add than one:
@@ -21,19 +21,18 @@ from numba import njit, prange, types
 from numba.extending import intrinsic
 
 LANES = 16        # float32 output channels per vector register (AVX-512; two AVX2 halves)
+HALF_LANES = 8    # the narrower vector a last group of 8 output channels takes
 ROWS = 8          # accumulators a micro-kernel call keeps in registers
 
 _FLOAT = ir.FloatType()
-_VECTOR = ir.VectorType(_FLOAT, LANES)
 _INT = ir.IntType(64)
-_SPLAT = ir.Constant(ir.VectorType(ir.IntType(32), LANES), [0] * LANES)
 
 
-def _micro_kernel(vectors):
-    """The micro-kernel for ``vectors`` (1 or 2) vectors of LANES channels, a numba
+def _micro_kernel(vectors, lanes=LANES):
+    """The micro-kernel for ``vectors`` (1 or 2) vectors of ``lanes`` channels, a numba
     intrinsic ``(rows, x, x_base, steps, row_offsets, v, v_step, v_col, out, out_base,
     out_step, add)`` over flat float32 arrays: for r < rows (1 to ROWS) and lanes
-    l < vectors * LANES, ``out[out_base + r*out_step + l] (+)= sum over i < len(steps) of
+    l < vectors * lanes, ``out[out_base + r*out_step + l] (+)= sum over i < len(steps) of
     x[x_base + steps[i] + row_offsets[r]] * v[i*v_step + v_col + l]``, added to what ``out``
     holds when ``add`` is nonzero. The forward conv takes rows as output positions and i as
     (tap, channel) pairs; the filter gradient rows as (tap, channel) pairs and i as output
@@ -58,7 +57,7 @@ def _micro_kernel(vectors):
                 block = builder.append_basic_block(f"direct.rows{count}")
                 switch.add_case(_INT(count), block)
                 builder.position_at_end(block)
-                _emit_loop(builder, count, vectors, **operands)
+                _emit_loop(builder, count, vectors, lanes, **operands)
                 builder.branch(leave)
             builder.position_at_end(leave)
             return context.get_dummy_value()
@@ -72,13 +71,15 @@ def _micro_kernel(vectors):
     return kernel
 
 
-def _emit_loop(builder, rows, vectors, x, steps, row_offsets, count, x_base, v, v_step,
-               v_col, out, out_base, out_step, add):
+def _emit_loop(builder, rows, vectors, lanes, x, steps, row_offsets, count, x_base, v,
+               v_step, v_col, out, out_base, out_step, add):
     """The IR of one micro-kernel: ``rows`` x ``vectors`` accumulators summed over the
     ``count`` steps, then stored (or added) into ``out``; leaves the builder at its end."""
+    vector_type = ir.VectorType(_FLOAT, lanes)
     fma = builder.module.declare_intrinsic(
-        "llvm.fma.v16f32", fnty=ir.FunctionType(_VECTOR, [_VECTOR] * 3))
-    zero = ir.Constant(_VECTOR, [0.0] * LANES)
+        f"llvm.fma.v{lanes}f32", fnty=ir.FunctionType(vector_type, [vector_type] * 3))
+    zero = ir.Constant(vector_type, [0.0] * lanes)
+    splat = ir.Constant(ir.VectorType(ir.IntType(32), lanes), [0] * lanes)
     row_at = [builder.load(builder.gep(row_offsets, [_INT(r)])) for r in range(rows)]
     entry = builder.block
     loop = builder.append_basic_block("direct.loop")
@@ -87,20 +88,20 @@ def _emit_loop(builder, rows, vectors, x, steps, row_offsets, count, x_base, v, 
 
     builder.position_at_end(loop)
     i = builder.phi(_INT)
-    sums = [[builder.phi(_VECTOR) for _ in range(vectors)] for _ in range(rows)]
+    sums = [[builder.phi(vector_type) for _ in range(vectors)] for _ in range(rows)]
     first = builder.add(builder.mul(i, v_step), v_col)
-    loaded = [builder.load(builder.bitcast(builder.gep(v, [builder.add(first, _INT(j * LANES))]),
-                                           _VECTOR.as_pointer()), align=4)
+    loaded = [builder.load(builder.bitcast(builder.gep(v, [builder.add(first, _INT(j * lanes))]),
+                                           vector_type.as_pointer()), align=4)
               for j in range(vectors)]
     at = builder.add(x_base, builder.load(builder.gep(steps, [i])))
     added = []
     for totals, offset in zip(sums, row_at):
         value = builder.load(builder.gep(x, [builder.add(at, offset)]))
-        lanes = builder.shuffle_vector(
-            builder.insert_element(ir.Constant(_VECTOR, ir.Undefined), value,
+        broadcast = builder.shuffle_vector(
+            builder.insert_element(ir.Constant(vector_type, ir.Undefined), value,
                                    ir.IntType(32)(0)),
-            ir.Constant(_VECTOR, ir.Undefined), _SPLAT)
-        added.append([builder.call(fma, [lanes, vector, total])
+            ir.Constant(vector_type, ir.Undefined), splat)
+        added.append([builder.call(fma, [broadcast, vector, total])
                       for vector, total in zip(loaded, totals)])
     following = builder.add(i, _INT(1))
     i.add_incoming(_INT(0), entry)
@@ -116,7 +117,7 @@ def _emit_loop(builder, rows, vectors, x, steps, row_offsets, count, x_base, v, 
     for news in added:
         row = []
         for new in news:
-            result = builder.phi(_VECTOR)
+            result = builder.phi(vector_type)
             result.add_incoming(zero, entry)
             result.add_incoming(new, loop)
             row.append(result)
@@ -125,27 +126,33 @@ def _emit_loop(builder, rows, vectors, x, steps, row_offsets, count, x_base, v, 
     for r, row in enumerate(results):
         start = builder.add(out_base, builder.mul(out_step, _INT(r)))
         for j, result in enumerate(row):
-            where = builder.bitcast(builder.gep(out, [builder.add(start, _INT(j * LANES))]),
-                                    _VECTOR.as_pointer())
+            where = builder.bitcast(builder.gep(out, [builder.add(start, _INT(j * lanes))]),
+                                    vector_type.as_pointer())
             held = builder.select(adding, builder.load(where, align=4), zero)
             builder.store(builder.fadd(held, result), where, align=4)
 
 
-_one_vector, _two_vectors = _micro_kernel(1), _micro_kernel(2)
+_half_vector, _one_vector, _two_vectors = (_micro_kernel(1, HALF_LANES), _micro_kernel(1),
+                                           _micro_kernel(2))
 
 
 @njit(cache=True, nogil=True)
 def _accumulate(rows, x, x_base, steps, row_offsets, v, v_step, v_col, out, out_base,
                 out_step, add, channels_left):
     """The micro-kernel for ``rows`` accumulators, on two vectors of channels when at least
-    that many are left from ``v_col`` on, else one; returns the channels it took."""
+    that many are left from ``v_col`` on, else one, else half of one; returns the channels
+    it took."""
     if channels_left >= 2 * LANES:
         _two_vectors(rows, x, x_base, steps, row_offsets, v, v_step, v_col, out, out_base,
                      out_step, add)
         return 2 * LANES
-    _one_vector(rows, x, x_base, steps, row_offsets, v, v_step, v_col, out, out_base,
-                out_step, add)
-    return LANES
+    if channels_left >= LANES:
+        _one_vector(rows, x, x_base, steps, row_offsets, v, v_step, v_col, out, out_base,
+                    out_step, add)
+        return LANES
+    _half_vector(rows, x, x_base, steps, row_offsets, v, v_step, v_col, out, out_base,
+                 out_step, add)
+    return HALF_LANES
 
 
 @njit(cache=True, parallel=True, nogil=True)
@@ -153,7 +160,7 @@ def forward(x, offsets, w, y, geometry):
     """y = the conv of x by w on the micro-kernels. ``x``: the zero-padded input
     ``[N, P1, P2, P3, C]`` as a flat float32 array; ``offsets[t*C + c]``: where tap t's
     channel c lies from a window's origin, in x's flat elements; ``w``: the filter
-    ``[taps*C, O]`` flat, O a multiple of LANES; ``y``: ``[N, Q1, Q2, Q3, O]`` flat;
+    ``[taps*C, O]`` flat, O a multiple of HALF_LANES; ``y``: ``[N, Q1, Q2, Q3, O]`` flat;
     ``geometry``: (N, Q1, Q2, Q3, O, P1, P2, P3, C, s1, s2, s3). Output rows (n, q1, q2)
     are shared among the threads; a call takes up to ROWS positions of a row."""
     n_total, q1n, q2n, q3n, outs, p1, p2, p3, channels, s1, s2, s3 = geometry

@@ -170,15 +170,15 @@ def test_few_channel_direct_loops_match_reference(case, dtype, non_finite):
 
 @SETTINGS
 @given(case=conv_cases(min_size=1), dtype=st.sampled_from(FLOAT_DTYPES),
-       vectors=st.integers(1, 3), non_finite=st.booleans())
+       vectors=st.integers(1, 7), non_finite=st.booleans())
 def test_direct_micro_kernels_match_reference(case, dtype, vectors, non_finite):
     """The forward conv and filter gradient on the register-blocked micro-kernels (forced
-    on for any width and size: 16-48 output channels, every stride, dilation, padding,
+    on for any width and size: 8-56 output channels, every stride, dilation, padding,
     rank, layout and float type, float64 taking the other paths; the filter gradient where
     every thread gets an output plane), NaN and infinity in x reaching exactly the outputs
     they feed. (A non-finite filter meets the padding's zeros, as on the patch matrices and
     in TF's CPU kernels.)"""
-    case["o"] = 16 * vectors
+    case["o"] = 8 * vectors
     x, w, dy, geo, _ = _arrays(case, dtype)
     if non_finite and x.size:
         x.reshape(-1)[::7] = np.inf
@@ -208,15 +208,15 @@ def test_direct_micro_kernels_match_reference(case, dtype, vectors, non_finite):
 
 @SETTINGS
 @given(case=conv_cases(min_size=1), dtype=st.sampled_from(FLOAT_DTYPES),
-       vectors=st.integers(1, 3))
+       vectors=st.integers(1, 7))
 def test_stride_1_input_gradient_on_the_direct_kernels_matches_reference(case, dtype,
                                                                          vectors):
     """The stride-1 input gradient as the direct forward of dy with the filter flipped
-    (16-48 input channels; taken where no padding exceeds (k-1)*d), every dilation,
+    (8-56 input channels; taken where no padding exceeds (k-1)*d), every dilation,
     padding, rank, layout and float type."""
     for dim in case["dims"]:
         dim["s"] = 1
-    case["c"] = 16 * vectors
+    case["c"] = 8 * vectors
     _, w, dy, geo, x_shape = _arrays(case, dtype)
     calls = []
     forward = conv_direct.forward
@@ -260,9 +260,9 @@ def test_direct_micro_kernels_on_whole_and_partial_blocks(dtype, channels_last):
                  dtype)
 
 
-def test_direct_kernels_vector_width_is_the_kernels_own():
+def test_direct_kernels_channel_groups_are_the_kernels_own():
     from kernels import loops_direct
-    assert conv_direct.VECTOR_CHANNELS == loops_direct.LANES
+    assert conv_direct.VECTOR_CHANNELS == loops_direct.HALF_LANES
 
 
 @SETTINGS
