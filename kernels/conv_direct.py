@@ -34,7 +34,7 @@ from kernels.compiled import loops, usable
 from kernels.conv_layout import padded_for_windows
 from kernels.parallelism import share_count
 
-VECTOR_CHANNELS = 8         # output channels come in groups of (loops_direct.HALF_LANES)
+VECTOR_CHANNELS = 8         # output channels come in groups of this (loops_direct.HALF_LANES)
 MIN_WIDTH = 4               # output columns (last spatial dim) the kernels need at least
 MAX_FILTER_BYTES = 1 << 20  # float32 filters up to this size stay in the cache
 MAX_UNIT_STRIDE_MACS = 1 << 29   # multiply-adds up to which stride-1 convs run here
@@ -44,9 +44,10 @@ def applies(xp, ct, kernel, strides, out_channels, out_shape, in_channels,
             any_size=False):
     """Whether the forward conv of ``out_shape`` ``(N, *out_sp)`` runs here: NumPy with
     compiled loops, float32 arithmetic, 1-3 spatial dims, output channels in groups of
-    ``VECTOR_CHANNELS``, at least ``MIN_WIDTH`` output columns, a filter within ``MAX_FILTER_BYTES``,
-    and strided or at most ``MAX_UNIT_STRIDE_MACS`` multiply-adds (unless ``any_size``:
-    the stride-1 input gradient, which the other paths run no faster at any size)."""
+    ``VECTOR_CHANNELS``, at least ``MIN_WIDTH`` output columns, a filter within
+    ``MAX_FILTER_BYTES``, and strided or at most ``MAX_UNIT_STRIDE_MACS`` multiply-adds
+    (unless ``any_size``: the stride-1 input gradient, which the other paths run no faster
+    at any size)."""
     taps = math.prod(kernel) * in_channels * out_channels
     return (xp is np and usable() and np.dtype(ct) == np.float32 and 1 <= len(kernel) <= 3
             and out_channels % VECTOR_CHANNELS == 0 and out_shape[-1] >= MIN_WIDTH
