@@ -8,11 +8,12 @@ of 8): the forward conv's rows are output positions of one row, and for every (k
 input channel) pair it loads the filter's vectors once and adds them, scaled by each
 position's input value (one broadcast load each), with fused multiply-adds; the filter
 gradient's rows are (tap, channel) pairs, and for every output position of a plane it
-loads dy's vectors once and adds them scaled by each pair's input value. numba's own loops leave such code scalar or spill it
-(measured 7-35 GFLOP/s); this runs at 220-245 GFLOP/s a core here, where OpenBLAS's SGEMM
-runs at 119 (on the AVX2 kernels this machine's environment selects), and needs no copy of
-the input per tap. Two vectors a row (16 accumulators) load less per multiply-add than one:
-1.2-1.4x faster where the output channels allow.
+loads dy's vectors once and adds them scaled by each pair's input value. numba's own loops
+leave such code scalar or spill it (measured 7-35 GFLOP/s); this runs at 220-245 GFLOP/s a
+core here, where OpenBLAS's SGEMM runs at 119 (on the AVX2 kernels this machine's
+environment selects), and needs no copy of the input per tap. Two vectors a row (16
+accumulators) load less per multiply-add than one: 1.2-1.4x faster where the output
+channels allow.
 """
 
 import numpy as np

@@ -18,9 +18,18 @@ def graph():
         yield g
 
 
-def _step_types(fetches, feeds=()):
+def _kernel_steps(fetches, feeds=()):
+    """The plan's kernel steps (copy steps left out)."""
     plan = executor.build_plan(list(feeds), fetches, [])
-    return [step.op.type for step in plan.steps if hasattr(step, "op")]
+    return [step for step in plan.steps if hasattr(step, "op")]
+
+
+def _step_types(fetches, feeds=()):
+    return [step.op.type for step in _kernel_steps(fetches, feeds)]
+
+
+def _kernel_types(fetches, feeds=()):
+    return [type(step.kernel).__name__ for step in _kernel_steps(fetches, feeds)]
 
 
 def _run(fetches, feed, fused=True, monkeypatch=None):
@@ -71,7 +80,8 @@ def test_conv_bias_relu_fuses_into_one_step_with_the_same_bits(dtype, size, monk
 
 
 @pytest.mark.parametrize("activation", [gp.nn.relu, gp.nn.relu6, None])
-@pytest.mark.parametrize("size", [96, STREAMING_MIN_SIZE, PARALLEL_MIN_SIZE * 3 // 2])  # NumPy, loops
+# NumPy, then the compiled pass on one thread and on all
+@pytest.mark.parametrize("size", [96, STREAMING_MIN_SIZE, PARALLEL_MIN_SIZE * 3 // 2])
 def test_batch_norm_arithmetic_and_activation_fuse_bit_for_bit(activation, size, monkeypatch):
     """x * scale + shift (a frozen batch norm: Mul, AddV2) then Relu/Relu6, on values with
     NaN, infinities and -0; a scalar or a [1, 1, 1, C] constant; Sub of a constant, two
@@ -240,11 +250,6 @@ def test_a_constant_longer_than_a_chunk_is_not_fused():
     x = gp.placeholder(gp.float32, [CHAIN_CHUNK + 1])
     vector = gp.constant(np.ones(CHAIN_CHUNK + 1, np.float32))
     assert "Mul" in _step_types([gp.nn.relu(x * vector)], [x])
-
-
-def _kernel_types(fetches, feeds=()):
-    plan = executor.build_plan(list(feeds), fetches, [])
-    return [type(step.kernel).__name__ for step in plan.steps if hasattr(step, "op")]
 
 
 @pytest.mark.parametrize("activation", [gp.nn.relu, gp.nn.relu6])

@@ -144,7 +144,7 @@ class Swish:
         """Whether the compiled pass takes x (float32, contiguous, large enough to gain);
         others run the kernels (same shapes: none checks a budget or can fail)."""
         x = values[0]
-        return isinstance(x, np.ndarray) and compiled_cpu(np, x, dtypes=FUSED_DTYPES[:1])
+        return isinstance(x, np.ndarray) and compiled_cpu(np, x, dtypes=(np.dtype(np.float32),))
 
     def apply(self, values):
         """x * sigmoid(beta * x) for an accepted x."""
