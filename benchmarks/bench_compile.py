@@ -28,6 +28,8 @@ def cases(np, gp):
     dw_x = rng.standard_normal((2, 32, 32, 16)).astype(np.float32)
     dw_w = rng.standard_normal((3, 3, 16, 1)).astype(np.float32)
     dw_dy = rng.standard_normal((2, 32, 32, 16)).astype(np.float32)
+    dw_w2 = rng.standard_normal((3, 3, 16, 2)).astype(np.float32)      # multiplier 2: the
+    dw_dy2 = rng.standard_normal((2, 32, 32, 32)).astype(np.float32)   # row-cache loops
     depthwise = dict(strides=[1, 1, 1, 1], padding="SAME")
     conv_x = rng.standard_normal((4, 16, 16, 32)).astype(np.float32)    # 1024 positions:
     conv_w = rng.standard_normal((5, 5, 32, 24)).astype(np.float32)     # scattered, 5x5: not
@@ -97,6 +99,15 @@ def cases(np, gp):
         ("DepthwiseConv2dNativeBackpropFilter",
          lambda: gp.raw_ops.DepthwiseConv2dNativeBackpropFilter(
              input=dw_x, filter_sizes=np.int32(dw_w.shape), out_backprop=dw_dy, **depthwise)),
+        ("DepthwiseConv2dNative multiplier 2", lambda: gp.raw_ops.DepthwiseConv2dNative(
+            input=dw_x, filter=dw_w2, **depthwise)),
+        ("...BackpropInput multiplier 2",
+         lambda: gp.raw_ops.DepthwiseConv2dNativeBackpropInput(
+             input_sizes=np.int32(dw_x.shape), filter=dw_w2, out_backprop=dw_dy2, **depthwise)),
+        ("...BackpropFilter multiplier 2",
+         lambda: gp.raw_ops.DepthwiseConv2dNativeBackpropFilter(
+             input=dw_x, filter_sizes=np.int32(dw_w2.shape), out_backprop=dw_dy2,
+             **depthwise)),
     ]
 
 

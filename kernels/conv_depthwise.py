@@ -1,11 +1,13 @@
 """Depthwise 2-D convolution math: DepthwiseConv2dNative forward and its two gradients.
 
 Two paths. With NumPy (``xp=np``, the default) each op is one fused pass of compiled loops
-(``kernels/loops_depthwise.py``, numba, imported on first use) over channels-last,
-C-contiguous operands: NHWC operands go in as they are, NCHW ones and strided views are
-copied once on the way in and the result once on the way out. float16/bfloat16 stay in
-their dtype: the loops widen rows to float32 as they load them and round results as rows
-finish, so no pass of its own casts them. The loops split the rows into
+(numba, imported on first use) over channels-last, C-contiguous operands: NHWC operands go
+in as they are, NCHW ones and strided views are copied once on the way in and the result
+once on the way out. float32 with multiplier 1 runs on vector kernels that read their
+operands in place (``kernels/loops_depthwise_vectors.py``); the rest on loops over a
+row cache (``kernels/loops_depthwise.py``), where float16/bfloat16 stay in their dtype: the
+loops widen rows to float32 as they load them and round results as rows finish, so no
+pass of its own casts them. The loops split the rows into
 ``parallelism.share_count()`` blocks that threads take as they come free; the
 filter gradient sums each block in the compute dtype, then the blocks in order in float64,
 so results depend only on the thread count.
@@ -58,13 +60,18 @@ def depthwise_backprop_filter(x, dy, filter_shape, strides, dilations, pads, cha
     dyl = channels_last_copy(dy, channels_last)
     if 0 in (kh, kw, c, m) or dyl.size == 0 or xl.size == 0:
         return np.zeros((kh, kw, c, m), x.dtype)
+    geometry = _geometry((kh, kw, c, m), strides, dilations, pads)
+    if _on_vectors(x.dtype, m):
+        compiled, parts = _loops(dyl.size, "loops_depthwise_vectors")
+        sums = np.zeros((min(parts, dyl.shape[0] * dyl.shape[1]), kh * kw * c))
+        compiled.backprop_filter(xl, dyl, sums, geometry)
+        return sums.sum(axis=0).reshape(kh, kw, c, m).astype(x.dtype)
     cols = _run_columns(c * m)
     compiled, parts = _loops(dyl.size)
     blocks_shape = (min(parts, dyl.shape[0] * dyl.shape[1]), kh * kw, cols * c * m)
     sums = np.zeros(blocks_shape)
     compiled.backprop_filter(_bits(xl), _bits(dyl), sums,
-                             aligned_empty(blocks_shape, compute_dtype(x.dtype)),
-                             _geometry((kh, kw, c, m), strides, dilations, pads), cols,
+                             aligned_empty(blocks_shape, compute_dtype(x.dtype)), geometry, cols,
                              _bfloat(x.dtype))
     dw = sums.sum(axis=0).reshape(kh, kw, cols, c, m).sum(axis=2)
     return dw.astype(x.dtype)
@@ -87,18 +94,28 @@ def _run(name, source, w, out, strides, dilations, pads):
     if not (out.size and source.size and w.size):
         out[...] = 0
         return
+    geometry = _geometry(w.shape, strides, dilations, pads)
+    if _on_vectors(source.dtype, w.shape[3]):
+        compiled, parts = _loops(max(out.size, source.size), "loops_depthwise_vectors")
+        getattr(compiled, name)(source, np.ascontiguousarray(w), out, geometry, parts)
+        return
     cols = _run_columns(w.shape[2] * w.shape[3])
     compiled, parts = _loops(max(out.size, source.size))
     getattr(compiled, name)(_bits(source), _tiled(w, cols, source.dtype), _bits(out),
-                            _geometry(w.shape, strides, dilations, pads), cols, parts,
-                            _bfloat(source.dtype))
+                            geometry, cols, parts, _bfloat(source.dtype))
 
 
-def _loops(values):
-    """The compiled loops (threads take one row block at a time) and the row-block count;
-    below SINGLE_THREAD_MAX_VALUES output (or dy) values on one thread, blocks the same."""
-    return (loops("loops_depthwise", chunk=1, single=values < SINGLE_THREAD_MAX_VALUES),
-            share_count())
+def _on_vectors(dtype, multiplier):
+    """Whether the vector kernels (``loops_depthwise_vectors``) take an op: float32 with
+    multiplier 1; the row-cache loops take the rest."""
+    return np.dtype(dtype) == np.float32 and multiplier == 1
+
+
+def _loops(values, name="loops_depthwise"):
+    """The compiled loops ``name`` (threads take one row block at a time) and the row-block
+    count; below SINGLE_THREAD_MAX_VALUES output (or dy) values on one thread, blocks the
+    same."""
+    return loops(name, chunk=1, single=values < SINGLE_THREAD_MAX_VALUES), share_count()
 
 
 def _run_columns(cm):

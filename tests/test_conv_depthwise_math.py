@@ -110,12 +110,69 @@ def test_any_run_length_and_row_blocks_match_reference(case, dtype, run, parts):
     _check_close(dw, depthwise_backprop_filter_ref(x, dy, w.shape, *geo, channels_last=cl), dtype)
 
 
+@st.composite
+def vector_cases(draw):
+    """A float32 problem with multiplier 1 (the vector kernels' ops): channels for two
+    vectors, one and a masked part, filters of more taps than a kernel call holds."""
+    dims = [dict(k=draw(st.integers(1, 5)), s=draw(st.integers(1, 3)), d=draw(st.integers(1, 3)),
+                 pad=(draw(st.integers(0, 3)), draw(st.integers(0, 3))),
+                 size=draw(st.integers(1, 12))) for _ in range(2)]
+    channels = st.sampled_from([1, 7, 15, 16, 17, 31, 32, 33, 48, 64, 70])
+    return dict(n=draw(st.integers(1, 2)), c=draw(channels), m=1, dims=dims,
+                channels_last=draw(st.booleans()), seed=draw(st.integers(0, 2**32 - 1)))
+
+
+@settings(max_examples=80, deadline=None)
+@given(case=vector_cases(), parts=st.integers(1, 5))
+def test_vector_kernels_match_reference(case, parts):
+    """float32 with multiplier 1 runs on loops_depthwise_vectors: row interiors, edges,
+    tap groups, channel groups and row blocks all against the reference."""
+    x, w, dy, geo, x_shape = _arrays(case, np.float32)
+    cl = case["channels_last"]
+    assert conv_depthwise._on_vectors(x.dtype, w.shape[3])
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(parallelism, "SHARES_PER_THREAD", parts)
+        y = depthwise_forward(x, w, *geo, channels_last=cl)
+        dx = depthwise_backprop_input(dy, w, x_shape, *geo, channels_last=cl)
+        dw = depthwise_backprop_filter(x, dy, w.shape, *geo, channels_last=cl)
+    wide = [a.astype(np.float64) for a in (x, w, dy)]
+    _check_close(y, depthwise_forward_ref(wide[0], wide[1], *geo, channels_last=cl), np.float32)
+    _check_close(dx, depthwise_backprop_input_ref(wide[2], wide[1], x_shape, *geo,
+                                                  channels_last=cl), np.float32)
+    _check_close(dw, depthwise_backprop_filter_ref(wide[0], wide[2], w.shape, *geo,
+                                                   channels_last=cl), np.float32)
+
+
+@settings(max_examples=30, deadline=None)
+@given(case=vector_cases(), bad=st.sampled_from([np.nan, np.inf, -np.inf]),
+       where=st.integers(0, 2**16), in_x=st.booleans())
+def test_vector_kernels_never_multiply_padding(case, bad, where, in_x):
+    """NaN/Inf in x or dy reach only the outputs their taps reach: the padding is never
+    multiplied, in the forward conv and the filter gradient alike."""
+    x, w, dy, geo, _ = _arrays(case, np.float32)
+    target = x if in_x else dy
+    if dy.size == 0:
+        return
+    target.flat[where % target.size] = bad
+    cl = case["channels_last"]
+    wide = [a.astype(np.float64) for a in (x, w, dy)]
+    for got, ref in ((depthwise_forward(x, w, *geo, channels_last=cl),
+                      depthwise_forward_ref(wide[0], wide[1], *geo, channels_last=cl)),
+                     (depthwise_backprop_filter(x, dy, w.shape, *geo, channels_last=cl),
+                      depthwise_backprop_filter_ref(wide[0], wide[2], w.shape, *geo,
+                                                    channels_last=cl))):
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
+        np.testing.assert_array_equal(np.isinf(got), np.isinf(ref))
+
+
+@pytest.mark.parametrize("multiplier", [1, 2])
 @pytest.mark.parametrize("threads", [1, 2, 3])
-def test_results_repeat_run_to_run_for_a_thread_count(threads):
-    """Fixed row blocks summed in order: bit-identical results on every run."""
+def test_results_repeat_run_to_run_for_a_thread_count(threads, multiplier):
+    """Fixed row blocks summed in order: bit-identical results on every run (multiplier 1:
+    the vector kernels; 2: the row-cache loops)."""
     rng = np.random.default_rng(11)
-    x = rng.standard_normal((3, 41, 23, 5)).astype(np.float32)
-    w = rng.standard_normal((3, 3, 5, 2)).astype(np.float32)
+    x = rng.standard_normal((3, 41, 23, 37)).astype(np.float32)
+    w = rng.standard_normal((3, 3, 37, multiplier)).astype(np.float32)
     geo = ((2, 1), (1, 2), ((1, 1), (2, 2)))
     dy = rng.standard_normal(depthwise_forward(x, w, *geo).shape).astype(np.float32)
     parallelism.set_intra_op_threads(threads)
@@ -130,11 +187,12 @@ def test_results_repeat_run_to_run_for_a_thread_count(threads):
     _check_close(runs[0][2], depthwise_backprop_filter_ref(x, dy, w.shape, *geo), np.float32)
 
 
-def test_calls_from_several_threads_at_once():
+@pytest.mark.parametrize("multiplier", [1, 2])
+def test_calls_from_several_threads_at_once(multiplier):
     """Sessions may run kernels on several Python threads: concurrent calls stay exact."""
     rng = np.random.default_rng(12)
-    x = rng.standard_normal((2, 30, 17, 4)).astype(np.float32)
-    w = rng.standard_normal((3, 3, 4, 2)).astype(np.float32)
+    x = rng.standard_normal((2, 30, 17, 20)).astype(np.float32)
+    w = rng.standard_normal((3, 3, 20, multiplier)).astype(np.float32)
     geo = ((1, 2), (2, 1), ((2, 2), (1, 1)))
     dy = rng.standard_normal(depthwise_forward(x, w, *geo).shape).astype(np.float32)
 

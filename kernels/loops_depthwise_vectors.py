@@ -1,0 +1,477 @@
+"""Depthwise convs on explicit vector kernels (numba, inner loops written in LLVM IR): the
+forward conv and both gradients for float32 channels-last operands with multiplier 1.
+
+A depthwise conv multiplies channel by channel: its work is vectors of channels times
+vectors of channels, with no sum across channels. Two kernels, each one loop over the
+positions of an output row that reads its operands in place (no row copies: the CPU's
+prefetchers stream the rows in, and a tap row's loads are cache hits for the next rows):
+
+* ``_weighted``: ``out[k] = sum over taps t of src[start_t + k*src_step] * w_t`` for the
+  positions k of a row, the taps' filter vectors held in registers. The forward conv (src
+  x, a start per tap) and the input gradient (src dy; per column phase of dx, the taps
+  that reach it) are both this sum.
+* ``_products``: ``acc_t += sum over k of x[start_t + k*x_step] * dy[k]``, a register
+  accumulator per tap: the filter gradient, each of dy's vectors loaded once for all taps.
+
+A call takes up to ``TAPS`` taps (a switch on the count picks a loop with that many
+registers) and channels two vectors of ``LANES`` at a time, then one, then a masked one for
+the last few. The positions of a row whose taps all fall inside the source go in one call;
+the few at its edges one by one with the taps that reach them, so padding is never read
+(nor multiplied: NaN/Inf reach only the outputs their taps reach). Output rows of whole
+cache lines are written with non-temporal stores, which skip reading the lines first.
+
+Output rows are shared among the threads in contiguous blocks (threads take one at a
+time). Each output element is summed in a fixed order (taps row-major, TAPS at a time; the
+filter gradient by rows within a block in float32, flushed to float64 every FLUSH_ROWS
+rows, then blocks in order), so results depend only on the block count.
+"""
+
+import numpy as np
+from llvmlite import ir
+from numba import njit, prange, types
+from numba.extending import intrinsic
+
+from kernels.loops_depthwise import _fence
+
+LANES = 16        # float32 channels per vector register
+TAPS = 9          # taps a kernel call holds in registers (a 3x3 filter)
+FLUSH_ROWS = 64   # filter gradient: rows summed in float32 between float64 flushes
+
+_INT = ir.IntType(64)
+_INT32 = ir.IntType(32)
+_VECTOR = ir.VectorType(ir.FloatType(), LANES)
+_ZERO = ir.Constant(_VECTOR, [0.0] * LANES)
+
+
+class _Access:
+    """A kernel's vector loads and stores: plain, masked to the first ``left`` lanes, or
+    (stores) non-temporal, on 64-byte aligned addresses."""
+
+    def __init__(self, builder, masked, stream, left):
+        self.builder, self.stream, self.mask = builder, stream, None
+        if masked:
+            lanes = ir.VectorType(_INT32, LANES)
+            count = builder.insert_element(ir.Constant(lanes, ir.Undefined),
+                                           builder.trunc(left, _INT32), _INT32(0))
+            count = builder.shuffle_vector(count, ir.Constant(lanes, ir.Undefined),
+                                           ir.Constant(lanes, [0] * LANES))
+            self.mask = builder.icmp_unsigned("<", ir.Constant(lanes, list(range(LANES))),
+                                              count)
+            pointer = _VECTOR.as_pointer()
+            self.masked_load = builder.module.declare_intrinsic(
+                "llvm.masked.load.v16f32.p0v16f32",
+                fnty=ir.FunctionType(_VECTOR, [pointer, _INT32, self.mask.type, _VECTOR]))
+            self.masked_store = builder.module.declare_intrinsic(
+                "llvm.masked.store.v16f32.p0v16f32",
+                fnty=ir.FunctionType(ir.VoidType(), [_VECTOR, pointer, _INT32, self.mask.type]))
+
+    def _pointer(self, base, at):
+        return self.builder.bitcast(self.builder.gep(base, [at]), _VECTOR.as_pointer())
+
+    def load(self, base, at):
+        """The vector at ``base[at]``."""
+        if self.mask is not None:
+            return self.builder.call(self.masked_load, [self._pointer(base, at), _INT32(4),
+                                                        self.mask, _ZERO])
+        return self.builder.load(self._pointer(base, at), align=4)
+
+    def store(self, value, base, at):
+        """Stores the vector ``value`` at ``base[at]``."""
+        if self.mask is not None:
+            self.builder.call(self.masked_store, [value, self._pointer(base, at), _INT32(4),
+                                                  self.mask])
+        elif self.stream:
+            store = self.builder.store(value, self._pointer(base, at), align=64)
+            store.set_metadata("nontemporal", self.builder.module.add_metadata([_INT32(1)]))
+        else:
+            self.builder.store(value, self._pointer(base, at), align=4)
+
+
+def _fma(builder):
+    """LLVM's fused multiply-add of two vectors onto a third."""
+    return builder.module.declare_intrinsic("llvm.fma.v16f32",
+                                            fnty=ir.FunctionType(_VECTOR, [_VECTOR] * 3))
+
+
+def _loop(builder, count, initial, body):
+    """Emits ``for k in range(count): values = body(k, values)``, the carried vectors
+    starting as ``initial``; returns their values after the loop (``initial`` if it never
+    ran)."""
+    entry = builder.block
+    loop = builder.append_basic_block("dw.loop")
+    done = builder.append_basic_block("dw.done")
+    builder.cbranch(builder.icmp_signed(">", count, _INT(0)), loop, done)
+    builder.position_at_end(loop)
+    k = builder.phi(_INT)
+    values = [builder.phi(_VECTOR) for _ in initial]
+    following = body(k, values)
+    k_next = builder.add(k, _INT(1))
+    for phi, start, step in [(k, _INT(0), k_next)] + list(zip(values, initial, following)):
+        phi.add_incoming(start, entry)
+        phi.add_incoming(step, loop)
+    builder.cbranch(builder.icmp_signed("<", k_next, count), loop, done)
+    builder.position_at_end(done)
+    results = [builder.phi(_VECTOR) for _ in following]
+    for result, start, value in zip(results, initial, following):
+        result.add_incoming(start, entry)
+        result.add_incoming(value, loop)
+    return results
+
+
+def _switch(builder, value, counts, emit):
+    """Emits ``emit(count)`` for each of ``counts``, chosen by the runtime ``value``."""
+    leave = builder.append_basic_block("dw.leave")
+    switch = builder.switch(value, leave)
+    for count in counts:
+        block = builder.append_basic_block(f"dw.case{count}")
+        switch.add_case(_INT(count), block)
+        builder.position_at_end(block)
+        emit(count)
+        builder.branch(leave)
+    builder.position_at_end(leave)
+
+
+def _codegen_arguments(context, builder, signature, args):
+    """An intrinsic's arguments: arrays as their data pointers, integers as they are."""
+    return [context.make_array(kind)(context, builder, value).data
+            if isinstance(kind, types.Array) else value
+            for kind, value in zip(signature.args, args)]
+
+
+def _tap_start(builder, array, first, t, channel):
+    """``array[first + t] + channel``: where tap t of a call starts."""
+    return builder.add(builder.load(builder.gep(array, [builder.add(first, _INT(t))])), channel)
+
+
+def _weighted_kernel(vectors, masked=False, stream=False):
+    """The intrinsic ``(taps, first, src, src_starts, src_step, w, w_starts, out, out_start,
+    out_step, count, add, channel, left)`` over flat float32 arrays: for k < count and
+    ``vectors`` vectors of lanes l from ``channel`` on (the first ``left`` with ``masked``),
+    ``out[out_start + k*out_step + channel + l] = (out's value if add else 0) + sum over
+    t < taps of src[src_starts[first + t] + k*src_step + channel + l] *
+    w[w_starts[first + t] + channel + l]``, the even and the odd taps summed apart (two
+    dependent chains of multiply-adds, not one), then added; ``stream``: by non-temporal
+    stores, never adding."""
+
+    @intrinsic
+    def kernel(typingctx, taps, first, src, src_starts, src_step, w, w_starts, out,
+               out_start, out_step, count, add, channel, left):
+        def codegen(context, builder, signature, args):
+            (_, first, src, src_starts, src_step, w, w_starts, out, out_start, out_step,
+             count, add, channel, left) = _codegen_arguments(context, builder, signature, args)
+            access = _Access(builder, masked, stream, left)
+            fma = _fma(builder)
+            adding = builder.icmp_signed("!=", add, _INT(0))
+            out_first = builder.add(out_start, channel)
+
+            def emit(taps):
+                starts = [_tap_start(builder, src_starts, first, t, channel)
+                          for t in range(taps)]
+                weights = [[access.load(w, builder.add(
+                    _tap_start(builder, w_starts, first, t, channel), _INT(v * LANES)))
+                    for v in range(vectors)] for t in range(taps)]
+
+                def body(k, held):
+                    src_at = builder.mul(k, src_step)
+                    out_at = builder.add(out_first, builder.mul(k, out_step))
+                    for v in range(vectors):
+                        at = builder.add(out_at, _INT(v * LANES))
+                        totals = [access.load(out, at) if held else _ZERO, _ZERO]
+                        for t, start in enumerate(starts):
+                            value = access.load(src, builder.add(builder.add(start, src_at),
+                                                                 _INT(v * LANES)))
+                            totals[t % 2] = builder.call(fma, [value, weights[t][v],
+                                                               totals[t % 2]])
+                        access.store(builder.fadd(totals[0], totals[1]), out, at)
+                    return []
+
+                if stream:        # streamed stores take a whole sum: never added to
+                    _loop(builder, count, [], lambda k, _: body(k, False))
+                    return
+                with builder.if_else(adding) as (then, otherwise):
+                    with then:
+                        _loop(builder, count, [], lambda k, _: body(k, True))
+                    with otherwise:
+                        _loop(builder, count, [], lambda k, _: body(k, False))
+
+            _switch(builder, args[0], range(TAPS + 1), emit)
+            return context.get_dummy_value()
+
+        if not (src.dtype == w.dtype == out.dtype == types.float32
+                and src_starts.dtype == w_starts.dtype == types.int64):
+            return None
+        i64 = types.int64
+        return types.void(i64, i64, src, src_starts, i64, w, w_starts, out, i64, i64, i64, i64,
+                          i64, i64), codegen
+
+    return kernel
+
+
+def _products_kernel(vectors, masked=False):
+    """The intrinsic ``(taps, first, x, x_starts, x_step, dy, dy_start, dy_step, count, out,
+    out_starts, channel, left)`` over flat float32 arrays: for t < taps and ``vectors``
+    vectors of lanes l from ``channel`` on (the first ``left`` with ``masked``),
+    ``out[out_starts[first + t] + channel + l] += sum over k < count of
+    x[x_starts[first + t] + k*x_step + channel + l] * dy[dy_start + k*dy_step + channel + l]``."""
+
+    @intrinsic
+    def kernel(typingctx, taps, first, x, x_starts, x_step, dy, dy_start, dy_step, count, out,
+               out_starts, channel, left):
+        def codegen(context, builder, signature, args):
+            (_, first, x, x_starts, x_step, dy, dy_start, dy_step, count, out, out_starts,
+             channel, left) = _codegen_arguments(context, builder, signature, args)
+            access = _Access(builder, masked, False, left)
+            fma = _fma(builder)
+            dy_first = builder.add(dy_start, channel)
+
+            def emit(taps):
+                starts = [_tap_start(builder, x_starts, first, t, channel) for t in range(taps)]
+
+                def body(k, sums):
+                    dy_at = builder.add(dy_first, builder.mul(k, dy_step))
+                    d = [access.load(dy, builder.add(dy_at, _INT(v * LANES)))
+                         for v in range(vectors)]
+                    x_at = builder.mul(k, x_step)
+                    return [builder.call(fma, [access.load(x, builder.add(
+                        builder.add(start, x_at), _INT(v * LANES))), d[v], sums[t * vectors + v]])
+                        for t, start in enumerate(starts) for v in range(vectors)]
+
+                sums = _loop(builder, count, [_ZERO] * (taps * vectors), body)
+                for t in range(taps):
+                    base = _tap_start(builder, out_starts, first, t, channel)
+                    for v in range(vectors):
+                        at = builder.add(base, _INT(v * LANES))
+                        access.store(builder.fadd(access.load(out, at), sums[t * vectors + v]),
+                                     out, at)
+
+            _switch(builder, args[0], range(TAPS + 1), emit)
+            return context.get_dummy_value()
+
+        if not (x.dtype == dy.dtype == out.dtype == types.float32
+                and x_starts.dtype == out_starts.dtype == types.int64):
+            return None
+        i64 = types.int64
+        return types.void(i64, i64, x, x_starts, i64, dy, i64, i64, i64, out, out_starts, i64,
+                          i64), codegen
+
+    return kernel
+
+
+_weighted_two, _weighted_one, _weighted_part = (_weighted_kernel(2), _weighted_kernel(1),
+                                                _weighted_kernel(1, masked=True))
+_streamed_two, _streamed_one = _weighted_kernel(2, stream=True), _weighted_kernel(1, stream=True)
+_products_two, _products_one, _products_part = (_products_kernel(2), _products_kernel(1),
+                                                _products_kernel(1, masked=True))
+
+
+@njit(cache=True, nogil=True)
+def _weighted(taps, src, src_starts, src_step, w, w_starts, out, out_start, out_step, count,
+              channels, stream):
+    """out's ``count`` positions from ``out_start`` (``out_step`` apart, ``channels`` each)
+    = the sum over the ``taps`` taps of src * w (``_weighted_kernel``), TAPS taps a call;
+    zeros when there are no taps. ``stream``: stores may be non-temporal (out's positions
+    start on cache lines and whole lines are written)."""
+    first = 0
+    while True:
+        size = min(TAPS, taps - first)
+        streamed = stream and size == taps
+        column = 0
+        while column < channels:
+            left = channels - column
+            if left >= 2 * LANES:
+                if streamed:
+                    _streamed_two(size, first, src, src_starts, src_step, w, w_starts, out,
+                                  out_start, out_step, count, 0, column, 0)
+                else:
+                    _weighted_two(size, first, src, src_starts, src_step, w, w_starts, out,
+                                  out_start, out_step, count, first, column, 0)
+                column += 2 * LANES
+            elif left >= LANES:
+                if streamed:
+                    _streamed_one(size, first, src, src_starts, src_step, w, w_starts, out,
+                                  out_start, out_step, count, 0, column, 0)
+                else:
+                    _weighted_one(size, first, src, src_starts, src_step, w, w_starts, out,
+                                  out_start, out_step, count, first, column, 0)
+                column += LANES
+            else:
+                _weighted_part(size, first, src, src_starts, src_step, w, w_starts, out,
+                               out_start, out_step, count, first, column, left)
+                column += LANES
+        first += size
+        if first >= taps:
+            return
+
+
+@njit(cache=True, nogil=True)
+def _products(taps, x, x_starts, x_step, dy, dy_start, dy_step, count, out, out_starts,
+              channels):
+    """out's tap rows += the sums of x * dy over ``count`` positions (``_products_kernel``),
+    TAPS taps a call."""
+    for first in range(0, taps, TAPS):
+        size = min(TAPS, taps - first)
+        column = 0
+        while column < channels:
+            left = channels - column
+            if left >= 2 * LANES:
+                _products_two(size, first, x, x_starts, x_step, dy, dy_start, dy_step, count,
+                              out, out_starts, column, 0)
+                column += 2 * LANES
+            elif left >= LANES:
+                _products_one(size, first, x, x_starts, x_step, dy, dy_start, dy_step, count,
+                              out, out_starts, column, 0)
+                column += LANES
+            else:
+                _products_part(size, first, x, x_starts, x_step, dy, dy_start, dy_step, count,
+                               out, out_starts, column, left)
+                column += LANES
+
+
+@njit(cache=True, nogil=True)
+def _interior(size, reach_first, reach_last, stride, positions):
+    """The positions k of an output row (``positions`` of them) whose every tap lands
+    inside a source row of ``size``: ``0 <= k*stride + offset < size`` for every tap offset
+    from ``reach_first`` to ``reach_last``; as [first, stop)."""
+    first = min(positions, max(0, -(reach_first // stride)))
+    stop = max(first, min(positions, (size - 1 - reach_last) // stride + 1))
+    return first, stop
+
+
+@njit(cache=True, nogil=True)
+def _row_taps(starts, w_starts, n, row, column, geometry, src_rows, src_width, channels):
+    """Fills ``starts`` (and ``w_starts``, each tap's filter offset) with where in the flat
+    source ``[N, src_rows, src_width, C]`` each tap of output position (row, column) reads,
+    for the taps inside the source: forward-conv geometry (KH, KW, M, sh, sw, dh, dw, pt,
+    pl). Returns the tap count."""
+    kh, kw, _, sh, sw, dh, dw, pt, pl = geometry
+    count = 0
+    for i in range(kh):
+        h = row * sh + i * dh - pt
+        if h < 0 or h >= src_rows:
+            continue
+        for j in range(kw):
+            col = column * sw + j * dw - pl
+            if 0 <= col < src_width:
+                starts[count] = ((n * src_rows + h) * src_width + col) * channels
+                w_starts[count] = (i * kw + j) * channels
+                count += 1
+    return count
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def forward(x, w, y, geometry, parts):
+    """y[n, oh, ow, c] = sum over taps (i, j) inside x of x[n, oh*sh + i*dh - pt,
+    ow*sw + j*dw - pl, c] * w[i, j, c]: x ``[N, H, W, C]``, w ``[KH, KW, C, 1]``, y ``[N, OH,
+    OW, C]``, C-contiguous float32; ``geometry`` (KH, KW, 1, sh, sw, dh, dw, pt, pl)."""
+    kh, kw, _, sh, sw, dh, dw, pt, pl = geometry
+    n_total, oh_total, ow_total, channels = y.shape
+    h_total, w_total = x.shape[1], x.shape[2]
+    xf, wf, yf = x.reshape(x.size), w.reshape(w.size), y.reshape(y.size)
+    rows = n_total * oh_total
+    first, stop = _interior(w_total, -pl, (kw - 1) * dw - pl, sw, ow_total)
+    stream = channels % LANES == 0 and yf.ctypes.data % 64 == 0
+    for part in prange(parts):
+        starts = np.empty(kh * kw, np.int64)
+        w_starts = np.empty(kh * kw, np.int64)
+        for r in range(rows * part // parts, rows * (part + 1) // parts):
+            n, oh = r // oh_total, r % oh_total
+            y_row = r * ow_total * channels
+            ow = 0
+            while ow < ow_total:          # the edges one by one, the interior at once
+                taps = _row_taps(starts, w_starts, n, oh, ow, geometry, h_total, w_total,
+                                 channels)
+                count = max(1, stop - first) if ow == first else 1
+                _weighted(taps, xf, starts, sw * channels, wf, w_starts, yf,
+                          y_row + ow * channels, channels, count, channels, stream)
+                ow += count
+        _fence()
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def backprop_input(dy, w, dx, geometry, parts):
+    """dx[n, ih, iw, c] = sum of dy[n, oh, ow, c] * w[i, j, c] over the taps (i, j) with
+    oh*sh + i*dh - pt = ih and ow*sw + j*dw - pl = iw inside dy; operands as ``forward``
+    takes them (dy in y's place, dx in x's).
+
+    dx row ih meets the tap rows i with (ih + pt - i*dh) % sh == 0; its columns
+    iw = phase + u*sw of one phase meet the taps j with (phase + pl - j*dw) % sw == 0, at
+    dy column u + (phase + pl - j*dw) // sw: per phase, a forward conv over u.
+    """
+    kh, kw, _, sh, sw, dh, dw, pt, pl = geometry
+    n_total, oh_total, ow_total, channels = dy.shape
+    h_total, w_total = dx.shape[1], dx.shape[2]
+    dyf, wf, dxf = dy.reshape(dy.size), w.reshape(w.size), dx.reshape(dx.size)
+    rows = n_total * h_total
+    stream = channels % LANES == 0 and dxf.ctypes.data % 64 == 0
+    for part in prange(parts):
+        starts = np.empty(kh * kw, np.int64)
+        w_starts = np.empty(kh * kw, np.int64)
+        shifts = np.empty(kw, np.int64)
+        for r in range(rows * part // parts, rows * (part + 1) // parts):
+            n, ih = r // h_total, r % h_total
+            dx_row = r * w_total * channels
+            for phase in range(min(sw, w_total)):
+                columns = (w_total - phase + sw - 1) // sw
+                reach = 0                      # the phase's taps j: dy column u + shifts[.]
+                for j in range(kw):
+                    if (phase + pl - j * dw) % sw == 0:
+                        shifts[reach] = (phase + pl - j * dw) // sw
+                        reach += 1
+                first, stop = 0, 0
+                if reach:
+                    first, stop = _interior(ow_total, shifts[reach - 1], shifts[0], 1,
+                                            columns)
+                u = 0
+                while u < columns:        # the edges one by one, the interior at once
+                    taps = 0
+                    for i in range(kh):
+                        t = ih + pt - i * dh
+                        if t % sh != 0 or t < 0 or t // sh >= oh_total:
+                            continue
+                        for j in range(kw):
+                            shift = phase + pl - j * dw
+                            if shift % sw != 0 or not 0 <= u + shift // sw < ow_total:
+                                continue
+                            starts[taps] = ((n * oh_total + t // sh) * ow_total + u
+                                            + shift // sw) * channels
+                            w_starts[taps] = (i * kw + j) * channels
+                            taps += 1
+                    count = max(1, stop - first) if u == first else 1
+                    _weighted(taps, dyf, starts, channels, wf, w_starts, dxf,
+                              dx_row + (phase + u * sw) * channels, sw * channels, count,
+                              channels, stream)
+                    u += count
+        _fence()
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def backprop_filter(x, dy, sums, geometry):
+    """Adds per-block filter-gradient sums to ``sums`` (float64 ``[parts, KH*KW*C]``, one
+    block of dy rows each; the caller adds the blocks in order): the sum of x[n, oh*sh +
+    i*dh - pt, ow*sw + j*dw - pl, c] * dy[n, oh, ow, c] over the block's rows and the taps
+    inside x; operands as ``forward`` takes them (dy in y's place)."""
+    kh, kw, _, sh, sw, dh, dw, pt, pl = geometry
+    n_total, oh_total, ow_total, channels = dy.shape
+    h_total, w_total = x.shape[1], x.shape[2]
+    xf, dyf = x.reshape(x.size), dy.reshape(dy.size)
+    rows, parts = n_total * oh_total, sums.shape[0]
+    first, stop = _interior(w_total, -pl, (kw - 1) * dw - pl, sw, ow_total)
+    for part in prange(parts):
+        partial = np.zeros(kh * kw * channels, np.float32)
+        starts = np.empty(kh * kw, np.int64)
+        out_starts = np.empty(kh * kw, np.int64)
+        block_first, block_stop = rows * part // parts, rows * (part + 1) // parts
+        for r in range(block_first, block_stop):
+            n, oh = r // oh_total, r % oh_total
+            dy_row = r * ow_total * channels
+            ow = 0
+            while ow < ow_total:          # the edges one by one, the interior at once
+                taps = _row_taps(starts, out_starts, n, oh, ow, geometry, h_total, w_total,
+                                 channels)
+                count = max(1, stop - first) if ow == first else 1
+                _products(taps, xf, starts, sw * channels, dyf, dy_row + ow * channels,
+                          channels, count, partial, out_starts, channels)
+                ow += count
+            if (r - block_first + 1) % FLUSH_ROWS == 0 or r + 1 == block_stop:
+                sums[part] += partial
+                partial[:] = 0
