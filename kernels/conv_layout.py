@@ -16,6 +16,7 @@ import numpy as np
 
 import ml_dtypes
 
+from kernels.compiled import loops, usable
 from kernels.parallelism import pool_map
 
 _HALF_TYPES = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
@@ -23,6 +24,7 @@ _HALF_TYPES = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
 # One chunk of conv work on a GPU: GEMMs of thousands of rows keep cuBLAS busy, larger
 # chunks buy little, and CuPy's memory pool reuses the same blocks chunk after chunk.
 GPU_CHUNK_BYTES = 128 << 20
+COMPILED_PAD_MIN_SIZE = 1 << 20   # padded values from which a compiled loop pads (NumPy below)
 
 
 def chunk_bytes(xp, cpu_bytes):
@@ -111,7 +113,17 @@ def pad_spatial(x, pads, dtype=None, min_shape=None, xp=np):
         padded = [max(p, m) for p, m in zip(padded, min_shape)]
     if tuple(padded) == tuple(spatial):
         return xp.ascontiguousarray(x, dtype=dtype)
-    buf = xp.zeros((x.shape[0], *padded, x.shape[-1]), dtype=dtype)
+    shape = (x.shape[0], *padded, x.shape[-1])
+    if (xp is np and x.dtype == dtype and len(spatial) <= 3 and x.flags.c_contiguous
+            and math.prod(shape) >= COMPILED_PAD_MIN_SIZE and usable()):
+        buf = np.empty(shape, dtype)
+        lead = (1,) * (3 - len(spatial))        # the loop takes three spatial dims
+        loops("loops_conv", chunk=1).pad(
+            x.reshape(x.shape[0], *lead, *spatial, x.shape[-1]),
+            buf.reshape(x.shape[0], *lead, *padded, x.shape[-1]),
+            np.array((0,) * len(lead) + tuple(b for b, _ in pads), np.int64))
+        return buf
+    buf = xp.zeros(shape, dtype=dtype)
     inner = tuple(slice(b, b + s) for s, (b, _) in zip(spatial, pads))
     buf[(slice(None),) + inner + (slice(None),)] = x
     return buf

@@ -182,3 +182,34 @@ def _row_dots(xs, g, rows, width, stride):
     for r in range(rows):
         total += _dot(xs[r * stride:r * stride + width], g[r * stride:r * stride + width])
     return total
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def pad(x, buf, before):
+    """buf = channels-last ``x`` ``[N, S1, S2, S3, C]`` zero-padded: ``buf[n, p1, p2, p3]`` is
+    ``x[n, p1 - before[0], p2 - before[1], p3 - before[2]]`` inside x, else zeros. Each row
+    of buf is written once (its zeros and its copy of an x row), threads taking blocks of
+    rows. Flat unsigned indices: no view per row (it costs more than a short row's copy),
+    no negative-index wraparound (it keeps the copy from vectorizing)."""
+    n_total, size1, size2, size3, channels = x.shape
+    _, padded1, padded2, padded3, _ = buf.shape
+    xf, bf = x.reshape(x.size), buf.reshape(buf.size)
+    row_length, x_length = padded3 * channels, size3 * channels
+    first = before[2] * channels
+    rows = n_total * padded1 * padded2
+    blocks = min(rows, 64)
+    for block in prange(blocks):
+        for row in range(rows * block // blocks, rows * (block + 1) // blocks):
+            n, p1, p2 = row // (padded1 * padded2), row // padded2 % padded1, row % padded2
+            i1, i2 = p1 - before[0], p2 - before[1]
+            out = np.uint64(row * row_length)
+            inside = 0 <= i1 < size1 and 0 <= i2 < size2
+            copied = np.uint64(first + x_length if inside else 0)
+            head = np.uint64(first if inside else 0)
+            source = np.uint64(((n * size1 + max(i1, 0)) * size2 + max(i2, 0)) * x_length)
+            for k in range(head):
+                bf[out + k] = 0
+            for k in range(copied - head):
+                bf[out + head + k] = xf[source + k]
+            for k in range(copied, np.uint64(row_length)):
+                bf[out + k] = 0

@@ -24,6 +24,8 @@ from numba.extending import intrinsic
 LANES = 16        # float32 output channels per vector register (AVX-512; two AVX2 halves)
 HALF_LANES = 8    # the narrower vector a last group of 8 output channels takes
 ROWS = 8          # accumulators a micro-kernel call keeps in registers
+BLOCK = 16        # forward: output positions a thread takes at a time
+STEPS = 256       # filter gradient: positions a call sums at least (whole planes)
 
 _FLOAT = ir.FloatType()
 _INT = ir.IntType(64)
@@ -156,27 +158,47 @@ def _accumulate(rows, x, x_base, steps, row_offsets, v, v_step, v_col, out, out_
     return HALF_LANES
 
 
+@njit(cache=True, nogil=True)
+def _positions(geometry, planes):
+    """Where each output position of ``planes`` consecutive planes (q1, q2, q3) of an image
+    starts its window in x, from the first plane's window origin; flat elements."""
+    _, _, q2n, q3n, _, _, p2, p3, channels, s1, s2, s3 = geometry
+    positions = np.empty(planes * q2n * q3n, np.int64)
+    for q1 in range(planes):
+        for q2 in range(q2n):
+            for q3 in range(q3n):
+                positions[(q1 * q2n + q2) * q3n + q3] = (
+                    (q1 * s1 * p2 + q2 * s2) * p3 + q3 * s3) * channels
+    return positions
+
+
 @njit(cache=True, parallel=True, nogil=True)
 def forward(x, offsets, w, y, geometry):
     """y = the conv of x by w on the micro-kernels. ``x``: the zero-padded input
     ``[N, P1, P2, P3, C]`` as a flat float32 array; ``offsets[t*C + c]``: where tap t's
     channel c lies from a window's origin, in x's flat elements; ``w``: the filter
     ``[taps*C, O]`` flat, O a multiple of HALF_LANES; ``y``: ``[N, Q1, Q2, Q3, O]`` flat;
-    ``geometry``: (N, Q1, Q2, Q3, O, P1, P2, P3, C, s1, s2, s3). Output rows (n, q1, q2)
-    are shared among the threads; a call takes up to ROWS positions of a row."""
+    ``geometry``: (N, Q1, Q2, Q3, O, P1, P2, P3, C, s1, s2, s3). The threads share blocks of
+    BLOCK positions of an output plane (q1), which may span its rows: a call takes up to
+    ROWS of them, so narrow rows still fill the accumulators."""
     n_total, q1n, q2n, q3n, outs, p1, p2, p3, channels, s1, s2, s3 = geometry
-    x_step = s3 * channels
-    positions = np.arange(ROWS) * x_step
-    for row in prange(n_total * q1n * q2n):
-        n, q1, q2 = row // (q1n * q2n), row // q2n % q1n, row % q2n
-        x_row = ((n * p1 + q1 * s1) * p2 + q2 * s2) * p3 * channels
-        y_row = row * q3n * outs
+    plane_size = q2n * q3n
+    positions = _positions(geometry, 1)
+    blocks = (plane_size + BLOCK - 1) // BLOCK
+    for block in prange(n_total * q1n * blocks):
+        plane, first = block // blocks, block % blocks * BLOCK
+        n, q1 = plane // q1n, plane % q1n
+        x_plane = (n * p1 + q1 * s1) * p2 * p3 * channels
+        size = min(BLOCK, plane_size - first)
+        y_block = (plane * plane_size + first) * outs
         column = 0
         while column < outs:
-            for q3 in range(0, q3n, ROWS):
-                taken = _accumulate(min(ROWS, q3n - q3), x, x_row + q3 * x_step, offsets,
-                                    positions, w, outs, column, y, y_row + q3 * outs + column,
-                                    outs, 0, outs - column)
+            for start in range(0, size, ROWS):
+                rows = min(ROWS, size - start)
+                taken = _accumulate(rows, x, x_plane, offsets,
+                                    positions[first + start:first + start + rows], w, outs,
+                                    column, y, y_block + start * outs + column, outs, 0,
+                                    outs - column)
             column += taken
 
 
@@ -184,25 +206,29 @@ def forward(x, offsets, w, y, geometry):
 def filter_grad(x, offsets, dy, partials, geometry):
     """partials[p] += the filter gradient ``[taps*C, O]`` (flat) over block p of the output
     planes (n, q1): x, offsets and geometry as ``forward`` takes them, dy ``[N, Q1, Q2, Q3,
-    O]`` flat. A call sums one plane's positions for up to ROWS (tap, channel) pairs."""
+    O]`` flat. A call sums the positions of consecutive planes of an image (about STEPS:
+    small planes share a call) for up to ROWS (tap, channel) pairs."""
     n_total, q1n, q2n, q3n, outs, p1, p2, p3, channels, s1, s2, s3 = geometry
     pairs, parts = offsets.shape[0], partials.shape[0]
     planes = n_total * q1n
-    steps = np.empty(q2n * q3n, np.int64)             # a plane's positions, in x
-    for q2 in range(q2n):
-        for q3 in range(q3n):
-            steps[q2 * q3n + q3] = (q2 * s2 * p3 + q3 * s3) * channels
+    plane_size = q2n * q3n
+    positions = _positions(geometry, q1n)
+    run = max(1, STEPS // plane_size)          # planes a call sums
     for part in prange(parts):
         total = partials[part]
-        for plane in range(planes * part // parts, planes * (part + 1) // parts):
+        plane, stop = planes * part // parts, planes * (part + 1) // parts
+        while plane < stop:
             n, q1 = plane // q1n, plane % q1n
-            x_plane = (n * p1 + q1 * s1) * p2 * p3 * channels
-            dy_plane = plane * q2n * q3n * outs
+            last = min(stop, (n + 1) * q1n, plane + run)
+            steps = positions[q1 * plane_size:(last - n * q1n) * plane_size]
+            x_image = n * p1 * p2 * p3 * channels
+            dy_run = plane * plane_size * outs
             column = 0
             while column < outs:
                 for pair in range(0, pairs, ROWS):
                     rows = min(ROWS, pairs - pair)
-                    taken = _accumulate(rows, x, x_plane, steps, offsets[pair:pair + rows], dy,
-                                        outs, dy_plane + column, total, pair * outs + column,
+                    taken = _accumulate(rows, x, x_image, steps, offsets[pair:pair + rows], dy,
+                                        outs, dy_run + column, total, pair * outs + column,
                                         outs, 1, outs - column)
                 column += taken
+            plane = last

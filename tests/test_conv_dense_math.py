@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from kernels import conv_dense, conv_direct
+from kernels import conv_dense, conv_direct, conv_layout
 from kernels.parallelism import intra_op_threads
 from kernels.conv_dense import conv_backprop_filter, conv_backprop_input, conv_forward
 from tests.conv_tolerance import assert_conv_close
@@ -417,3 +417,21 @@ def test_half_types_accumulate_in_float32_and_round_once(dtype, count, monkeypat
     assert y.shape == (1, 1, 1) and dx.shape == (1, 2 * count - 1, 1) and dw.shape == (2, 1, 1)
     for got in (y.ravel()[0], dx[0, count - 1, 0], dw[0, 0, 0], dw[1, 0, 0]):
         assert got.dtype == np.dtype(dtype) and float(got) == count
+
+
+@settings(max_examples=60, deadline=None)
+@given(rank=st.integers(1, 3), data=st.data())
+def test_compiled_padding_matches_numpy_pad(rank, data):
+    """``pad_spatial``'s compiled loop (large inputs) gives np.pad's zeros and values, also
+    with a window-sized minimum shape adding zeros past the padding."""
+    shape = (data.draw(st.integers(1, 3)),
+             *(data.draw(st.integers(1, 6)) for _ in range(rank)), data.draw(st.integers(1, 9)))
+    pads = tuple((data.draw(st.integers(0, 3)), data.draw(st.integers(0, 3))) for _ in range(rank))
+    extra = tuple(data.draw(st.integers(0, 2)) for _ in range(rank))
+    x = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1))).standard_normal(
+        shape).astype(np.float32)
+    want = np.pad(x, ((0, 0), *((b, a + e) for (b, a), e in zip(pads, extra)), (0, 0)))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(conv_layout, "COMPILED_PAD_MIN_SIZE", 0)
+        got = conv_layout.pad_spatial(x, pads, min_shape=want.shape[1:-1])
+    np.testing.assert_array_equal(got, want)
