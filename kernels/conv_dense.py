@@ -238,13 +238,19 @@ def _few_channels(xp, ct, kernel, strides, dilations, in_channels, out_channels,
 def _direct_input(xp, ct, kernel, strides, dilations, pads, in_channels, in_shape,
                   out_channels):
     """Whether a stride-1 input gradient runs as the direct forward conv of dy with the
-    filter flipped (``conv_direct``, at any size; its padding ``(k-1)*d`` less the conv's,
-    so a padding past that takes the other paths)."""
+    filter flipped (``conv_direct``; its padding ``(k-1)*d`` less the conv's, so a padding
+    past that takes the other paths): at any size, but past the direct forward conv's size
+    Winograd goes first where it applies, as for the forward conv."""
+    out_shape = in_shape[:-1]
     return (all(s == 1 for s in strides)
             and all(b <= (k - 1) * d and a <= (k - 1) * d
                     for k, d, (b, a) in zip(kernel, dilations, pads))
-            and conv_direct.applies(xp, ct, kernel, strides, in_channels, in_shape[:-1],
-                                    out_channels, any_size=True))
+            and conv_direct.applies(xp, ct, kernel, strides, in_channels, out_shape,
+                                    out_channels, any_size=True)
+            and (conv_direct.applies(xp, ct, kernel, strides, in_channels, out_shape,
+                                     out_channels)
+                 or not conv_winograd.applies(xp, ct, kernel, strides, dilations,
+                                              out_channels, in_channels, out_shape)))
 
 
 def _by_phases(xp, kernel, strides, in_channels, out_channels):

@@ -26,6 +26,7 @@ HALF_LANES = 8    # the narrower vector a last group of 8 output channels takes
 ROWS = 8          # accumulators a micro-kernel call keeps in registers
 BLOCK = 16        # forward: output positions a thread takes at a time
 STEPS = 256       # filter gradient: positions a call sums at least (whole planes)
+GEMM_ROWS = 64    # batched_gemm: rows a pass over b's column groups takes
 
 _FLOAT = ir.FloatType()
 _INT = ir.IntType(64)
@@ -232,3 +233,32 @@ def filter_grad(x, offsets, dy, partials, geometry):
                                         outs, 1, outs - column)
                 column += taken
             plane = last
+
+
+@njit(cache=True, nogil=True)
+def batched_gemm(a, b, out, transposed_a, add):
+    """``out[i] (+)= A_i @ b[i]`` on the micro-kernels, one thread, for C-contiguous float32
+    ``b`` ``[batch, K, N]`` and ``out`` ``[batch, M, N]`` (N a multiple of HALF_LANES):
+    ``A_i`` is ``a[i]`` ``[M, K]``, or with ``transposed_a`` ``a[i].T`` (``a`` ``[batch, K,
+    M]``); added to what ``out`` holds when ``add``. Rows go GEMM_ROWS at a time and within
+    them a vector group of b's columns at a time (the group's slice of b stays in the L1
+    cache), then ROWS rows a call; each element one sum over k in order."""
+    batch, rows_total, columns = out.shape
+    depth = b.shape[1]
+    k_step, m_step = (rows_total, 1) if transposed_a else (1, depth)
+    steps = np.arange(depth) * k_step
+    row_offsets = np.arange(ROWS) * m_step
+    af, bf, outf = a.reshape(a.size), b.reshape(b.size), out.reshape(out.size)
+    for i in range(batch):
+        a_at, b_at, out_at = i * rows_total * depth, i * depth * columns, i * rows_total * columns
+        for chunk in range(0, rows_total, GEMM_ROWS):
+            chunk_stop = min(rows_total, chunk + GEMM_ROWS)
+            column = 0
+            while column < columns:
+                taken = 0
+                for first in range(chunk, chunk_stop, ROWS):
+                    taken = _accumulate(min(ROWS, chunk_stop - first), af,
+                                        a_at + first * m_step, steps, row_offsets, bf, columns,
+                                        b_at + column, outf, out_at + first * columns + column,
+                                        columns, add, columns - column)
+                column += taken

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from kernels import conv_dense, conv_direct, conv_layout
+from kernels.compiled import loops
 from kernels.parallelism import intra_op_threads
 from kernels.conv_dense import conv_backprop_filter, conv_backprop_input, conv_forward
 from tests.conv_tolerance import assert_conv_close
@@ -435,3 +436,21 @@ def test_compiled_padding_matches_numpy_pad(rank, data):
         mp.setattr(conv_layout, "COMPILED_PAD_MIN_SIZE", 0)
         got = conv_layout.pad_spatial(x, pads, min_shape=want.shape[1:-1])
     np.testing.assert_array_equal(got, want)
+
+
+@settings(max_examples=80, deadline=None)
+@given(batch=st.integers(1, 3), rows=st.integers(1, 70), depth=st.integers(1, 40),
+       columns=st.sampled_from([8, 16, 24, 32, 40, 56, 64]), transposed=st.booleans(),
+       add=st.booleans(), seed=st.integers(0, 2**32 - 1))
+def test_micro_kernel_gemm_matches_matmul(batch, rows, depth, columns, transposed, add, seed):
+    """``loops_direct.batched_gemm`` (Winograd's products): every row count, column group
+    and A layout against a float64 matmul, adding to what out holds or not."""
+    rng = np.random.default_rng(seed)
+    a = rng.uniform(-1, 1, (batch, depth, rows) if transposed else (batch, rows, depth))
+    b = rng.uniform(-1, 1, (batch, depth, columns))
+    out = rng.uniform(-1, 1, (batch, rows, columns))
+    want = (a.transpose(0, 2, 1) if transposed else a) @ b + (out if add else 0)
+    got = out.astype(np.float32)
+    loops("loops_direct").batched_gemm(a.astype(np.float32), b.astype(np.float32), got,
+                                       transposed, int(add))
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-5 * (depth + 1))
