@@ -163,6 +163,8 @@ def conv_backprop_input(dy, w, input_shape, strides, dilations, pads, channels_l
     elif _by_phases(xp, kernel, strides, c, o) and np.isfinite(wc).all():
         dx = conv_phases.backprop_input_by_phases(dyc, wc, in_shape, strides, dilations, pads,
                                                   _forward_into)
+    elif conv_direct.applies(xp, ct, kernel, strides, c, in_shape[:-1], o):
+        dx = conv_direct.backprop_input_strided(dyc, wc, in_shape, strides, dilations, pads)
     if dx is None and _scatters(xp, kernel, o, math.prod(dyc.shape[:-1])):
         dx = _col2im_compiled(dyc, wc, in_shape, strides, dilations, pads)
     if dx is None:

@@ -30,8 +30,9 @@ import math
 
 import numpy as np
 
+from kernels import conv_phases
 from kernels.compiled import loops, usable
-from kernels.conv_layout import padded_for_windows
+from kernels.conv_layout import pad_spatial, padded_for_windows
 from kernels.parallelism import share_count
 
 VECTOR_CHANNELS = 8         # output channels come in groups of this (loops_direct.HALF_LANES)
@@ -79,6 +80,60 @@ def backprop_filter(xc, dyc, filter_shape, strides, dilations, pads):
     loops("loops_direct", chunk=1).filter_grad(padded, offsets, dyc.reshape(-1), partials,
                                                geometry)
     return partials.sum(axis=0, dtype=np.float64).astype(np.float32).reshape(filter_shape)
+
+
+def backprop_input_strided(dyc, w, in_shape, strides, dilations, pads):
+    """The input gradient ``in_shape`` ``[N, *I, C]`` of a strided conv from channels-last
+    float32 ``dyc`` ``[N, *Q, O]`` and ``w`` ``[*K, C, O]``, phase by phase of dx
+    (``conv_phases.phase_plans``: each phase a stride-1 conv of dy with its taps of the
+    filter, flipped and transposed), all phases in one parallel pass over dy padded once,
+    every dx position written where it lies. Each element sums its (tap, dy channel) pairs
+    in order with fused multiply-adds."""
+    lead = 3 - len(strides)
+    kernel3 = (1,) * lead + tuple(w.shape[:-2])
+    strides3, dilations3 = (1,) * lead + tuple(strides), (1,) * lead + tuple(dilations)
+    before3 = (0,) * lead + tuple(b for b, _ in pads)
+    in3, out3 = (1,) * lead + tuple(in_shape[1:-1]), (1,) * lead + tuple(dyc.shape[1:-1])
+    plans = [conv_phases.phase_plans(k, s, d, b)
+             for k, s, d, b in zip(kernel3, strides3, dilations3, before3)]
+    counts = [[-(-(size - r) // s) for r, *_ in plan]
+              for plan, size, s in zip(plans, in3, strides3)]
+    # dy padded so every phase's windows lie inside it
+    dy_pads = []
+    for plan, count, q in zip(plans, counts, out3):
+        spans = [(lo, lo + m - 1 + (len(taps) - 1) * dil)
+                 for (_, taps, dil, lo), m in zip(plan, count) if taps and m]
+        dy_pads.append((max([-lo for lo, _ in spans] + [0]),
+                        max([hi - (q - 1) for _, hi in spans] + [0])))
+    padded = pad_spatial(dyc.reshape(dyc.shape[0], *out3, dyc.shape[-1]), dy_pads, np.float32)
+    extents = padded.shape[1:-1]
+    c, o = w.shape[-2:]
+    w3 = np.asarray(w, np.float32).reshape(*kernel3, c, o)
+    phases, steps, filters = [], [], []
+    for plan in itertools.product(*plans):
+        taps = [t for _, t, _, _ in plan]
+        (r1, r2, r3), dils = [p[0] for p in plan], [p[2] for p in plan]
+        phases.append((r1, r2, r3, *(count[p[0]] for count, p in zip(counts, plan)),
+                       *(p[3] + before for p, (before, _) in zip(plan, dy_pads))))
+        if not all(taps):
+            steps.append(np.zeros(0, np.int64))
+            filters.append(np.zeros(0, np.float32))
+            continue
+        js = list(itertools.product(*(range(len(t)) for t in taps)))
+        starts = np.array([((j1 * dils[0] * extents[1] + j2 * dils[1]) * extents[2]
+                            + j3 * dils[2]) * o for j1, j2, j3 in js], np.int64)
+        steps.append((starts[:, None] + np.arange(o)).reshape(-1))
+        flipped = w3[np.ix_(*(list(t[::-1]) for t in taps))]      # pair j: tap t[-1 - j]
+        filters.append(np.ascontiguousarray(np.swapaxes(flipped, -1, -2)).reshape(-1))
+    step_starts = np.cumsum([0] + [len(a) for a in steps]).astype(np.int64)
+    filter_starts = np.cumsum([0] + [len(a) for a in filters])[:-1].astype(np.int64)
+    dx = np.empty(in_shape, np.float32)
+    geometry = (dyc.shape[0], *extents, o, *in3, c, *strides3)
+    loops("loops_direct", chunk=1).input_grad_phases(
+        padded.reshape(-1), dx.reshape(-1), np.concatenate(steps), step_starts,
+        np.concatenate(filters), filter_starts, np.array(phases, np.int64),
+        tuple(int(v) for v in geometry))
+    return dx
 
 
 def planes(out_shape):

@@ -262,3 +262,41 @@ def batched_gemm(a, b, out, transposed_a, add):
                                         b_at + column, outf, out_at + first * columns + column,
                                         columns, add, columns - column)
                 column += taken
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def input_grad_phases(dy, dx, steps, step_starts, filters, filter_starts, phases, geometry):
+    """dx = the strided conv's input gradient, phase by phase of dx, on the micro-kernels.
+    ``dy``: dy ``[N, P1, P2, P3, O]`` zero-padded, flat; ``dx``: ``[N, I1, I2, I3, C]``
+    flat; phase f (``phases[f]``: residues r1-r3, position counts m1-m3 and dy bases
+    b1-b3) holds dx positions ``p = r + s*m`` per dim, each the sum over its (tap, dy
+    channel) pairs i of ``dy[window origin + steps[step_starts[f] + i]] *
+    filters[filter_starts[f] + i*C + c]``, the window origin at dy position ``m + b``;
+    a phase without pairs is zeros. ``geometry``: (N, P1, P2, P3, O, I1, I2, I3, C, s1,
+    s2, s3). The threads share (image, phase) pairs; a call takes up to ROWS positions of a
+    phase row, ``s3 * C`` apart in dx."""
+    n_total, p1n, p2n, p3n, outs, i1n, i2n, i3n, channels, s1, s2, s3 = geometry
+    count = phases.shape[0]
+    row_offsets = np.arange(ROWS) * outs
+    for item in prange(n_total * count):
+        n, phase = item // count, item % count
+        r1, r2, r3, c1, c2, c3, b1, b2, b3 = phases[phase]
+        pairs = steps[step_starts[phase]:step_starts[phase + 1]]
+        taps_at = filter_starts[phase]
+        for m1 in range(c1):
+            for m2 in range(c2):
+                out_row = ((n * i1n + r1 + s1 * m1) * i2n + r2 + s2 * m2) * i3n + r3
+                if pairs.shape[0] == 0:
+                    for m3 in range(c3):
+                        start = (out_row + s3 * m3) * channels
+                        dx[start:start + channels] = 0
+                    continue
+                dy_row = ((n * p1n + m1 + b1) * p2n + m2 + b2) * p3n + b3
+                for m3 in range(0, c3, ROWS):
+                    rows = min(ROWS, c3 - m3)
+                    column = 0
+                    while column < channels:
+                        column += _accumulate(rows, dy, (dy_row + m3) * outs, pairs,
+                                              row_offsets, filters, channels, taps_at + column,
+                                              dx, (out_row + s3 * m3) * channels + column,
+                                              s3 * channels, 0, channels - column)

@@ -234,6 +234,31 @@ def test_stride_1_input_gradient_on_the_direct_kernels_matches_reference(case, d
                           and dy.size > 0)
 
 
+@SETTINGS
+@given(case=conv_cases(min_size=1), dtype=st.sampled_from(FLOAT_DTYPES),
+       vectors=st.integers(1, 7), strides=st.lists(st.integers(2, 3), min_size=3, max_size=3))
+def test_strided_input_gradient_on_the_direct_kernels_matches_reference(case, dtype, vectors,
+                                                                       strides):
+    """The strided input gradient phase by phase of dx on the micro-kernels (8-56 input
+    channels, dy channels past the few-channel phases): every stride, dilation, padding
+    (phases reading padding alone, or reached by no tap, give zeros), rank, layout and
+    float type."""
+    for dim, stride in zip(case["dims"], strides):
+        dim["s"] = stride
+    case["c"], case["o"] = 8 * vectors, case["o"] + conv_dense.PHASE_MAX_DEPTH
+    _, w, dy, geo, x_shape = _arrays(case, dtype)
+    calls = []
+    strided = conv_direct.backprop_input_strided
+    with module_settings(conv_direct, MIN_WIDTH=1,
+                         backprop_input_strided=lambda *a: calls.append(1) or strided(*a)):
+        got = conv_backprop_input(dy, w, x_shape, *geo, channels_last=case["channels_last"])
+    want = conv_backprop_input_ref(dy.astype(np.float64), w.astype(np.float64), x_shape, *geo,
+                                   channels_last=case["channels_last"])
+    _check_close(got, want, dtype)
+    pointwise = all(k == 1 for k in w.shape[:-2]) and not any(b or a for b, a in geo[2])
+    assert len(calls) == (np.dtype(dtype) != np.float64 and not pointwise and dy.size > 0)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, ml_dtypes.bfloat16])
 @pytest.mark.parametrize("channels_last", [True, False])
 def test_direct_micro_kernels_on_whole_and_partial_blocks(dtype, channels_last):
