@@ -1,13 +1,13 @@
-"""The dense forward conv and its filter gradient computed directly on register-blocked
-micro-kernels (``loops_direct``): no patch matrix, every input value read in place through
-per-tap offsets into the zero-padded input.
+"""The dense forward conv, its filter gradient and its input gradient computed directly on
+register-blocked micro-kernels (``loops_direct``): no patch matrix, every input value read
+in place through per-tap offsets into the zero-padded input.
 
 On this 2-core AVX-512 machine the micro-kernel runs at 220-245 GFLOP/s a core, where
 OpenBLAS's SGEMM (on its AVX2 kernels) runs at about 120 and the patch-matrix GEMMs of a
-conv with 16 output channels at 80-95, plus the copy. Measured against the other paths
-(with one vector of output channels a call; two made the direct path 1.2-1.4x faster
-still where the channels allow, and even with Winograd and the scatter GEMMs on the
-largest stride-1 convs, where it is not used):
+conv with 16 output channels at 80-95, plus the copy (it runs Winograd's products too,
+``loops_direct.batched_gemm``). Measured against the other paths (with one vector of
+output channels a call; two made the direct path 1.2-1.4x faster still where the channels
+allow):
 
 * strided convs: 1.4-2.6x faster (the 3-D CNN's 8 -> 16 channel stride-2 layer 1.34 ->
   0.53 ms, its filter gradient 2.05 -> 0.83; Conv3D VALID s2 x[4,16,32,32,32]
@@ -15,11 +15,14 @@ largest stride-1 convs, where it is not used):
   f[3,3,64,128] 20.6 -> 14.8 ms, its filter gradient 21.6 -> 18.7);
 * stride 1: 1.1-3.3x faster than Winograd and the patch matrices up to 462M
   multiply-adds (x[4,28,28,128] f[3,3,128,128] 3.3 ms, Winograd 8.4; filter gradients
-  1.0-1.5x); 15-35% slower than Winograd and the scatter GEMMs on convs of 1.8G+
-  (``MAX_UNIT_STRIDE_MACS``);
+  1.0-1.5x); slower than Winograd on larger convs (``MAX_UNIT_STRIDE_MACS``), but twice as
+  fast as the scatter GEMMs at any size on the convs Winograd does not take (dilated, 5x5:
+  Conv2D d2 x[32,56,56,64] f[3,3,64,64] 37 -> 20 ms);
 * the stride-1 input gradient (the forward of dy with the filter flipped): 1.3-2.1x
-  faster than Winograd and the scatter GEMMs on small layers, 1.2x on Conv3DBackpropInputV2
-  x[4,16,32,32,32] f[3,3,3,32,64] (22.9 -> 19.2 ms), even on the 2-D one of the same size;
+  faster than Winograd and the scatter GEMMs on small layers;
+* the strided input gradient, phase by phase of dx (``backprop_input_strided``): 1.3-2.8x
+  faster than the scatter GEMMs (Conv2DBackpropInput s2 x[32,56,56,64] f[3,3,64,128] 19 ->
+  12.6 ms);
 * a filter past ``MAX_FILTER_BYTES`` no longer stays in the cache while the rows pass (a
   2.4 MB one: 2.3x slower than the patch matrices), and fewer than ``MIN_WIDTH`` output
   columns leave the kernel waiting on filter loads.

@@ -35,8 +35,8 @@ _INT = ir.IntType(64)
 def _micro_kernel(vectors, lanes=LANES):
     """The micro-kernel for ``vectors`` (1 or 2) vectors of ``lanes`` channels, a numba
     intrinsic ``(rows, x, x_base, steps, row_offsets, v, v_step, v_col, out, out_base,
-    out_step, add)`` over flat float32 arrays: for r < rows (1 to ROWS) and lanes
-    l < vectors * lanes, ``out[out_base + r*out_step + l] (+)= sum over i < len(steps) of
+    out_offsets, add)`` over flat float32 arrays: for r < rows (1 to ROWS) and lanes
+    l < vectors * lanes, ``out[out_base + out_offsets[r] + l] (+)= sum over i < len(steps) of
     x[x_base + steps[i] + row_offsets[r]] * v[i*v_step + v_col + l]``, added to what ``out``
     holds when ``add`` is nonzero. The forward conv takes rows as output positions and i as
     (tap, channel) pairs; the filter gradient rows as (tap, channel) pairs and i as output
@@ -45,7 +45,7 @@ def _micro_kernel(vectors, lanes=LANES):
 
     @intrinsic
     def kernel(typingctx, rows, x, x_base, steps, row_offsets, v, v_step, v_col, out,
-               out_base, out_step, add):
+               out_base, out_offsets, add):
         def codegen(context, builder, signature, args):
             def array(i):
                 return context.make_array(signature.args[i])(context, builder, args[i])
@@ -54,7 +54,7 @@ def _micro_kernel(vectors, lanes=LANES):
                             v=array(5).data, out=array(8).data,
                             count=builder.extract_value(array(3).shape, 0),
                             x_base=args[2], v_step=args[6], v_col=args[7], out_base=args[9],
-                            out_step=args[10], add=args[11])
+                            out_offsets=array(10).data, add=args[11])
             leave = builder.append_basic_block("direct.leave")
             switch = builder.switch(args[0], leave)
             for count in range(1, ROWS + 1):
@@ -67,16 +67,16 @@ def _micro_kernel(vectors, lanes=LANES):
             return context.get_dummy_value()
 
         if not (x.dtype == v.dtype == out.dtype == types.float32
-                and steps.dtype == row_offsets.dtype == types.int64):
+                and steps.dtype == row_offsets.dtype == out_offsets.dtype == types.int64):
             return None                     # typed for float32 data and int64 offsets only
         return types.void(types.int64, x, types.int64, steps, row_offsets, v, types.int64,
-                          types.int64, out, types.int64, types.int64, types.int64), codegen
+                          types.int64, out, types.int64, out_offsets, types.int64), codegen
 
     return kernel
 
 
 def _emit_loop(builder, rows, vectors, lanes, x, steps, row_offsets, count, x_base, v,
-               v_step, v_col, out, out_base, out_step, add):
+               v_step, v_col, out, out_base, out_offsets, add):
     """The IR of one micro-kernel: ``rows`` x ``vectors`` accumulators summed over the
     ``count`` steps, then stored (or added) into ``out``; leaves the builder at its end."""
     vector_type = ir.VectorType(_FLOAT, lanes)
@@ -128,7 +128,7 @@ def _emit_loop(builder, rows, vectors, lanes, x, steps, row_offsets, count, x_ba
         results.append(row)
     adding = builder.icmp_signed("!=", add, _INT(0))
     for r, row in enumerate(results):
-        start = builder.add(out_base, builder.mul(out_step, _INT(r)))
+        start = builder.add(out_base, builder.load(builder.gep(out_offsets, [_INT(r)])))
         for j, result in enumerate(row):
             where = builder.bitcast(builder.gep(out, [builder.add(start, _INT(j * lanes))]),
                                     vector_type.as_pointer())
@@ -142,20 +142,20 @@ _half_vector, _one_vector, _two_vectors = (_micro_kernel(1, HALF_LANES), _micro_
 
 @njit(cache=True, nogil=True)
 def _accumulate(rows, x, x_base, steps, row_offsets, v, v_step, v_col, out, out_base,
-                out_step, add, channels_left):
+                out_offsets, add, channels_left):
     """The micro-kernel for ``rows`` accumulators, on two vectors of channels when at least
     that many are left from ``v_col`` on, else one, else half of one; returns the channels
     it took."""
     if channels_left >= 2 * LANES:
         _two_vectors(rows, x, x_base, steps, row_offsets, v, v_step, v_col, out, out_base,
-                     out_step, add)
+                     out_offsets, add)
         return 2 * LANES
     if channels_left >= LANES:
         _one_vector(rows, x, x_base, steps, row_offsets, v, v_step, v_col, out, out_base,
-                    out_step, add)
+                    out_offsets, add)
         return LANES
     _half_vector(rows, x, x_base, steps, row_offsets, v, v_step, v_col, out, out_base,
-                 out_step, add)
+                 out_offsets, add)
     return HALF_LANES
 
 
@@ -185,6 +185,7 @@ def forward(x, offsets, w, y, geometry):
     n_total, q1n, q2n, q3n, outs, p1, p2, p3, channels, s1, s2, s3 = geometry
     plane_size = q2n * q3n
     positions = _positions(geometry, 1)
+    outputs = np.arange(ROWS) * outs              # a call's positions, in y
     blocks = (plane_size + BLOCK - 1) // BLOCK
     for block in prange(n_total * q1n * blocks):
         plane, first = block // blocks, block % blocks * BLOCK
@@ -198,7 +199,7 @@ def forward(x, offsets, w, y, geometry):
                 rows = min(ROWS, size - start)
                 taken = _accumulate(rows, x, x_plane, offsets,
                                     positions[first + start:first + start + rows], w, outs,
-                                    column, y, y_block + start * outs + column, outs, 0,
+                                    column, y, y_block + start * outs + column, outputs, 0,
                                     outs - column)
             column += taken
 
@@ -214,6 +215,7 @@ def filter_grad(x, offsets, dy, partials, geometry):
     planes = n_total * q1n
     plane_size = q2n * q3n
     positions = _positions(geometry, q1n)
+    pair_rows = np.arange(ROWS) * outs            # a call's (tap, channel) pairs, in partials
     run = max(1, STEPS // plane_size)          # planes a call sums
     for part in prange(parts):
         total = partials[part]
@@ -230,7 +232,7 @@ def filter_grad(x, offsets, dy, partials, geometry):
                     rows = min(ROWS, pairs - pair)
                     taken = _accumulate(rows, x, x_image, steps, offsets[pair:pair + rows], dy,
                                         outs, dy_run + column, total, pair * outs + column,
-                                        outs, 1, outs - column)
+                                        pair_rows, 1, outs - column)
                 column += taken
             plane = last
 
@@ -248,6 +250,7 @@ def batched_gemm(a, b, out, transposed_a, add):
     k_step, m_step = (rows_total, 1) if transposed_a else (1, depth)
     steps = np.arange(depth) * k_step
     row_offsets = np.arange(ROWS) * m_step
+    out_rows = np.arange(ROWS) * columns
     af, bf, outf = a.reshape(a.size), b.reshape(b.size), out.reshape(out.size)
     for i in range(batch):
         a_at, b_at, out_at = i * rows_total * depth, i * depth * columns, i * rows_total * columns
@@ -260,7 +263,7 @@ def batched_gemm(a, b, out, transposed_a, add):
                     taken = _accumulate(min(ROWS, chunk_stop - first), af,
                                         a_at + first * m_step, steps, row_offsets, bf, columns,
                                         b_at + column, outf, out_at + first * columns + column,
-                                        columns, add, columns - column)
+                                        out_rows, add, columns - column)
                 column += taken
 
 
@@ -268,35 +271,38 @@ def batched_gemm(a, b, out, transposed_a, add):
 def input_grad_phases(dy, dx, steps, step_starts, filters, filter_starts, phases, geometry):
     """dx = the strided conv's input gradient, phase by phase of dx, on the micro-kernels.
     ``dy``: dy ``[N, P1, P2, P3, O]`` zero-padded, flat; ``dx``: ``[N, I1, I2, I3, C]``
-    flat; phase f (``phases[f]``: residues r1-r3, position counts m1-m3 and dy bases
+    flat; phase f (``phases[f]``: residues r1-r3, position counts c1-c3 and dy bases
     b1-b3) holds dx positions ``p = r + s*m`` per dim, each the sum over its (tap, dy
     channel) pairs i of ``dy[window origin + steps[step_starts[f] + i]] *
     filters[filter_starts[f] + i*C + c]``, the window origin at dy position ``m + b``;
     a phase without pairs is zeros. ``geometry``: (N, P1, P2, P3, O, I1, I2, I3, C, s1,
     s2, s3). The threads share (image, phase) pairs; a call takes up to ROWS positions of a
-    phase row, ``s3 * C`` apart in dx."""
+    phase plane (m1), across its rows."""
     n_total, p1n, p2n, p3n, outs, i1n, i2n, i3n, channels, s1, s2, s3 = geometry
     count = phases.shape[0]
-    row_offsets = np.arange(ROWS) * outs
     for item in prange(n_total * count):
         n, phase = item // count, item % count
         r1, r2, r3, c1, c2, c3, b1, b2, b3 = phases[phase]
         pairs = steps[step_starts[phase]:step_starts[phase + 1]]
         taps_at = filter_starts[phase]
+        sources = np.empty(c2 * c3, np.int64)     # a plane's positions, in dy and in dx
+        targets = np.empty(c2 * c3, np.int64)
+        for m2 in range(c2):
+            for m3 in range(c3):
+                sources[m2 * c3 + m3] = (m2 * p3n + m3) * outs
+                targets[m2 * c3 + m3] = (s2 * m2 * i3n + s3 * m3) * channels
         for m1 in range(c1):
-            for m2 in range(c2):
-                out_row = ((n * i1n + r1 + s1 * m1) * i2n + r2 + s2 * m2) * i3n + r3
-                if pairs.shape[0] == 0:
-                    for m3 in range(c3):
-                        start = (out_row + s3 * m3) * channels
-                        dx[start:start + channels] = 0
-                    continue
-                dy_row = ((n * p1n + m1 + b1) * p2n + m2 + b2) * p3n + b3
-                for m3 in range(0, c3, ROWS):
-                    rows = min(ROWS, c3 - m3)
-                    column = 0
-                    while column < channels:
-                        column += _accumulate(rows, dy, (dy_row + m3) * outs, pairs,
-                                              row_offsets, filters, channels, taps_at + column,
-                                              dx, (out_row + s3 * m3) * channels + column,
-                                              s3 * channels, 0, channels - column)
+            dx_plane = ((n * i1n + r1 + s1 * m1) * i2n + r2) * i3n * channels + r3 * channels
+            if pairs.shape[0] == 0:
+                for target in targets:
+                    dx[dx_plane + target:dx_plane + target + channels] = 0
+                continue
+            dy_plane = (((n * p1n + m1 + b1) * p2n + b2) * p3n + b3) * outs
+            for first in range(0, c2 * c3, ROWS):
+                rows = min(ROWS, c2 * c3 - first)
+                column = 0
+                while column < channels:
+                    column += _accumulate(rows, dy, dy_plane, pairs,
+                                          sources[first:first + rows], filters, channels,
+                                          taps_at + column, dx, dx_plane + column,
+                                          targets[first:first + rows], 0, channels - column)
