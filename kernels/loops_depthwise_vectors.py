@@ -31,13 +31,14 @@ from llvmlite import ir
 from numba import njit, prange, types
 from numba.extending import intrinsic
 
+from kernels import loops_ir
 from kernels.loops_depthwise import _fence
 
 LANES = 16        # float32 channels per vector register
 TAPS = 9          # taps a kernel call holds in registers (a 3x3 filter)
 FLUSH_ROWS = 64   # filter gradient: rows summed in float32 between float64 flushes
 
-_INT = ir.IntType(64)
+_INT = loops_ir.INT
 _INT32 = ir.IntType(32)
 _VECTOR = ir.VectorType(ir.FloatType(), LANES)
 _ZERO = ir.Constant(_VECTOR, [0.0] * LANES)
@@ -87,57 +88,6 @@ class _Access:
             self.builder.store(value, self._pointer(base, at), align=4)
 
 
-def _fma(builder):
-    """LLVM's fused multiply-add of two vectors onto a third."""
-    return builder.module.declare_intrinsic("llvm.fma.v16f32",
-                                            fnty=ir.FunctionType(_VECTOR, [_VECTOR] * 3))
-
-
-def _loop(builder, count, initial, body):
-    """Emits ``for k in range(count): values = body(k, values)``, the carried vectors
-    starting as ``initial``; returns their values after the loop (``initial`` if it never
-    ran)."""
-    entry = builder.block
-    loop = builder.append_basic_block("dw.loop")
-    done = builder.append_basic_block("dw.done")
-    builder.cbranch(builder.icmp_signed(">", count, _INT(0)), loop, done)
-    builder.position_at_end(loop)
-    k = builder.phi(_INT)
-    values = [builder.phi(_VECTOR) for _ in initial]
-    following = body(k, values)
-    k_next = builder.add(k, _INT(1))
-    for phi, start, step in [(k, _INT(0), k_next)] + list(zip(values, initial, following)):
-        phi.add_incoming(start, entry)
-        phi.add_incoming(step, loop)
-    builder.cbranch(builder.icmp_signed("<", k_next, count), loop, done)
-    builder.position_at_end(done)
-    results = [builder.phi(_VECTOR) for _ in following]
-    for result, start, value in zip(results, initial, following):
-        result.add_incoming(start, entry)
-        result.add_incoming(value, loop)
-    return results
-
-
-def _switch(builder, value, counts, emit):
-    """Emits ``emit(count)`` for each of ``counts``, chosen by the runtime ``value``."""
-    leave = builder.append_basic_block("dw.leave")
-    switch = builder.switch(value, leave)
-    for count in counts:
-        block = builder.append_basic_block(f"dw.case{count}")
-        switch.add_case(_INT(count), block)
-        builder.position_at_end(block)
-        emit(count)
-        builder.branch(leave)
-    builder.position_at_end(leave)
-
-
-def _codegen_arguments(context, builder, signature, args):
-    """An intrinsic's arguments: arrays as their data pointers, integers as they are."""
-    return [context.make_array(kind)(context, builder, value).data
-            if isinstance(kind, types.Array) else value
-            for kind, value in zip(signature.args, args)]
-
-
 def _tap_start(builder, array, first, t, channel):
     """``array[first + t] + channel``: where tap t of a call starts."""
     return builder.add(builder.load(builder.gep(array, [builder.add(first, _INT(t))])), channel)
@@ -158,9 +108,9 @@ def _weighted_kernel(vectors, masked=False, stream=False):
                out_start, out_step, count, add, channel, left):
         def codegen(context, builder, signature, args):
             (_, first, src, src_starts, src_step, w, w_starts, out, out_start, out_step,
-             count, add, channel, left) = _codegen_arguments(context, builder, signature, args)
+             count, add, channel, left) = loops_ir.arguments(context, builder, signature, args)
             access = _Access(builder, masked, stream, left)
-            fma = _fma(builder)
+            fma = loops_ir.fma(builder, _VECTOR)
             adding = builder.icmp_signed("!=", add, _INT(0))
             out_first = builder.add(out_start, channel)
 
@@ -186,15 +136,15 @@ def _weighted_kernel(vectors, masked=False, stream=False):
                     return []
 
                 if stream:        # streamed stores take a whole sum: never added to
-                    _loop(builder, count, [], lambda k, _: body(k, False))
+                    loops_ir.counted_loop(builder, count, [], lambda k, _: body(k, False))
                     return
                 with builder.if_else(adding) as (then, otherwise):
                     with then:
-                        _loop(builder, count, [], lambda k, _: body(k, True))
+                        loops_ir.counted_loop(builder, count, [], lambda k, _: body(k, True))
                     with otherwise:
-                        _loop(builder, count, [], lambda k, _: body(k, False))
+                        loops_ir.counted_loop(builder, count, [], lambda k, _: body(k, False))
 
-            _switch(builder, args[0], range(TAPS + 1), emit)
+            loops_ir.switch(builder, args[0], range(TAPS + 1), emit)
             return context.get_dummy_value()
 
         if not (src.dtype == w.dtype == out.dtype == types.float32
@@ -219,9 +169,9 @@ def _products_kernel(vectors, masked=False):
                out_starts, channel, left):
         def codegen(context, builder, signature, args):
             (_, first, x, x_starts, x_step, dy, dy_start, dy_step, count, out, out_starts,
-             channel, left) = _codegen_arguments(context, builder, signature, args)
+             channel, left) = loops_ir.arguments(context, builder, signature, args)
             access = _Access(builder, masked, False, left)
-            fma = _fma(builder)
+            fma = loops_ir.fma(builder, _VECTOR)
             dy_first = builder.add(dy_start, channel)
 
             def emit(taps):
@@ -236,7 +186,7 @@ def _products_kernel(vectors, masked=False):
                         builder.add(start, x_at), _INT(v * LANES))), d[v], sums[t * vectors + v]])
                         for t, start in enumerate(starts) for v in range(vectors)]
 
-                sums = _loop(builder, count, [_ZERO] * (taps * vectors), body)
+                sums = loops_ir.counted_loop(builder, count, [_ZERO] * (taps * vectors), body)
                 for t in range(taps):
                     base = _tap_start(builder, out_starts, first, t, channel)
                     for v in range(vectors):
@@ -244,7 +194,7 @@ def _products_kernel(vectors, masked=False):
                         access.store(builder.fadd(access.load(out, at), sums[t * vectors + v]),
                                      out, at)
 
-            _switch(builder, args[0], range(TAPS + 1), emit)
+            loops_ir.switch(builder, args[0], range(TAPS + 1), emit)
             return context.get_dummy_value()
 
         if not (x.dtype == dy.dtype == out.dtype == types.float32

@@ -21,6 +21,8 @@ from llvmlite import ir
 from numba import njit, prange, types
 from numba.extending import intrinsic
 
+from kernels import loops_ir
+
 LANES = 16        # float32 output channels per vector register (AVX-512; two AVX2 halves)
 HALF_LANES = 8    # the narrower vector a last group of 8 output channels takes
 ROWS = 8          # accumulators a micro-kernel call keeps in registers
@@ -28,8 +30,7 @@ BLOCK = 16        # forward: output positions a thread takes at a time
 STEPS = 256       # filter gradient: positions a call sums at least (whole planes)
 GEMM_ROWS = 64    # batched_gemm: rows a pass over b's column groups takes
 
-_FLOAT = ir.FloatType()
-_INT = ir.IntType(64)
+_INT = loops_ir.INT
 
 
 def _micro_kernel(vectors, lanes=LANES):
@@ -47,23 +48,14 @@ def _micro_kernel(vectors, lanes=LANES):
     def kernel(typingctx, rows, x, x_base, steps, row_offsets, v, v_step, v_col, out,
                out_base, out_offsets, add):
         def codegen(context, builder, signature, args):
-            def array(i):
-                return context.make_array(signature.args[i])(context, builder, args[i])
-
-            operands = dict(x=array(1).data, steps=array(3).data, row_offsets=array(4).data,
-                            v=array(5).data, out=array(8).data,
-                            count=builder.extract_value(array(3).shape, 0),
-                            x_base=args[2], v_step=args[6], v_col=args[7], out_base=args[9],
-                            out_offsets=array(10).data, add=args[11])
-            leave = builder.append_basic_block("direct.leave")
-            switch = builder.switch(args[0], leave)
-            for count in range(1, ROWS + 1):
-                block = builder.append_basic_block(f"direct.rows{count}")
-                switch.add_case(_INT(count), block)
-                builder.position_at_end(block)
-                _emit_loop(builder, count, vectors, lanes, **operands)
-                builder.branch(leave)
-            builder.position_at_end(leave)
+            operands = dict(zip(("x", "x_base", "steps", "row_offsets", "v", "v_step", "v_col",
+                                 "out", "out_base", "out_offsets", "add"),
+                                loops_ir.arguments(context, builder, signature, args)[1:]))
+            count = builder.extract_value(
+                context.make_array(signature.args[3])(context, builder, args[3]).shape, 0)
+            loops_ir.switch(builder, args[0], range(1, ROWS + 1),
+                           lambda rows: _emit_loop(builder, rows, vectors, lanes, count=count,
+                                                   **operands))
             return context.get_dummy_value()
 
         if not (x.dtype == v.dtype == out.dtype == types.float32
@@ -79,61 +71,38 @@ def _emit_loop(builder, rows, vectors, lanes, x, steps, row_offsets, count, x_ba
                v_step, v_col, out, out_base, out_offsets, add):
     """The IR of one micro-kernel: ``rows`` x ``vectors`` accumulators summed over the
     ``count`` steps, then stored (or added) into ``out``; leaves the builder at its end."""
-    vector_type = ir.VectorType(_FLOAT, lanes)
-    fma = builder.module.declare_intrinsic(
-        f"llvm.fma.v{lanes}f32", fnty=ir.FunctionType(vector_type, [vector_type] * 3))
+    vector_type = ir.VectorType(ir.FloatType(), lanes)
+    fma = loops_ir.fma(builder, vector_type)
     zero = ir.Constant(vector_type, [0.0] * lanes)
     splat = ir.Constant(ir.VectorType(ir.IntType(32), lanes), [0] * lanes)
     row_at = [builder.load(builder.gep(row_offsets, [_INT(r)])) for r in range(rows)]
-    entry = builder.block
-    loop = builder.append_basic_block("direct.loop")
-    done = builder.append_basic_block("direct.done")
-    builder.cbranch(builder.icmp_signed(">", count, _INT(0)), loop, done)
 
-    builder.position_at_end(loop)
-    i = builder.phi(_INT)
-    sums = [[builder.phi(vector_type) for _ in range(vectors)] for _ in range(rows)]
-    first = builder.add(builder.mul(i, v_step), v_col)
-    loaded = [builder.load(builder.bitcast(builder.gep(v, [builder.add(first, _INT(j * lanes))]),
-                                           vector_type.as_pointer()), align=4)
-              for j in range(vectors)]
-    at = builder.add(x_base, builder.load(builder.gep(steps, [i])))
-    added = []
-    for totals, offset in zip(sums, row_at):
-        value = builder.load(builder.gep(x, [builder.add(at, offset)]))
-        broadcast = builder.shuffle_vector(
-            builder.insert_element(ir.Constant(vector_type, ir.Undefined), value,
-                                   ir.IntType(32)(0)),
-            ir.Constant(vector_type, ir.Undefined), splat)
-        added.append([builder.call(fma, [broadcast, vector, total])
-                      for vector, total in zip(loaded, totals)])
-    following = builder.add(i, _INT(1))
-    i.add_incoming(_INT(0), entry)
-    i.add_incoming(following, loop)
-    for totals, news in zip(sums, added):
-        for total, new in zip(totals, news):
-            total.add_incoming(zero, entry)
-            total.add_incoming(new, loop)
-    builder.cbranch(builder.icmp_signed("<", following, count), loop, done)
+    def step(i, sums):
+        first = builder.add(builder.mul(i, v_step), v_col)
+        loaded = [builder.load(builder.bitcast(
+            builder.gep(v, [builder.add(first, _INT(j * lanes))]), vector_type.as_pointer()),
+            align=4) for j in range(vectors)]
+        at = builder.add(x_base, builder.load(builder.gep(steps, [i])))
+        added = []
+        for r, offset in enumerate(row_at):
+            value = builder.load(builder.gep(x, [builder.add(at, offset)]))
+            broadcast = builder.shuffle_vector(
+                builder.insert_element(ir.Constant(vector_type, ir.Undefined), value,
+                                       ir.IntType(32)(0)),
+                ir.Constant(vector_type, ir.Undefined), splat)
+            added += [builder.call(fma, [broadcast, vector, sums[r * vectors + j]])
+                      for j, vector in enumerate(loaded)]
+        return added
 
-    builder.position_at_end(done)
-    results = []
-    for news in added:
-        row = []
-        for new in news:
-            result = builder.phi(vector_type)
-            result.add_incoming(zero, entry)
-            result.add_incoming(new, loop)
-            row.append(result)
-        results.append(row)
+    results = loops_ir.counted_loop(builder, count, [zero] * (rows * vectors), step)
     adding = builder.icmp_signed("!=", add, _INT(0))
-    for r, row in enumerate(results):
+    for r in range(rows):
         start = builder.add(out_base, builder.load(builder.gep(out_offsets, [_INT(r)])))
-        for j, result in enumerate(row):
+        for j in range(vectors):
             where = builder.bitcast(builder.gep(out, [builder.add(start, _INT(j * lanes))]),
                                     vector_type.as_pointer())
             held = builder.select(adding, builder.load(where, align=4), zero)
-            builder.store(builder.fadd(held, result), where, align=4)
+            builder.store(builder.fadd(held, results[r * vectors + j]), where, align=4)
 
 
 _half_vector, _one_vector, _two_vectors = (_micro_kernel(1, HALF_LANES), _micro_kernel(1),

@@ -1,0 +1,60 @@
+"""Building blocks of the numba intrinsics written in LLVM IR (``loops_direct``,
+``loops_depthwise_vectors``): a counted loop carrying values in registers, a switch on a
+run-time count, fused multiply-adds of vectors, an intrinsic's arguments as pointers."""
+
+from llvmlite import ir
+from numba import types
+
+INT = ir.IntType(64)
+
+
+def arguments(context, builder, signature, args):
+    """An intrinsic's arguments: arrays as their data pointers, the rest as they are."""
+    return [context.make_array(kind)(context, builder, value).data
+            if isinstance(kind, types.Array) else value
+            for kind, value in zip(signature.args, args)]
+
+
+def fma(builder, vector_type):
+    """LLVM's fused multiply-add of two float vectors of ``vector_type`` onto a third."""
+    return builder.module.declare_intrinsic(
+        f"llvm.fma.v{vector_type.count}f32", fnty=ir.FunctionType(vector_type, [vector_type] * 3))
+
+
+def counted_loop(builder, count, initial, body):
+    """Emits ``for k in range(count): values = body(k, values)``, the carried values
+    starting as ``initial`` (kept in registers: phis); returns their values after the loop
+    (``initial`` if it never ran) and leaves the builder after it."""
+    entry = builder.block
+    loop = builder.append_basic_block("loop")
+    done = builder.append_basic_block("done")
+    builder.cbranch(builder.icmp_signed(">", count, INT(0)), loop, done)
+    builder.position_at_end(loop)
+    k = builder.phi(INT)
+    values = [builder.phi(value.type) for value in initial]
+    following = body(k, values)
+    k_next = builder.add(k, INT(1))
+    for phi, start, step in [(k, INT(0), k_next)] + list(zip(values, initial, following)):
+        phi.add_incoming(start, entry)
+        phi.add_incoming(step, loop)
+    builder.cbranch(builder.icmp_signed("<", k_next, count), loop, done)
+    builder.position_at_end(done)
+    results = [builder.phi(value.type) for value in following]
+    for result, start, value in zip(results, initial, following):
+        result.add_incoming(start, entry)
+        result.add_incoming(value, loop)
+    return results
+
+
+def switch(builder, value, counts, emit):
+    """Emits ``emit(count)`` for each of ``counts``, the one equal to the run-time ``value``
+    running (none for other values); leaves the builder after them."""
+    leave = builder.append_basic_block("leave")
+    cases = builder.switch(value, leave)
+    for count in counts:
+        block = builder.append_basic_block(f"case{count}")
+        cases.add_case(INT(count), block)
+        builder.position_at_end(block)
+        emit(count)
+        builder.branch(leave)
+    builder.position_at_end(leave)
