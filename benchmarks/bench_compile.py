@@ -32,13 +32,14 @@ def cases(np, gp):
     dw_dy2 = rng.standard_normal((2, 32, 32, 32)).astype(np.float32)   # row-cache loops
     depthwise = dict(strides=[1, 1, 1, 1], padding="SAME")
     conv_x = rng.standard_normal((4, 16, 16, 32)).astype(np.float32)    # 1024 positions:
-    conv_w = rng.standard_normal((5, 5, 32, 24)).astype(np.float32)     # scattered, 5x5: not
-    conv_dy = rng.standard_normal((4, 16, 16, 24)).astype(np.float32)   # Winograd (24 outputs:
+    conv_w = rng.standard_normal((5, 5, 32, 20)).astype(np.float32)     # scattered, 5x5: not
+    conv_dy = rng.standard_normal((4, 16, 16, 20)).astype(np.float32)   # Winograd (20 outputs:
     direct_w = rng.standard_normal((3, 3, 32, 32)).astype(np.float32)   # not direct)
+    direct_dy = rng.standard_normal((4, 8, 8, 32)).astype(np.float32)
     dense = dict(strides=[1, 1, 1, 1], padding="SAME")
     wino_x = rng.standard_normal((2, 32, 32, 32)).astype(np.float32)
-    wino_w = rng.standard_normal((3, 3, 32, 24)).astype(np.float32)
-    wino_dy = rng.standard_normal((2, 32, 32, 24)).astype(np.float32)
+    wino_w = rng.standard_normal((3, 3, 32, 20)).astype(np.float32)     # 20: not direct
+    wino_dy = rng.standard_normal((2, 32, 32, 20)).astype(np.float32)
     few_x = rng.standard_normal((2, 8, 8, 8, 1)).astype(np.float32)
     few_w = rng.standard_normal((3, 3, 3, 1, 4)).astype(np.float32)     # 4 outputs: not
     few_dy = rng.standard_normal((2, 8, 8, 8, 4)).astype(np.float32)    # direct
@@ -69,16 +70,18 @@ def cases(np, gp):
         ("Cast float32 -> float16", lambda: gp.raw_ops.Cast(x=big, DstT=gp.float16)),
         ("Cast float16 -> float32", lambda: gp.raw_ops.Cast(x=big.astype(np.float16),
                                                             DstT=gp.float32)),
-        ("Conv2D (GEMM and scatter)", lambda: gp.raw_ops.Conv2D(
+        ("Conv2D 5x5 (GEMM and scatter)", lambda: gp.raw_ops.Conv2D(
             input=conv_x, filter=conv_w, **dense)),
-        ("Conv2DBackpropInput", lambda: gp.raw_ops.Conv2DBackpropInput(
-            input_sizes=np.int32(conv_x.shape), filter=conv_w, out_backprop=conv_dy, **dense)),
+        ("Conv2DBackpropInput 5x5 (direct)",
+         lambda: gp.raw_ops.Conv2DBackpropInput(
+             input_sizes=np.int32(conv_x.shape), filter=conv_w, out_backprop=conv_dy, **dense)),
         ("Conv2D 3x3 (Winograd)", lambda: gp.raw_ops.Conv2D(
             input=wino_x, filter=wino_w, **dense)),
         ("Conv2DBackpropFilter 3x3 (Winograd)", lambda: gp.raw_ops.Conv2DBackpropFilter(
             input=wino_x, filter_sizes=np.int32(wino_w.shape), out_backprop=wino_dy, **dense)),
-        ("Conv2D stride 2 (direct micro-kernels)", lambda: gp.raw_ops.Conv2D(
-            input=conv_x, filter=direct_w, strides=[1, 2, 2, 1], padding="SAME")),
+        ("Conv2DBackpropInput stride 2 (by phases)", lambda: gp.raw_ops.Conv2DBackpropInput(
+            input_sizes=np.int32(conv_x.shape), filter=direct_w, out_backprop=direct_dy,
+            strides=[1, 2, 2, 1], padding="SAME")),
         ("Conv3DBackpropFilterV2 (few channels)", lambda: gp.raw_ops.Conv3DBackpropFilterV2(
             input=few_x, filter_sizes=np.int32(few_w.shape), out_backprop=few_dy, **dense3)),
         ("ResourceApplyGradientDescent",
