@@ -59,7 +59,7 @@ from kernels.conv_layout import (blocks, channels_last_copy, channels_last_shape
                                  compute_dtype, conv_output_size, flipped_filter,
                                  from_channels_last, pad_spatial, padded_for_windows,
                                  window_view)
-from kernels.kernel_util import astype
+from kernels.kernel_util import astype, channel_chain, epilogue_arguments
 from kernels.parallelism import intra_op_threads, pool_map, share_count
 
 CHUNK_BYTES = 8 << 20  # CPU im2col block size (measured best at 4-16 MB)
@@ -79,8 +79,11 @@ SCATTER_MIN_SOURCES = 1024    # source positions (all images) a scatter conv nee
 SCATTER_BLOCK_BYTES = 4 << 20  # GEMM-and-scatter convs: products per block (fit the cache)
 
 
-def conv_forward(x, w, strides, dilations, pads, channels_last=True, xp=np):
-    """Convolve ``x`` ([N,*S,C] or [N,C,*S]) with ``w`` ([*K,C,O]); result in x's dtype."""
+def conv_forward(x, w, strides, dilations, pads, channels_last=True, xp=np, epilogue=None):
+    """Convolve ``x`` ([N,*S,C] or [N,C,*S]) with ``w`` ([*K,C,O]); result in x's dtype.
+    ``epilogue``: a channels-last CPU conv's ``(stages, activation, tiles)`` after it, as
+    ``kernel_util.channel_chain`` takes them (a BiasAdd and Relu the plan fused in): the
+    few-channel and direct loops apply it as they write the output, the other paths after."""
     ct = compute_dtype(x.dtype)
     xc = channels_last_copy(astype(xp, x, ct), channels_last, xp)
     wc = w.astype(ct, copy=False)
@@ -88,7 +91,7 @@ def conv_forward(x, w, strides, dilations, pads, channels_last=True, xp=np):
     n = xc.shape[0]
     out_sp = tuple(conv_output_size(s, k, st, d, b, a) for s, k, st, d, (b, a)
                    in zip(xc.shape[1:-1], kernel, strides, dilations, pads))
-    y = None
+    y, pending = None, epilogue
     if 0 in (n, o, c, *kernel, *out_sp):
         y = xp.zeros((n, *out_sp, o), ct)
     elif _pointwise(kernel, pads):
@@ -97,9 +100,11 @@ def conv_forward(x, w, strides, dilations, pads, channels_last=True, xp=np):
             n, *out_sp, o)
     elif 0 not in xc.shape and xp is np:
         if _few_channels(xp, ct, kernel, strides, dilations, c, o, out_sp):
-            y = _small_forward(xc, wc, out_sp, strides, dilations, pads, ct)
+            y, pending = _small_forward(xc, wc, out_sp, strides, dilations, pads, ct,
+                                        epilogue=epilogue), None
         elif _direct(xp, ct, kernel, strides, dilations, c, o, (n, *out_sp)):
-            y = conv_direct.forward(xc, wc, strides, dilations, pads, out_sp)
+            y, pending = conv_direct.forward(xc, wc, strides, dilations, pads, out_sp,
+                                             epilogue=epilogue), None
         elif conv_winograd.applies(xp, ct, kernel, strides, dilations, c, o, (n, *out_sp)):
             y = conv_winograd.winograd_forward(xc, wc, out_sp, pads)   # None: not finite
         if y is None and (c >= SCATTER_MIN_DEPTH and all(s == 1 for s in strides)
@@ -107,6 +112,8 @@ def conv_forward(x, w, strides, dilations, pads, channels_last=True, xp=np):
             y = _forward_by_scatter(xc, wc, out_sp, dilations, pads)
     if y is None:
         y = _forward_by_im2col(xc, wc, strides, dilations, pads, out_sp, ct, xp)
+    if pending is not None:
+        y = channel_chain(y, *pending)
     return from_channels_last(astype(xp, y, x.dtype), channels_last, xp)
 
 
@@ -303,16 +310,18 @@ def _small_padded(xc, before, extents, ct):
     return padded
 
 
-def _small_forward(xc, w, out_sp, strides, dilations, pads, ct, out=None):
+def _small_forward(xc, w, out_sp, strides, dilations, pads, ct, out=None, epilogue=None):
     """The forward conv for a few input channels (see ``loops_conv.small_forward``), into
-    ``out`` (a view of any strides) when given."""
+    ``out`` (a view of any strides) when given, through ``epilogue`` (see
+    ``conv_forward``)."""
     kernel, dil3, before, _, stride, extents = _small_grid(w.shape[:-2], strides, dilations,
                                                            pads, out_sp)
     n, (c, o) = xc.shape[0], w.shape[-2:]
     y = np.empty((n, *out_sp, o), ct) if out is None else out
     loops("loops_conv", chunk=1).small_forward(
         _small_padded(xc, before, extents, ct), w.reshape(*kernel, c, o),
-        np.expand_dims(y, tuple(range(1, 4 - len(out_sp)))), stride, dil3, share_count())
+        np.expand_dims(y, tuple(range(1, 4 - len(out_sp)))), stride, dil3, share_count(),
+        *epilogue_arguments(epilogue, ct, o))
     return y
 
 

@@ -36,6 +36,7 @@ import numpy as np
 from kernels import conv_phases
 from kernels.compiled import loops, usable
 from kernels.conv_layout import pad_spatial, padded_for_windows
+from kernels.kernel_util import epilogue_arguments
 from kernels.parallelism import share_count
 
 VECTOR_CHANNELS = 8         # output channels come in groups of this (loops_direct.HALF_LANES)
@@ -60,15 +61,16 @@ def applies(xp, ct, kernel, strides, out_channels, out_shape, in_channels,
                  or math.prod(out_shape) * taps <= MAX_UNIT_STRIDE_MACS))
 
 
-def forward(xc, w, strides, dilations, pads, out_sp):
+def forward(xc, w, strides, dilations, pads, out_sp, epilogue=None):
     """The forward conv of channels-last float32 ``xc`` by ``w`` ``[*K, C, O]``: ``[N,
-    *out_sp, O]``. Each output element sums its taps in row-major order, channels fastest,
-    with fused multiply-adds."""
+    *out_sp, O]``, through ``epilogue`` (``kernel_util.epilogue_arguments``) as it is
+    written. Each output element sums its taps in row-major order, channels fastest, with
+    fused multiply-adds."""
     padded, offsets, geometry = _layout(xc, w.shape, strides, dilations, pads, out_sp)
     y = np.empty((xc.shape[0], *out_sp, w.shape[-1]), np.float32)
-    loops("loops_direct", chunk=1).forward(padded, offsets,
-                                           np.ascontiguousarray(w, np.float32).reshape(-1),
-                                           y.reshape(-1), geometry)
+    loops("loops_direct", chunk=1).forward(
+        padded, offsets, np.ascontiguousarray(w, np.float32).reshape(-1), y.reshape(-1),
+        geometry, *epilogue_arguments(epilogue, np.float32, w.shape[-1]))
     return y
 
 

@@ -21,7 +21,7 @@ from kernels.conv_dense import conv_backprop_filter, conv_backprop_input, conv_f
 from kernels.conv_depthwise import (depthwise_backprop_filter, depthwise_backprop_input,
                                     depthwise_forward)
 from kernels.conv_layout import compute_dtype
-from kernels.kernel_util import nonnegative_dims
+from kernels.kernel_util import channel_chain, nonnegative_dims
 from registry import memory
 from registry.conv_family import CONV_OPS, GENERIC_CONV
 from registry.conv_generic import generic_conv
@@ -74,6 +74,11 @@ def _conv2d_input_sizes(sizes, filter_shape, out_backprop_shape, data_format):
 
 
 # ----------------------------------------------------------------------------- base classes
+
+
+def _finished(y, epilogue):
+    """``y`` through a fused ``epilogue`` (``kernel_util.channel_chain``), if any."""
+    return y if epilogue is None else channel_chain(y, *epilogue)
 
 
 def _split(xp, a, groups, axis):
@@ -134,23 +139,28 @@ class _ForwardKernel(_ConvKernel):
     def compute(self, ctx):
         x, w = ctx.input(0), ctx.input(1)
         geo = forward_geometry(self.op_type, self.params, x.shape, w.shape)
-        ctx.set_output(0, self.forward(ctx, x, w, self.params, geo, self.info.depthwise))
+        ctx.set_output(0, self.forward(ctx, x, w, self.params, geo, self.info.depthwise,
+                                       ctx.epilogue))
 
-    def forward(self, ctx, x, w, params, geo, depthwise=False):
-        """The forward conv of checked operands, as an array of ``geo``'s output shape."""
+    def forward(self, ctx, x, w, params, geo, depthwise=False, epilogue=None):
+        """The forward conv of checked operands, as an array of ``geo``'s output shape;
+        ``epilogue``: the stages and activation a plan fused after it (``conv_forward``),
+        applied by the conv loops where they can, else after."""
         out_shape = tuple(geo.output_shape)
         if x.size == 0 or w.size == 0 or 0 in out_shape:
             ctx.check_allocation(out_shape, x.dtype)
-            return ctx.xp.zeros(out_shape, x.dtype)
+            return _finished(ctx.xp.zeros(out_shape, x.dtype), epilogue)
         window = self._window(ctx, params, out_shape, x.dtype, x.shape, w.shape[:-2],
                               self._spatial(params, out_shape), geo.pads)
         xp = ctx.xp
         if depthwise:
-            return depthwise_forward(x, w, *window, xp=xp)
+            return _finished(depthwise_forward(x, w, *window, xp=xp), epilogue)
         axis = -1 if params.channels_last else 1
+        if geo.groups == 1:
+            return conv_forward(x, w, *window, xp=xp, epilogue=epilogue)
         parts = [conv_forward(xg, wg, *window, xp=xp) for xg, wg
                  in zip(_split(xp, x, geo.groups, axis), _split(xp, w, geo.groups, -1))]
-        return parts[0] if len(parts) == 1 else xp.concatenate(parts, axis=axis)
+        return _finished(xp.concatenate(parts, axis=axis), epilogue)
 
 
 class _BackpropInputKernel(_ConvKernel):

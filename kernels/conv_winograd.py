@@ -13,9 +13,10 @@ block's transformed tiles and products stay in the cache, spread over the intra-
 single-threaded GEMMs: float32 with output channels in groups of 8 on the direct convs'
 register-blocked micro-kernels, ``loops_direct.batched_gemm``, at about twice the rate of
 OpenBLAS's SGEMM on the AVX2 kernels this machine's environment selects: Conv2D s1
-x[32,56,56,64] f[3,3,64,64] 21.4 -> 14.5-15.4 ms; else NumPy's matmul). The input gradient of such a conv is this forward conv of dy with the
-filter flipped and its channel axes swapped; the filter gradient is F(3,2): products of
-transformed input and output-gradient tiles summed over the tiles (``winograd_backprop_filter``).
+x[32,56,56,64] f[3,3,64,64] 21.4 -> 14.5-15.4 ms; else NumPy's matmul). The input
+gradient of such a conv is this forward conv of dy with the filter flipped and its channel
+axes swapped; the filter gradient is F(3,2): products of transformed input and
+output-gradient tiles summed over the tiles (``winograd_backprop_filter``).
 """
 
 import math

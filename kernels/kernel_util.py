@@ -182,6 +182,17 @@ def chain_tiles(stages, cols, dtype):
     return tiled, np.array([CHAIN_KINDS[kind] for kind, _ in stages], np.int64)
 
 
+def epilogue_arguments(epilogue, dtype, cols):
+    """What the conv loops take for a conv's ``epilogue`` (``(stages, activation, tiles)``
+    as ``channel_chain`` takes them, on rows of ``cols`` channels; None for none): the tiled
+    stage values, their kind codes and the activation code (``loops_elementwise.chain_rows``)."""
+    if epilogue is None:
+        return np.zeros((0, 1), dtype), np.zeros(0, np.int64), 0
+    stages, activation, tiles = epilogue
+    tiled, kinds = tiles or chain_tiles(stages, cols, dtype)
+    return tiled, kinds, ACTIVATION_CODES[activation]
+
+
 def channel_chain(x, stages, activation=None, tiles=None):
     """``activation(x op0 v0 op1 v1 ...)`` on the CPU: ``stages`` a sequence of ``("mul" |
     "add" | "sub", v)`` applied left to right, each ``v`` a vector along x's last dim or a

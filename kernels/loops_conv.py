@@ -9,6 +9,7 @@ import numpy as np
 from numba import njit, prange
 
 
+
 @njit(cache=True, nogil=True)
 def add_taps(prods, dx, first, strides, dilations, before, tap_first):
     """dx[n, p, c] += prods[b, q, t, c] for a block of source positions, p = o*s + k*d - before
@@ -45,7 +46,7 @@ def add_taps(prods, dx, first, strides, dilations, before, tap_first):
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def small_forward(xp, w, y, stride, dilations, parts):
+def small_forward(xp, w, y, stride, dilations, parts, tiled, kinds, activation):
     """y[n, q, o] = sum over taps k and channels c of xp[n, c, q*s + k*d] * w[k, c, o]: the
     direct conv for a few input channels, stride ``stride`` along the first spatial dim and
     1 along the others. ``xp`` is the zero-padded input, channel-planar ``[N, C, P1, P2, P3]``
@@ -54,8 +55,10 @@ def small_forward(xp, w, y, stride, dilations, parts):
 
     Each output plane (n, q1) is computed on the padded width: tap (k2, k3) of all its
     positions is one contiguous run of xp's plane, so every multiply-add loop runs
-    ``Q2 * P3`` long; the columns past Q3 are dropped when the plane is written out.
-    Planes are split into ``parts`` blocks taken by the threads."""
+    ``Q2 * P3`` long; the columns past Q3 are dropped when the plane is written out, then
+    the plane goes through the epilogue ``(tiled, kinds, activation)`` while it is in the
+    cache (``_chain_plane``; no kinds and activation 0 for none). Planes are split into
+    ``parts`` blocks taken by the threads."""
     images, q1n, q2n, q3n, outs = y.shape
     k1n, k2n, k3n, channels, _ = w.shape
     p3 = xp.shape[4]
@@ -96,6 +99,31 @@ def small_forward(xp, w, y, stride, dilations, parts):
                 for q3 in range(q3n):
                     for o in range(outs):
                         out[q2, q3, o] = acc[o, q2 * p3 + q3]
+            if kinds.shape[0] or activation:
+                _chain_plane(out, tiled, kinds, activation, y.dtype.type(0), y.dtype.type(6))
+
+
+@njit(cache=True, nogil=True)
+def _chain_plane(out, tiled, kinds, activation, zero, six):
+    """``loops_elementwise.chain_rows`` on an output plane ``[Q2, Q3, O]`` of any strides
+    (a phase view of dx among them), element by element: stage j of channel o takes
+    ``tiled[j, o]``."""
+    q2n, q3n, outs = out.shape
+    for j in range(kinds.shape[0]):
+        kind = kinds[j]
+        for q2 in range(q2n):
+            for q3 in range(q3n):
+                for o in range(outs):
+                    value, operand = out[q2, q3, o], tiled[j, o]
+                    out[q2, q3, o] = (value * operand if kind == 1 else
+                                      value + operand if kind == 2 else value - operand)
+    if activation:
+        for q2 in range(q2n):
+            for q3 in range(q3n):
+                for o in range(outs):
+                    value = out[q2, q3, o]
+                    out[q2, q3, o] = (zero if value < zero else
+                                      six if activation == 2 and value > six else value)
 
 
 @njit(cache=True, nogil=True)

@@ -22,6 +22,7 @@ from numba import njit, prange, types
 from numba.extending import intrinsic
 
 from kernels import loops_ir
+from kernels.loops_elementwise import chain_rows
 
 LANES = 16        # float32 output channels per vector register (AVX-512; two AVX2 halves)
 HALF_LANES = 8    # the narrower vector a last group of 8 output channels takes
@@ -143,14 +144,16 @@ def _positions(geometry, planes):
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def forward(x, offsets, w, y, geometry):
+def forward(x, offsets, w, y, geometry, tiled, kinds, activation):
     """y = the conv of x by w on the micro-kernels. ``x``: the zero-padded input
     ``[N, P1, P2, P3, C]`` as a flat float32 array; ``offsets[t*C + c]``: where tap t's
     channel c lies from a window's origin, in x's flat elements; ``w``: the filter
     ``[taps*C, O]`` flat, O a multiple of HALF_LANES; ``y``: ``[N, Q1, Q2, Q3, O]`` flat;
     ``geometry``: (N, Q1, Q2, Q3, O, P1, P2, P3, C, s1, s2, s3). The threads share blocks of
     BLOCK positions of an output plane (q1), which may span its rows: a call takes up to
-    ROWS of them, so narrow rows still fill the accumulators."""
+    ROWS of them, so narrow rows still fill the accumulators. A finished block goes through
+    the epilogue ``(tiled, kinds, activation)`` while it is in the cache
+    (``loops_elementwise.chain_rows``; no kinds and activation 0 for none)."""
     n_total, q1n, q2n, q3n, outs, p1, p2, p3, channels, s1, s2, s3 = geometry
     plane_size = q2n * q3n
     positions = _positions(geometry, 1)
@@ -171,6 +174,9 @@ def forward(x, offsets, w, y, geometry):
                                     column, y, y_block + start * outs + column, outputs, 0,
                                     outs - column)
             column += taken
+        if kinds.shape[0] or activation:
+            chain_rows(y[y_block:y_block + size * outs], tiled, kinds, activation,
+                       y.dtype.type(0), y.dtype.type(6))
 
 
 @njit(cache=True, parallel=True, nogil=True)

@@ -68,26 +68,42 @@ def channel_chain(x, tiled, kinds, activation, zero, six, out):
         start = part * chunk
         dst = out[start:start + chunk]
         dst[:] = x[start:start + chunk]
-        count = dst.shape[0]
-        for j in range(kinds.shape[0]):
-            vector = tiled[j]
-            if kinds[j] == 1:
-                for k in range(count):
-                    dst[k] = dst[k] * vector[k]
-            elif kinds[j] == 2:
-                for k in range(count):
-                    dst[k] = dst[k] + vector[k]
-            else:
-                for k in range(count):
-                    dst[k] = dst[k] - vector[k]
-        if activation == 1:
+        _chain_chunk(dst, tiled, kinds, activation, zero, six)
+
+
+@njit(cache=True, nogil=True)
+def chain_rows(values, tiled, kinds, activation, zero, six):
+    """``channel_chain`` in place on ``values``, a flat run of whole rows of C channels (a
+    conv's output block, its epilogue applied while it is in the cache)."""
+    chunk = tiled.shape[1]
+    for start in range(0, values.shape[0], chunk):
+        _chain_chunk(values[start:start + chunk], tiled, kinds, activation, zero, six)
+
+
+@njit(cache=True, nogil=True)
+def _chain_chunk(dst, tiled, kinds, activation, zero, six):
+    """``channel_chain``'s stages and activation in place on one chunk ``dst`` (at most
+    ``tiled``'s length, starting at channel 0)."""
+    count = dst.shape[0]
+    for j in range(kinds.shape[0]):
+        vector = tiled[j]
+        if kinds[j] == 1:
             for k in range(count):
-                value = dst[k]
-                dst[k] = zero if value < zero else value
-        elif activation == 2:
+                dst[k] = dst[k] * vector[k]
+        elif kinds[j] == 2:
             for k in range(count):
-                value = dst[k]
-                dst[k] = zero if value < zero else (six if value > six else value)
+                dst[k] = dst[k] + vector[k]
+        else:
+            for k in range(count):
+                dst[k] = dst[k] - vector[k]
+    if activation == 1:
+        for k in range(count):
+            value = dst[k]
+            dst[k] = zero if value < zero else value
+    elif activation == 2:
+        for k in range(count):
+            value = dst[k]
+            dst[k] = zero if value < zero else (six if value > six else value)
 
 
 @njit(cache=True, nogil=True, inline="always")

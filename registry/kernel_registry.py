@@ -217,12 +217,13 @@ class OpKernelConstruction:
 class OpKernelContext:
     """What `compute` sees, once per run: the input arrays; it collects the outputs."""
 
-    __slots__ = ("construction", "inputs", "outputs")
+    __slots__ = ("construction", "inputs", "outputs", "epilogue")
 
-    def __init__(self, construction, inputs):
+    def __init__(self, construction, inputs, epilogue=None):
         self.construction = construction
         self.inputs = inputs
         self.outputs = [None] * len(construction.output_dtypes)
+        self.epilogue = epilogue    # what a plan fused after output 0 (a conv's BiasAdd, Relu)
 
     def input(self, i):
         return self.inputs[i]

@@ -188,7 +188,7 @@ def test_direct_micro_kernels_match_reference(case, dtype, vectors, non_finite):
     forward, backprop_filter = conv_direct.forward, conv_direct.backprop_filter
     cl = case["channels_last"]
     with module_settings(conv_direct, MIN_WIDTH=1, MAX_UNIT_STRIDE_MACS=10**18,
-                         forward=lambda *a: calls.append("forward") or forward(*a),
+                         forward=lambda *a, **k: calls.append("forward") or forward(*a, **k),
                          backprop_filter=lambda *a: calls.append("filter") or
                          backprop_filter(*a)), \
             module_settings(conv_dense, SMALL_MAX_CHANNEL_PAIRS=0), \
@@ -222,7 +222,7 @@ def test_stride_1_input_gradient_on_the_direct_kernels_matches_reference(case, d
     calls = []
     forward = conv_direct.forward
     with module_settings(conv_direct, MIN_WIDTH=1,
-                         forward=lambda *a: calls.append(1) or forward(*a)):
+                         forward=lambda *a, **k: calls.append(1) or forward(*a, **k)):
         got = conv_backprop_input(dy, w, x_shape, *geo, channels_last=case["channels_last"])
     want = conv_backprop_input_ref(dy.astype(np.float64), w.astype(np.float64), x_shape, *geo,
                                    channels_last=case["channels_last"])
@@ -273,7 +273,8 @@ def test_direct_micro_kernels_on_whole_and_partial_blocks(dtype, channels_last):
     geo = ((2, 1, 1), (1, 2, 1), ((1, 0), (1, 1), (2, 1)))
     calls = []
     original = conv_direct.forward
-    with module_settings(conv_direct, forward=lambda *a: calls.append(a[-1]) or original(*a)):
+    with module_settings(conv_direct,
+                         forward=lambda *a, **k: calls.append(a[-1]) or original(*a, **k)):
         got = conv_forward(x, w, *geo, channels_last=channels_last)
     assert calls == [(2, 9, 22)]
     want = conv_forward_ref(x.astype(np.float64), w.astype(np.float64), *geo,

@@ -7,6 +7,7 @@ import pytest
 
 import graphops as gp
 from graphops.runtime import executor, fusion
+from kernels import conv_dense, conv_kernels
 from kernels.kernel_util import (COMPILED_MIN_SIZE, PARALLEL_MIN_SIZE,
                                  PARALLEL_MIN_SIZE_COMPUTE, STREAMING_MIN_SIZE)
 
@@ -70,7 +71,8 @@ def test_conv_bias_relu_fuses_into_one_step_with_the_same_bits(dtype, size, monk
     w = gp.constant(rng.standard_normal((3, 3, 3, 16)).astype(dtype))
     y = gp.nn.conv2d(x, w, [1, 1, 1, 1], "SAME")
     out = gp.nn.relu(gp.nn.bias_add(y, gp.constant(rng.standard_normal(16).astype(dtype))))
-    assert _step_types([out], [x]) == ["Conv2D", "Relu"]
+    # float32: the conv takes the BiasAdd and Relu as its epilogue, one step in all
+    assert _step_types([out], [x]) == (["Relu"] if dtype == np.float32 else ["Conv2D", "Relu"])
     feed = {x: _hostile(rng, (images, 8, 8, 3), dtype)}
     with np.errstate(invalid="ignore"):
         fused = _run(out, feed)
@@ -381,3 +383,69 @@ def test_training_step_with_fused_chains_trains_as_without(monkeypatch):
     (fused_losses, fused_w), (plain_losses, plain_w) = train(True), train(False)
     assert fused_losses == plain_losses
     np.testing.assert_array_equal(fused_w, plain_w)
+
+
+CONV_CASES = {   # name: (x shape, filter shape, stride, whether the loops apply the epilogue)
+    "few channels, 3-D": ((2, 6, 6, 6, 1), (3, 3, 3, 1, 8), 1, True),
+    "direct micro-kernels": ((2, 8, 8, 3), (3, 3, 3, 16), 1, True),
+    "direct, strided 3-D": ((2, 8, 8, 8, 8), (3, 3, 3, 8, 16), 2, True),
+    "Winograd": ((4, 16, 16, 16), (3, 3, 16, 20), 1, False),
+    "patch matrices": ((2, 9, 9, 3), (3, 3, 3, 20), 2, False),
+    "two groups": ((2, 8, 8, 8), (3, 3, 4, 16), 1, False),
+}
+
+
+def _with_variables(fetches, feed, fused, monkeypatch):
+    """The fetches' values from a new Session that first initializes the variables, with
+    fusion on or off."""
+    with monkeypatch.context() as patch:
+        if not fused:
+            patch.setattr(fusion, "fuse_chains", lambda *args: {})
+        with gp.Session() as sess, np.errstate(invalid="ignore"):
+            sess.run(gp.global_variables_initializer())
+            return sess.run(fetches, feed)
+
+
+@pytest.mark.parametrize("case", sorted(CONV_CASES))
+@pytest.mark.parametrize("activation", [gp.nn.relu, gp.nn.relu6])
+def test_a_conv_takes_its_bias_and_activation_as_an_epilogue_bit_for_bit(case, activation,
+                                                                        monkeypatch):
+    """Conv2D/Conv3D + BiasAdd (a variable's value, read at run time) + Relu/Relu6 run as
+    one step on every path of the conv (the few-channel and direct loops apply the
+    epilogue as they write, the others after), with the unfused graph's bits on values
+    with NaN, infinities and -0."""
+    x_shape, w_shape, stride, in_loops = CONV_CASES[case]
+    rng = np.random.default_rng(5)
+    rank = len(x_shape) - 2
+    x = gp.placeholder(gp.float32, [None, *x_shape[1:]])
+    w = gp.constant(rng.standard_normal(w_shape).astype(np.float32))
+    bias = gp.Variable(rng.standard_normal(w_shape[-1]).astype(np.float32))
+    conv = gp.nn.conv2d if rank == 2 else gp.nn.conv3d
+    out = activation(gp.nn.bias_add(conv(x, w, [1, *[stride] * rank, 1], "SAME"),
+                                    bias.value()))
+    steps = _kernel_steps([out], [x])
+    assert [type(step.kernel) for step in steps if step.op is out.op] == [fusion.ConvChain]
+    assert not any(step.op.type.startswith("Conv") for step in steps)
+    feed = {x: _hostile(rng, x_shape, np.float32)}
+    after = []                        # epilogues applied after the conv rather than in it
+    for module in (conv_dense, conv_kernels):
+        monkeypatch.setattr(module, "channel_chain",
+                            lambda *a, chain=module.channel_chain: after.append(1) or chain(*a))
+    fused = _with_variables(out, feed, True, monkeypatch)
+    assert len(after) == (not in_loops)
+    plain = _with_variables(out, feed, False, monkeypatch)
+    np.testing.assert_array_equal(fused, plain)
+    assert np.array_equal(np.signbit(fused), np.signbit(plain))
+
+
+def test_a_fused_conv_s_errors_name_the_conv():
+    """Input the conv's kernel rejects runs the nodes' kernels one by one: the error is the
+    conv's, naming it, as without fusion."""
+    x = gp.placeholder(gp.float32, [None, None, None, None])
+    w = gp.constant(np.ones((3, 3, 3, 8), np.float32))
+    y = gp.nn.conv2d(x, w, [1, 1, 1, 1], "SAME", name="the_conv")
+    out = gp.nn.relu(gp.nn.bias_add(y, gp.constant(np.ones(8, np.float32))))
+    assert _step_types([out], [x]) == ["Relu"]
+    with gp.Session() as sess, pytest.raises(gp.errors.InvalidArgumentError,
+                                             match="the_conv"):
+        sess.run(out, {x: np.ones((1, 5, 5, 4), np.float32)})

@@ -77,7 +77,7 @@ class _ChainStep(_KernelStep):
         chain, values = self.kernel, [buf[i] for i in self.ins]
         if chain.accepts(values):
             try:
-                value = chain.apply(values)
+                value = chain.apply(values, self._run_first)
             except Exception as exc:
                 raise_node_error(exc, self.op, self.device, values)
         else:
@@ -96,6 +96,12 @@ class _ChainStep(_KernelStep):
             buf[slot] = value
         for slot in self.frees:
             buf[slot] = None
+
+    def _run_first(self, inputs, epilogue):
+        """Output 0 of the chain's first node's kernel on ``inputs``, given ``epilogue``
+        (``fusion.ConvChain``: the conv applies the rest of the chain as it writes)."""
+        construction, kernel = self.members[0]
+        return compute(kernel, construction, inputs, self.device, epilogue)[0]
 
 
 class _CopyStep:

@@ -26,6 +26,11 @@ Keras's ``x * sigmoid(beta * x)`` too), fuses likewise into one step (``Swish``)
 remapper fuses it for oneDNN: one compiled pass over a large float32 x giving the same bits
 as the kernels. So does a residual block's ``Relu(Add(a, b))`` of two run-time tensors
 (``SumActivation``, as TF fuses a conv's Add + Relu), when a and b come with one shape.
+
+A chain on the output of a channels-last float32 Conv2D/Conv3D that nothing else reads
+joins the conv in one step (``ConvChain``, TF's _FusedConv2D/3D): the conv's kernel takes
+the chain as an epilogue and applies it while each block of its output is in the cache
+(the few-channel and direct loops; the other paths apply it after), with the same bits.
 """
 
 import collections
@@ -36,10 +41,13 @@ import numpy as np
 from kernels.kernel_util import (CHAIN_CHUNK, PARALLEL_MIN_SIZE_COMPUTE, chain_tiles,
                                  channel_chain, compiled_cpu, compiled_elementwise)
 from registry import memory
+from registry.conv_shapes import conv_params, forward_geometry
 
 FUSED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 MAX_STAGES = 3
 FUSED_ACTIVATIONS = ("Relu", "Relu6")
+FUSED_CONVS = ("Conv2D", "Conv3D")      # convs whose kernels take a chain as an epilogue
+CHECKED_SHAPES = 64    # operand shapes a ConvChain keeps its shape checks' answers for
 
 
 class Chain:
@@ -85,8 +93,8 @@ class Chain:
                 and (self.cols is None or x.shape[-1] == self.cols)
                 and x.nbytes <= memory.get_memory_budget())
 
-    def apply(self, values):
-        """The chain's value for accepted input ``values``."""
+    def apply(self, values, run=None):
+        """The chain's value for accepted input ``values`` (``run``: see ``ConvChain``)."""
         stages = self.fixed if self.fixed is not None else self._stages(values)
         return channel_chain(values[0], stages, self.activation, self.tiles)
 
@@ -115,7 +123,7 @@ class SumActivation:
         return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)
                 and a.dtype == b.dtype and compiled_cpu(np, a, b, dtypes=FUSED_DTYPES))
 
-    def apply(self, values):
+    def apply(self, values, run=None):
         """act(a + b) for accepted values."""
         a, b = values
         return compiled_elementwise("sum_activation", a, a, b, self.bounded, a.dtype.type(0),
@@ -146,10 +154,61 @@ class Swish:
         x = values[0]
         return isinstance(x, np.ndarray) and compiled_cpu(np, x, dtypes=(np.dtype(np.float32),))
 
-    def apply(self, values):
+    def apply(self, values, run=None):
         """x * sigmoid(beta * x) for an accepted x."""
         return compiled_elementwise("swish", values[0], values[0], self.beta,
                                     parallel_from=PARALLEL_MIN_SIZE_COMPUTE)
+
+
+class ConvChain:
+    """A Conv2D/Conv3D (channels-last, float32) and the Chain after it as one step, as TF's
+    remapper makes _FusedConv2D/3D of a conv, its BiasAdd and Relu: the conv's kernel
+    applies the chain's stages and activation to its output as it writes it (the
+    few-channel and direct loops while a block is in the cache, the other paths after), so
+    the output is not read and written a second time. ``inputs``: the conv's (x, filter),
+    then the chain's run-time operands; ``parts``: the conv, then the chain's parts, for the
+    nodes' own kernels."""
+
+    def __init__(self, conv, chain):
+        self.conv, self.chain = conv, chain
+        self.inputs = list(conv.inputs) + chain.inputs[1:]
+        self.ops = [conv] + chain.ops
+        self.parts = [(conv, 0, 1, ("conv", None))] + [
+            (op, index, operand + 1 if isinstance(operand, int) else operand, stage)
+            for op, index, operand, stage in chain.parts]
+        self.params = conv_params(conv.type, lambda name: conv.attrs[name])
+        self.checked = {}      # the answers of ``accepts`` by operand shapes and budget
+
+    def accepts(self, values):
+        """Whether the conv's kernel would take x and the filter (float32 arrays its shape
+        checks pass) and the chain its output and run-time operands; else the nodes'
+        kernels run one after the other, with their own errors. The shape checks' answer
+        is kept per operand shapes (and memory budget): a step sees the same ones."""
+        if not all(isinstance(v, np.ndarray) and v.dtype == np.float32 for v in values):
+            return False
+        key = (tuple(v.shape for v in values), memory.get_memory_budget())
+        if key not in self.checked:
+            if len(self.checked) >= CHECKED_SHAPES:
+                self.checked.clear()
+            self.checked[key] = self._fits(values)
+        return self.checked[key]
+
+    def _fits(self, values):
+        x, w = values[:2]
+        try:
+            geometry = forward_geometry(self.conv.type, self.params, x.shape, w.shape)
+        except Exception:       # the conv's kernel raises it, naming the conv
+            return False
+        output = np.broadcast_to(np.float32(0), tuple(geometry.output_shape))
+        return self.chain.accepts([output] + values[2:])
+
+    def apply(self, values, run):
+        """The chain's value of the conv's output: ``run(inputs, epilogue)`` runs the conv's
+        kernel with the chain as its epilogue."""
+        chain = self.chain
+        stages = chain.fixed if chain.fixed is not None else chain._stages([None] + values[2:])
+        tiles = chain.tiles if chain.fixed is not None else None
+        return run(values[:2], (stages, chain.activation, tiles))
 
 
 def fuse_chains(ops, placements, folded, fed, readers, aliases, replaced):
@@ -158,7 +217,8 @@ def fuse_chains(ops, placements, folded, fed, readers, aliases, replaced):
     tensor keys, ``readers``: ``constant_folding.reader_counts``; ``aliases`` and
     ``replaced``: ``constant_folding.fold_scales``' rewrites. A folded-away Mul is seen
     through (the chain reads on from the output it stands for) and a scaled bias stands for
-    its BiasAdd's constant. ``SumActivation`` and ``Swish`` steps come in the same dict."""
+    its BiasAdd's constant. ``SumActivation``, ``Swish`` and ``ConvChain`` steps come in the
+    same dict."""
     on_host = {op._id: placed.device.type.is_host for op, placed in zip(ops, placements)}
     consumers = collections.defaultdict(list)
     controlling = set()
@@ -229,6 +289,14 @@ def fuse_chains(ops, placements, folded, fed, readers, aliases, replaced):
                     yield scale.inputs[i], (scale, i, beta)
         yield z, None
 
+    def conv_source(source, first):   # a channels-last float32 conv read by the chain alone
+        conv = source.op
+        reader, read = only_reader(source)
+        return (conv.type in FUSED_CONVS and runs_here(conv) and conv._id not in replaced
+                and conv.attrs.get("data_format", "NHWC") in ("NHWC", "NDHWC")
+                and source.dtype.np_dtype == np.float32 and reader is first
+                and read.op._id == conv._id)
+
     chains, taken = {}, set()
 
     def claim(fused):           # the fused step stands for its last node; its nodes are taken
@@ -253,7 +321,8 @@ def fuse_chains(ops, placements, folded, fed, readers, aliases, replaced):
             arithmetic += nxt[3][0] != "activation"
             parts.append((after, *nxt[1:]))
         if len(parts) >= 2 and _fits(source, [p[2] for p in parts if p[2] is not None]):
-            claim(Chain(source, parts))
+            chain = Chain(source, parts)
+            claim(ConvChain(source.op, chain) if conv_source(source, op) else chain)
     return chains
 
 

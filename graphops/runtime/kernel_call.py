@@ -97,9 +97,11 @@ def instantiate(op_def, node_name, attrs, input_dtypes, output_dtypes, placed, r
         return construction, placed.kernel_def.kernel_class(construction)
 
 
-def compute(kernel, construction, inputs, device):
-    """Runs `kernel` on `inputs` on `device` and returns its list of outputs, all set."""
-    ctx = OpKernelContext(construction, inputs)
+def compute(kernel, construction, inputs, device, epilogue=None):
+    """Runs `kernel` on `inputs` on `device` and returns its list of outputs, all set;
+    `epilogue`: what the plan fused after output 0, for kernels that take it (see
+    `fusion.ConvChain`)."""
+    ctx = OpKernelContext(construction, inputs, epilogue)
     activate = device.type.activate
     if activate is None:
         kernel.compute(ctx)
