@@ -449,3 +449,17 @@ def test_a_fused_conv_s_errors_name_the_conv():
     with gp.Session() as sess, pytest.raises(gp.errors.InvalidArgumentError,
                                              match="the_conv"):
         sess.run(out, {x: np.ones((1, 5, 5, 4), np.float32)})
+
+
+def test_a_fed_conv_output_leaves_the_conv_out_of_the_chain(monkeypatch):
+    """Feeding the conv's output stops the plan there: the BiasAdd and Relu still fuse (a
+    plain chain on the fed value), the conv runs nowhere, the bits are the kernels'."""
+    rng = np.random.default_rng(6)
+    x = gp.placeholder(gp.float32, [None, 8, 8, 3])
+    w = gp.constant(rng.standard_normal((3, 3, 3, 16)).astype(np.float32))
+    y = gp.nn.conv2d(x, w, [1, 1, 1, 1], "SAME")
+    out = gp.nn.relu(gp.nn.bias_add(y, gp.constant(rng.standard_normal(16).astype(np.float32))))
+    assert _step_types([out], [y]) == ["Relu"]
+    assert _kernel_types([out], [y]) == ["Chain"]
+    _assert_same_bits_as_unfused([out], {y: _hostile(rng, (2, 8, 8, 16), np.float32)},
+                                 monkeypatch)

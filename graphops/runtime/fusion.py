@@ -238,8 +238,8 @@ def fuse_chains(ops, placements, folded, fed, readers, aliases, replaced):
             return value
         return t if t.shape.is_fully_defined() else None
 
-    def runs_here(op):         # a host float node the plan leaves to run
-        return (on_host[op._id] and op._id not in folded and op._id not in aliases
+    def runs_here(op):         # a host float node the plan leaves to run (none outside it)
+        return (on_host.get(op._id, False) and op._id not in folded and op._id not in aliases
                 and op._id not in taken and len(op.outputs) == 1 and (op._id, 0) not in fed
                 and op.outputs[0].dtype.np_dtype in FUSED_DTYPES)
 
