@@ -28,7 +28,7 @@ rows, then blocks in order), so results depend only on the block count.
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, prange, types
+from numba import njit, prange
 from numba.extending import intrinsic
 
 from kernels import loops_ir
@@ -147,12 +147,9 @@ def _weighted_kernel(vectors, masked=False, stream=False):
             loops_ir.switch(builder, args[0], range(TAPS + 1), emit)
             return context.get_dummy_value()
 
-        if not (src.dtype == w.dtype == out.dtype == types.float32
-                and src_starts.dtype == w_starts.dtype == types.int64):
-            return None
-        i64 = types.int64
-        return types.void(i64, i64, src, src_starts, i64, w, w_starts, out, i64, i64, i64, i64,
-                          i64, i64), codegen
+        return loops_ir.typed((taps, first, src, src_starts, src_step, w, w_starts, out,
+                               out_start, out_step, count, add, channel, left), (2, 5, 7),
+                              (3, 6), codegen)
 
     return kernel
 
@@ -197,12 +194,8 @@ def _products_kernel(vectors, masked=False):
             loops_ir.switch(builder, args[0], range(TAPS + 1), emit)
             return context.get_dummy_value()
 
-        if not (x.dtype == dy.dtype == out.dtype == types.float32
-                and x_starts.dtype == out_starts.dtype == types.int64):
-            return None
-        i64 = types.int64
-        return types.void(i64, i64, x, x_starts, i64, dy, i64, i64, i64, out, out_starts, i64,
-                          i64), codegen
+        return loops_ir.typed((taps, first, x, x_starts, x_step, dy, dy_start, dy_step, count,
+                               out, out_starts, channel, left), (2, 5, 9), (3, 10), codegen)
 
     return kernel
 

@@ -18,7 +18,7 @@ channels allow.
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, prange, types
+from numba import njit, prange
 from numba.extending import intrinsic
 
 from kernels import loops_ir
@@ -59,11 +59,8 @@ def _micro_kernel(vectors, lanes=LANES):
                                                    **operands))
             return context.get_dummy_value()
 
-        if not (x.dtype == v.dtype == out.dtype == types.float32
-                and steps.dtype == row_offsets.dtype == out_offsets.dtype == types.int64):
-            return None                     # typed for float32 data and int64 offsets only
-        return types.void(types.int64, x, types.int64, steps, row_offsets, v, types.int64,
-                          types.int64, out, types.int64, out_offsets, types.int64), codegen
+        return loops_ir.typed((rows, x, x_base, steps, row_offsets, v, v_step, v_col, out,
+                               out_base, out_offsets, add), (1, 5, 8), (3, 4, 10), codegen)
 
     return kernel
 

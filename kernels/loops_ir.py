@@ -1,6 +1,7 @@
 """Building blocks of the numba intrinsics written in LLVM IR (``loops_direct``,
 ``loops_depthwise_vectors``): a counted loop carrying values in registers, a switch on a
-run-time count, fused multiply-adds of vectors, an intrinsic's arguments as pointers."""
+run-time count, fused multiply-adds of vectors, an intrinsic's typing and its arguments as
+pointers."""
 
 from llvmlite import ir
 from numba import types
@@ -13,6 +14,17 @@ def arguments(context, builder, signature, args):
     return [context.make_array(kind)(context, builder, value).data
             if isinstance(kind, types.Array) else value
             for kind, value in zip(signature.args, args)]
+
+
+def typed(arguments, floats, offsets, codegen):
+    """An intrinsic's typing: ``(void signature, codegen)`` when the arrays among its typed
+    ``arguments`` at positions ``floats`` hold float32 and those at ``offsets`` int64 (the
+    signature takes them as given and every other argument as an int64), else None."""
+    arrays = {**dict.fromkeys(floats, types.float32), **dict.fromkeys(offsets, types.int64)}
+    if any(arguments[i].dtype != dtype for i, dtype in arrays.items()):
+        return None
+    return types.void(*(argument if i in arrays else types.int64
+                        for i, argument in enumerate(arguments))), codegen
 
 
 def fma(builder, vector_type):
