@@ -5,7 +5,8 @@ Each op picks the first path that applies (``conv_forward`` and friends read top
 * 1x1 filters without padding: one GEMM on the (strided) input positions;
 * CPU, very few channels (``_few_channels``): direct compiled loops that compute each output
   plane on the padded width, every kernel tap one long contiguous run
-  (``loops_conv.small_forward``, ``small_filter_grad``);
+  (``loops_conv.small_forward``, ``small_filter_grad``; the float32 forward with a power
+  of two of output channels on vector kernels, ``loops_planar``);
 * CPU, the float32 forward conv and filter gradient with output channels in groups of 8,
   strided, small, or of any size where Winograd does not take them (``_direct``: dilated
   and 5x5 stride-1 convs run twice as fast here as on the scatter GEMMs; the filter
@@ -72,6 +73,7 @@ TAP_MAJOR_MAX_CHANNELS = 2  # input channels up to which patch matrices are buil
 POOL_MAX_CHANNELS = 128     # output channels up to which blocks run on the intra-op pool
 SMALL_MAX_CHANNEL_PAIRS = 16  # input x output channels up to which direct loops do best
 SMALL_MAX_PLANE_BYTES = 16 << 20  # a thread's plane buffers in the direct loops, at most
+PLANAR_OUTPUTS = (1, 2, 4, 8, 16)   # float32 output channel counts of loops_planar
 PHASE_MAX_DEPTH = 4           # dy channels up to which strided input gradients run by phases
 SCATTER_MIN_DEPTH = 32        # forward: input channels below which patch matrices do better
 SCATTER_MIN_UNIT_ROWS = 512   # source positions a pool unit gets at least
@@ -311,17 +313,27 @@ def _small_padded(xc, before, extents, ct):
 
 
 def _small_forward(xc, w, out_sp, strides, dilations, pads, ct, out=None, epilogue=None):
-    """The forward conv for a few input channels (see ``loops_conv.small_forward``), into
-    ``out`` (a view of any strides) when given, through ``epilogue`` (see
-    ``conv_forward``)."""
-    kernel, dil3, before, _, stride, extents = _small_grid(w.shape[:-2], strides, dilations,
-                                                           pads, out_sp)
+    """The forward conv for a few input channels (``loops_planar.forward`` for float32
+    with a power of two up to 16 output channels and a C-contiguous result, else
+    ``loops_conv.small_forward``), into ``out`` (a view of any strides) when given,
+    through ``epilogue`` (see ``conv_forward``)."""
+    kernel, dil3, before, out3, stride, extents = _small_grid(w.shape[:-2], strides,
+                                                              dilations, pads, out_sp)
     n, (c, o) = xc.shape[0], w.shape[-2:]
     y = np.empty((n, *out_sp, o), ct) if out is None else out
+    padded = _small_padded(xc, before, extents, ct)
+    if np.dtype(ct) == np.float32 and o in PLANAR_OUTPUTS and y.flags.c_contiguous:
+        p1, p2, p3 = extents
+        pairs = itertools.product(*(range(k) for k in kernel), range(c))
+        steps = np.array([((ci * p1 + k1 * dil3[0]) * p2 + k2 * dil3[1]) * p3 + k3 * dil3[2]
+                          for k1, k2, k3, ci in pairs], np.int64)
+        loops("loops_planar", chunk=1).forward(
+            padded.reshape(-1), steps, w.reshape(-1), y.reshape(-1),
+            (n, *out3, o, c, p1, p2, p3, stride), *epilogue_arguments(epilogue, ct, o))
+        return y
     loops("loops_conv", chunk=1).small_forward(
-        _small_padded(xc, before, extents, ct), w.reshape(*kernel, c, o),
-        np.expand_dims(y, tuple(range(1, 4 - len(out_sp)))), stride, dil3, share_count(),
-        *epilogue_arguments(epilogue, ct, o))
+        padded, w.reshape(*kernel, c, o), np.expand_dims(y, tuple(range(1, 4 - len(out_sp)))),
+        stride, dil3, share_count(), *epilogue_arguments(epilogue, ct, o))
     return y
 
 
