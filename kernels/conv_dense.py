@@ -5,13 +5,14 @@ Each op picks the first path that applies (``conv_forward`` and friends read top
 * 1x1 filters without padding: one GEMM on the (strided) input positions;
 * CPU, very few channels (``_few_channels``): direct compiled loops that compute each output
   plane on the padded width, every kernel tap one long contiguous run
-  (``loops_conv.small_forward``, ``small_filter_grad``; the float32 forward with a power
-  of two of output channels on vector kernels, ``loops_planar``);
+  (``loops_conv.small_forward``, ``small_filter_grad``; float32 with a power of two of
+  output channels on vector kernels with positions along the lanes, ``loops_planar``);
 * CPU, the float32 forward conv and filter gradient with output channels in groups of 8,
   strided, small, or of any size where Winograd does not take them (``_direct``: dilated
   and 5x5 stride-1 convs run twice as fast here as on the scatter GEMMs; the filter
-  gradient, which takes this path before the few-channel loops (1.5x faster on a 1 -> 8
-  channel 3-D layer), with an output plane for every thread), and the stride-1 input
+  gradient, which takes this path before the scalar few-channel loops (1.5x faster on a
+  1 -> 8 channel 3-D layer; ``loops_planar`` 1.5x faster again), with an output plane for
+  every thread), and the stride-1 input
   gradient with input channels so (``_direct_input``, the forward of dy with the filter
   flipped): register-blocked micro-kernels reading the padded input in place
   (``conv_direct``);
@@ -74,6 +75,7 @@ POOL_MAX_CHANNELS = 128     # output channels up to which blocks run on the intr
 SMALL_MAX_CHANNEL_PAIRS = 16  # input x output channels up to which direct loops do best
 SMALL_MAX_PLANE_BYTES = 16 << 20  # a thread's plane buffers in the direct loops, at most
 PLANAR_OUTPUTS = (1, 2, 4, 8, 16)   # float32 output channel counts of loops_planar
+PLANAR_FILTER_MAX_OUTPUTS = 8      # filter gradient: past it the direct kernels do better
 PHASE_MAX_DEPTH = 4           # dy channels up to which strided input gradients run by phases
 SCATTER_MIN_DEPTH = 32        # forward: input channels below which patch matrices do better
 SCATTER_MIN_UNIT_ROWS = 512   # source positions a pool unit gets at least
@@ -135,10 +137,13 @@ def conv_backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels
         picked = xc[_sampled(out_sp, strides)]
         dw = (dyc.reshape(-1, o).T @ picked.reshape(-1, c)).T
     elif xp is np:
-        if (_direct(xp, ct, kernel, strides, dilations, c, o, dyc.shape[:-1])
+        few = _few_channels(xp, ct, kernel, strides, dilations, c, o, out_sp, accumulates=True)
+        if few and _planar(ct, o, filter_grad=True):
+            dw = _small_backprop_filter(xc, dyc, filter_shape, strides, dilations, pads, ct)
+        elif (_direct(xp, ct, kernel, strides, dilations, c, o, dyc.shape[:-1])
                 and conv_direct.planes(dyc.shape) >= intra_op_threads()):
             dw = conv_direct.backprop_filter(xc, dyc, filter_shape, strides, dilations, pads)
-        elif _few_channels(xp, ct, kernel, strides, dilations, c, o, out_sp, accumulates=True):
+        elif few:
             dw = _small_backprop_filter(xc, dyc, filter_shape, strides, dilations, pads, ct)
         elif conv_winograd.applies(xp, ct, kernel, strides, dilations, c, o, dyc.shape[:-1]):
             dw = conv_winograd.winograd_backprop_filter(xc, dyc, pads)   # None: not finite
@@ -322,14 +327,11 @@ def _small_forward(xc, w, out_sp, strides, dilations, pads, ct, out=None, epilog
     n, (c, o) = xc.shape[0], w.shape[-2:]
     y = np.empty((n, *out_sp, o), ct) if out is None else out
     padded = _small_padded(xc, before, extents, ct)
-    if np.dtype(ct) == np.float32 and o in PLANAR_OUTPUTS and y.flags.c_contiguous:
-        p1, p2, p3 = extents
-        pairs = itertools.product(*(range(k) for k in kernel), range(c))
-        steps = np.array([((ci * p1 + k1 * dil3[0]) * p2 + k2 * dil3[1]) * p3 + k3 * dil3[2]
-                          for k1, k2, k3, ci in pairs], np.int64)
+    if _planar(ct, o) and y.flags.c_contiguous:
         loops("loops_planar", chunk=1).forward(
-            padded.reshape(-1), steps, w.reshape(-1), y.reshape(-1),
-            (n, *out3, o, c, p1, p2, p3, stride), *epilogue_arguments(epilogue, ct, o))
+            padded.reshape(-1), _planar_steps(kernel, dil3, c, extents), w.reshape(-1),
+            y.reshape(-1), (n, *out3, o, c, *extents, stride),
+            *epilogue_arguments(epilogue, ct, o))
         return y
     loops("loops_conv", chunk=1).small_forward(
         padded, w.reshape(*kernel, c, o), np.expand_dims(y, tuple(range(1, 4 - len(out_sp)))),
@@ -350,16 +352,41 @@ def _forward_into(out, xc, w, dilations, pads):
 
 
 def _small_backprop_filter(xc, dyc, filter_shape, strides, dilations, pads, ct):
-    """The filter gradient for a few input channels (see ``loops_conv.small_filter_grad``):
-    float64 sums per block of output planes, added in block order."""
+    """The filter gradient for a few input channels (``loops_planar.filter_grad`` where
+    ``_planar``, else ``loops_conv.small_filter_grad``): float64 sums per block of output
+    planes, added in block order."""
     kernel, dil3, before, out3, stride, extents = _small_grid(
         filter_shape[:-2], strides, dilations, pads, dyc.shape[1:-1])
     n, (c, o) = dyc.shape[0], filter_shape[-2:]
     parts = max(1, min(share_count(), n * out3[0]))
     sums = np.zeros((parts, *kernel, c, o))
-    loops("loops_conv", chunk=1).small_filter_grad(
-        _small_padded(xc, before, extents, ct), dyc.reshape(n, *out3, o), sums, stride, dil3)
+    padded = _small_padded(xc, before, extents, ct)
+    if _planar(ct, o, filter_grad=True):
+        loops("loops_planar", chunk=1).filter_grad(
+            padded.reshape(-1), _planar_steps(kernel, dil3, c, extents), dyc.reshape(-1),
+            sums.reshape(parts, -1), (n, *out3, o, c, *extents, stride))
+    else:
+        loops("loops_conv", chunk=1).small_filter_grad(
+            padded, dyc.reshape(n, *out3, o), sums, stride, dil3)
     return sums.sum(axis=0).reshape(filter_shape)
+
+
+def _planar(ct, out_channels, filter_grad=False):
+    """Whether the few-channel loops run on ``loops_planar``'s vector kernels: float32 with
+    a power of two up to 16 output channels, the filter gradient up to
+    ``PLANAR_FILTER_MAX_OUTPUTS`` (1.5x faster than the direct micro-kernels on a 1 -> 8
+    channel 3-D layer, 1.3-1.8x slower with 16)."""
+    return (np.dtype(ct) == np.float32 and out_channels in PLANAR_OUTPUTS
+            and (not filter_grad or out_channels <= PLANAR_FILTER_MAX_OUTPUTS))
+
+
+def _planar_steps(kernel, dilations, channels, extents):
+    """Where each (tap, channel) pair of a window lies from its origin in the channel-planar
+    padded input (``_small_padded``), pairs in the filter's order."""
+    p1, p2, p3 = extents
+    pairs = itertools.product(*(range(k) for k in kernel), range(channels))
+    return np.array([((c * p1 + k1 * dilations[0]) * p2 + k2 * dilations[1]) * p3
+                     + k3 * dilations[2] for k1, k2, k3, c in pairs], np.int64)
 
 
 def _scatters(xp, kernel, out_channels, sources):

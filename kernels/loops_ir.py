@@ -45,16 +45,17 @@ def counted_loop(builder, count, initial, body):
     k = builder.phi(INT)
     values = [builder.phi(value.type) for value in initial]
     following = body(k, values)
+    latch = builder.block                  # the body's last block (it may hold loops)
     k_next = builder.add(k, INT(1))
     for phi, start, step in [(k, INT(0), k_next)] + list(zip(values, initial, following)):
         phi.add_incoming(start, entry)
-        phi.add_incoming(step, loop)
+        phi.add_incoming(step, latch)
     builder.cbranch(builder.icmp_signed("<", k_next, count), loop, done)
     builder.position_at_end(done)
     results = [builder.phi(value.type) for value in following]
     for result, start, value in zip(results, initial, following):
         result.add_incoming(start, entry)
-        result.add_incoming(value, loop)
+        result.add_incoming(value, latch)
     return results
 
 

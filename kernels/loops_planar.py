@@ -1,6 +1,6 @@
-"""The forward conv for a few input channels on vector kernels (numba, the inner loop
-written in LLVM IR): output positions along the vector lanes, for float32 operands whose
-output channels number a power of two up to ``LANES``.
+"""The forward conv and the filter gradient for a few input channels on vector kernels
+(numba, the inner loops written in LLVM IR): output positions along the vector lanes, for
+float32 operands whose output channels number a power of two up to ``LANES``.
 
 With one input channel and 8 output channels (a 3-D CNN's first layer) a tap is 8
 multiply-adds a position: vectors of output channels would be half empty and each need a
@@ -9,7 +9,10 @@ output row instead, loaded in one piece from the channel-planar padded input, an
 (tap, channel)'s filter value is broadcast to all of them: a call keeps ``rows`` rows'
 vectors for every output channel in registers and sums all (tap, channel) pairs into them
 in order, then transposes them to channels-last with shuffles (``_interleaved``) and
-stores the block. 3.5x faster than the scalar few-channel loops (``loops_conv``).
+stores the block. The filter gradient transposes each plane of dy to channel-planar
+vectors (``_channel_planar``), then a call keeps ``pairs`` (tap, channel) pairs' vectors
+for every output channel in registers and adds the products of the pairs' input rows and
+dy's vectors over the plane, lane by lane; the lanes are summed when a thread is done.
 """
 
 import numpy as np
@@ -22,7 +25,9 @@ from kernels.loops_depthwise_vectors import _Access
 from kernels.loops_elementwise import chain_rows
 
 LANES = 16             # float32 positions per vector register
-ACCUMULATORS = 16      # vectors a call keeps in registers
+ACCUMULATORS = 16      # vectors a forward call keeps in registers
+FILTER_ACCUMULATORS = 24   # vectors a filter-gradient call keeps in registers
+FLUSH_PLANES = 16      # filter gradient: planes summed in float32 between float64 flushes
 MAX_ROWS = 8           # output rows a call takes at most (each holds a pointer register)
 OUTPUTS = (1, 2, 4, 8, 16)   # the output channel counts these kernels take
 
@@ -34,6 +39,11 @@ _VECTOR = ir.VectorType(ir.FloatType(), LANES)
 def rows_per_call(outs):
     """The output rows a call for ``outs`` output channels holds in registers."""
     return max(1, min(MAX_ROWS, ACCUMULATORS // outs))
+
+
+def pairs_per_call(outs):
+    """The (tap, channel) pairs a filter-gradient call for ``outs`` output channels holds."""
+    return max(1, min(MAX_ROWS, FILTER_ACCUMULATORS // outs))
 
 
 def _interleaved(builder, first, second):
@@ -54,6 +64,28 @@ def _channels_last(builder, vectors):
         return list(vectors)
     return _interleaved(builder, _channels_last(builder, vectors[0::2]),
                         _channels_last(builder, vectors[1::2]))
+
+
+def _channel_planar(builder, vectors):
+    """The inverse of ``_channels_last``: from the vectors of ``flat[p*O + o]`` (O =
+    ``len(vectors)``, a power of two), the O vectors of positions p of each channel o, by
+    rounds of splitting a sequence into its even and odd elements."""
+    if len(vectors) == 1:
+        return list(vectors)
+    lanes = ir.VectorType(_INT32, LANES)
+    even, odd = ([builder.shuffle_vector(vectors[k], vectors[k + 1],
+                                         ir.Constant(lanes, list(range(parity, 2 * LANES, 2))))
+                  for k in range(0, len(vectors), 2)] for parity in (0, 1))
+    return [vector for pair in zip(_channel_planar(builder, even),
+                                   _channel_planar(builder, odd)) for vector in pair]
+
+
+def _clamped_mask(builder, filled, j):
+    """A store or load of vector j of a run of ``filled`` floats: masked to the lanes
+    inside it (none past its end)."""
+    rest = builder.sub(filled, _INT(j * LANES))
+    rest = builder.select(builder.icmp_signed(">", rest, _INT(0)), rest, _INT(0))
+    return _Access(builder, True, False, rest)
 
 
 def _forward_kernel(outs):
@@ -127,15 +159,113 @@ def _emit_loop(builder, rows, outs, masked, left, x, x_base, steps, row_offsets,
         for j, vector in enumerate(_channels_last(builder, sums[r * outs:(r + 1) * outs])):
             at = builder.add(start, _INT(j * LANES))
             if masked:
-                rest = builder.sub(filled, _INT(j * LANES))
-                rest = builder.select(builder.icmp_signed(">", rest, _INT(0)), rest, _INT(0))
-                _Access(builder, True, False, rest).store(vector, out, at)
+                _clamped_mask(builder, filled, j).store(vector, out, at)
             else:
                 _Access(builder, False, False, None).store(vector, out, at)
 
 
+def _transpose_kernel(outs):
+    """The dy transposition for ``outs`` output channels, a numba intrinsic ``(src,
+    src_at, left, dst, dst_at)`` over flat float32 arrays: ``dst[dst_at + o*LANES + l] =
+    src[src_at + l*outs + o]`` for lanes l < left (at most LANES), zeros past them."""
+
+    @intrinsic
+    def kernel(typingctx, src, src_at, left, dst, dst_at):
+        def codegen(context, builder, signature, args):
+            src, src_at, left, dst, dst_at = loops_ir.arguments(context, builder, signature,
+                                                                args)
+            filled = builder.mul(left, _INT(outs))
+            loaded = [_clamped_mask(builder, filled, j).load(
+                src, builder.add(src_at, _INT(j * LANES))) for j in range(outs)]
+            for o, vector in enumerate(_channel_planar(builder, loaded)):
+                _Access(builder, False, False, None).store(
+                    vector, dst, builder.add(dst_at, _INT(o * LANES)))
+            return context.get_dummy_value()
+
+        return loops_ir.typed((src, src_at, left, dst, dst_at), (0, 3), (), codegen)
+
+    return kernel
+
+
+def _products_kernel(outs):
+    """The filter-gradient kernel for ``outs`` output channels, a numba intrinsic
+    ``(pairs, x, x_base, steps, dyt, rows, full, chunks, x_row, left, sums, sums_at)`` over
+    flat arrays: for pairs t < pairs (at most ``pairs_per_call``), output channels o and
+    lanes l, ``sums[sums_at + (t*outs + o)*LANES + l] +=`` the sum over rows r < rows and
+    chunks k < full (then one chunk of ``left`` lanes when left > 0) of ``x[x_base +
+    steps[t] + r*x_row + k*LANES + l] * dyt[((r*chunks + k)*outs + o)*LANES + l]``."""
+
+    @intrinsic
+    def kernel(typingctx, pairs, x, x_base, steps, dyt, rows, full, chunks, x_row, left,
+               sums, sums_at):
+        def codegen(context, builder, signature, args):
+            operands = dict(zip(("x", "x_base", "steps", "dyt", "rows", "full", "chunks",
+                                 "x_row", "left", "sums", "sums_at"),
+                                loops_ir.arguments(context, builder, signature, args)[1:]))
+            loops_ir.switch(builder, args[0], range(1, pairs_per_call(outs) + 1),
+                            lambda pairs: _emit_products(builder, pairs, outs, **operands))
+            return context.get_dummy_value()
+
+        return loops_ir.typed((pairs, x, x_base, steps, dyt, rows, full, chunks, x_row, left,
+                               sums, sums_at), (1, 4, 10), (3,), codegen)
+
+    return kernel
+
+
+def _emit_products(builder, pairs, outs, x, x_base, steps, dyt, rows, full, chunks, x_row,
+                   left, sums, sums_at):
+    """The IR of one filter-gradient call: its ``pairs`` x ``outs`` vectors of sums loaded,
+    added to over the rows' chunks, stored back."""
+    fma = loops_ir.fma(builder, _VECTOR)
+    plain = _Access(builder, False, False, None)
+    starts = [builder.add(x_base, builder.load(builder.gep(steps, [_INT(t)])))
+              for t in range(pairs)]
+    held = [plain.load(sums, builder.add(sums_at, _INT(i * LANES)))
+            for i in range(pairs * outs)]
+
+    def chunk(access, at, dy_at, values):
+        inputs = [access.load(x, builder.add(start, at)) for start in starts]
+        added = list(values)
+        for o in range(outs):
+            grads = plain.load(dyt, builder.add(dy_at, _INT(o * LANES)))
+            for t in range(pairs):
+                added[t * outs + o] = builder.call(fma, [inputs[t], grads, added[t * outs + o]])
+        return added
+
+    def row(r, values):
+        x_at = builder.mul(r, x_row)
+        dy_row = builder.mul(builder.mul(r, chunks), _INT(outs * LANES))
+        values = loops_ir.counted_loop(
+            builder, full, values,
+            lambda k, carried: chunk(plain, builder.add(x_at, builder.mul(k, _INT(LANES))),
+                                     builder.add(dy_row, builder.mul(k, _INT(outs * LANES))),
+                                     carried))
+        last = builder.icmp_signed(">", left, _INT(0))
+        before = builder.block
+        with builder.if_then(last):
+            masked = chunk(_Access(builder, True, False, left),
+                           builder.add(x_at, builder.mul(full, _INT(LANES))),
+                           builder.add(dy_row, builder.mul(full, _INT(outs * LANES))), values)
+            inside = builder.block
+        merged = []
+        for value, updated in zip(values, masked):
+            phi = builder.phi(value.type)
+            phi.add_incoming(value, before)
+            phi.add_incoming(updated, inside)
+            merged.append(phi)
+        return merged
+
+    totals = loops_ir.counted_loop(builder, rows, held, row)
+    for i, value in enumerate(totals):
+        plain.store(value, sums, builder.add(sums_at, _INT(i * LANES)))
+
+
 _KERNELS = tuple(_forward_kernel(outs) for outs in OUTPUTS)
 _one, _two, _four, _eight, _sixteen = _KERNELS
+_TRANSPOSES = tuple(_transpose_kernel(outs) for outs in OUTPUTS)
+_t_one, _t_two, _t_four, _t_eight, _t_sixteen = _TRANSPOSES
+_PRODUCTS = tuple(_products_kernel(outs) for outs in OUTPUTS)
+_p_one, _p_two, _p_four, _p_eight, _p_sixteen = _PRODUCTS
 
 
 @njit(cache=True, nogil=True)
@@ -180,3 +310,72 @@ def forward(xp, steps, w, y, geometry, tiled, kinds, activation):
         if kinds.shape[0] or activation:
             chain_rows(y[y_plane:y_plane + plane_size], tiled, kinds, activation,
                        y.dtype.type(0), y.dtype.type(6))
+
+
+@njit(cache=True, nogil=True)
+def _transpose(outs, src, src_at, left, dst, dst_at):
+    """The dy transposition for ``outs`` output channels."""
+    if outs == 1:
+        _t_one(src, src_at, left, dst, dst_at)
+    elif outs == 2:
+        _t_two(src, src_at, left, dst, dst_at)
+    elif outs == 4:
+        _t_four(src, src_at, left, dst, dst_at)
+    elif outs == 8:
+        _t_eight(src, src_at, left, dst, dst_at)
+    else:
+        _t_sixteen(src, src_at, left, dst, dst_at)
+
+
+@njit(cache=True, nogil=True)
+def _products(outs, pairs, x, x_base, steps, dyt, rows, full, chunks, x_row, left, sums,
+              sums_at):
+    """The filter-gradient kernel for ``outs`` output channels."""
+    if outs == 1:
+        _p_one(pairs, x, x_base, steps, dyt, rows, full, chunks, x_row, left, sums, sums_at)
+    elif outs == 2:
+        _p_two(pairs, x, x_base, steps, dyt, rows, full, chunks, x_row, left, sums, sums_at)
+    elif outs == 4:
+        _p_four(pairs, x, x_base, steps, dyt, rows, full, chunks, x_row, left, sums, sums_at)
+    elif outs == 8:
+        _p_eight(pairs, x, x_base, steps, dyt, rows, full, chunks, x_row, left, sums, sums_at)
+    else:
+        _p_sixteen(pairs, x, x_base, steps, dyt, rows, full, chunks, x_row, left, sums,
+                   sums_at)
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def filter_grad(xp, steps, dy, sums, geometry):
+    """sums[p, i*O + o] += the filter gradient of pair i (as ``forward`` takes xp, steps
+    and geometry) and output channel o over block p of the output planes (n, q1), dy ``[N,
+    Q1, Q2, Q3, O]`` flat, sums float64 ``[parts, pairs*O]``. Each (pair, channel) sums
+    lane by lane in float32 over FLUSH_PLANES planes at a time, flushed to float64, the
+    lanes added last."""
+    n_total, q1n, q2n, q3n, outs, channels, p1, p2, p3, s1 = geometry
+    pairs, parts = steps.shape[0], sums.shape[0]
+    planes = n_total * q1n
+    chunks, full, left = (q3n + LANES - 1) // LANES, q3n // LANES, q3n % LANES
+    per_call = max(1, min(MAX_ROWS, FILTER_ACCUMULATORS // outs))
+    for part in prange(parts):
+        lanes = np.zeros(pairs * outs * LANES, np.float32)
+        flushed = np.zeros(pairs * outs * LANES)
+        dyt = np.empty(q2n * chunks * outs * LANES, np.float32)
+        first, stop = planes * part // parts, planes * (part + 1) // parts
+        for plane in range(first, stop):
+            n, q1 = plane // q1n, plane % q1n
+            dy_plane = plane * q2n * q3n * outs
+            for q2 in range(q2n):
+                for k in range(chunks):
+                    _transpose(outs, dy, dy_plane + (q2 * q3n + k * LANES) * outs,
+                               min(LANES, q3n - k * LANES), dyt,
+                               (q2 * chunks + k) * outs * LANES)
+            x_plane = (n * channels * p1 + q1 * s1) * p2 * p3
+            for t in range(0, pairs, per_call):
+                _products(outs, min(per_call, pairs - t), xp, x_plane, steps[t:t + per_call],
+                          dyt, q2n, full, chunks, p3, left, lanes, t * outs * LANES)
+            if (plane - first) % FLUSH_PLANES == FLUSH_PLANES - 1 or plane == stop - 1:
+                flushed += lanes
+                lanes[:] = 0
+        total = sums[part]
+        for i in range(pairs * outs):
+            total[i] += flushed[i * LANES:(i + 1) * LANES].sum()

@@ -174,11 +174,11 @@ def test_few_channel_direct_loops_match_reference(case, dtype, non_finite):
 @given(case=conv_cases(min_size=1), outs=st.sampled_from(conv_dense.PLANAR_OUTPUTS),
        width=st.integers(1, 40), height=st.integers(1, 19), non_finite=st.booleans())
 def test_planar_vector_kernels_match_reference(case, outs, width, height, non_finite):
-    """The float32 few-channel forward on the vector kernels with positions along the
-    lanes (``loops_planar``: 1-16 output channels, rows of any width, whole vectors and a
-    masked rest, any row count a call): against the reference, NaN and infinity in x
-    reaching exactly the outputs they feed; its epilogue gives the bits of the chain run
-    after."""
+    """The float32 few-channel forward and filter gradient on the vector kernels with
+    positions along the lanes (``loops_planar``: 1-16 output channels, the filter gradient
+    up to 8, rows of any width, whole vectors and a masked rest, any row and pair count a
+    call): against the reference, NaN and infinity in x reaching exactly the outputs they
+    feed; the forward's epilogue gives the bits of the chain run after."""
     dims = case["dims"]
     for dim in dims[1 if len(dims) == 3 else 0:]:
         dim["s"] = 1
@@ -186,26 +186,29 @@ def test_planar_vector_kernels_match_reference(case, outs, width, height, non_fi
     if len(dims) > 1:
         dims[-2]["size"] = height
     case["o"] = outs
-    x, w, _, geo, _ = _arrays(case, np.float32)
+    x, w, dy, geo, _ = _arrays(case, np.float32)
     if non_finite:
         x.reshape(-1)[::7] = np.inf
         x.reshape(-1)[3::11] = np.nan
     cl = case["channels_last"]
     epilogue = ([("add", np.linspace(-1, 1, outs, dtype=np.float32))], "Relu", None)
     used = []
-    planar = loops("loops_planar").forward
+    module = loops("loops_planar")
+    spies = {name: lambda *a, run=getattr(module, name), name=name: used.append(name) or run(*a)
+             for name in ("forward", "filter_grad")}
     with module_settings(conv_dense, SMALL_MAX_CHANNEL_PAIRS=10**6), \
-            module_settings(loops("loops_planar"),
-                            forward=lambda *a: used.append(1) or planar(*a)), \
-            np.errstate(invalid="ignore"):
+            module_settings(module, **spies), np.errstate(invalid="ignore"):
         y = conv_forward(x, w, *geo, channels_last=cl)
         fused = conv_forward(x, w, *geo, channels_last=True, epilogue=epilogue) if cl else y
-        want = conv_forward_ref(x.astype(np.float64), w.astype(np.float64), *geo,
-                                channels_last=cl)
+        dw = conv_backprop_filter(x, dy, w.shape, *geo, channels_last=cl)
+        x64, w64, dy64 = (a.astype(np.float64) for a in (x, w, dy))
+        want_y = conv_forward_ref(x64, w64, *geo, channels_last=cl)
+        want_dw = conv_backprop_filter_ref(x64, dy64, w.shape, *geo, channels_last=cl)
     kernel, pads = tuple(d["k"] for d in dims), geo[2]
     if 0 not in y.shape and not conv_dense._pointwise(kernel, pads):
-        assert used
-    _check_close_non_finite(y, want, np.float32)
+        assert set(used) == ({"forward", "filter_grad"} if outs <= 8 else {"forward"})
+    _check_close_non_finite(y, want_y, np.float32)
+    _check_close_non_finite(dw, want_dw, np.float32)
     if cl:
         with np.errstate(invalid="ignore"):
             np.testing.assert_array_equal(fused, channel_chain(y, *epilogue))
