@@ -42,7 +42,7 @@ def cases(np, gp):
     wino_dy = rng.standard_normal((2, 32, 32, 20)).astype(np.float32)
     few_x = rng.standard_normal((2, 8, 8, 8, 1)).astype(np.float32)
     few_w = rng.standard_normal((3, 3, 3, 1, 4)).astype(np.float32)     # 4 outputs: not
-    few_dy = rng.standard_normal((2, 8, 8, 8, 4)).astype(np.float32)    # direct
+    few_dy = rng.standard_normal((2, 8, 8, 8, 4)).astype(np.float32)    # direct, planar
     dense3 = dict(strides=[1, 1, 1, 1, 1], padding="SAME")
 
     def variable_update(op, **scalars):
@@ -82,7 +82,9 @@ def cases(np, gp):
         ("Conv2DBackpropInput stride 2 (by phases)", lambda: gp.raw_ops.Conv2DBackpropInput(
             input_sizes=np.int32(conv_x.shape), filter=direct_w, out_backprop=direct_dy,
             strides=[1, 2, 2, 1], padding="SAME")),
-        ("Conv3DBackpropFilterV2 (few channels)", lambda: gp.raw_ops.Conv3DBackpropFilterV2(
+        ("Conv3D (few channels: planar)", lambda: gp.raw_ops.Conv3D(
+            input=few_x, filter=few_w, **dense3)),
+        ("Conv3DBackpropFilterV2 (planar)", lambda: gp.raw_ops.Conv3DBackpropFilterV2(
             input=few_x, filter_sizes=np.int32(few_w.shape), out_backprop=few_dy, **dense3)),
         ("ResourceApplyGradientDescent",
          variable_update("ResourceApplyGradientDescent", alpha=0.1)),

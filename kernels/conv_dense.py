@@ -329,7 +329,7 @@ def _small_forward(xc, w, out_sp, strides, dilations, pads, ct, out=None, epilog
     padded = _small_padded(xc, before, extents, ct)
     if _planar(ct, o) and y.flags.c_contiguous:
         loops("loops_planar", chunk=1).forward(
-            padded.reshape(-1), _planar_steps(kernel, dil3, c, extents), w.reshape(-1),
+            padded.reshape(-1), _planar_steps(kernel, dil3, c, extents), _flat(w),
             y.reshape(-1), (n, *out3, o, c, *extents, stride),
             *epilogue_arguments(epilogue, ct, o))
         return y
@@ -363,7 +363,7 @@ def _small_backprop_filter(xc, dyc, filter_shape, strides, dilations, pads, ct):
     padded = _small_padded(xc, before, extents, ct)
     if _planar(ct, o, filter_grad=True):
         loops("loops_planar", chunk=1).filter_grad(
-            padded.reshape(-1), _planar_steps(kernel, dil3, c, extents), dyc.reshape(-1),
+            padded.reshape(-1), _planar_steps(kernel, dil3, c, extents), _flat(dyc),
             sums.reshape(parts, -1), (n, *out3, o, c, *extents, stride))
     else:
         loops("loops_conv", chunk=1).small_filter_grad(
@@ -378,6 +378,12 @@ def _planar(ct, out_channels, filter_grad=False):
     channel 3-D layer, 1.3-1.8x slower with 16)."""
     return (np.dtype(ct) == np.float32 and out_channels in PLANAR_OUTPUTS
             and (not filter_grad or out_channels <= PLANAR_FILTER_MAX_OUTPUTS))
+
+
+def _flat(a):
+    """``a`` as a flat C-contiguous array, what the loops' kernels read (a group's slice of
+    a filter may reshape to a strided view)."""
+    return np.ascontiguousarray(a).reshape(-1)
 
 
 def _planar_steps(kernel, dilations, channels, extents):

@@ -82,7 +82,8 @@ def backprop_filter(xc, dyc, filter_shape, strides, dilations, pads):
                                         dyc.shape[1:-1])
     partials = np.zeros((max(1, min(share_count(), planes(dyc.shape))),
                          math.prod(filter_shape)), np.float32)
-    loops("loops_direct", chunk=1).filter_grad(padded, offsets, dyc.reshape(-1), partials,
+    loops("loops_direct", chunk=1).filter_grad(padded, offsets,
+                                               np.ascontiguousarray(dyc).reshape(-1), partials,
                                                geometry)
     return partials.sum(axis=0, dtype=np.float64).astype(np.float32).reshape(filter_shape)
 

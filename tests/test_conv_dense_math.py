@@ -214,6 +214,24 @@ def test_planar_vector_kernels_match_reference(case, outs, width, height, non_fi
             np.testing.assert_array_equal(fused, channel_chain(y, *epilogue))
 
 
+@pytest.mark.parametrize("outs", [1, 8])
+def test_planar_kernels_read_strided_operands(outs):
+    """A group's slice of x, the filter and dy (strided views, some reshaping to strided
+    flat views) gives what its contiguous copy gives."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 1, 5, 2)).astype(np.float32)[..., :1]
+    w = rng.standard_normal((1, 3, 1, 2 * outs)).astype(np.float32)[..., ::2]
+    dy = rng.standard_normal((2, 1, 5, 2 * outs)).astype(np.float32)[..., :outs]
+    geo = ((1, 1), (1, 1), ((0, 0), (1, 1)))
+    copies = [np.ascontiguousarray(a) for a in (x, w, dy)]
+    np.testing.assert_array_equal(conv_forward(x, w, *geo), conv_forward(*copies[:2], *geo))
+    np.testing.assert_array_equal(conv_backprop_filter(x, dy, w.shape, *geo),
+                                  conv_backprop_filter(copies[0], copies[2], w.shape, *geo))
+    np.testing.assert_allclose(conv_forward(x, w, *geo),
+                               conv_forward_ref(x.astype(np.float64), w.astype(np.float64),
+                                                *geo), rtol=1e-5, atol=1e-5)
+
+
 @SETTINGS
 @given(case=conv_cases(min_size=1), dtype=st.sampled_from(FLOAT_DTYPES),
        vectors=st.integers(1, 7), non_finite=st.booleans())
