@@ -18,7 +18,7 @@ dy's vectors over the plane, lane by lane; the lanes are summed when a thread is
 import numpy as np
 from llvmlite import ir
 from numba import njit, prange
-from numba.extending import intrinsic
+from numba.extending import intrinsic, register_jitable
 
 from kernels import loops_ir
 from kernels.loops_depthwise_vectors import _Access
@@ -36,11 +36,13 @@ _INT32 = ir.IntType(32)
 _VECTOR = ir.VectorType(ir.FloatType(), LANES)
 
 
+@register_jitable
 def rows_per_call(outs):
     """The output rows a call for ``outs`` output channels holds in registers."""
     return max(1, min(MAX_ROWS, ACCUMULATORS // outs))
 
 
+@register_jitable
 def pairs_per_call(outs):
     """The (tap, channel) pairs a filter-gradient call for ``outs`` output channels holds."""
     return max(1, min(MAX_ROWS, FILTER_ACCUMULATORS // outs))
@@ -88,32 +90,28 @@ def _clamped_mask(builder, filled, j):
     return _Access(builder, True, False, rest)
 
 
-def _forward_kernel(outs):
-    """The kernel for ``outs`` output channels, a numba intrinsic ``(rows, left, x, x_base,
-    steps, row_offsets, w, out, out_base, out_offsets)`` over flat float32 arrays: for rows
-    r < rows and lanes l < left (at most LANES), ``out[out_base + out_offsets[r] + l*outs
-    + o] = sum over i < len(steps) of x[x_base + steps[i] + row_offsets[r] + l] *
-    w[i*outs + o]``, summed in order of i."""
+@intrinsic
+def _forward_rows(typingctx, outs, rows, left, x, x_base, steps, row_offsets, w, out,
+                    out_base, out_offsets):
+    """The forward kernel, a numba intrinsic over flat float32 arrays: for rows r < rows
+    (at most ``rows_per_call(outs)``, ``outs`` in OUTPUTS) and lanes l < left (at most
+    LANES), ``out[out_base + out_offsets[r] + l*outs + o] = sum over i < len(steps) of
+    x[x_base + steps[i] + row_offsets[r] + l] * w[i*outs + o]``, summed in order of i."""
 
-    @intrinsic
-    def kernel(typingctx, rows, left, x, x_base, steps, row_offsets, w, out, out_base,
-               out_offsets):
-        def codegen(context, builder, signature, args):
-            operands = dict(zip(("left", "x", "x_base", "steps", "row_offsets", "w", "out",
-                                 "out_base", "out_offsets"),
-                                loops_ir.arguments(context, builder, signature, args)[1:]))
-            count = builder.extract_value(
-                context.make_array(signature.args[4])(context, builder, args[4]).shape, 0)
-            full = builder.icmp_signed("==", operands["left"], _INT(LANES))
-            loops_ir.switch(
-                builder, args[0], range(1, rows_per_call(outs) + 1),
-                lambda rows: _emit_both(builder, full, rows, outs, count=count, **operands))
-            return context.get_dummy_value()
+    def codegen(context, builder, signature, args):
+        operands = dict(zip(("left", "x", "x_base", "steps", "row_offsets", "w", "out",
+                             "out_base", "out_offsets"),
+                            loops_ir.arguments(context, builder, signature, args)[2:]))
+        count = builder.extract_value(
+            context.make_array(signature.args[5])(context, builder, args[5]).shape, 0)
+        full = builder.icmp_signed("==", operands["left"], _INT(LANES))
+        loops_ir.switch(builder, args[0], OUTPUTS, lambda outs: loops_ir.switch(
+            builder, args[1], range(1, rows_per_call(outs) + 1),
+            lambda rows: _emit_both(builder, full, rows, outs, count=count, **operands)))
+        return context.get_dummy_value()
 
-        return loops_ir.typed((rows, left, x, x_base, steps, row_offsets, w, out, out_base,
-                               out_offsets), (2, 6, 7), (4, 5, 9), codegen)
-
-    return kernel
+    return loops_ir.typed((outs, rows, left, x, x_base, steps, row_offsets, w, out, out_base,
+                           out_offsets), (3, 7, 8), (5, 6, 10), codegen)
 
 
 def _emit_both(builder, full, rows, outs, **operands):
@@ -164,52 +162,50 @@ def _emit_loop(builder, rows, outs, masked, left, x, x_base, steps, row_offsets,
                 _Access(builder, False, False, None).store(vector, out, at)
 
 
-def _transpose_kernel(outs):
-    """The dy transposition for ``outs`` output channels, a numba intrinsic ``(src,
-    src_at, left, dst, dst_at)`` over flat float32 arrays: ``dst[dst_at + o*LANES + l] =
-    src[src_at + l*outs + o]`` for lanes l < left (at most LANES), zeros past them."""
+@intrinsic
+def _dy_planar(typingctx, outs, src, src_at, left, dst, dst_at):
+    """The dy transposition, a numba intrinsic over flat float32 arrays: ``dst[dst_at +
+    o*LANES + l] = src[src_at + l*outs + o]`` for lanes l < left (at most LANES), zeros
+    past them; ``outs`` in OUTPUTS."""
 
-    @intrinsic
-    def kernel(typingctx, src, src_at, left, dst, dst_at):
-        def codegen(context, builder, signature, args):
-            src, src_at, left, dst, dst_at = loops_ir.arguments(context, builder, signature,
-                                                                args)
+    def codegen(context, builder, signature, args):
+        src, src_at, left, dst, dst_at = loops_ir.arguments(context, builder, signature,
+                                                            args)[1:]
+
+        def emit(outs):
             filled = builder.mul(left, _INT(outs))
             loaded = [_clamped_mask(builder, filled, j).load(
                 src, builder.add(src_at, _INT(j * LANES))) for j in range(outs)]
             for o, vector in enumerate(_channel_planar(builder, loaded)):
                 _Access(builder, False, False, None).store(
                     vector, dst, builder.add(dst_at, _INT(o * LANES)))
-            return context.get_dummy_value()
 
-        return loops_ir.typed((src, src_at, left, dst, dst_at), (0, 3), (), codegen)
+        loops_ir.switch(builder, args[0], OUTPUTS, emit)
+        return context.get_dummy_value()
 
-    return kernel
+    return loops_ir.typed((outs, src, src_at, left, dst, dst_at), (1, 4), (), codegen)
 
 
-def _products_kernel(outs):
-    """The filter-gradient kernel for ``outs`` output channels, a numba intrinsic
-    ``(pairs, x, x_base, steps, dyt, rows, full, chunks, x_row, left, sums, sums_at)`` over
-    flat arrays: for pairs t < pairs (at most ``pairs_per_call``), output channels o and
-    lanes l, ``sums[sums_at + (t*outs + o)*LANES + l] +=`` the sum over rows r < rows and
-    chunks k < full (then one chunk of ``left`` lanes when left > 0) of ``x[x_base +
-    steps[t] + r*x_row + k*LANES + l] * dyt[((r*chunks + k)*outs + o)*LANES + l]``."""
+@intrinsic
+def _products(typingctx, outs, pairs, x, x_base, steps, dyt, rows, full, chunks,
+                     x_row, left, sums, sums_at):
+    """The filter-gradient kernel, a numba intrinsic over flat arrays: for pairs t < pairs
+    (at most ``pairs_per_call(outs)``, ``outs`` in OUTPUTS), output channels o and lanes l,
+    ``sums[sums_at + (t*outs + o)*LANES + l] +=`` the sum over rows r < rows and chunks
+    k < full (then one chunk of ``left`` lanes when left > 0) of ``x[x_base + steps[t] +
+    r*x_row + k*LANES + l] * dyt[((r*chunks + k)*outs + o)*LANES + l]``."""
 
-    @intrinsic
-    def kernel(typingctx, pairs, x, x_base, steps, dyt, rows, full, chunks, x_row, left,
-               sums, sums_at):
-        def codegen(context, builder, signature, args):
-            operands = dict(zip(("x", "x_base", "steps", "dyt", "rows", "full", "chunks",
-                                 "x_row", "left", "sums", "sums_at"),
-                                loops_ir.arguments(context, builder, signature, args)[1:]))
-            loops_ir.switch(builder, args[0], range(1, pairs_per_call(outs) + 1),
-                            lambda pairs: _emit_products(builder, pairs, outs, **operands))
-            return context.get_dummy_value()
+    def codegen(context, builder, signature, args):
+        operands = dict(zip(("x", "x_base", "steps", "dyt", "rows", "full", "chunks",
+                             "x_row", "left", "sums", "sums_at"),
+                            loops_ir.arguments(context, builder, signature, args)[2:]))
+        loops_ir.switch(builder, args[0], OUTPUTS, lambda outs: loops_ir.switch(
+            builder, args[1], range(1, pairs_per_call(outs) + 1),
+            lambda pairs: _emit_products(builder, pairs, outs, **operands)))
+        return context.get_dummy_value()
 
-        return loops_ir.typed((pairs, x, x_base, steps, dyt, rows, full, chunks, x_row, left,
-                               sums, sums_at), (1, 4, 10), (3,), codegen)
-
-    return kernel
+    return loops_ir.typed((outs, pairs, x, x_base, steps, dyt, rows, full, chunks, x_row,
+                           left, sums, sums_at), (2, 5, 11), (4,), codegen)
 
 
 def _emit_products(builder, pairs, outs, x, x_base, steps, dyt, rows, full, chunks, x_row,
@@ -260,29 +256,6 @@ def _emit_products(builder, pairs, outs, x, x_base, steps, dyt, rows, full, chun
         plain.store(value, sums, builder.add(sums_at, _INT(i * LANES)))
 
 
-_KERNELS = tuple(_forward_kernel(outs) for outs in OUTPUTS)
-_one, _two, _four, _eight, _sixteen = _KERNELS
-_TRANSPOSES = tuple(_transpose_kernel(outs) for outs in OUTPUTS)
-_t_one, _t_two, _t_four, _t_eight, _t_sixteen = _TRANSPOSES
-_PRODUCTS = tuple(_products_kernel(outs) for outs in OUTPUTS)
-_p_one, _p_two, _p_four, _p_eight, _p_sixteen = _PRODUCTS
-
-
-@njit(cache=True, nogil=True)
-def _call(outs, rows, left, x, x_base, steps, row_offsets, w, out, out_base, out_offsets):
-    """The kernel for ``outs`` output channels."""
-    if outs == 1:
-        _one(rows, left, x, x_base, steps, row_offsets, w, out, out_base, out_offsets)
-    elif outs == 2:
-        _two(rows, left, x, x_base, steps, row_offsets, w, out, out_base, out_offsets)
-    elif outs == 4:
-        _four(rows, left, x, x_base, steps, row_offsets, w, out, out_base, out_offsets)
-    elif outs == 8:
-        _eight(rows, left, x, x_base, steps, row_offsets, w, out, out_base, out_offsets)
-    else:
-        _sixteen(rows, left, x, x_base, steps, row_offsets, w, out, out_base, out_offsets)
-
-
 @njit(cache=True, parallel=True, nogil=True)
 def forward(xp, steps, w, y, geometry, tiled, kinds, activation):
     """y = the conv of the channel-planar zero-padded input ``xp`` ``[N, C, P1, P2, P3]``
@@ -294,7 +267,7 @@ def forward(xp, steps, w, y, geometry, tiled, kinds, activation):
     it is in the cache (``loops_elementwise.chain_rows``; no kinds and activation 0 for
     none)."""
     n_total, q1n, q2n, q3n, outs, channels, p1, p2, p3, s1 = geometry
-    rows_max = max(1, min(MAX_ROWS, ACCUMULATORS // outs))
+    rows_max = rows_per_call(outs)
     row_offsets = np.arange(rows_max) * p3
     out_offsets = np.arange(rows_max) * q3n * outs
     plane_size = q2n * q3n * outs
@@ -305,43 +278,12 @@ def forward(xp, steps, w, y, geometry, tiled, kinds, activation):
         for q2 in range(0, q2n, rows_max):
             rows = min(rows_max, q2n - q2)
             for q3 in range(0, q3n, LANES):
-                _call(outs, rows, min(LANES, q3n - q3), xp, x_plane + q2 * p3 + q3, steps,
-                      row_offsets, w, y, y_plane + (q2 * q3n + q3) * outs, out_offsets)
+                _forward_rows(outs, rows, min(LANES, q3n - q3), xp, x_plane + q2 * p3 + q3,
+                              steps, row_offsets, w, y, y_plane + (q2 * q3n + q3) * outs,
+                              out_offsets)
         if kinds.shape[0] or activation:
             chain_rows(y[y_plane:y_plane + plane_size], tiled, kinds, activation,
                        y.dtype.type(0), y.dtype.type(6))
-
-
-@njit(cache=True, nogil=True)
-def _transpose(outs, src, src_at, left, dst, dst_at):
-    """The dy transposition for ``outs`` output channels."""
-    if outs == 1:
-        _t_one(src, src_at, left, dst, dst_at)
-    elif outs == 2:
-        _t_two(src, src_at, left, dst, dst_at)
-    elif outs == 4:
-        _t_four(src, src_at, left, dst, dst_at)
-    elif outs == 8:
-        _t_eight(src, src_at, left, dst, dst_at)
-    else:
-        _t_sixteen(src, src_at, left, dst, dst_at)
-
-
-@njit(cache=True, nogil=True)
-def _products(outs, pairs, x, x_base, steps, dyt, rows, full, chunks, x_row, left, sums,
-              sums_at):
-    """The filter-gradient kernel for ``outs`` output channels."""
-    if outs == 1:
-        _p_one(pairs, x, x_base, steps, dyt, rows, full, chunks, x_row, left, sums, sums_at)
-    elif outs == 2:
-        _p_two(pairs, x, x_base, steps, dyt, rows, full, chunks, x_row, left, sums, sums_at)
-    elif outs == 4:
-        _p_four(pairs, x, x_base, steps, dyt, rows, full, chunks, x_row, left, sums, sums_at)
-    elif outs == 8:
-        _p_eight(pairs, x, x_base, steps, dyt, rows, full, chunks, x_row, left, sums, sums_at)
-    else:
-        _p_sixteen(pairs, x, x_base, steps, dyt, rows, full, chunks, x_row, left, sums,
-                   sums_at)
 
 
 @njit(cache=True, parallel=True, nogil=True)
@@ -355,7 +297,7 @@ def filter_grad(xp, steps, dy, sums, geometry):
     pairs, parts = steps.shape[0], sums.shape[0]
     planes = n_total * q1n
     chunks, full, left = (q3n + LANES - 1) // LANES, q3n // LANES, q3n % LANES
-    per_call = max(1, min(MAX_ROWS, FILTER_ACCUMULATORS // outs))
+    per_call = pairs_per_call(outs)
     for part in prange(parts):
         lanes = np.zeros(pairs * outs * LANES, np.float32)
         flushed = np.zeros(pairs * outs * LANES)
@@ -366,7 +308,7 @@ def filter_grad(xp, steps, dy, sums, geometry):
             dy_plane = plane * q2n * q3n * outs
             for q2 in range(q2n):
                 for k in range(chunks):
-                    _transpose(outs, dy, dy_plane + (q2 * q3n + k * LANES) * outs,
+                    _dy_planar(outs, dy, dy_plane + (q2 * q3n + k * LANES) * outs,
                                min(LANES, q3n - k * LANES), dyt,
                                (q2 * chunks + k) * outs * LANES)
             x_plane = (n * channels * p1 + q1 * s1) * p2 * p3
