@@ -322,6 +322,37 @@ def test_strided_input_gradient_on_the_direct_kernels_matches_reference(case, dt
     assert len(calls) == (np.dtype(dtype) != np.float64 and not pointwise and dy.size > 0)
 
 
+@SETTINGS
+@given(case=conv_cases(min_size=1), dtype=st.sampled_from(FLOAT_DTYPES[:3]),
+       last=st.tuples(st.integers(1, 5), st.integers(2, 3), st.integers(1, 3),
+                      st.integers(0, 4), st.integers(0, 4), st.integers(1, 5)),
+       non_finite=st.booleans())
+def test_strided_input_gradient_folds_the_last_dim_into_channels(case, dtype, last,
+                                                                 non_finite):
+    """With 8 input channels and the last dim a multiple of its stride (2-3; 1-5 taps,
+    dilations 1-3, any padding), the last dim's phases run as channels of one stride-1
+    dim: against the reference. A non-finite dy runs unfolded, NaN and infinity reaching
+    exactly the positions they feed."""
+    k, s, d, before, after, blocks = last
+    case["dims"][-1].update(k=k, s=s, d=d, pad=(before, after), size=s * blocks)
+    case["c"], case["o"] = 8, case["o"] + conv_dense.PHASE_MAX_DEPTH
+    _, w, dy, geo, x_shape = _arrays(case, dtype)
+    if non_finite and dy.size:
+        dy.reshape(-1)[::7] = np.inf
+        dy.reshape(-1)[3::11] = np.nan
+    last_strides = []
+    phases = conv_direct._phases
+    with module_settings(conv_direct, MIN_WIDTH=1, _phases=lambda dyc, w, shape, strides, *a:
+                         last_strides.append(strides[-1]) or phases(dyc, w, shape, strides, *a)), \
+            np.errstate(invalid="ignore"):
+        got = conv_backprop_input(dy, w, x_shape, *geo, channels_last=case["channels_last"])
+        want = conv_backprop_input_ref(dy.astype(np.float64), w.astype(np.float64), x_shape,
+                                       *geo, channels_last=case["channels_last"])
+    _check_close_non_finite(got, want, dtype)
+    pointwise = all(k == 1 for k in w.shape[:-2]) and not any(b or a for b, a in geo[2])
+    assert last_strides == ([] if dy.size == 0 or pointwise else [s if non_finite else 1])
+
+
 @pytest.mark.parametrize("dtype", [np.float32, ml_dtypes.bfloat16])
 @pytest.mark.parametrize("channels_last", [True, False])
 def test_direct_micro_kernels_on_whole_and_partial_blocks(dtype, channels_last):
