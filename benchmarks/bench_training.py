@@ -2,14 +2,16 @@
 cross-entropy, Adam) in graphops against the same model in TensorFlow's TF1 graph mode.
 
 Usage (from the repo root): python benchmarks/bench_training.py [--batch 32] [--repeat 20]
-    [--load K] [--threads N]
+    [--rounds 3] [--load K] [--threads N]
 
 The TF model is built by the example's own `build_model`, run with `tf.compat.v1` in place
 of `graphops`, from the same initial values; each framework runs in a process of its own
 (TF's OpenMP and pool threads would otherwise spin against graphops' threads), one step
-(`[loss, train_op]` through `make_callable`) on the same fed batch. It prints the median
-step time of each, the ratio graphops / TF (< 1: graphops is faster) and the loss of both
-after the timed steps (they train in lockstep, so the losses agree to float32 rounding).
+(`[loss, train_op]` through `make_callable`) on the same fed batch. The two alternate for
+`--rounds` rounds, a fresh process each (a shared machine's speed drifts by 1.5x within
+minutes). It prints the median over rounds of each framework's median step time, the ratio
+graphops / TF (< 1: graphops is faster), each round's ratio, and the loss of both after
+the timed steps (they train in lockstep, so the losses agree to float32 rounding).
 `--load K` keeps K other processes spinning on the cores meanwhile (a contended machine),
 and `--threads N` sets `gp.config.set_intra_op_parallelism_threads(N)` and TF's intra-op
 pool.
@@ -103,6 +105,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--rounds", type=int, default=3, help="alternating runs of each")
     parser.add_argument("--load", type=int, default=0, help="spinning processes while timing")
     parser.add_argument("--threads", type=int, default=0)
     parser.add_argument("--framework", help=argparse.SUPPRESS)
@@ -113,21 +116,27 @@ def main():
     for p in spinners:
         p.start()
     try:
-        results = {name: run_child(name, args) for name in ("graphops", "tf")}
+        rounds = [{name: run_child(name, args) for name in ("graphops", "tf")}
+                  for _ in range(args.rounds)]
     finally:
         for p in spinners:
             p.terminate()
     print(f"3-D CNN training step, batch {args.batch}, {args.load} spinning processes, "
-          f"threads {args.threads or 'all'}")
+          f"threads {args.threads or 'all'}, {args.rounds} alternating rounds")
+    medians = {}
     for name, label in (("graphops", "graphops"), ("tf", "TF")):
-        if results[name] is None:
+        runs = [r[name] for r in rounds if r[name] is not None]
+        if not runs:
             print(f"  {label:<9} not run (TensorFlow missing, or the child failed)")
             continue
-        median, loss = results[name]
-        print(f"  {label:<9} {median * 1e3:8.1f} ms/step   loss after {args.repeat + 2} steps "
-              f"{loss:.6f}")
-    if all(results.values()):
-        print(f"  ratio graphops / TF: {results['graphops'][0] / results['tf'][0]:.2f}")
+        medians[name] = statistics.median(median for median, _ in runs)
+        print(f"  {label:<9} {medians[name] * 1e3:8.1f} ms/step   loss after {args.repeat + 2} "
+              f"steps {runs[-1][1]:.6f}")
+    if len(medians) == 2:
+        each = " ".join(f"{r['graphops'][0] / r['tf'][0]:.2f}" for r in rounds
+                        if r["graphops"] and r["tf"])
+        print(f"  ratio graphops / TF: {medians['graphops'] / medians['tf']:.2f}"
+              f"   (rounds: {each})")
 
 
 if __name__ == "__main__":

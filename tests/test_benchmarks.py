@@ -63,12 +63,14 @@ def test_bench_distributed_quick_runs(monkeypatch, capsys):
 
 
 def test_bench_training_runs_and_both_frameworks_train_alike(monkeypatch, capsys):
-    out = _run("bench_training.py", ["--batch", "4", "--repeat", "1"], monkeypatch, capsys)
+    out = _run("bench_training.py", ["--batch", "4", "--repeat", "1", "--rounds", "2"],
+               monkeypatch, capsys)
     rows = {line.split()[0]: line.split() for line in out.splitlines()
             if line.startswith("  ")}
     assert float(rows["graphops"][1]) > 0
     if rows["TF"][1] != "not":                          # TensorFlow installed
         assert abs(float(rows["graphops"][-1]) - float(rows["TF"][-1])) < 1e-4
+        assert len(rows["ratio"][rows["ratio"].index("(rounds:") + 1:]) == 2   # one a round
 
 
 @pytest.mark.slow
