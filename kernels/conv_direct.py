@@ -35,15 +35,16 @@ import numpy as np
 
 from kernels import conv_phases
 from kernels.compiled import loops, usable
-from kernels.conv_layout import pad_spatial, padded_for_windows
+from kernels.conv_layout import pad_spatial
 from kernels.kernel_util import epilogue_arguments
-from kernels.parallelism import share_count
+from kernels.parallelism import intra_op_threads, share_count
 
 VECTOR_CHANNELS = 8         # output channels come in groups of this (loops_direct.HALF_LANES)
 MIN_WIDTH = 4               # output columns (last spatial dim) the kernels need at least
 MAX_FILTER_BYTES = 1 << 20  # float32 filters up to this size stay in the cache
 MAX_UNIT_STRIDE_MACS = 1 << 29   # multiply-adds up to which stride-1 convs run here
 FOLD_MAX_CHANNELS = 8       # strided input gradients fold the last dim's phases up to this
+MIN_ITEMS_PER_THREAD = 4    # forward: (plane, band) items a thread gets at least
 
 
 def applies(xp, ct, kernel, strides, out_channels, out_shape, in_channels,
@@ -66,12 +67,18 @@ def forward(xc, w, strides, dilations, pads, out_sp, epilogue=None):
     """The forward conv of channels-last float32 ``xc`` by ``w`` ``[*K, C, O]``: ``[N,
     *out_sp, O]``, through ``epilogue`` (``kernel_util.epilogue_arguments``) as it is
     written. Each output element sums its taps in row-major order, channels fastest, with
-    fused multiply-adds."""
-    padded, offsets, geometry = _layout(xc, w.shape, strides, dilations, pads, out_sp)
+    fused multiply-adds. The output planes are cut into bands of positions until there are
+    ``MIN_ITEMS_PER_THREAD`` items a thread (each band at least ``loops_direct.ROWS``
+    positions)."""
+    x, offsets, geometry, source = _layout(xc, w.shape, strides, dilations, pads, out_sp)
     y = np.empty((xc.shape[0], *out_sp, w.shape[-1]), np.float32)
-    loops("loops_direct", chunk=1).forward(
-        padded, offsets, np.ascontiguousarray(w, np.float32).reshape(-1), y.reshape(-1),
-        geometry, *epilogue_arguments(epilogue, np.float32, w.shape[-1]))
+    planes, plane_size = geometry[0] * geometry[1], geometry[2] * geometry[3]
+    wanted = MIN_ITEMS_PER_THREAD * intra_op_threads()
+    module = loops("loops_direct", chunk=1)
+    bands = max(1, min(-(-wanted // max(planes, 1)), plane_size // module.ROWS))
+    module.forward(x, offsets, np.ascontiguousarray(w, np.float32).reshape(-1), y.reshape(-1),
+                   geometry, source, bands, max(1, min(share_count(), planes * bands)),
+                   *epilogue_arguments(epilogue, np.float32, w.shape[-1]))
     return y
 
 
@@ -79,13 +86,12 @@ def backprop_filter(xc, dyc, filter_shape, strides, dilations, pads):
     """The filter gradient ``filter_shape`` ``[*K, C, O]`` of channels-last float32 ``xc``
     and ``dyc``: float32 sums per pool share (each over its output planes in order, fused
     multiply-adds), the shares added in float64 in order."""
-    padded, offsets, geometry = _layout(xc, filter_shape, strides, dilations, pads,
-                                        dyc.shape[1:-1])
+    x, offsets, geometry, source = _layout(xc, filter_shape, strides, dilations, pads,
+                                           dyc.shape[1:-1])
     partials = np.zeros((max(1, min(share_count(), planes(dyc.shape))),
                          math.prod(filter_shape)), np.float32)
-    loops("loops_direct", chunk=1).filter_grad(padded, offsets,
-                                               np.ascontiguousarray(dyc).reshape(-1), partials,
-                                               geometry)
+    loops("loops_direct", chunk=1).filter_grad(x, offsets, np.ascontiguousarray(dyc).reshape(-1),
+                                               partials, geometry, source)
     return partials.sum(axis=0, dtype=np.float64).astype(np.float32).reshape(filter_shape)
 
 
@@ -190,13 +196,16 @@ def planes(out_shape):
 
 
 def _layout(xc, filter_shape, strides, dilations, pads, out_sp):
-    """What the loops take: the zero-padded input (flat), each (tap, channel)'s offset from
-    a window's origin in it, and the geometry (N, Q1, Q2, Q3, O, P1, P2, P3, C, s1, s2,
-    s3), all padded to 3 spatial dims with leading 1s."""
+    """What the loops take: the input (flat, unpadded), each (tap, channel)'s offset from a
+    window's origin in the zero-padded input, the geometry (N, Q1, Q2, Q3, O, P1, P2, P3,
+    C, s1, s2, s3) and the source (S1, S2, S3, b1, b2, b3, span1, span2, span3: the
+    input's sizes, the padding before, and the padded positions a window spans), all
+    padded to 3 spatial dims with leading 1s. The padded extents hold every window."""
     kernel, (c, o) = filter_shape[:-2], filter_shape[-2:]
     lead = 3 - len(kernel)
-    padded = padded_for_windows(xc, pads, kernel, strides, dilations, out_sp, np.float32)
-    extents = (1,) * lead + padded.shape[1:-1]
+    spans = [(k - 1) * d + 1 for k, d in zip(kernel, dilations)]
+    extents = (1,) * lead + tuple(max(s + b + a, (q - 1) * st + span) for s, (b, a), q, st, span
+                                  in zip(xc.shape[1:-1], pads, out_sp, strides, spans))
     kernel3, dilations3 = (1,) * lead + tuple(kernel), (1,) * lead + tuple(dilations)
     taps = np.array([((k1 * dilations3[0] * extents[1] + k2 * dilations3[1]) * extents[2]
                       + k3 * dilations3[2]) * c
@@ -205,4 +214,7 @@ def _layout(xc, filter_shape, strides, dilations, pads, out_sp):
     offsets = (taps[:, None] + np.arange(c)).reshape(-1)
     geometry = (xc.shape[0], *((1,) * lead + tuple(out_sp)), o, *extents, c,
                 *((1,) * lead + tuple(strides)))
-    return padded.reshape(-1), offsets, tuple(int(v) for v in geometry)
+    source = ((1,) * lead + tuple(xc.shape[1:-1]) + (0,) * lead + tuple(b for b, _ in pads)
+              + (1,) * lead + tuple(spans))
+    return (np.ascontiguousarray(xc, np.float32).reshape(-1), offsets,
+            tuple(int(v) for v in geometry), tuple(int(v) for v in source))

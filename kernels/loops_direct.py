@@ -140,71 +140,126 @@ def _positions(geometry, planes):
     return positions
 
 
+@njit(cache=True, nogil=True)
+def _fill_slab(x, n, first1, rows1, first2, rows2, first3, columns, source, slab, p2, p3,
+               channels):
+    """Pads image n of the unpadded input into ``slab`` ``[rows1, P2, P3, C]`` (flat): its
+    planes ``first1 ..`` of the padded input, and in each the rows ``first2 ..`` (rows2 of
+    them) and columns ``first3 ..`` (``columns``) that the windows read; the rest is left
+    as it was. ``source``: (S1, S2, S3, b1, b2, b3, ...), x's sizes and the padding before.
+    Flat unsigned indices, as ``loops_conv.pad`` takes them (a signed index keeps the copy
+    from vectorizing)."""
+    size1, size2, size3, before1, before2, before3 = source[:6]
+    inner = max(first3, before3)                          # the columns that hold x
+    outer = max(inner, min(first3 + columns, before3 + size3))
+    head, copied = np.uint64((inner - first3) * channels), np.uint64((outer - inner) * channels)
+    length = np.uint64(columns * channels)
+    for r1 in range(rows1):
+        i1 = first1 + r1 - before1
+        for r2 in range(first2, first2 + rows2):
+            i2 = r2 - before2
+            out = np.uint64(((r1 * p2 + r2) * p3 + first3) * channels)
+            inside = 0 <= i1 < size1 and 0 <= i2 < size2
+            zeros = head if inside else length
+            taken = copied if inside else np.uint64(0)
+            at = np.uint64((((n * size1 + max(i1, 0)) * size2 + max(i2, 0)) * size3
+                            + inner - before3) * channels)
+            for k in range(zeros):
+                slab[out + k] = 0
+            for k in range(taken):
+                slab[out + zeros + k] = x[at + k]
+            for k in range(zeros + taken, length):
+                slab[out + k] = 0
+
+
 @njit(cache=True, parallel=True, nogil=True)
-def forward(x, offsets, w, y, geometry, tiled, kinds, activation):
-    """y = the conv of x by w on the micro-kernels. ``x``: the zero-padded input
-    ``[N, P1, P2, P3, C]`` as a flat float32 array; ``offsets[t*C + c]``: where tap t's
-    channel c lies from a window's origin, in x's flat elements; ``w``: the filter
-    ``[taps*C, O]`` flat, O a multiple of HALF_LANES; ``y``: ``[N, Q1, Q2, Q3, O]`` flat;
-    ``geometry``: (N, Q1, Q2, Q3, O, P1, P2, P3, C, s1, s2, s3). The threads share blocks of
-    BLOCK positions of an output plane (q1), which may span its rows: a call takes up to
-    ROWS of them, so narrow rows still fill the accumulators. A finished block goes through
-    the epilogue ``(tiled, kinds, activation)`` while it is in the cache
+def forward(x, offsets, w, y, geometry, source, bands, parts, tiled, kinds, activation):
+    """y = the conv of x by w on the micro-kernels. ``x``: the input ``[N, S1, S2, S3, C]``
+    as a flat float32 array, unpadded; ``offsets[t*C + c]``: where tap t's channel c lies
+    from a window's origin in the zero-padded input ``[N, P1, P2, P3, C]``; ``w``: the
+    filter ``[taps*C, O]`` flat, O a multiple of HALF_LANES; ``y``: ``[N, Q1, Q2, Q3, O]``
+    flat; ``geometry``: (N, Q1, Q2, Q3, O, P1, P2, P3, C, s1, s2, s3); ``source``: (S1, S2,
+    S3, b1, b2, b3, span1, span2, span3), x's sizes, the padding before and the padded rows a
+    window spans in each dim. The output planes (q1) are cut into ``bands`` of consecutive
+    positions, and ``parts`` runs of (plane, band) items are the threads' to take: a part
+    pads the input that each of its items reads into a slab of its own, which stays in the
+    cache while the micro-kernel reads it (1.1-1.5x faster than reading a padded copy made
+    first). A call takes up to ROWS positions of a block of BLOCK, which may span rows, so
+    narrow rows still fill the accumulators. A finished block goes through the epilogue
+    ``(tiled, kinds, activation)`` while it is in the cache
     (``loops_elementwise.chain_rows``; no kinds and activation 0 for none)."""
     n_total, q1n, q2n, q3n, outs, p1, p2, p3, channels, s1, s2, s3 = geometry
+    span1, span2, span3 = source[6:9]
     plane_size = q2n * q3n
+    items = n_total * q1n * bands
+    band_size = (plane_size + bands - 1) // bands
     positions = _positions(geometry, 1)
     outputs = np.arange(ROWS) * outs              # a call's positions, in y
-    blocks = (plane_size + BLOCK - 1) // BLOCK
-    for block in prange(n_total * q1n * blocks):
-        plane, first = block // blocks, block % blocks * BLOCK
-        n, q1 = plane // q1n, plane % q1n
-        x_plane = (n * p1 + q1 * s1) * p2 * p3 * channels
-        size = min(BLOCK, plane_size - first)
-        y_block = (plane * plane_size + first) * outs
-        column = 0
-        while column < outs:
-            for start in range(0, size, ROWS):
-                rows = min(ROWS, size - start)
-                taken = _accumulate(rows, x, x_plane, offsets,
-                                    positions[first + start:first + start + rows], w, outs,
-                                    column, y, y_block + start * outs + column, outputs, 0,
-                                    outs - column)
-            column += taken
-        if kinds.shape[0] or activation:
-            chain_rows(y[y_block:y_block + size * outs], tiled, kinds, activation,
-                       y.dtype.type(0), y.dtype.type(6))
+    for part in prange(parts):
+        slab = np.empty(span1 * p2 * p3 * channels, np.float32)
+        for item in range(items * part // parts, items * (part + 1) // parts):
+            plane, band = item // bands, item % bands
+            begin, end = band * band_size, min(plane_size, (band + 1) * band_size)
+            if begin >= end:
+                continue
+            top, bottom = begin // q3n, (end - 1) // q3n
+            left, right = (begin % q3n, (end - 1) % q3n) if top == bottom else (0, q3n - 1)
+            _fill_slab(x, plane // q1n, plane % q1n * s1, span1, top * s2,
+                       (bottom - top) * s2 + span2, left * s3, (right - left) * s3 + span3,
+                       source, slab, p2, p3, channels)
+            for first in range(begin, end, BLOCK):
+                size = min(BLOCK, end - first)
+                y_block = (plane * plane_size + first) * outs
+                column = 0
+                while column < outs:
+                    for start in range(0, size, ROWS):
+                        rows = min(ROWS, size - start)
+                        taken = _accumulate(rows, slab, 0, offsets,
+                                            positions[first + start:first + start + rows], w,
+                                            outs, column, y, y_block + start * outs + column,
+                                            outputs, 0, outs - column)
+                    column += taken
+                if kinds.shape[0] or activation:
+                    chain_rows(y[y_block:y_block + size * outs], tiled, kinds, activation,
+                               y.dtype.type(0), y.dtype.type(6))
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def filter_grad(x, offsets, dy, partials, geometry):
+def filter_grad(x, offsets, dy, partials, geometry, source):
     """partials[p] += the filter gradient ``[taps*C, O]`` (flat) over block p of the output
-    planes (n, q1): x, offsets and geometry as ``forward`` takes them, dy ``[N, Q1, Q2, Q3,
-    O]`` flat. A call sums the positions of consecutive planes of an image (about STEPS:
-    small planes share a call) for up to ROWS (tap, channel) pairs."""
+    planes (n, q1): x, offsets, geometry and source as ``forward`` takes them, dy ``[N, Q1,
+    Q2, Q3, O]`` flat. A call sums the positions of consecutive planes of an image (about
+    STEPS: small planes share a call) for up to ROWS (tap, channel) pairs, from the input
+    planes they read padded into the block's slab."""
     n_total, q1n, q2n, q3n, outs, p1, p2, p3, channels, s1, s2, s3 = geometry
+    span1, span2, span3 = source[6:9]
     pairs, parts = offsets.shape[0], partials.shape[0]
     planes = n_total * q1n
     plane_size = q2n * q3n
+    plane_elements = p2 * p3 * channels
     positions = _positions(geometry, q1n)
     pair_rows = np.arange(ROWS) * outs            # a call's (tap, channel) pairs, in partials
     run = max(1, STEPS // plane_size)          # planes a call sums
     for part in prange(parts):
         total = partials[part]
+        slab = np.empty(((run - 1) * s1 + span1) * plane_elements, np.float32)
         plane, stop = planes * part // parts, planes * (part + 1) // parts
         while plane < stop:
             n, q1 = plane // q1n, plane % q1n
             last = min(stop, (n + 1) * q1n, plane + run)
+            _fill_slab(x, n, q1 * s1, (last - plane - 1) * s1 + span1, 0,
+                       (q2n - 1) * s2 + span2, 0, (q3n - 1) * s3 + span3, source, slab, p2,
+                       p3, channels)
             steps = positions[q1 * plane_size:(last - n * q1n) * plane_size]
-            x_image = n * p1 * p2 * p3 * channels
             dy_run = plane * plane_size * outs
             column = 0
             while column < outs:
                 for pair in range(0, pairs, ROWS):
                     rows = min(ROWS, pairs - pair)
-                    taken = _accumulate(rows, x, x_image, steps, offsets[pair:pair + rows], dy,
-                                        outs, dy_run + column, total, pair * outs + column,
-                                        pair_rows, 1, outs - column)
+                    taken = _accumulate(rows, slab, -q1 * s1 * plane_elements, steps,
+                                        offsets[pair:pair + rows], dy, outs, dy_run + column,
+                                        total, pair * outs + column, pair_rows, 1,
+                                        outs - column)
                 column += taken
             plane = last
 

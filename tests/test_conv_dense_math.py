@@ -381,6 +381,28 @@ def test_direct_micro_kernels_on_whole_and_partial_blocks(dtype, channels_last):
                  dtype)
 
 
+@pytest.mark.parametrize("x_shape, kernel, geo", [
+    ((1, 61, 8), (3,), ((2,), (2,), ((2, 3),))),
+    ((1, 3, 40, 8), (2, 3), ((1, 2), (1, 1), ((0, 1), (1, 1)))),
+    ((1, 2, 3, 37, 8), (1, 2, 3), ((1, 1, 3), (1, 1, 2), ((0, 0), (1, 0), (4, 2)))),
+])
+def test_direct_forward_cuts_few_images_into_bands(x_shape, kernel, geo):
+    """One image's outputs cut into bands of positions for the threads (1-D: bands within
+    its one row, each padding only the columns it reads; 2-D and 3-D: within and across
+    rows), strided, dilated, uneven padding, against the float64 reference."""
+    from kernels import loops_direct
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    w = rng.standard_normal((*kernel, x_shape[-1], 16)).astype(np.float32)
+    bands = []
+    original = loops_direct.forward
+    with module_settings(loops_direct, forward=lambda *a: bands.append(a[6]) or original(*a)):
+        got = conv_forward(x, w, *geo)
+    assert len(bands) == 1 and bands[0] > 1
+    want = conv_forward_ref(x.astype(np.float64), w.astype(np.float64), *geo)
+    _check_close(got, want, np.float32)
+
+
 def test_direct_kernels_channel_groups_are_the_kernels_own():
     from kernels import loops_direct
     assert conv_direct.VECTOR_CHANNELS == loops_direct.HALF_LANES
