@@ -45,6 +45,7 @@ MAX_FILTER_BYTES = 1 << 20  # float32 filters up to this size stay in the cache
 MAX_UNIT_STRIDE_MACS = 1 << 29   # multiply-adds up to which stride-1 convs run here
 FOLD_MAX_CHANNELS = 8       # strided input gradients fold the last dim's phases up to this
 MIN_ITEMS_PER_THREAD = 4    # forward: (plane, band) items a thread gets at least
+PARTS_PER_SHARE = 4         # forward: runs of items (each with its slab) per pool share
 
 
 def applies(xp, ct, kernel, strides, out_channels, out_shape, in_channels,
@@ -77,7 +78,8 @@ def forward(xc, w, strides, dilations, pads, out_sp, epilogue=None):
     module = loops("loops_direct", chunk=1)
     bands = max(1, min(-(-wanted // max(planes, 1)), plane_size // module.ROWS))
     module.forward(x, offsets, np.ascontiguousarray(w, np.float32).reshape(-1), y.reshape(-1),
-                   geometry, source, bands, max(1, min(share_count(), planes * bands)),
+                   geometry, source, bands, max(1, min(PARTS_PER_SHARE * share_count(),
+                                                       planes * bands)),
                    *epilogue_arguments(epilogue, np.float32, w.shape[-1]))
     return y
 
