@@ -1,6 +1,7 @@
 """The dense forward conv, its filter gradient and its input gradient computed directly on
 register-blocked micro-kernels (``loops_direct``): no patch matrix, every input value read
-in place through per-tap offsets into the zero-padded input.
+in place through per-tap offsets into the zero-padded input (which the forward conv and the
+filter gradient pad slab by slab inside their parallel loops).
 
 On this 2-core AVX-512 machine the micro-kernel runs at 220-245 GFLOP/s a core, where
 OpenBLAS's SGEMM (on its AVX2 kernels) runs at about 120 and the patch-matrix GEMMs of a
