@@ -45,6 +45,17 @@ def cases(np, gp):
     few_dy = rng.standard_normal((2, 8, 8, 8, 4)).astype(np.float32)    # direct, planar
     dense3 = dict(strides=[1, 1, 1, 1, 1], padding="SAME")
 
+    def depthwise_rows(labels, w, dy):
+        """The depthwise forward, input gradient and filter gradient of dw_x by ``w``."""
+        forward, backprop_input, backprop_filter = labels
+        return [
+            (forward, lambda: gp.raw_ops.DepthwiseConv2dNative(input=dw_x, filter=w,
+                                                                **depthwise)),
+            (backprop_input, lambda: gp.raw_ops.DepthwiseConv2dNativeBackpropInput(
+                input_sizes=np.int32(dw_x.shape), filter=w, out_backprop=dy, **depthwise)),
+            (backprop_filter, lambda: gp.raw_ops.DepthwiseConv2dNativeBackpropFilter(
+                input=dw_x, filter_sizes=np.int32(w.shape), out_backprop=dy, **depthwise))]
+
     def variable_update(op, **scalars):
         names = {"ResourceApplyGradientDescent": ["var"],
                  "ResourceApplyMomentum": ["var", "accum"],
@@ -96,23 +107,10 @@ def cases(np, gp):
         ("MaxPoolGrad", lambda: gp.raw_ops.MaxPoolGrad(
             orig_input=big, orig_output=big[:, ::2, ::2], grad=big[:, ::2, ::2].copy(),
             ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding="VALID")),
-        ("DepthwiseConv2dNative", lambda: gp.raw_ops.DepthwiseConv2dNative(
-            input=dw_x, filter=dw_w, **depthwise)),
-        ("DepthwiseConv2dNativeBackpropInput",
-         lambda: gp.raw_ops.DepthwiseConv2dNativeBackpropInput(
-             input_sizes=np.int32(dw_x.shape), filter=dw_w, out_backprop=dw_dy, **depthwise)),
-        ("DepthwiseConv2dNativeBackpropFilter",
-         lambda: gp.raw_ops.DepthwiseConv2dNativeBackpropFilter(
-             input=dw_x, filter_sizes=np.int32(dw_w.shape), out_backprop=dw_dy, **depthwise)),
-        ("DepthwiseConv2dNative multiplier 2", lambda: gp.raw_ops.DepthwiseConv2dNative(
-            input=dw_x, filter=dw_w2, **depthwise)),
-        ("...BackpropInput multiplier 2",
-         lambda: gp.raw_ops.DepthwiseConv2dNativeBackpropInput(
-             input_sizes=np.int32(dw_x.shape), filter=dw_w2, out_backprop=dw_dy2, **depthwise)),
-        ("...BackpropFilter multiplier 2",
-         lambda: gp.raw_ops.DepthwiseConv2dNativeBackpropFilter(
-             input=dw_x, filter_sizes=np.int32(dw_w2.shape), out_backprop=dw_dy2,
-             **depthwise)),
+        *depthwise_rows(("DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropInput",
+                         "DepthwiseConv2dNativeBackpropFilter"), dw_w, dw_dy),
+        *depthwise_rows(("DepthwiseConv2dNative multiplier 2", "...BackpropInput multiplier 2",
+                         "...BackpropFilter multiplier 2"), dw_w2, dw_dy2),
     ]
 
 
