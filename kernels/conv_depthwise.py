@@ -44,7 +44,7 @@ def depthwise_forward(x, w, strides, dilations, pads, channels_last=True, xp=np)
     kh, kw, _, m = w.shape
     oh = conv_output_size(h, kh, strides[0], dilations[0], *pads[0])
     ow = conv_output_size(wd, kw, strides[1], dilations[1], *pads[1])
-    y = aligned_empty((n, oh, ow, c * m), x.dtype)
+    y = aligned_empty((n, oh, ow, c * m), x.dtype, like=xl)
     _run("forward", xl, w, y, strides, dilations, pads)
     return from_channels_last(y, channels_last)
 
@@ -83,7 +83,7 @@ def depthwise_backprop_input(dy, w, input_shape, strides, dilations, pads, chann
     if xp is not np or not usable():
         return _input_by_taps(dy, w, input_shape, strides, dilations, pads, channels_last, xp)
     dyl = channels_last_copy(dy, channels_last)
-    dx = aligned_empty(channels_last_shape(input_shape, channels_last), dy.dtype)
+    dx = aligned_empty(channels_last_shape(input_shape, channels_last), dy.dtype, like=dyl)
     _run("backprop_input", dyl, w, dx, strides, dilations, pads)
     return from_channels_last(dx, channels_last)
 

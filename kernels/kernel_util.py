@@ -74,14 +74,16 @@ def zeros(xp, shape, dtype):
     return xp.zeros(shape, dtype=dtype)
 
 
-def aligned_empty(shape, dtype):
-    """An empty NumPy array starting on a cache line (CACHE_LINE_BYTES): compiled loops'
-    vector loads and stores that straddle two lines cost twice as much, and NumPy (malloc)
-    aligns large buffers to 16 bytes only."""
+def aligned_empty(shape, dtype, like=None):
+    """An empty NumPy array starting on a cache line (CACHE_LINE_BYTES), or at the offset
+    within a line where array ``like`` starts: compiled loops' vector loads and stores that
+    straddle two lines cost twice as much, and NumPy (malloc) aligns large buffers to 16
+    bytes only."""
     dtype = np.dtype(dtype)
     nbytes = math.prod(shape) * dtype.itemsize
     raw = np.empty(nbytes + CACHE_LINE_BYTES, np.uint8)
-    skip = -raw.ctypes.data % CACHE_LINE_BYTES
+    offset = 0 if like is None else like.ctypes.data % CACHE_LINE_BYTES
+    skip = (offset - raw.ctypes.data) % CACHE_LINE_BYTES
     return raw[skip:skip + nbytes].view(dtype).reshape(shape)
 
 

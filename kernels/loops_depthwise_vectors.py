@@ -20,10 +20,22 @@ the few at its edges one by one with the taps that reach them, so padding is nev
 (nor multiplied: NaN/Inf reach only the outputs their taps reach). Output rows of whole
 cache lines are written with non-temporal stores, which skip reading the lines first.
 
+Operands need not start on cache lines (NumPy aligns large buffers to 16 bytes only, and
+vectors that straddle two lines load at half speed). With stride 1 along W and whole
+vectors of channels, a row's interior is read as one stream of vectors from the source's
+first line on: a vector's lanes are channels ``rotation`` to ``rotation + LANES`` (mod C)
+of one position or two neighbours, the filter's tap rows repeat their first LANES values to
+match (``_wrapped``), and the filter gradient's sums that a vector carries past a
+position's end fold back when a block is flushed. The forward conv and the input gradient
+allocate their output at the source's offset within a line (the caller), so its stores
+take whole lines too.
+
 Output rows are shared among the threads in contiguous blocks (threads take one at a
 time). Each output element is summed in a fixed order (taps row-major, TAPS at a time; the
 filter gradient by rows within a block in float32, flushed to float64 every FLUSH_ROWS
-rows, then blocks in order), so results depend only on the block count.
+rows, then blocks in order), so results depend only on the block count (and the filter
+gradient's also on x's offset within a cache line, which decides where a row's stream of
+vectors starts).
 """
 
 import numpy as np
@@ -209,38 +221,38 @@ _products_two, _products_one, _products_part = (_products_kernel(2), _products_k
 
 @njit(cache=True, nogil=True)
 def _weighted(taps, src, src_starts, src_step, w, w_starts, out, out_start, out_step, count,
-              channels, stream):
-    """out's ``count`` positions from ``out_start`` (``out_step`` apart, ``channels`` each)
-    = the sum over the ``taps`` taps of src * w (``_weighted_kernel``), TAPS taps a call;
-    zeros when there are no taps. ``stream``: stores may be non-temporal (out's positions
-    start on cache lines and whole lines are written)."""
+              column, stop, stream):
+    """The channels from ``column`` to ``stop`` of out's ``count`` positions from
+    ``out_start`` (``out_step`` apart) = the sum over the ``taps`` taps of src * w
+    (``_weighted_kernel``), TAPS taps a call; zeros when there are no taps. ``stream``:
+    stores may be non-temporal (the channels start on cache lines, whole lines written)."""
     first = 0
     while True:
         size = min(TAPS, taps - first)
         streamed = stream and size == taps
-        column = 0
-        while column < channels:
-            left = channels - column
+        at = column
+        while at < stop:
+            left = stop - at
             if left >= 2 * LANES:
                 if streamed:
                     _streamed_two(size, first, src, src_starts, src_step, w, w_starts, out,
-                                  out_start, out_step, count, 0, column, 0)
+                                  out_start, out_step, count, 0, at, 0)
                 else:
                     _weighted_two(size, first, src, src_starts, src_step, w, w_starts, out,
-                                  out_start, out_step, count, first, column, 0)
-                column += 2 * LANES
+                                  out_start, out_step, count, first, at, 0)
+                at += 2 * LANES
             elif left >= LANES:
                 if streamed:
                     _streamed_one(size, first, src, src_starts, src_step, w, w_starts, out,
-                                  out_start, out_step, count, 0, column, 0)
+                                  out_start, out_step, count, 0, at, 0)
                 else:
                     _weighted_one(size, first, src, src_starts, src_step, w, w_starts, out,
-                                  out_start, out_step, count, first, column, 0)
-                column += LANES
+                                  out_start, out_step, count, first, at, 0)
+                at += LANES
             else:
                 _weighted_part(size, first, src, src_starts, src_step, w, w_starts, out,
-                               out_start, out_step, count, first, column, left)
-                column += LANES
+                               out_start, out_step, count, first, at, left)
+                at += LANES
         first += size
         if first >= taps:
             return
@@ -248,26 +260,89 @@ def _weighted(taps, src, src_starts, src_step, w, w_starts, out, out_start, out_
 
 @njit(cache=True, nogil=True)
 def _products(taps, x, x_starts, x_step, dy, dy_start, dy_step, count, out, out_starts,
-              channels):
-    """out's tap rows += the sums of x * dy over ``count`` positions (``_products_kernel``),
-    TAPS taps a call."""
+              column, stop):
+    """out's tap rows += the sums of x * dy over ``count`` positions (``_products_kernel``)
+    for the channels from ``column`` to ``stop``, TAPS taps a call."""
     for first in range(0, taps, TAPS):
         size = min(TAPS, taps - first)
-        column = 0
-        while column < channels:
-            left = channels - column
+        at = column
+        while at < stop:
+            left = stop - at
             if left >= 2 * LANES:
                 _products_two(size, first, x, x_starts, x_step, dy, dy_start, dy_step, count,
-                              out, out_starts, column, 0)
-                column += 2 * LANES
+                              out, out_starts, at, 0)
+                at += 2 * LANES
             elif left >= LANES:
                 _products_one(size, first, x, x_starts, x_step, dy, dy_start, dy_step, count,
-                              out, out_starts, column, 0)
-                column += LANES
+                              out, out_starts, at, 0)
+                at += LANES
             else:
                 _products_part(size, first, x, x_starts, x_step, dy, dy_start, dy_step, count,
-                               out, out_starts, column, left)
-                column += LANES
+                               out, out_starts, at, left)
+                at += LANES
+
+
+@njit(cache=True, nogil=True)
+def _rotated_products(taps, x, x_starts, dy, dy_start, count, out, out_starts, channels,
+                      rotation):
+    """``_products`` over ``count`` adjacent positions (x's and dy's both ``channels`` apart)
+    with x's vectors on cache lines: the run is read as one stream of vectors from channel
+    ``rotation`` of its first position on, each vector's lanes channels ``rotation`` to
+    ``rotation + LANES`` (mod ``channels``) of one position or two neighbours. The sums of
+    channels below ``rotation`` that a vector carries past a position's end land in out's
+    columns from ``channels`` on (each tap row holds ``channels + LANES``; the caller folds
+    them back); the run's first ``rotation`` and last ``channels - rotation`` channels go
+    apart."""
+    _products(taps, x, x_starts, channels, dy, dy_start, channels, 1, out, out_starts, 0,
+              rotation)
+    _products(taps, x, x_starts, channels, dy, dy_start, channels, count - 1, out, out_starts,
+              rotation, rotation + channels)
+    last = (count - 1) * channels
+    for t in range(taps):
+        x_starts[t] += last
+    _products(taps, x, x_starts, channels, dy, dy_start + last, channels, 1, out, out_starts,
+              rotation, channels)
+
+
+@njit(cache=True, nogil=True)
+def _rotated_weighted(taps, src, src_starts, w, w_starts, out, out_start, count, channels,
+                      rotation, stream):
+    """``_weighted`` over ``count`` adjacent positions (src's and out's both ``channels``
+    apart) with src's vectors on cache lines, read as ``_rotated_products`` reads x: each
+    tap row of w holds ``channels + LANES`` values, wrapping round (``_wrapped``)."""
+    _weighted(taps, src, src_starts, channels, w, w_starts, out, out_start, channels, 1, 0,
+              rotation, False)
+    _weighted(taps, src, src_starts, channels, w, w_starts, out, out_start, channels,
+              count - 1, rotation, rotation + channels, stream)
+    last = (count - 1) * channels
+    for t in range(taps):
+        src_starts[t] += last
+    _weighted(taps, src, src_starts, channels, w, w_starts, out, out_start + last, channels, 1,
+              rotation, channels, False)
+
+
+@njit(cache=True, nogil=True)
+def _rotation(flat, channels, step):
+    """The channel from which a position's vectors start on ``flat``'s cache lines, when a
+    run of positions ``step`` channels apart can be read as one stream of vectors: 0 when it
+    cannot (vectors that are not whole, positions not adjacent) or ``flat`` starts on a
+    line."""
+    if step != channels or channels % LANES or flat.ctypes.data % 4:
+        return 0
+    return (-flat.ctypes.data) % 64 // 4
+
+
+@njit(cache=True, nogil=True)
+def _wrapped(w, channels, rotation):
+    """Filter taps ``[KH*KW, C]`` as rows of ``C + LANES`` (``C`` when ``rotation`` is 0),
+    each tap's values followed by its first LANES again."""
+    taps = w.size // channels
+    pitch = channels + (LANES if rotation else 0)
+    wide = np.empty(taps * pitch, np.float32)
+    for t in range(taps):
+        for c in range(pitch):
+            wide[t * pitch + c] = w[t * channels + c % channels]
+    return wide, pitch
 
 
 @njit(cache=True, nogil=True)
@@ -281,11 +356,12 @@ def _interior(size, reach_first, reach_last, stride, positions):
 
 
 @njit(cache=True, nogil=True)
-def _row_taps(starts, w_starts, n, row, column, geometry, src_rows, src_width, channels):
-    """Fills ``starts`` (and ``w_starts``, each tap's filter offset) with where in the flat
-    source ``[N, src_rows, src_width, C]`` each tap of output position (row, column) reads,
-    for the taps inside the source: forward-conv geometry (KH, KW, M, sh, sw, dh, dw, pt,
-    pl). Returns the tap count."""
+def _row_taps(starts, w_starts, n, row, column, geometry, src_rows, src_width, channels,
+              w_pitch):
+    """Fills ``starts`` (and ``w_starts``, each tap's filter offset, taps ``w_pitch``
+    apart) with where in the flat source ``[N, src_rows, src_width, C]`` each tap of output
+    position (row, column) reads, for the taps inside the source: forward-conv geometry
+    (KH, KW, M, sh, sw, dh, dw, pt, pl). Returns the tap count."""
     kh, kw, _, sh, sw, dh, dw, pt, pl = geometry
     count = 0
     for i in range(kh):
@@ -296,7 +372,7 @@ def _row_taps(starts, w_starts, n, row, column, geometry, src_rows, src_width, c
             col = column * sw + j * dw - pl
             if 0 <= col < src_width:
                 starts[count] = ((n * src_rows + h) * src_width + col) * channels
-                w_starts[count] = (i * kw + j) * channels
+                w_starts[count] = (i * kw + j) * w_pitch
                 count += 1
     return count
 
@@ -305,14 +381,19 @@ def _row_taps(starts, w_starts, n, row, column, geometry, src_rows, src_width, c
 def forward(x, w, y, geometry, parts):
     """y[n, oh, ow, c] = sum over taps (i, j) inside x of x[n, oh*sh + i*dh - pt,
     ow*sw + j*dw - pl, c] * w[i, j, c]: x ``[N, H, W, C]``, w ``[KH, KW, C, 1]``, y ``[N, OH,
-    OW, C]``, C-contiguous float32; ``geometry`` (KH, KW, 1, sh, sw, dh, dw, pt, pl)."""
+    OW, C]``, C-contiguous float32; ``geometry`` (KH, KW, 1, sh, sw, dh, dw, pt, pl). With
+    stride 1 and whole vectors of channels, row interiors run on x's cache lines wherever x
+    starts (``_rotated_weighted``): y placed at x's offset within a line is then written in
+    whole lines too."""
     kh, kw, _, sh, sw, dh, dw, pt, pl = geometry
     n_total, oh_total, ow_total, channels = y.shape
     h_total, w_total = x.shape[1], x.shape[2]
-    xf, wf, yf = x.reshape(x.size), w.reshape(w.size), y.reshape(y.size)
+    xf, yf = x.reshape(x.size), y.reshape(y.size)
     rows = n_total * oh_total
     first, stop = _interior(w_total, -pl, (kw - 1) * dw - pl, sw, ow_total)
-    stream = channels % LANES == 0 and yf.ctypes.data % 64 == 0
+    rotation = _rotation(xf, channels, sw * channels)
+    wf, pitch = _wrapped(w.reshape(w.size), channels, rotation)
+    stream = channels % LANES == 0 and (yf.ctypes.data + 4 * rotation) % 64 == 0
     for part in prange(parts):
         starts = np.empty(kh * kw, np.int64)
         w_starts = np.empty(kh * kw, np.int64)
@@ -322,10 +403,15 @@ def forward(x, w, y, geometry, parts):
             ow = 0
             while ow < ow_total:          # the edges one by one, the interior at once
                 taps = _row_taps(starts, w_starts, n, oh, ow, geometry, h_total, w_total,
-                                 channels)
+                                 channels, pitch)
                 count = max(1, stop - first) if ow == first else 1
-                _weighted(taps, xf, starts, sw * channels, wf, w_starts, yf,
-                          y_row + ow * channels, channels, count, channels, stream)
+                if rotation and ow == first and stop > first:
+                    _rotated_weighted(taps, xf, starts, wf, w_starts, yf,
+                                      y_row + ow * channels, count, channels, rotation, stream)
+                else:
+                    _weighted(taps, xf, starts, sw * channels, wf, w_starts, yf,
+                              y_row + ow * channels, channels, count, 0, channels,
+                              stream and not rotation)
                 ow += count
         _fence()
 
@@ -338,14 +424,17 @@ def backprop_input(dy, w, dx, geometry, parts):
 
     dx row ih meets the tap rows i with (ih + pt - i*dh) % sh == 0; its columns
     iw = phase + u*sw of one phase meet the taps j with (phase + pl - j*dw) % sw == 0, at
-    dy column u + (phase + pl - j*dw) // sw: per phase, a forward conv over u.
+    dy column u + (phase + pl - j*dw) // sw: per phase, a forward conv over u (with stride 1
+    on dy's cache lines, as ``forward`` reads x).
     """
     kh, kw, _, sh, sw, dh, dw, pt, pl = geometry
     n_total, oh_total, ow_total, channels = dy.shape
     h_total, w_total = dx.shape[1], dx.shape[2]
-    dyf, wf, dxf = dy.reshape(dy.size), w.reshape(w.size), dx.reshape(dx.size)
+    dyf, dxf = dy.reshape(dy.size), dx.reshape(dx.size)
     rows = n_total * h_total
-    stream = channels % LANES == 0 and dxf.ctypes.data % 64 == 0
+    rotation = _rotation(dyf, channels, sw * channels)
+    wf, pitch = _wrapped(w.reshape(w.size), channels, rotation)
+    stream = channels % LANES == 0 and (dxf.ctypes.data + 4 * rotation) % 64 == 0
     for part in prange(parts):
         starts = np.empty(kh * kw, np.int64)
         w_starts = np.empty(kh * kw, np.int64)
@@ -377,12 +466,17 @@ def backprop_input(dy, w, dx, geometry, parts):
                                 continue
                             starts[taps] = ((n * oh_total + t // sh) * ow_total + u
                                             + shift // sw) * channels
-                            w_starts[taps] = (i * kw + j) * channels
+                            w_starts[taps] = (i * kw + j) * pitch
                             taps += 1
                     count = max(1, stop - first) if u == first else 1
-                    _weighted(taps, dyf, starts, channels, wf, w_starts, dxf,
-                              dx_row + (phase + u * sw) * channels, sw * channels, count,
-                              channels, stream)
+                    if rotation and u == first and stop > first:
+                        _rotated_weighted(taps, dyf, starts, wf, w_starts, dxf,
+                                          dx_row + u * channels, count, channels, rotation,
+                                          stream)
+                    else:
+                        _weighted(taps, dyf, starts, channels, wf, w_starts, dxf,
+                                  dx_row + (phase + u * sw) * channels, sw * channels, count,
+                                  0, channels, stream and not rotation)
                     u += count
         _fence()
 
@@ -392,15 +486,19 @@ def backprop_filter(x, dy, sums, geometry):
     """Adds per-block filter-gradient sums to ``sums`` (float64 ``[parts, KH*KW*C]``, one
     block of dy rows each; the caller adds the blocks in order): the sum of x[n, oh*sh +
     i*dh - pt, ow*sw + j*dw - pl, c] * dy[n, oh, ow, c] over the block's rows and the taps
-    inside x; operands as ``forward`` takes them (dy in y's place)."""
+    inside x; operands as ``forward`` takes them (dy in y's place). With stride 1 and whole
+    vectors of channels, a row's interior runs on x's cache lines (``_rotated_products``)
+    wherever x starts; its sums then also depend on x's address modulo 64 bytes."""
     kh, kw, _, sh, sw, dh, dw, pt, pl = geometry
     n_total, oh_total, ow_total, channels = dy.shape
     h_total, w_total = x.shape[1], x.shape[2]
     xf, dyf = x.reshape(x.size), dy.reshape(dy.size)
     rows, parts = n_total * oh_total, sums.shape[0]
     first, stop = _interior(w_total, -pl, (kw - 1) * dw - pl, sw, ow_total)
+    rotation = _rotation(xf, channels, sw * channels)
+    pitch = channels + (LANES if rotation else 0)      # a tap row of the partial sums
     for part in prange(parts):
-        partial = np.zeros(kh * kw * channels, np.float32)
+        partial = np.zeros(kh * kw * pitch, np.float32)
         starts = np.empty(kh * kw, np.int64)
         out_starts = np.empty(kh * kw, np.int64)
         block_first, block_stop = rows * part // parts, rows * (part + 1) // parts
@@ -410,11 +508,19 @@ def backprop_filter(x, dy, sums, geometry):
             ow = 0
             while ow < ow_total:          # the edges one by one, the interior at once
                 taps = _row_taps(starts, out_starts, n, oh, ow, geometry, h_total, w_total,
-                                 channels)
+                                 channels, pitch)
                 count = max(1, stop - first) if ow == first else 1
-                _products(taps, xf, starts, sw * channels, dyf, dy_row + ow * channels,
-                          channels, count, partial, out_starts, channels)
+                if rotation and ow == first and stop > first:
+                    _rotated_products(taps, xf, starts, dyf, dy_row + ow * channels, count,
+                                      partial, out_starts, channels, rotation)
+                else:
+                    _products(taps, xf, starts, sw * channels, dyf, dy_row + ow * channels,
+                              channels, count, partial, out_starts, 0, channels)
                 ow += count
             if (r - block_first + 1) % FLUSH_ROWS == 0 or r + 1 == block_stop:
-                sums[part] += partial
+                for t in range(kh * kw):
+                    for c in range(channels):
+                        sums[part, t * channels + c] += partial[t * pitch + c]
+                        if c < pitch - channels:    # the sums carried past a position
+                            sums[part, t * channels + c] += partial[t * pitch + channels + c]
                 partial[:] = 0

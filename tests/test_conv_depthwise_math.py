@@ -143,6 +143,51 @@ def test_vector_kernels_match_reference(case, parts):
                                                    channels_last=cl), np.float32)
 
 
+def _placed(a, offset):
+    """A copy of ``a`` starting ``offset`` floats past a cache line."""
+    line = np.empty(a.size + 16, a.dtype)
+    shift = (-line.ctypes.data // a.itemsize + offset) % 16
+    placed = line[shift:shift + a.size].reshape(a.shape)
+    placed[...] = a
+    assert placed.ctypes.data % 64 == offset * a.itemsize or not a.size
+    return placed
+
+
+@settings(max_examples=40, deadline=None)
+@given(case=vector_cases(), channels=st.sampled_from([16, 32, 48, 64]),
+       offset=st.integers(0, 15), bad=st.sampled_from([None, np.nan, np.inf]),
+       where=st.integers(0, 2**16), parts=st.integers(1, 5))
+def test_vector_kernels_take_operands_at_any_address(case, channels, offset, bad, where,
+                                                     parts):
+    """With stride 1 along W and whole vectors of channels, the vector kernels read row
+    interiors on their source's cache lines wherever it starts (vectors that span two
+    positions): x and dy placed at every float offset within a line match the reference,
+    and a NaN/Inf in x or dy reaches exactly the outputs whose taps read it."""
+    case = dict(case, c=channels, channels_last=True)
+    case["dims"][1]["s"] = 1
+    x, w, dy, geo, x_shape = _arrays(case, np.float32)
+    x, dy = _placed(x, offset), _placed(dy, offset)
+    if bad is not None and dy.size:
+        x.flat[where % x.size] = bad
+        dy.flat[where % dy.size] = bad
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(parallelism, "SHARES_PER_THREAD", parts)
+        got = (depthwise_forward(x, w, *geo), depthwise_backprop_input(dy, w, x_shape, *geo),
+               depthwise_backprop_filter(x, dy, w.shape, *geo))
+    wide = [a.astype(np.float64) for a in (x, w, dy)]
+    with np.errstate(invalid="ignore"):     # Inf - Inf in the references' sums
+        refs = (depthwise_forward_ref(wide[0], wide[1], *geo),
+                depthwise_backprop_input_ref(wide[2], wide[1], x_shape, *geo),
+                depthwise_backprop_filter_ref(wide[0], wide[2], w.shape, *geo))
+    for out, ref in zip(got, refs):
+        np.testing.assert_array_equal(np.isnan(out), np.isnan(ref))
+        np.testing.assert_array_equal(np.isinf(out), np.isinf(ref))
+        finite = np.isfinite(ref)
+        _check_close(out[finite], ref[finite], np.float32)
+    for out, source in zip(got[:2], (x, dy)):     # outputs start where their source does
+        assert out.ctypes.data % 64 == offset * 4 or not (out.size and source.size)
+
+
 @settings(max_examples=30, deadline=None)
 @given(case=vector_cases(), bad=st.sampled_from([np.nan, np.inf, -np.inf]),
        where=st.integers(0, 2**16), in_x=st.booleans())
