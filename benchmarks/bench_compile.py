@@ -31,6 +31,7 @@ def cases(np, gp):
     dw_w2 = rng.standard_normal((3, 3, 16, 2)).astype(np.float32)      # multiplier 2: the
     dw_dy2 = rng.standard_normal((2, 32, 32, 32)).astype(np.float32)   # row-cache loops
     depthwise = dict(strides=[1, 1, 1, 1], padding="SAME")
+    nchw_x = rng.standard_normal((2, 16, 128, 128)).astype(np.float32)   # moved by loops
     conv_x = rng.standard_normal((4, 16, 16, 32)).astype(np.float32)    # 1024 positions:
     conv_w = rng.standard_normal((5, 5, 32, 20)).astype(np.float32)     # scattered, 5x5: not
     conv_dy = rng.standard_normal((4, 16, 16, 20)).astype(np.float32)   # Winograd (20 outputs:
@@ -111,6 +112,9 @@ def cases(np, gp):
                          "DepthwiseConv2dNativeBackpropFilter"), dw_w, dw_dy),
         *depthwise_rows(("DepthwiseConv2dNative multiplier 2", "...BackpropInput multiplier 2",
                          "...BackpropFilter multiplier 2"), dw_w2, dw_dy2),
+        ("DepthwiseConv2dNative NCHW (layout moves)", lambda: gp.raw_ops.DepthwiseConv2dNative(
+            input=nchw_x, filter=dw_w, strides=[1, 1, 1, 1], padding="SAME",
+            data_format="NCHW")),
     ]
 
 

@@ -17,6 +17,7 @@ import numpy as np
 import ml_dtypes
 
 from kernels.compiled import loops, usable
+from kernels.kernel_util import aligned_empty
 from kernels.parallelism import pool_map
 
 _HALF_TYPES = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
@@ -25,6 +26,7 @@ _HALF_TYPES = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
 # chunks buy little, and CuPy's memory pool reuses the same blocks chunk after chunk.
 GPU_CHUNK_BYTES = 128 << 20
 COMPILED_PAD_MIN_SIZE = 1 << 20   # padded values from which a compiled loop pads (NumPy below)
+COMPILED_TRANSPOSE_MIN_SIZE = 1 << 18   # values from which compiled loops move layouts
 
 
 def chunk_bytes(xp, cpu_bytes):
@@ -46,8 +48,9 @@ def channels_last_copy(x, channels_last, xp=np):
         return view
     if xp is not np:
         return xp.ascontiguousarray(view)
-    out = np.empty(view.shape, view.dtype)
-    copy_images(out, view)
+    out = aligned_empty(view.shape, view.dtype)
+    if channels_last or not _transposed(x, out, channels_first=True):
+        copy_images(out, view)
     return out
 
 
@@ -58,9 +61,27 @@ def from_channels_last(y, channels_last, xp=np):
         return y
     if xp is not np:
         return xp.ascontiguousarray(xp.moveaxis(y, -1, 1))
-    out = np.empty((y.shape[0], y.shape[-1], *y.shape[1:-1]), y.dtype)
-    copy_images(np.moveaxis(out, 1, -1), y)
+    out = aligned_empty((y.shape[0], y.shape[-1], *y.shape[1:-1]), y.dtype)
+    if not _transposed(y, out, channels_first=False):
+        copy_images(np.moveaxis(out, 1, -1), y)
     return out
+
+
+def _transposed(src, dst, channels_first):
+    """Whether ``dst`` (C-contiguous) now holds C-contiguous ``src`` moved between [N, C,
+    *S] (``channels_first``: src's layout) and [N, *S, C] by the compiled transposes
+    (``loops_transpose``: 4-byte values, ``COMPILED_TRANSPOSE_MIN_SIZE`` of them at least;
+    2x NumPy's rate); False where they do not take it."""
+    if not (src.dtype.itemsize == 4 and src.flags.c_contiguous
+            and src.size >= COMPILED_TRANSPOSE_MIN_SIZE and usable()):
+        return False
+    n, c = src.shape[0], src.shape[1] if channels_first else src.shape[-1]
+    positions = src.size // max(n * c, 1)
+    rows, columns = (c, positions) if channels_first else (positions, c)
+    loops("loops_transpose", chunk=1).transpose(src.reshape(-1).view(np.float32),
+                                               dst.reshape(-1).view(np.float32), n, rows,
+                                               columns)
+    return True
 
 
 def copy_images(dst, src):

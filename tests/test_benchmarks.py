@@ -77,6 +77,6 @@ def test_bench_training_runs_and_both_frameworks_train_alike(monkeypatch, capsys
 def test_bench_compile_runs(monkeypatch, capsys):
     out = _run("bench_compile.py", [], monkeypatch, capsys)
     rows = out.splitlines()[1:]
-    assert len(rows) == 27 and rows[0].startswith("import numba")
+    assert len(rows) == 28 and rows[0].startswith("import numba")
     assert any(row.startswith("Conv2DBackpropInput") for row in rows)
     assert all(int(row.split()[-1]) >= 0 for row in rows)
