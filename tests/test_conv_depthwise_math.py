@@ -14,6 +14,7 @@ from hypothesis import given, settings, strategies as st
 from kernels import conv_depthwise, parallelism
 from kernels.conv_depthwise import (depthwise_backprop_filter, depthwise_backprop_input,
                                     depthwise_forward)
+from tests.cache_lines import at_line_offset
 from tests.conv_tolerance import assert_conv_close
 from tests.reference_depthwise import (depthwise_backprop_filter_ref,
                                        depthwise_backprop_input_ref, depthwise_forward_ref)
@@ -143,16 +144,6 @@ def test_vector_kernels_match_reference(case, parts):
                                                    channels_last=cl), np.float32)
 
 
-def _placed(a, offset):
-    """A copy of ``a`` starting ``offset`` floats past a cache line."""
-    line = np.empty(a.size + 16, a.dtype)
-    shift = (-line.ctypes.data // a.itemsize + offset) % 16
-    placed = line[shift:shift + a.size].reshape(a.shape)
-    placed[...] = a
-    assert placed.ctypes.data % 64 == offset * a.itemsize or not a.size
-    return placed
-
-
 @settings(max_examples=40, deadline=None)
 @given(case=vector_cases(), channels=st.sampled_from([16, 32, 48, 64]),
        offset=st.integers(0, 15), bad=st.sampled_from([None, np.nan, np.inf]),
@@ -166,7 +157,7 @@ def test_vector_kernels_take_operands_at_any_address(case, channels, offset, bad
     case = dict(case, c=channels, channels_last=True)
     case["dims"][1]["s"] = 1
     x, w, dy, geo, x_shape = _arrays(case, np.float32)
-    x, dy = _placed(x, offset), _placed(dy, offset)
+    x, dy = at_line_offset(x, offset), at_line_offset(dy, offset)
     if bad is not None and dy.size:
         x.flat[where % x.size] = bad
         dy.flat[where % dy.size] = bad

@@ -8,17 +8,9 @@ from hypothesis import given, settings, strategies as st
 from kernels import conv_layout
 from kernels.compiled import loops
 from kernels.conv_layout import channels_last_copy, from_channels_last
+from tests.cache_lines import at_line_offset
 
 FOUR_BYTE = [np.float32, np.int32, np.uint32]
-
-
-def _at_offset(a, offset):
-    """A copy of ``a`` starting ``offset`` values past a cache line."""
-    line = np.empty(a.size + 16, a.dtype)
-    shift = (-line.ctypes.data // a.itemsize + offset) % 16
-    placed = line[shift:shift + a.size].reshape(a.shape)
-    placed[...] = a
-    return placed
 
 
 def _bits(rng, shape, dtype):
@@ -34,8 +26,8 @@ def test_transpose_matches_numpy(count, rows, columns, src_offset, dst_offset, s
     """Blocks, tiles, the rows and columns short of a block, streamed (aligned output, at
     most a tile of rows in blocks) and plain stores: every bit lands where NumPy puts it."""
     rng = np.random.default_rng(seed)
-    src = _at_offset(_bits(rng, (count, rows, columns), np.float32), src_offset)
-    dst = _at_offset(np.zeros((count, columns, rows), np.float32), dst_offset)
+    src = at_line_offset(_bits(rng, (count, rows, columns), np.float32), src_offset)
+    dst = at_line_offset(np.zeros((count, columns, rows), np.float32), dst_offset)
     loops("loops_transpose", chunk=1).transpose(src.reshape(-1), dst.reshape(-1), count, rows,
                                                 columns)
     np.testing.assert_array_equal(dst.view(np.uint32),
