@@ -161,12 +161,11 @@ def test_vector_kernels_take_operands_at_any_address(case, channels, offset, bad
     if bad is not None and dy.size:
         x.flat[where % x.size] = bad
         dy.flat[where % dy.size] = bad
-    with pytest.MonkeyPatch.context() as mp:
+    wide = [a.astype(np.float64) for a in (x, w, dy)]
+    with pytest.MonkeyPatch.context() as mp, np.errstate(invalid="ignore"):   # Inf - Inf
         mp.setattr(parallelism, "SHARES_PER_THREAD", parts)
         got = (depthwise_forward(x, w, *geo), depthwise_backprop_input(dy, w, x_shape, *geo),
                depthwise_backprop_filter(x, dy, w.shape, *geo))
-    wide = [a.astype(np.float64) for a in (x, w, dy)]
-    with np.errstate(invalid="ignore"):     # Inf - Inf in the references' sums
         refs = (depthwise_forward_ref(wide[0], wide[1], *geo),
                 depthwise_backprop_input_ref(wide[2], wide[1], x_shape, *geo),
                 depthwise_backprop_filter_ref(wide[0], wide[2], w.shape, *geo))
