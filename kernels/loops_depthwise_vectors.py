@@ -283,42 +283,24 @@ def _products(taps, x, x_starts, x_step, dy, dy_start, dy_step, count, out, out_
 
 
 @njit(cache=True, nogil=True)
-def _rotated_products(taps, x, x_starts, dy, dy_start, count, out, out_starts, channels,
-                      rotation):
-    """``_products`` over ``count`` adjacent positions (x's and dy's both ``channels`` apart)
-    with x's vectors on cache lines: the run is read as one stream of vectors from channel
-    ``rotation`` of its first position on, each vector's lanes channels ``rotation`` to
-    ``rotation + LANES`` (mod ``channels``) of one position or two neighbours. The sums of
-    channels below ``rotation`` that a vector carries past a position's end land in out's
-    columns from ``channels`` on (each tap row holds ``channels + LANES``; the caller folds
-    them back); the run's first ``rotation`` and last ``channels - rotation`` channels go
-    apart."""
-    _products(taps, x, x_starts, channels, dy, dy_start, channels, 1, out, out_starts, 0,
-              rotation)
-    _products(taps, x, x_starts, channels, dy, dy_start, channels, count - 1, out, out_starts,
-              rotation, rotation + channels)
-    last = (count - 1) * channels
-    for t in range(taps):
-        x_starts[t] += last
-    _products(taps, x, x_starts, channels, dy, dy_start + last, channels, 1, out, out_starts,
-              rotation, channels)
-
-
-@njit(cache=True, nogil=True)
-def _rotated_weighted(taps, src, src_starts, w, w_starts, out, out_start, count, channels,
-                      rotation, stream):
-    """``_weighted`` over ``count`` adjacent positions (src's and out's both ``channels``
-    apart) with src's vectors on cache lines, read as ``_rotated_products`` reads x: each
-    tap row of w holds ``channels + LANES`` values, wrapping round (``_wrapped``)."""
-    _weighted(taps, src, src_starts, channels, w, w_starts, out, out_start, channels, 1, 0,
-              rotation, False)
-    _weighted(taps, src, src_starts, channels, w, w_starts, out, out_start, channels,
-              count - 1, rotation, rotation + channels, stream)
-    last = (count - 1) * channels
-    for t in range(taps):
-        src_starts[t] += last
-    _weighted(taps, src, src_starts, channels, w, w_starts, out, out_start + last, channels, 1,
-              rotation, channels, False)
+def _segment(index, segments, rotation, channels, count):
+    """Segment ``index`` of a run of ``count`` adjacent positions: (first channel, stop
+    channel, positions, positions skipped, whether it may stream). One segment, every channel
+    of every position, unless the run is read on the source's cache lines (3 segments): the
+    first position's channels below ``rotation``; then the run as one stream of vectors from
+    channel ``rotation`` on over ``count - 1`` positions, each vector's lanes channels
+    ``rotation`` to ``rotation + LANES`` (mod C) of one position or two neighbours (sums a
+    vector carries past a position's end land at the channels from C on: the filter's tap
+    rows and the filter gradient's sums hold ``C + LANES`` values); then the last position's
+    channels from ``rotation``. The kernels' calls for all segments go through one call site
+    (compiling the vector kernels once)."""
+    if segments == 1:
+        return 0, channels, count, 0, rotation == 0
+    if index == 0:
+        return 0, rotation, 1, 0, False
+    if index == 1:
+        return rotation, rotation + channels, count - 1, 0, True
+    return rotation, channels, 1, count - 1, False
 
 
 @njit(cache=True, nogil=True)
@@ -383,8 +365,8 @@ def forward(x, w, y, geometry, parts):
     ow*sw + j*dw - pl, c] * w[i, j, c]: x ``[N, H, W, C]``, w ``[KH, KW, C, 1]``, y ``[N, OH,
     OW, C]``, C-contiguous float32; ``geometry`` (KH, KW, 1, sh, sw, dh, dw, pt, pl). With
     stride 1 and whole vectors of channels, row interiors run on x's cache lines wherever x
-    starts (``_rotated_weighted``): y placed at x's offset within a line is then written in
-    whole lines too."""
+    starts (``_segment``): y placed at x's offset within a line is then written in whole
+    lines too."""
     kh, kw, _, sh, sw, dh, dw, pt, pl = geometry
     n_total, oh_total, ow_total, channels = y.shape
     h_total, w_total = x.shape[1], x.shape[2]
@@ -405,13 +387,15 @@ def forward(x, w, y, geometry, parts):
                 taps = _row_taps(starts, w_starts, n, oh, ow, geometry, h_total, w_total,
                                  channels, pitch)
                 count = max(1, stop - first) if ow == first else 1
-                if rotation and ow == first and stop > first:
-                    _rotated_weighted(taps, xf, starts, wf, w_starts, yf,
-                                      y_row + ow * channels, count, channels, rotation, stream)
-                else:
+                segments = 3 if rotation and ow == first and stop > first else 1
+                for index in range(segments):
+                    column, end, positions, skip, streams = _segment(index, segments, rotation,
+                                                                     channels, count)
+                    for t in range(taps):
+                        starts[t] += skip * sw * channels
                     _weighted(taps, xf, starts, sw * channels, wf, w_starts, yf,
-                              y_row + ow * channels, channels, count, 0, channels,
-                              stream and not rotation)
+                              y_row + (ow + skip) * channels, channels, positions, column, end,
+                              stream and streams)
                 ow += count
         _fence()
 
@@ -469,14 +453,15 @@ def backprop_input(dy, w, dx, geometry, parts):
                             w_starts[taps] = (i * kw + j) * pitch
                             taps += 1
                     count = max(1, stop - first) if u == first else 1
-                    if rotation and u == first and stop > first:
-                        _rotated_weighted(taps, dyf, starts, wf, w_starts, dxf,
-                                          dx_row + u * channels, count, channels, rotation,
-                                          stream)
-                    else:
+                    segments = 3 if rotation and u == first and stop > first else 1
+                    for index in range(segments):
+                        column, end, positions, skip, streams = _segment(
+                            index, segments, rotation, channels, count)
+                        for t in range(taps):
+                            starts[t] += skip * channels
                         _weighted(taps, dyf, starts, channels, wf, w_starts, dxf,
-                                  dx_row + (phase + u * sw) * channels, sw * channels, count,
-                                  0, channels, stream and not rotation)
+                                  dx_row + (phase + (u + skip) * sw) * channels, sw * channels,
+                                  positions, column, end, stream and streams)
                     u += count
         _fence()
 
@@ -487,7 +472,7 @@ def backprop_filter(x, dy, sums, geometry):
     block of dy rows each; the caller adds the blocks in order): the sum of x[n, oh*sh +
     i*dh - pt, ow*sw + j*dw - pl, c] * dy[n, oh, ow, c] over the block's rows and the taps
     inside x; operands as ``forward`` takes them (dy in y's place). With stride 1 and whole
-    vectors of channels, a row's interior runs on x's cache lines (``_rotated_products``)
+    vectors of channels, a row's interior runs on x's cache lines (``_segment``)
     wherever x starts; its sums then also depend on x's address modulo 64 bytes."""
     kh, kw, _, sh, sw, dh, dw, pt, pl = geometry
     n_total, oh_total, ow_total, channels = dy.shape
@@ -510,12 +495,15 @@ def backprop_filter(x, dy, sums, geometry):
                 taps = _row_taps(starts, out_starts, n, oh, ow, geometry, h_total, w_total,
                                  channels, pitch)
                 count = max(1, stop - first) if ow == first else 1
-                if rotation and ow == first and stop > first:
-                    _rotated_products(taps, xf, starts, dyf, dy_row + ow * channels, count,
-                                      partial, out_starts, channels, rotation)
-                else:
-                    _products(taps, xf, starts, sw * channels, dyf, dy_row + ow * channels,
-                              channels, count, partial, out_starts, 0, channels)
+                segments = 3 if rotation and ow == first and stop > first else 1
+                for index in range(segments):
+                    column, end, positions, skip, _ = _segment(index, segments, rotation,
+                                                               channels, count)
+                    for t in range(taps):
+                        starts[t] += skip * sw * channels
+                    _products(taps, xf, starts, sw * channels, dyf,
+                              dy_row + (ow + skip) * channels, channels, positions, partial,
+                              out_starts, column, end)
                 ow += count
             if (r - block_first + 1) % FLUSH_ROWS == 0 or r + 1 == block_stop:
                 for t in range(kh * kw):
