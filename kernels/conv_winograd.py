@@ -165,12 +165,12 @@ def _tile_blocks(n, tiles, alpha, width, itemsize):
 def _block_views(share, row_tiles, alpha, widths, dtype):
     """Per unit of a pool share: ``(image, first, count, views)``, one ``[alpha, tiles + 1,
     width]`` view per width, over buffers allocated once for the share. The extra tile,
-    zeros, keeps the alpha slabs off multiples of 4 KB: slabs 4 KB apart share the L1
-    cache's sets, and the transforms, which touch every slab for each tile, then ran
+    zeros, keeps the alpha slabs off multiples of 4 KB: slabs a multiple of 4 KB apart share
+    the L1 cache's sets, and the transforms, which touch every slab for each tile, then ran
     1.5x slower (Conv3D s1: 175 -> 118 us, 108 -> 72 us a block of 256 tiles). The GEMMs
     take it along (its products are never read; in the filter gradient's sums it adds
     zeros)."""
-    most = (max(count for _, _, count in share) * row_tiles + 1)
+    most = max(count for _, _, count in share) * row_tiles + 1
     buffers = [np.empty(alpha * most * width, dtype) for width in widths]
     for image, first, count in share:
         size = count * row_tiles + 1
