@@ -20,6 +20,8 @@ path too in a child forked after numba was loaded: numba's OpenMP loops abort th
 """
 
 
+import math
+
 import ml_dtypes
 import numpy as np
 
@@ -44,8 +46,7 @@ def depthwise_forward(x, w, strides, dilations, pads, channels_last=True, xp=np)
     kh, kw, _, m = w.shape
     oh = conv_output_size(h, kh, strides[0], dilations[0], *pads[0])
     ow = conv_output_size(wd, kw, strides[1], dilations[1], *pads[1])
-    y = aligned_empty((n, oh, ow, c * m), x.dtype, like=xl)
-    _run("forward", xl, w, y, strides, dilations, pads)
+    y = _run("forward", xl, w, (n, oh, ow, c * m), strides, dilations, pads)
     return from_channels_last(y, channels_last)
 
 
@@ -83,26 +84,34 @@ def depthwise_backprop_input(dy, w, input_shape, strides, dilations, pads, chann
     if xp is not np or not usable():
         return _input_by_taps(dy, w, input_shape, strides, dilations, pads, channels_last, xp)
     dyl = channels_last_copy(dy, channels_last)
-    dx = aligned_empty(channels_last_shape(input_shape, channels_last), dy.dtype, like=dyl)
-    _run("backprop_input", dyl, w, dx, strides, dilations, pads)
+    dx = _run("backprop_input", dyl, w, channels_last_shape(input_shape, channels_last),
+              strides, dilations, pads)
     return from_channels_last(dx, channels_last)
 
 
-def _run(name, source, w, out, strides, dilations, pads):
-    """Fills channels-last ``out`` from ``source`` by the compiled loop ``name`` (forward or
-    backprop_input), or with zeros when there is nothing to sum."""
-    if not (out.size and source.size and w.size):
-        out[...] = 0
-        return
+def _run(name, source, w, out_shape, strides, dilations, pads):
+    """The channels-last ``out_shape`` output of the compiled loop ``name`` (forward or
+    backprop_input) from ``source``, or zeros when there is nothing to sum. It starts on a
+    cache line, or where the vector kernels read ``source`` as one stream of vectors on its
+    lines (``loops_depthwise_vectors.line_rotation``), at ``source``'s offset within a line, so
+    that its stores take whole lines too."""
+    size = math.prod(out_shape)
+    if not (size and source.size and w.size):
+        return np.zeros(out_shape, source.dtype)
     geometry = _geometry(w.shape, strides, dilations, pads)
     if _on_vectors(source.dtype, w.shape[3]):
-        compiled, parts = _loops(max(out.size, source.size), "loops_depthwise_vectors")
+        compiled, parts = _loops(max(size, source.size), "loops_depthwise_vectors")
+        channels = source.shape[-1]
+        streamed = compiled.line_rotation(source.reshape(-1), channels, strides[1] * channels)
+        out = aligned_empty(out_shape, source.dtype, like=source if streamed else None)
         getattr(compiled, name)(source, np.ascontiguousarray(w), out, geometry, parts)
-        return
+        return out
+    out = aligned_empty(out_shape, source.dtype)
     cols = _run_columns(w.shape[2] * w.shape[3])
-    compiled, parts = _loops(max(out.size, source.size))
+    compiled, parts = _loops(max(size, source.size))
     getattr(compiled, name)(_bits(source), _tiled(w, cols, source.dtype), _bits(out),
                             geometry, cols, parts, _bfloat(source.dtype))
+    return out
 
 
 def _on_vectors(dtype, multiplier):

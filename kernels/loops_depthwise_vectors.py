@@ -27,8 +27,8 @@ first line on: a vector's lanes are channels ``rotation`` to ``rotation + LANES`
 of one position or two neighbours, the filter's tap rows repeat their first LANES values to
 match (``_wrapped``), and the filter gradient's sums that a vector carries past a
 position's end fold back when a block is flushed. The forward conv and the input gradient
-allocate their output at the source's offset within a line (the caller), so its stores
-take whole lines too.
+allocate their output at the source's offset within a line when ``line_rotation`` is nonzero
+(the caller), so its stores take whole lines too.
 
 Output rows are shared among the threads in contiguous blocks (threads take one at a
 time). Each output element is summed in a fixed order (taps row-major, TAPS at a time; the
@@ -304,7 +304,7 @@ def _segment(index, segments, rotation, channels, count):
 
 
 @njit(cache=True, nogil=True)
-def _rotation(flat, channels, step):
+def line_rotation(flat, channels, step):
     """The channel from which a position's vectors start on ``flat``'s cache lines, when a
     run of positions ``step`` channels apart can be read as one stream of vectors: 0 when it
     cannot (vectors that are not whole, positions not adjacent) or ``flat`` starts on a
@@ -373,7 +373,7 @@ def forward(x, w, y, geometry, parts):
     xf, yf = x.reshape(x.size), y.reshape(y.size)
     rows = n_total * oh_total
     first, stop = _interior(w_total, -pl, (kw - 1) * dw - pl, sw, ow_total)
-    rotation = _rotation(xf, channels, sw * channels)
+    rotation = line_rotation(xf, channels, sw * channels)
     wf, pitch = _wrapped(w.reshape(w.size), channels, rotation)
     stream = channels % LANES == 0 and (yf.ctypes.data + 4 * rotation) % 64 == 0
     for part in prange(parts):
@@ -416,7 +416,7 @@ def backprop_input(dy, w, dx, geometry, parts):
     h_total, w_total = dx.shape[1], dx.shape[2]
     dyf, dxf = dy.reshape(dy.size), dx.reshape(dx.size)
     rows = n_total * h_total
-    rotation = _rotation(dyf, channels, sw * channels)
+    rotation = line_rotation(dyf, channels, sw * channels)
     wf, pitch = _wrapped(w.reshape(w.size), channels, rotation)
     stream = channels % LANES == 0 and (dxf.ctypes.data + 4 * rotation) % 64 == 0
     for part in prange(parts):
@@ -480,7 +480,7 @@ def backprop_filter(x, dy, sums, geometry):
     xf, dyf = x.reshape(x.size), dy.reshape(dy.size)
     rows, parts = n_total * oh_total, sums.shape[0]
     first, stop = _interior(w_total, -pl, (kw - 1) * dw - pl, sw, ow_total)
-    rotation = _rotation(xf, channels, sw * channels)
+    rotation = line_rotation(xf, channels, sw * channels)
     pitch = channels + (LANES if rotation else 0)      # a tap row of the partial sums
     for part in prange(parts):
         partial = np.zeros(kh * kw * pitch, np.float32)

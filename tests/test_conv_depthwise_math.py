@@ -178,6 +178,22 @@ def test_vector_kernels_take_operands_at_any_address(case, channels, offset, bad
         assert out.ctypes.data % 64 == offset * 4 or not (out.size and source.size)
 
 
+@pytest.mark.parametrize("stride, channels", [(2, 32), (1, 24)])
+def test_outputs_start_on_lines_where_sources_are_not_streamed(stride, channels):
+    """Strided along W or channels short of whole vectors, the vector kernels read rows
+    position by position: the forward and input-gradient outputs then start on a cache line
+    (their stores stream whole lines) wherever the source starts."""
+    rng = np.random.default_rng(5)
+    x = at_line_offset(rng.standard_normal((2, 9, 12, channels)).astype(np.float32), 4)
+    w = rng.standard_normal((3, 3, channels, 1)).astype(np.float32)
+    geo = ((1, stride), (1, 1), ((1, 1), (1, 1)))
+    y = depthwise_forward(x, w, *geo)
+    dx = depthwise_backprop_input(at_line_offset(y, 4), w, x.shape, *geo)
+    assert y.ctypes.data % 64 == 0 and dx.ctypes.data % 64 == 0
+    _check_close(dx, depthwise_backprop_input_ref(y.astype(np.float64), w.astype(np.float64),
+                                                  x.shape, *geo), np.float32)
+
+
 @settings(max_examples=30, deadline=None)
 @given(case=vector_cases(), bad=st.sampled_from([np.nan, np.inf, -np.inf]),
        where=st.integers(0, 2**16), in_x=st.booleans())
