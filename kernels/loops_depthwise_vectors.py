@@ -283,23 +283,33 @@ def _products(taps, x, x_starts, x_step, dy, dy_start, dy_step, count, out, out_
 
 
 @njit(cache=True, nogil=True)
-def _segment(index, segments, rotation, channels, count):
+def _segments(rotation, at, first, stop):
+    """How many segments (``_segment``) the run from output position ``at`` takes: 3 for a
+    row interior (``first`` to ``stop``) read on the source's cache lines, else 1."""
+    return 3 if rotation and at == first and stop > first else 1
+
+
+@njit(cache=True, nogil=True)
+def _segment(index, segments, rotation, channels, count, starts, taps, step):
     """Segment ``index`` of a run of ``count`` adjacent positions: (first channel, stop
-    channel, positions, positions skipped, whether it may stream). One segment, every channel
-    of every position, unless the run is read on the source's cache lines (3 segments): the
-    first position's channels below ``rotation``; then the run as one stream of vectors from
-    channel ``rotation`` on over ``count - 1`` positions, each vector's lanes channels
-    ``rotation`` to ``rotation + LANES`` (mod C) of one position or two neighbours (sums a
-    vector carries past a position's end land at the channels from C on: the filter's tap
-    rows and the filter gradient's sums hold ``C + LANES`` values); then the last position's
-    channels from ``rotation``. The kernels' calls for all segments go through one call site
-    (compiling the vector kernels once)."""
+    channel, positions, positions skipped, whether it may stream), the ``taps`` source
+    offsets in ``starts`` moved on by the positions skipped (``step`` apart). One segment,
+    every channel of every position, unless the run is read on the source's cache lines
+    (3 segments): the first position's channels below ``rotation``; then the run as one
+    stream of vectors from channel ``rotation`` on over ``count - 1`` positions, each
+    vector's lanes channels ``rotation`` to ``rotation + LANES`` (mod C) of one position or
+    two neighbours (sums a vector carries past a position's end land at the channels from C
+    on: the filter's tap rows and the filter gradient's sums hold ``C + LANES`` values);
+    then the last position's channels from ``rotation``. The kernels' calls for all segments
+    go through one call site (compiling the vector kernels once)."""
     if segments == 1:
         return 0, channels, count, 0, rotation == 0
     if index == 0:
         return 0, rotation, 1, 0, False
     if index == 1:
         return rotation, rotation + channels, count - 1, 0, True
+    for t in range(taps):
+        starts[t] += (count - 1) * step
     return rotation, channels, 1, count - 1, False
 
 
@@ -387,12 +397,10 @@ def forward(x, w, y, geometry, parts):
                 taps = _row_taps(starts, w_starts, n, oh, ow, geometry, h_total, w_total,
                                  channels, pitch)
                 count = max(1, stop - first) if ow == first else 1
-                segments = 3 if rotation and ow == first and stop > first else 1
+                segments = _segments(rotation, ow, first, stop)
                 for index in range(segments):
-                    column, end, positions, skip, streams = _segment(index, segments, rotation,
-                                                                     channels, count)
-                    for t in range(taps):
-                        starts[t] += skip * sw * channels
+                    column, end, positions, skip, streams = _segment(
+                        index, segments, rotation, channels, count, starts, taps, sw * channels)
                     _weighted(taps, xf, starts, sw * channels, wf, w_starts, yf,
                               y_row + (ow + skip) * channels, channels, positions, column, end,
                               stream and streams)
@@ -453,12 +461,10 @@ def backprop_input(dy, w, dx, geometry, parts):
                             w_starts[taps] = (i * kw + j) * pitch
                             taps += 1
                     count = max(1, stop - first) if u == first else 1
-                    segments = 3 if rotation and u == first and stop > first else 1
+                    segments = _segments(rotation, u, first, stop)
                     for index in range(segments):
                         column, end, positions, skip, streams = _segment(
-                            index, segments, rotation, channels, count)
-                        for t in range(taps):
-                            starts[t] += skip * channels
+                            index, segments, rotation, channels, count, starts, taps, channels)
                         _weighted(taps, dyf, starts, channels, wf, w_starts, dxf,
                                   dx_row + (phase + (u + skip) * sw) * channels, sw * channels,
                                   positions, column, end, stream and streams)
@@ -495,12 +501,10 @@ def backprop_filter(x, dy, sums, geometry):
                 taps = _row_taps(starts, out_starts, n, oh, ow, geometry, h_total, w_total,
                                  channels, pitch)
                 count = max(1, stop - first) if ow == first else 1
-                segments = 3 if rotation and ow == first and stop > first else 1
+                segments = _segments(rotation, ow, first, stop)
                 for index in range(segments):
-                    column, end, positions, skip, _ = _segment(index, segments, rotation,
-                                                               channels, count)
-                    for t in range(taps):
-                        starts[t] += skip * sw * channels
+                    column, end, positions, skip, _ = _segment(
+                        index, segments, rotation, channels, count, starts, taps, sw * channels)
                     _products(taps, xf, starts, sw * channels, dyf,
                               dy_row + (ow + skip) * channels, channels, positions, partial,
                               out_starts, column, end)
