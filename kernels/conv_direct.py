@@ -91,11 +91,13 @@ def backprop_filter(xc, dyc, filter_shape, strides, dilations, pads):
     multiply-adds), the shares added in float64 in order."""
     x, offsets, geometry, source = _layout(xc, filter_shape, strides, dilations, pads,
                                            dyc.shape[1:-1])
-    partials = np.zeros((max(1, min(share_count(), planes(dyc.shape))),
+    partials = np.empty((max(1, min(share_count(), planes(dyc.shape))),
                          math.prod(filter_shape)), np.float32)
     loops("loops_direct", chunk=1).filter_grad(x, offsets, np.ascontiguousarray(dyc).reshape(-1),
                                                partials, geometry, source)
-    return partials.sum(axis=0, dtype=np.float64).astype(np.float32).reshape(filter_shape)
+    dw = np.empty(filter_shape, np.float32)
+    loops("loops_elementwise").row_total(partials, dw.reshape(-1))
+    return dw
 
 
 def backprop_input_strided(dyc, w, in_shape, strides, dilations, pads):

@@ -599,3 +599,48 @@ def test_micro_kernel_gemm_matches_matmul(batch, rows, depth, columns, transpose
     loops("loops_direct").batched_gemm(a.astype(np.float32), b.astype(np.float32), got,
                                        transposed, int(add))
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-5 * (depth + 1))
+
+
+@pytest.mark.parametrize("x_shape, pads", [((2, 5, 17, 17, 8), ((0, 0),) * 3),
+                                           ((2, 4, 16, 15, 8), ((1, 1), (1, 0), (1, 1)))])
+@pytest.mark.parametrize("parts", [1, 3, 6])
+def test_direct_filter_gradient_writes_every_partial_sum(x_shape, pads, parts):
+    """``loops_direct.filter_grad`` stores each part's first sums and adds the rest: partials
+    that start as NaN come out as the float64 reference's part sums. 64 output channels make
+    chunks of 64 of a plane's 15x15 positions (the last one short), two vector groups of
+    channels and 216 (tap, channel) pairs, 27 blocks of 8; 1-8 planes a part, read in place
+    or from padded slabs."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    q = [size + b + a - 2 for size, (b, a) in zip(x_shape[1:-1], pads)]
+    dy = rng.standard_normal((2, *q, 64)).astype(np.float32)
+    shape = (3, 3, 3, 8, 64)
+    flat, offsets, geometry, source = conv_direct._layout(x, shape, (1, 1, 1), (1, 1, 1), pads,
+                                                          dy.shape[1:-1])
+    partials = np.full((parts, np.prod(shape)), np.nan, np.float32)
+    loops("loops_direct", chunk=1).filter_grad(flat, offsets, dy.reshape(-1), partials,
+                                               geometry, source)
+    planes = 2 * q[0]
+    x64, dy64 = x.astype(np.float64), dy.astype(np.float64)
+    for p in range(parts):
+        first, stop = planes * p // parts, planes * (p + 1) // parts
+        mask = np.zeros(dy.shape[:2], bool)
+        mask.reshape(-1)[first:stop] = True
+        want = conv_backprop_filter_ref(x64, dy64 * mask[..., None, None, None], shape,
+                                        (1, 1, 1), (1, 1, 1), pads)
+        np.testing.assert_allclose(partials[p], want.reshape(-1), rtol=0, atol=2e-4)
+
+
+def test_row_total_adds_rows_in_float64_and_rounds_once():
+    """``loops_elementwise.row_total``: 1e8 + 1 - 1e8 is 1 in float64 (0 in float32 steps),
+    and every column is the float64 sum of its rows in order, rounded to float32."""
+    rng = np.random.default_rng(3)
+    matrix = rng.standard_normal((5, 40000)).astype(np.float32)
+    matrix[:3, :7] = np.array([1e8, 1, -1e8], np.float32)[:, None]
+    out = np.full(40000, np.nan, np.float32)
+    loops("loops_elementwise").row_total(matrix, out)
+    want = matrix[0].astype(np.float64)
+    for row in matrix[1:]:
+        want = want + row
+    np.testing.assert_array_equal(out, want.astype(np.float32))
+    np.testing.assert_allclose(out[:7], matrix[3:, :7].sum(0) + 1, rtol=1e-6)   # the 1 kept
