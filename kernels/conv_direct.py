@@ -95,9 +95,7 @@ def backprop_filter(xc, dyc, filter_shape, strides, dilations, pads):
                          math.prod(filter_shape)), np.float32)
     loops("loops_direct", chunk=1).filter_grad(x, offsets, np.ascontiguousarray(dyc).reshape(-1),
                                                partials, geometry, source)
-    dw = np.empty(filter_shape, np.float32)
-    loops("loops_elementwise").row_total(partials, dw.reshape(-1))
-    return dw
+    return partials.sum(axis=0, dtype=np.float64).astype(np.float32).reshape(filter_shape)
 
 
 def backprop_input_strided(dyc, w, in_shape, strides, dilations, pads):

@@ -167,18 +167,6 @@ def column_sums(matrix, partials):
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def row_total(matrix, out):
-    """out[c] = the float64 sum of column c of float32 ``matrix`` over its rows in order,
-    rounded to float32 once."""
-    rows, cols = matrix.shape
-    for c in prange(cols):
-        total = 0.0
-        for r in range(rows):
-            total += np.float64(matrix[r, c])
-        out[c] = np.float32(total)
-
-
-@njit(cache=True, parallel=True, nogil=True)
 def add_row_vector(matrix, vector, out):
     """out[r, c] = matrix[r, c] + vector[c]."""
     rows, cols = matrix.shape
