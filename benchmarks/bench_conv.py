@@ -31,6 +31,7 @@ from kernels import conv_dense, conv_depthwise  # noqa: E402
 from kernels.conv_layout import conv_output_size  # noqa: E402
 
 tf = torch = F = None     # TensorFlow and PyTorch, imported by load_references()
+WARM_UP_SECONDS = 0.15     # each callable runs this long before it is timed
 
 
 def load_references():
@@ -233,9 +234,15 @@ def quick_cases():
 
 
 def best_times(fns, repeat):
-    """Best wall time of each callable, the calls interleaved round by round (fair under load)."""
+    """Best wall time of each callable, the calls interleaved round by round (fair under load),
+    after each has run for WARM_UP_SECONDS: cores that were idle run at half speed for their
+    first 40-50 ms of work here (a virtual machine's host clocking them back up), which
+    would otherwise decide the best of a few 2 ms calls."""
     for fn in fns:
-        fn()  # warm-up
+        end = time.perf_counter() + WARM_UP_SECONDS
+        fn()
+        while time.perf_counter() < end:
+            fn()
     best = [math.inf] * len(fns)
     for _ in range(repeat):
         for i, fn in enumerate(fns):
