@@ -235,10 +235,11 @@ def test_planar_kernels_read_strided_operands(outs):
 
 @SETTINGS
 @given(case=conv_cases(min_size=1), dtype=st.sampled_from(FLOAT_DTYPES),
-       vectors=st.integers(1, 7), non_finite=st.booleans())
+       vectors=st.integers(1, 17), non_finite=st.booleans())
 def test_direct_micro_kernels_match_reference(case, dtype, vectors, non_finite):
     """The forward conv and filter gradient on the register-blocked micro-kernels (forced
-    on for any width and size: 8-56 output channels, every stride, dilation, padding,
+    on for any width and size: 8-136 output channels, so every mix of the four-, two-, one-
+    and half-vector kernels, every stride, dilation, padding,
     rank, layout and float type, float64 taking the other paths; the filter gradient where
     every thread gets an output plane), NaN and infinity in x reaching exactly the outputs
     they feed. (A non-finite filter meets the padding's zeros, as on the patch matrices and
