@@ -4,9 +4,10 @@ float32 channels-last operands whose output channels come in groups of ``HALF_LA
 
 Each micro-kernel call keeps 1 to ``ROWS`` rows of accumulators in vector registers, each
 one or two vectors of ``LANES`` output channels (or one of ``HALF_LANES`` for a last group
-of 8; or, in the filter gradient, up to ``WIDE_ROWS`` rows of four): the forward conv's rows are output positions of one row, and for every (kernel tap,
-input channel) pair it loads the filter's vectors once and adds them, scaled by each
-position's input value (one broadcast load each), with fused multiply-adds; the filter
+of 8; or, in the filter gradient, up to ``WIDE_ROWS`` rows of four): the forward conv's
+rows are output positions of one row, and for every (kernel tap, input channel) pair it
+loads the filter's vectors once and adds them, scaled by each position's input value (one
+broadcast load each), with fused multiply-adds; the filter
 gradient's rows are (tap, channel) pairs, and for every output position of a plane it
 loads dy's vectors once and adds them scaled by each pair's input value. numba's own loops
 leave such code scalar or spill it (measured 7-35 GFLOP/s); this runs at 220-245 GFLOP/s a
