@@ -4,7 +4,7 @@ float32 channels-last operands whose output channels come in groups of ``HALF_LA
 
 Each micro-kernel call keeps 1 to ``ROWS`` rows of accumulators in vector registers, each
 one or two vectors of ``LANES`` output channels (or one of ``HALF_LANES`` for a last group
-of 8; or, in the filter gradient, up to ``WIDE_ROWS`` rows of four): the forward conv's
+of 8; or, outside the forward conv, up to ``WIDE_ROWS`` rows of four): the forward conv's
 rows are output positions of one row, and for every (kernel tap, input channel) pair it
 loads the filter's vectors once and adds them, scaled by each position's input value (one
 broadcast load each), with fused multiply-adds; the filter
@@ -14,10 +14,12 @@ leave such code scalar or spill it (measured 7-35 GFLOP/s); this runs at 220-245
 core here, where OpenBLAS's SGEMM runs at 119 (on the AVX2 kernels this machine's
 environment selects), and needs no copy of the input per tap. Two vectors a row (16
 accumulators) load less per multiply-add than one: 1.2-1.4x faster where the output
-channels allow; in the filter gradient four vectors of 4 rows (16 accumulators, each x
-value broadcast once for 64 channels) are 1.2x faster again than two of 8 (x[4, 16, 32, 32,
-32] f[3, 3, 3, 32, 64] VALID s2 2.26 -> 1.85 ms, Conv2DBackpropFilter x[32, 56, 56, 64]
-f[3, 3, 64, 128] s2 12.2 -> 9.9 ms).
+channels allow; where the vectors' operand stays in the L1 cache, four vectors of 4 rows
+(16 accumulators, each x value broadcast once for 64 channels) are 1.1-1.3x faster again
+than two of 8: the filter gradient x[4, 16, 32, 32, 32] f[3, 3, 3, 32, 64] VALID s2 2.26 ->
+1.85 ms, Conv2DBackpropFilter x[32, 56, 56, 64] f[3, 3, 64, 128] s2 12.2 -> 9.9 ms;
+Winograd's products, Conv2D x[32, 56, 56, 64] f[3, 3, 64, 64] 14.9 -> 13.4 ms; the strided
+input gradient's phases, Conv2DBackpropInput s2 11.6 -> 9.7 ms.
 """
 
 import numpy as np
@@ -31,7 +33,7 @@ from kernels.loops_elementwise import chain_rows
 LANES = 16        # float32 output channels per vector register (AVX-512; two AVX2 halves)
 HALF_LANES = 8    # the narrower vector a last group of 8 output channels takes
 ROWS = 8          # accumulators a micro-kernel call keeps in registers
-WIDE_ROWS = 4     # rows of the four-vector kernel (filter gradient)
+WIDE_ROWS = 4     # rows a four-vector call keeps (16 accumulators)
 BLOCK = 16        # forward: output positions a thread takes at a time
 CHUNK_BYTES = 1 << 14   # filter gradient: dy bytes (positions x O) a call's positions span
 STEPS = 256       # filter gradient: positions a run of planes holds at least (whole planes)
@@ -116,10 +118,18 @@ _four_vectors = _micro_kernel(4, max_rows=WIDE_ROWS)
 
 @njit(cache=True, nogil=True)
 def _accumulate(rows, x, x_base, steps, row_offsets, v, v_step, v_col, out, out_base,
-                out_offsets, add, channels_left):
-    """The micro-kernel for ``rows`` accumulators, on two vectors of channels when at least
-    that many are left from ``v_col`` on, else one, else half of one; returns the channels
-    it took."""
+                out_offsets, add, channels_left, widest):
+    """The micro-kernel for ``rows`` accumulators, on ``widest`` (2 or 4) vectors of
+    channels when at least that many are left from ``v_col`` on (four in calls of WIDE_ROWS
+    rows), else two, else one, else half of one; returns the channels it took. Four
+    vectors broadcast each x value once for 64 channels but load v's vectors twice as often
+    per row: 1.1-1.2x faster where v stays in the L1 cache (Winograd's b, a phase's taps),
+    1.13x slower in the forward conv, whose filter streams from L2."""
+    if widest == 4 and channels_left >= 4 * LANES:
+        for r in range(0, rows, WIDE_ROWS):
+            _four_vectors(min(WIDE_ROWS, rows - r), x, x_base, steps, row_offsets[r:], v,
+                          v_step, v_col, out, out_base, out_offsets[r:], add)
+        return 4 * LANES
     if channels_left >= 2 * LANES:
         _two_vectors(rows, x, x_base, steps, row_offsets, v, v_step, v_col, out, out_base,
                      out_offsets, add)
@@ -237,7 +247,7 @@ def forward(x, offsets, w, y, geometry, source, bands, parts, tiled, kinds, acti
                         taken = _accumulate(rows, read, origin, offsets,
                                             positions[first + start:first + start + rows], w,
                                             outs, column, y, y_block + start * outs + column,
-                                            outputs, 0, outs - column)
+                                            outputs, 0, outs - column, 2)
                     column += taken
                 if kinds.shape[0] or activation:
                     chain_rows(y[y_block:y_block + size * outs], tiled, kinds, activation,
@@ -287,7 +297,7 @@ def filter_grad(x, offsets, dy, partials, geometry, source):
                 chunk = steps[first:first + chunk_size]
                 add = 0 if plane == start and first == 0 else 1   # the part's first sums
                 column = 0
-                while outs - column >= 4 * LANES:
+                while outs - column >= 4 * LANES:    # 1.07-1.15x faster than by _accumulate
                     for pair in range(0, pairs, WIDE_ROWS):
                         rows = min(WIDE_ROWS, pairs - pair)
                         _four_vectors(rows, read, origin, chunk, offsets[pair:pair + rows], dy,
@@ -301,7 +311,7 @@ def filter_grad(x, offsets, dy, partials, geometry, source):
                                             offsets[pair:pair + rows], dy, outs,
                                             dy_run + first * outs + column, total,
                                             pair * outs + column, pair_rows, add,
-                                            outs - column)
+                                            outs - column, 2)
                     column += taken
             plane = last
 
@@ -332,7 +342,7 @@ def batched_gemm(a, b, out, transposed_a, add):
                     taken = _accumulate(min(ROWS, chunk_stop - first), af,
                                         a_at + first * m_step, steps, row_offsets, bf, columns,
                                         b_at + column, outf, out_at + first * columns + column,
-                                        out_rows, add, columns - column)
+                                        out_rows, add, columns - column, 4)
                 column += taken
 
 
@@ -374,4 +384,5 @@ def input_grad_phases(dy, dx, steps, step_starts, filters, filter_starts, phases
                     column += _accumulate(rows, dy, dy_plane, pairs,
                                           sources[first:first + rows], filters, channels,
                                           taps_at + column, dx, dx_plane + column,
-                                          targets[first:first + rows], 0, channels - column)
+                                          targets[first:first + rows], 0, channels - column,
+                                          4)

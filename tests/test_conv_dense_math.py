@@ -301,13 +301,13 @@ def test_stride_1_input_gradient_on_the_direct_kernels_matches_reference(case, d
 
 @SETTINGS
 @given(case=conv_cases(min_size=1), dtype=st.sampled_from(FLOAT_DTYPES),
-       vectors=st.integers(1, 7), strides=st.lists(st.integers(2, 3), min_size=3, max_size=3))
+       vectors=st.integers(1, 17), strides=st.lists(st.integers(2, 3), min_size=3, max_size=3))
 def test_strided_input_gradient_on_the_direct_kernels_matches_reference(case, dtype, vectors,
                                                                        strides):
-    """The strided input gradient phase by phase of dx on the micro-kernels (8-56 input
-    channels, dy channels past the few-channel phases): every stride, dilation, padding
-    (phases reading padding alone, or reached by no tap, give zeros), rank, layout and
-    float type."""
+    """The strided input gradient phase by phase of dx on the micro-kernels (8-136 input
+    channels: every mix of the kernels' widths; dy channels past the few-channel phases):
+    every stride, dilation, padding (phases reading padding alone, or reached by no tap,
+    give zeros), rank, layout and float type."""
     for dim, stride in zip(case["dims"], strides):
         dim["s"] = stride
     case["c"], case["o"] = 8 * vectors, case["o"] + conv_dense.PHASE_MAX_DEPTH
@@ -586,7 +586,7 @@ def test_compiled_padding_matches_numpy_pad(rank, data):
 
 @settings(max_examples=80, deadline=None)
 @given(batch=st.integers(1, 3), rows=st.integers(1, 70), depth=st.integers(1, 40),
-       columns=st.sampled_from([8, 16, 24, 32, 40, 56, 64]), transposed=st.booleans(),
+       columns=st.sampled_from([8, 16, 24, 32, 40, 56, 64, 72, 120, 136]), transposed=st.booleans(),
        add=st.booleans(), seed=st.integers(0, 2**32 - 1))
 def test_micro_kernel_gemm_matches_matmul(batch, rows, depth, columns, transposed, add, seed):
     """``loops_direct.batched_gemm`` (Winograd's products): every row count, column group
