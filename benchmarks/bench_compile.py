@@ -105,9 +105,13 @@ def cases(np, gp):
         ("ResourceApplyAdam",
          variable_update("ResourceApplyAdam", beta1_power=0.9, beta2_power=0.99, lr=0.1,
                          beta1=0.9, beta2=0.999, epsilon=1e-7)),
+        ("MaxPool", lambda: gp.raw_ops.MaxPool(input=big, ksize=[1, 2, 2, 1],
+                                               strides=[1, 2, 2, 1], padding="VALID")),
         ("MaxPoolGrad", lambda: gp.raw_ops.MaxPoolGrad(
             orig_input=big, orig_output=big[:, ::2, ::2], grad=big[:, ::2, ::2].copy(),
             ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding="VALID")),
+        ("RandomUniform (Philox)", lambda: gp.raw_ops.RandomUniform(
+            shape=np.int32([1 << 16]), dtype=gp.float32)),
         *depthwise_rows(("DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropInput",
                          "DepthwiseConv2dNativeBackpropFilter"), dw_w, dw_dy),
         *depthwise_rows(("DepthwiseConv2dNative multiplier 2", "...BackpropInput multiplier 2",

@@ -12,10 +12,10 @@ Each op picks the first path that applies (``conv_forward`` and friends read top
   and 5x5 stride-1 convs run twice as fast here as on the scatter GEMMs; the filter
   gradient, which takes this path before the scalar few-channel loops (1.5x faster on a
   1 -> 8 channel 3-D layer; ``loops_planar`` 1.5x faster again), with an output plane for
-  every thread), and the stride-1 input
-  gradient with input channels so (``_direct_input``, the forward of dy with the filter
-  flipped): register-blocked micro-kernels reading the padded input in place
-  (``conv_direct``);
+  every thread), and the stride-1 input gradient with input channels so
+  (``_input_as_forward``, the forward of dy with the filter flipped, which takes the
+  few-channel loops above where dx has few channels): register-blocked micro-kernels
+  reading the padded input in place (``conv_direct``);
 * CPU, 3x3(x3) stride-1 float convs of 16-128 channels (``conv_winograd.applies``): Winograd
   (its products on the same micro-kernels where the output channels come in groups of 8),
   redone on the next path when a result comes out non-finite;
@@ -62,7 +62,7 @@ from kernels.conv_layout import (blocks, channels_last_copy, channels_last_shape
                                  from_channels_last, pad_spatial, padded_for_windows,
                                  window_view)
 from kernels.kernel_util import astype, channel_chain, epilogue_arguments
-from kernels.parallelism import intra_op_threads, pool_map, share_count
+from kernels.parallelism import intra_op_threads, one_thread, pool_map, share_count
 
 CHUNK_BYTES = 8 << 20  # CPU im2col block size (measured best at 4-16 MB)
 # The forward GEMM takes the filter as a transposed view (faster in OpenBLAS) once it has
@@ -77,6 +77,11 @@ SMALL_MAX_PLANE_BYTES = 16 << 20  # a thread's plane buffers in the direct loops
 PLANAR_OUTPUTS = (1, 2, 4, 8, 16)   # float32 output channel counts of loops_planar
 PLANAR_FILTER_MAX_OUTPUTS = 8      # filter gradient: past it the direct kernels do better
 PHASE_MAX_DEPTH = 4           # dy channels up to which strided input gradients run by phases
+# CPU convs of fewer FLOPs run on the calling thread alone (`parallelism.one_thread`): waking
+# the other threads costs 50-110 us here, and a core that idled runs slower for a while, so
+# up to ~30 MFLOP one thread is 1.0-4.5x faster than two (x[16,16,16,1] f[5,5,1,8] forward
+# 185 -> 41 us), and at 56-76 MFLOP the two are within 0.9-1.15x of each other.
+SERIAL_MAX_FLOPS = 1 << 25
 SCATTER_MIN_DEPTH = 32        # forward: input channels below which patch matrices do better
 SCATTER_MIN_UNIT_ROWS = 512   # source positions a pool unit gets at least
 SCATTER_MIN_SOURCES = 1024    # source positions (all images) a scatter conv needs at least
@@ -88,6 +93,17 @@ def conv_forward(x, w, strides, dilations, pads, channels_last=True, xp=np, epil
     ``epilogue``: a channels-last CPU conv's ``(stages, activation, tiles)`` after it, as
     ``kernel_util.channel_chain`` takes them (a BiasAdd and Relu the plan fused in): the
     few-channel and direct loops apply it as they write the output, the other paths after."""
+    positions = x.size // max(1, x.shape[-1 if channels_last else 1]) // math.prod(strides)
+    with one_thread(_serial(xp, positions * math.prod(w.shape))):
+        return _forward(x, w, strides, dilations, pads, channels_last, xp, epilogue)
+
+
+def _serial(xp, multiply_adds):
+    """Whether a conv of about ``multiply_adds`` runs on one thread (``SERIAL_MAX_FLOPS``)."""
+    return xp is np and 2 * multiply_adds < SERIAL_MAX_FLOPS
+
+
+def _forward(x, w, strides, dilations, pads, channels_last, xp, epilogue):
     ct = compute_dtype(x.dtype)
     xc = channels_last_copy(astype(xp, x, ct), channels_last, xp)
     wc = w.astype(ct, copy=False)
@@ -124,10 +140,17 @@ def conv_forward(x, w, strides, dilations, pads, channels_last=True, xp=np, epil
 def conv_backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels_last=True,
                          xp=np):
     """Gradient of the forward conv with respect to the filter, shape ``filter_shape``."""
+    filter_shape = tuple(int(d) for d in filter_shape)
+    dy_positions = dy.size // max(1, filter_shape[-1])
+    with one_thread(_serial(xp, dy_positions * math.prod(filter_shape))):
+        return _backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels_last,
+                                xp)
+
+
+def _backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels_last, xp):
     ct = compute_dtype(x.dtype)
     xc = channels_last_copy(astype(xp, x, ct), channels_last, xp)
     dyc = channels_last_copy(astype(xp, dy, ct), channels_last, xp)
-    filter_shape = tuple(int(d) for d in filter_shape)
     kernel, (c, o) = filter_shape[:-2], filter_shape[-2:]
     out_sp = dyc.shape[1:-1]
     if 0 in dyc.shape or math.prod(filter_shape) == 0 or 0 in xc.shape:
@@ -155,6 +178,12 @@ def conv_backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels
 def conv_backprop_input(dy, w, input_shape, strides, dilations, pads, channels_last=True,
                         xp=np):
     """Gradient of the forward conv with respect to its input, shape ``input_shape``."""
+    dy_positions = dy.size // max(1, w.shape[-1])
+    with one_thread(_serial(xp, dy_positions * w.size)):
+        return _backprop_input(dy, w, input_shape, strides, dilations, pads, channels_last, xp)
+
+
+def _backprop_input(dy, w, input_shape, strides, dilations, pads, channels_last, xp):
     ct = compute_dtype(dy.dtype)
     dyc = channels_last_copy(astype(xp, dy, ct), channels_last, xp)
     in_shape = channels_last_shape(input_shape, channels_last)
@@ -168,10 +197,10 @@ def conv_backprop_input(dy, w, input_shape, strides, dilations, pads, channels_l
         dx = xp.zeros(in_shape, ct)
         w2 = xp.ascontiguousarray(wc.reshape(c, o))
         dx[_sampled(out_sp, strides)] = (dyc.reshape(-1, o) @ w2.T).reshape(*dyc.shape[:-1], c)
-    elif _direct_input(xp, ct, kernel, strides, dilations, pads, c, in_shape, o):
-        dx = conv_direct.forward(dyc, flipped_filter(wc), strides, dilations,
-                                 [((k - 1) * d - b, (k - 1) * d - a) for k, d, (b, a)
-                                  in zip(kernel, dilations, pads)], in_shape[1:-1])
+    elif as_forward := _input_as_forward(xp, ct, wc, strides, dilations, pads, in_shape):
+        dx = as_forward(dyc, flipped_filter(wc), strides, dilations,
+                        [((k - 1) * d - b, (k - 1) * d - a) for k, d, (b, a)
+                         in zip(kernel, dilations, pads)], in_shape[1:-1])
     elif conv_winograd.applies(xp, ct, kernel, strides, dilations, o, c, in_shape[:-1]):
         dx = conv_winograd.winograd_backprop_input(dyc, wc, in_shape[1:-1], pads)
     elif _by_phases(xp, kernel, strides, c, o) and np.isfinite(wc).all():
@@ -264,16 +293,25 @@ def _direct(xp, ct, kernel, strides, dilations, in_channels, out_channels, out_s
                                            out_channels, out_shape))
 
 
-def _direct_input(xp, ct, kernel, strides, dilations, pads, in_channels, in_shape,
-                  out_channels):
-    """Whether a stride-1 input gradient runs as the direct forward conv of dy with the
-    filter flipped (``_direct``; its padding ``(k-1)*d`` less the conv's, so a padding past
-    that takes the other paths)."""
-    return (all(s == 1 for s in strides)
+def _input_as_forward(xp, ct, w, strides, dilations, pads, in_shape):
+    """How a stride-1 input gradient runs as the forward conv of dy with the filter flipped
+    (its padding ``(k-1)*d`` less the conv's, so a padding past that takes the other paths),
+    a function ``(dy, flipped, strides, dilations, pads, in_sp)``: the few-channel loops
+    (``_few_channels``, for a finite filter, as they multiply it by dy's zero padding;
+    3-10x faster than scattering dy's few channels into a 1-channel dx) or the direct
+    micro-kernels (``_direct``), in the forward conv's order; else None."""
+    kernel, (in_channels, out_channels) = w.shape[:-2], w.shape[-2:]
+    if not (all(s == 1 for s in strides)
             and all(b <= (k - 1) * d and a <= (k - 1) * d
-                    for k, d, (b, a) in zip(kernel, dilations, pads))
-            and _direct(xp, ct, kernel, strides, dilations, out_channels, in_channels,
-                        in_shape[:-1]))
+                    for k, d, (b, a) in zip(kernel, dilations, pads))):
+        return None
+    if (_few_channels(xp, ct, kernel, strides, dilations, out_channels, in_channels,
+                      in_shape[1:-1]) and np.isfinite(w).all()):
+        return lambda dy, w, strides, dilations, pads, in_sp: _small_forward(
+            dy, w, in_sp, strides, dilations, pads, ct)
+    if _direct(xp, ct, kernel, strides, dilations, out_channels, in_channels, in_shape[:-1]):
+        return conv_direct.forward
+    return None
 
 
 def _by_phases(xp, kernel, strides, in_channels, out_channels):

@@ -26,6 +26,7 @@ _pool = _pool_key = None          # the ThreadPoolExecutor and the (pid, size) i
 _blas = None                      # threadpoolctl's controllers of NumPy's BLAS libraries
 _blas_users = 0                   # threads inside `blas_single_threaded`
 _blas_saved = ()                  # their thread counts before the first one entered
+_alone = contextvars.ContextVar("graphops_one_thread", default=False)   # inside `one_thread`
 
 
 def available_cores():
@@ -37,8 +38,23 @@ def available_cores():
 
 
 def intra_op_threads():
-    """The thread count parallel kernels use now."""
-    return _requested or available_cores()
+    """The thread count parallel kernels use now: 1 inside `one_thread`."""
+    return 1 if _alone.get() else (_requested or available_cores())
+
+
+@contextlib.contextmanager
+def one_thread(when=True):
+    """While the block runs (when `when`), the calling thread's kernels run on it alone:
+    compiled loops, `pool_map` and the shares work is cut into (small work, where waking
+    the other threads costs more than they save)."""
+    if not when:
+        yield
+        return
+    token = _alone.set(True)
+    try:
+        yield
+    finally:
+        _alone.reset(token)
 
 
 def get_intra_op_threads():

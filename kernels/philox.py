@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from kernels import libm_double, libm_float
+from kernels.compiled import loops, usable
 
 MASK32 = 0xFFFFFFFF
 MASK64 = 0xFFFFFFFFFFFFFFFF
@@ -24,6 +25,8 @@ _ROUNDS = 10
 RESERVED_SAMPLES_PER_OUTPUT = 256       # TF's kReservedSamplesPerOutput
 _TRUNCATE = 2.0                         # TruncatedNormal's cut-off in standard deviations
 _CHUNK = 1 << 20                        # values made at a time (a multiple of 4)
+PARALLEL_MIN_BLOCKS = 1 << 14           # blocks from which the compiled loop takes every thread
+COMPILED_CHUNK = 1 << 12                # blocks a thread takes at a time
 _SEED_SCRAMBLE_KEY = (0x3EC8F720, 0x02461E29)   # stateless ops' seed-mixing key
 
 
@@ -41,8 +44,16 @@ def skip(counter, count):
 
 def blocks(key, counter, offsets, xp=np):
     """Philox4x32-10 of the counters `counter + offsets` (offsets: a uint64 array):
-    uint32 array of shape offsets.shape + (4,)."""
+    uint32 array of shape offsets.shape + (4,). On the CPU a compiled loop
+    (`loops_random`) where compiled loops run, else the rounds as array operations."""
     offsets = xp.asarray(offsets, dtype=xp.uint64)
+    if xp is np and usable():
+        out = np.empty(offsets.shape + (4,), np.uint32)
+        loops("loops_random", chunk=COMPILED_CHUNK,
+              single=offsets.size < PARALLEL_MIN_BLOCKS).philox(
+            np.uint64(key & MASK64), np.uint64(counter & MASK64),
+            np.uint64((counter >> 64) & MASK64), offsets.reshape(-1), out.reshape(-1, 4))
+        return out
     u64 = xp.uint64
     lo = offsets + u64(counter & MASK64)
     hi = (lo < offsets).astype(xp.uint64) + u64((counter >> 64) & MASK64)

@@ -11,6 +11,7 @@ Arrays are channels-last ([N, *S, C]); ``to_cl`` / ``from_cl`` convert channels-
 import itertools
 
 import ml_dtypes
+import ml_dtypes
 import numpy as np
 
 
@@ -63,7 +64,8 @@ def pool(x, ksize, strides, padding, mode, explicit=None, depth_window=1):
         return np.stack([pool(grouped[..., i], [1] * len(in_spatial), [1] * len(in_spatial),
                               "VALID", mode) for i in range(depth_window)]).max(axis=0)
     outs, befores = geometry(in_spatial, ksize, strides, padding, explicit)
-    wide = x.astype(np.float64) if x.dtype.kind == "f" or mode == "avg" else x
+    floating = x.dtype.kind == "f" or x.dtype == ml_dtypes.bfloat16
+    wide = x.astype(np.float64) if floating or mode == "avg" else x
     out = np.zeros((n_batch, *outs, channels), wide.dtype)
     floor = lowest(x.dtype)
     for o, positions in _windows(in_spatial, ksize, strides, befores, outs):

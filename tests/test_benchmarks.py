@@ -77,6 +77,15 @@ def test_bench_training_runs_and_both_frameworks_train_alike(monkeypatch, capsys
 def test_bench_compile_runs(monkeypatch, capsys):
     out = _run("bench_compile.py", [], monkeypatch, capsys)
     rows = out.splitlines()[1:]
-    assert len(rows) == 28 and rows[0].startswith("import numba")
+    assert len(rows) == 30 and rows[0].startswith("import numba")
     assert any(row.startswith("Conv2DBackpropInput") for row in rows)
     assert all(int(row.split()[-1]) >= 0 for row in rows)
+
+
+def test_bench_programs_runs_and_times_a_program(monkeypatch, capsys):
+    out = _run("bench_programs.py", ["--only", "logistic", "--steps", "3", "--repeat", "1",
+                                     "--rounds", "1"], monkeypatch, capsys)
+    rows = [line.split() for line in out.splitlines() if line.startswith("logistic")]
+    assert len(rows) == 1 and rows[0][1] != "failed"
+    if rows[0][2] != "n/a":                           # TensorFlow installed
+        assert len(rows[0]) == 5                      # ours, TF's, the ratio, one round

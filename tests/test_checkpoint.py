@@ -56,7 +56,7 @@ def test_crc32c_known_vectors(data, expected):
     assert crc.crc32c(data) == expected
 
 
-@pytest.mark.parametrize("size", [1, 2047, 2048, 4099, 70001])
+@pytest.mark.parametrize("size", [1, 127, 128, 129, 2047, 2048, 4099, 70001])
 def test_crc32c_matches_bitwise_reference_and_extends(size):
     data = np.random.default_rng(size).integers(0, 256, size, dtype=np.uint8).tobytes()
     expected = _bitwise_crc32c(data) if size < 5000 else crc._update_python(
@@ -66,11 +66,14 @@ def test_crc32c_matches_bitwise_reference_and_extends(size):
     assert crc.crc32c(data[size // 3:], crc.crc32c(data[:size // 3])) == expected
 
 
-def test_crc32c_numpy_lanes_and_numba_match_the_byte_loop():
+def test_crc32c_numpy_lanes_blocks_and_numba_match_the_byte_loop():
     data = np.random.default_rng(1).integers(0, 256, 1_000_003, dtype=np.uint8)
     register = 0x1234567
     expected = crc._update_python(register, data.tobytes())
     assert crc._update_numpy(register, data) == expected
+    for size in (128, 255, 4096 + 77, (1 << 18) - 1):        # whole blocks and a tail
+        assert crc._update_blocks(register, data[:size]) == crc._update_python(
+            register, data[:size].tobytes())
     assert crc._update(register, data) == expected       # numba where installed
 
 

@@ -3,7 +3,7 @@
 import ml_dtypes
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import assume, given, settings, strategies as st
 
 from kernels import conv_dense, conv_direct, conv_layout
 from kernels.compiled import loops
@@ -16,6 +16,14 @@ from tests.reference_conv import (conv_backprop_filter_ref, conv_backprop_input_
                                   conv_forward_ref, output_size)
 
 SETTINGS = settings(max_examples=200, deadline=None)
+
+
+@pytest.fixture(autouse=True)
+def on_every_thread(monkeypatch):
+    """These small cases run on every intra-op thread, as large ones do, so the shares and
+    the pool's splits of every path are what they test (`test_parallelism.py` tests the
+    one-thread choice for small convs)."""
+    monkeypatch.setattr(conv_dense, "SERIAL_MAX_FLOPS", 0)
 FLOAT_DTYPES = [np.float16, ml_dtypes.bfloat16, np.float32, np.float64]
 
 
@@ -287,16 +295,51 @@ def test_stride_1_input_gradient_on_the_direct_kernels_matches_reference(case, d
     calls = []
     forward = conv_direct.forward
     with module_settings(conv_direct, MIN_WIDTH=1,
-                         forward=lambda *a, **k: calls.append(1) or forward(*a, **k)):
+                         forward=lambda *a, **k: calls.append(1) or forward(*a, **k)), \
+            module_settings(conv_dense, SMALL_MAX_CHANNEL_PAIRS=0):
         got = conv_backprop_input(dy, w, x_shape, *geo, channels_last=case["channels_last"])
     want = conv_backprop_input_ref(dy.astype(np.float64), w.astype(np.float64), x_shape, *geo,
                                    channels_last=case["channels_last"])
     _check_close(got, want, dtype)
+    assert len(calls) == (np.dtype(dtype) != np.float64 and _flips_to_forward(w, dy, geo))
+
+
+def _flips_to_forward(w, dy, geo):
+    """Whether a stride-1 input gradient may run as a forward conv of dy: no padding past
+    (k-1)*d, not pointwise, not empty."""
     reach = all(b <= (k - 1) * d and a <= (k - 1) * d
                 for k, d, (b, a) in zip(w.shape[:-2], geo[1], geo[2]))
     pointwise = all(k == 1 for k in w.shape[:-2]) and not any(b or a for b, a in geo[2])
-    assert len(calls) == (np.dtype(dtype) != np.float64 and reach and not pointwise
-                          and dy.size > 0)
+    return reach and not pointwise and dy.size > 0
+
+
+@SETTINGS
+@given(case=conv_cases(min_size=1), dtype=st.sampled_from(FLOAT_DTYPES),
+       channels=st.sampled_from([(1, 1), (1, 8), (1, 16), (2, 8), (4, 4), (8, 2), (3, 5)]),
+       non_finite=st.booleans())
+def test_stride_1_input_gradient_of_few_channels_matches_reference(case, dtype, channels,
+                                                                   non_finite):
+    """The stride-1 input gradient to few channels (a first layer's, dx with 1-8 channels)
+    as the few-channel forward loops on dy with the filter flipped, every dilation,
+    padding, rank, layout and float type; a non-finite filter takes the other paths (the
+    loops would multiply it by dy's zero padding) and gives the reference's NaNs only
+    (where dx's channels come in groups of 8 the direct kernels take it, NaNs and all)."""
+    assume(not (non_finite and channels[0] % 8 == 0))
+    for dim in case["dims"]:
+        dim["s"] = 1
+    case["c"], case["o"] = channels
+    _, w, dy, geo, x_shape = _arrays(case, dtype)
+    if non_finite:
+        w.reshape(-1)[::3] = np.inf
+    calls = []
+    small_forward = conv_dense._small_forward
+    with module_settings(conv_dense, _small_forward=lambda *a, **k: calls.append(1) or
+                         small_forward(*a, **k)), np.errstate(invalid="ignore"):
+        got = conv_backprop_input(dy, w, x_shape, *geo, channels_last=case["channels_last"])
+        want = conv_backprop_input_ref(dy.astype(np.float64), w.astype(np.float64), x_shape,
+                                       *geo, channels_last=case["channels_last"])
+    _check_close_non_finite(got, want, dtype)
+    assert len(calls) == (not non_finite and _flips_to_forward(w, dy, geo))
 
 
 @SETTINGS

@@ -5,6 +5,7 @@ caller's BLAS setting comes back after every pool run."""
 import os
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -78,6 +79,7 @@ def _all_three(x, w, dy, geometry):
 ])
 def test_parallel_conv_is_deterministic_and_matches_the_reference(threads, monkeypatch, count,
                                                                    channels, strides):
+    monkeypatch.setattr(conv_dense, "SERIAL_MAX_FLOPS", 0)        # every thread, however small
     monkeypatch.setattr(conv_dense, "MIN_BLOCK_BYTES", 1 << 10)   # many blocks, many shares
     monkeypatch.setattr(conv_dense, "SCATTER_MIN_UNIT_ROWS", 1)   # many slabs in two waves
     monkeypatch.setattr(conv_dense, "SCATTER_MIN_SOURCES", 1)
@@ -93,6 +95,53 @@ def test_parallel_conv_is_deterministic_and_matches_the_reference(threads, monke
                   conv_backprop_input_ref(dy, w, x.shape, strides, dilations, pads))
     for got, want in zip(first, references):
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-4 * np.abs(want).max())
+
+
+def test_one_thread_holds_the_callers_kernels_to_one_thread_while_it_runs(threads):
+    threads(3)
+    items = list(range(10))
+    seen_elsewhere = []
+    with parallelism.one_thread():
+        assert parallelism.intra_op_threads() == 1
+        assert parallelism.pool_map(lambda share: share, items) == [items]   # inline, whole
+        other = threading.Thread(target=lambda: seen_elsewhere.append(
+            parallelism.intra_op_threads()))
+        other.start()
+        other.join()
+        with parallelism.one_thread(when=False):
+            assert parallelism.intra_op_threads() == 1
+    assert seen_elsewhere == [3]                 # other threads keep the setting
+    assert parallelism.intra_op_threads() == 3
+    with parallelism.one_thread(when=False):
+        assert parallelism.intra_op_threads() == 3
+    with pytest.raises(ZeroDivisionError), parallelism.one_thread():
+        1 / 0
+    assert parallelism.intra_op_threads() == 3
+
+
+@pytest.mark.parametrize("op", ["forward", "filter", "input"])
+def test_convs_under_serial_max_flops_run_on_one_thread(threads, monkeypatch, op):
+    """Small convs run on the calling thread alone (waking the others costs more than they
+    save); from ``SERIAL_MAX_FLOPS`` on, on every intra-op thread."""
+    threads(2)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 6, 6, 8)).astype(np.float32)
+    w = rng.standard_normal((3, 3, 8, 16)).astype(np.float32)
+    dy = rng.standard_normal((2, 6, 6, 16)).astype(np.float32)
+    geometry = ((1, 1), (1, 1), ((1, 1), (1, 1)))
+    flops = 2 * 2 * 6 * 6 * w.size
+    run = {"forward": lambda: conv_dense.conv_forward(x, w, *geometry),
+           "filter": lambda: conv_dense.conv_backprop_filter(x, dy, w.shape, *geometry),
+           "input": lambda: conv_dense.conv_backprop_input(dy, w, x.shape, *geometry)}[op]
+    seen = []
+    for inner in ("_forward", "_backprop_filter", "_backprop_input"):
+        monkeypatch.setattr(conv_dense, inner,
+                            lambda *a: seen.append(parallelism.intra_op_threads()))
+    for limit, want in ((flops + 1, 1), (flops, 2)):
+        monkeypatch.setattr(conv_dense, "SERIAL_MAX_FLOPS", limit)
+        run()
+        assert seen.pop() == want
+    assert parallelism.intra_op_threads() == 2
 
 
 def test_pool_shares_run_under_the_callers_errstate(threads):

@@ -12,7 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import graphops as gp
+from kernels import pooling_kernels, pooling_math
 from tests import reference_pooling as ref
+from tests.module_settings import module_settings
 from tests.op_runners import invalid, make_runner
 
 R = gp.raw_ops
@@ -131,6 +133,57 @@ def test_3d_pools_match_the_reference(mode, case, op, dtype, seed):
                             **_attrs(ksize, strides, padding, None, data_format))
     want = ref.pool(x, ksize, strides, padding, "max" if op == "MaxPool3D" else "avg")
     _close(ref.to_cl(got, data_format), want, dtype)
+
+
+@MODES
+@SETTINGS
+@given(case=st.one_of(pool_case(explicit=True, formats=["NHWC", "NCHW"]),
+                      pool_case(num_spatial=3)),
+       channels=st.sampled_from([8, 9, 16, 33]), dtype=st.sampled_from(FLOAT_TYPES),
+       seed=st.integers(0, 99), specials=st.booleans())
+def test_compiled_max_pool_matches_the_reference(mode, case, channels, dtype, seed, specials):
+    """From COMPILED_MIN_CHANNELS channels on the max pool is one compiled pass: every
+    window, stride, padding and layout, 2-D and 3-D, ties, NaN and -inf (ignored: never
+    below the dtype's lowest)."""
+    shape, ksize, strides, padding, pads, data_format = case
+    shape = [*shape[:-1], channels]
+    if len(shape) == 5 and dtype == np.float64:          # MaxPool3D has no float64
+        dtype = np.float32
+    x = _values(np.random.default_rng(seed), shape, dtype)
+    if specials:
+        x.reshape(-1)[::5] = np.nan
+        x.reshape(-1)[1::7] = -np.inf
+    taken = []
+    compiled = pooling_kernels.compiled_max_pool
+    op = "MaxPool3D" if len(shape) == 5 else "MaxPool"
+    with module_settings(pooling_kernels,
+                         compiled_max_pool=lambda *a: taken.append(1) or compiled(*a)):
+        got = make_runner(mode)(op, input=ref.from_cl(x, data_format),
+                                **_attrs(ksize, strides, padding, pads, data_format))
+    want = ref.pool(x, ksize, strides, padding, "max", pads)
+    _close(ref.to_cl(got, data_format), want, dtype)
+    assert taken == [1]
+
+
+@pytest.mark.parametrize("channels", [1, 3, 8, 17])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_compiled_max_pool_loop_equals_the_strided_passes(channels, dtype):
+    """The compiled loop bit for bit against the NumPy passes it replaces, at any channel
+    count (the kernel routes fewer than COMPILED_MIN_CHANNELS to the passes), with windows
+    past every edge and rows split over threads."""
+    rng = np.random.default_rng(channels)
+    x = rng.standard_normal((3, 40, 37, channels)).astype(dtype)
+    x.reshape(-1)[::11] = np.nan
+    x.reshape(-1)[2::13] = -np.inf
+    floor = np.finfo(dtype).min
+    ksize, strides, pads = (3, 4), (2, 3), ((1, 2), (2, 1))
+    out_sp = [(n + b + a - k) // s + 1 for n, k, s, (b, a) in
+              zip(x.shape[1:3], ksize, strides, pads)]
+    got = pooling_kernels.compiled_max_pool(x, floor, ksize, strides, pads,
+                                            (3, *out_sp, channels))
+    want = pooling_math.max_pool(pooling_math.clamp_lowest(x, floor, np), floor, ksize,
+                                 strides, pads, out_sp, np)
+    np.testing.assert_array_equal(got, want)
 
 
 def test_max_pool_ignores_nan_and_never_goes_below_lowest(run):

@@ -18,6 +18,7 @@ from graphops.api import random_ops
 from kernels import libm_double, libm_float, philox
 from registry import errors
 from tests.gpu_compare import compare
+from tests.module_settings import module_settings
 from tests.op_runners import invalid
 
 M32 = 0xFFFFFFFF
@@ -40,26 +41,50 @@ def words(c0, c1, c2, c3):
     return c0 | c1 << 32 | c2 << 64 | c3 << 96
 
 
+@pytest.fixture(params=["compiled", "array ops"])
+def philox_path(request, monkeypatch):
+    """philox.blocks on its compiled loop, or on the array operations CuPy runs."""
+    if request.param == "array ops":
+        monkeypatch.setattr(philox, "usable", lambda: False)
+    return request.param
+
+
 @pytest.mark.parametrize("key, counter, expected", [
     (0, 0, [0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8]),
     ((1 << 64) - 1, (1 << 128) - 1, [0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD]),
     (0xA4093822 | 0x299F31D0 << 32, words(0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344),
      [0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1]),
 ])
-def test_philox_known_answers(key, counter, expected):
+def test_philox_known_answers(key, counter, expected, philox_path):
     """Random123's published Philox4x32-10 test vectors."""
     assert philox.blocks(key, counter, np.zeros(1, np.uint64))[0].tolist() == expected
     assert philox_scalar(key, counter) == expected
 
 
+@pytest.mark.parametrize("compiled", [True, False])
 @settings(max_examples=15, deadline=None)
 @given(key=st.integers(0, 2**64 - 1), counter=st.integers(0, 2**128 - 1),
        start=st.sampled_from([0, 2**32 - 2, 2**64 - 3]))
-def test_philox_blocks_match_the_scalar_reference_across_carries(key, counter, start):
+def test_philox_blocks_match_the_scalar_reference_across_carries(key, counter, start,
+                                                                 compiled):
     offsets = np.arange(start, start + 5, dtype=np.uint64)
-    got = philox.blocks(key, counter, offsets)
+    with module_settings(philox, **({} if compiled else {"usable": lambda: False})):
+        got = philox.blocks(key, counter, offsets)
     for row, off in zip(got, offsets.tolist()):
         assert row.tolist() == philox_scalar(key, philox.skip(counter, off))
+
+
+def test_philox_compiled_blocks_on_every_thread_equal_the_array_ops():
+    """Past PARALLEL_MIN_BLOCKS the compiled loop runs on every thread, chunk by chunk;
+    scattered offsets, a counter about to carry into its high word."""
+    offsets = np.random.default_rng(5).integers(0, 2**64 - 1, philox.PARALLEL_MIN_BLOCKS * 3,
+                                                dtype=np.uint64)
+    key, counter = 0x0123456789ABCDEF, (2**64 - 9) | (5 << 64)
+    got = philox.blocks(key, counter, offsets.reshape(-1, 3))
+    with module_settings(philox, usable=lambda: False):
+        want = philox.blocks(key, counter, offsets.reshape(-1, 3))
+    assert got.shape == (philox.PARALLEL_MIN_BLOCKS, 3, 4)
+    np.testing.assert_array_equal(got, want)
 
 
 def test_seeding_puts_seed_in_the_key_and_seed2_in_the_counter():
