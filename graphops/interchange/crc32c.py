@@ -30,13 +30,19 @@ def _byte_table():
     return table.astype(np.uint32)
 
 
+def _zero_extended(count):
+    """[count, 256] uint32: row k, b -> the register (from zero) after byte b followed by k
+    zero bytes."""
+    tables = np.empty((count, 256), dtype=np.uint32)
+    tables[0] = _TABLE
+    for k in range(1, count):
+        tables[k] = (tables[k - 1] >> 8) ^ _TABLE[tables[k - 1] & 0xFF]
+    return tables
+
+
 _TABLE = _byte_table()
 _TABLE_LIST = _TABLE.tolist()
-# _SLICES[k][b]: the register after byte b followed by k zero bytes (slice-by-8 tables).
-_SLICES = np.empty((8, 256), dtype=np.uint32)
-_SLICES[0] = _TABLE
-for _k in range(1, 8):
-    _SLICES[_k] = (_SLICES[_k - 1] >> 8) ^ _TABLE[_SLICES[_k - 1] & 0xFF]
+_SLICES = _zero_extended(8)              # the slice-by-8 tables
 _SLICES_INT64 = _SLICES.astype(np.int64)
 
 
@@ -108,14 +114,11 @@ def _blocks_tables():
     b at position j of a block and zeros after it, from zero; past_block[k][b], the
     register after `_BLOCK` zero bytes from b << 8k, as lists."""
     if not _block_tables:
-        positions = np.empty((_BLOCK, 256), dtype=np.uint32)
-        positions[-1] = _TABLE
-        for j in range(_BLOCK - 2, -1, -1):
-            positions[j] = (positions[j + 1] >> 8) ^ _TABLE[positions[j + 1] & 0xFF]
-        past = np.arange(256, dtype=np.uint32) << (8 * np.arange(4, dtype=np.uint32)[:, None])
-        for _ in range(_BLOCK):
-            past = (past >> 8) ^ _TABLE[past & 0xFF]
-        _block_tables.append((positions, past.tolist()))
+        past = _zeros_operator(_BLOCK)
+        byte_values = np.arange(256, dtype=np.uint32)
+        _block_tables.append((_zero_extended(_BLOCK)[::-1].copy(),
+                              [_apply(past, byte_values << np.uint32(8 * k)).tolist()
+                               for k in range(4)]))
     return _block_tables[0]
 
 
