@@ -19,12 +19,15 @@ NumPy path.
 import importlib
 import os
 import sys
+import threading
 
 from kernels.parallelism import numba_threads
 
 
 ELEMENT_CHUNK = 1 << 14    # iterations a thread takes at a time in elementwise loops
 _forked_after_numba = False
+_modules = {}                 # name -> the imported loop module
+_given = threading.local()    # per thread: the (threads, chunk) numba was last given
 
 
 def _note_fork():
@@ -44,12 +47,21 @@ def usable():
 
 def loops(name, chunk=ELEMENT_CHUNK, single=False):
     """The compiled-loop module `kernels.<name>`, with numba's thread count and the chunk
-    of iterations a thread takes at a time set for the caller's next parallel loops; one
+    of iterations a thread takes at a time set for the caller's next parallel loops (one
+    thread takes them all at once: dynamic chunks would cost it ~60 ns each); one
     thread with `single` (waking passively waiting threads costs ~50 us: small work runs
-    faster alone)."""
-    if "numba" not in sys.modules:           # OpenMP reads its settings when first loaded
-        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    module = importlib.import_module(f"kernels.{name}")
-    numba_threads(single)
-    sys.modules["numba"].set_parallel_chunksize(chunk)
+    faster alone). numba keeps both settings per thread, so each thread's last ones are
+    remembered and only changes reach numba (a kernel's call costs well under 1 us)."""
+    module = _modules.get(name)
+    if module is None:
+        if "numba" not in sys.modules:       # OpenMP reads its settings when first loaded
+            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        module = _modules[name] = importlib.import_module(f"kernels.{name}")
+    threads = numba_threads(single)
+    wanted = (threads, chunk if threads > 1 else 0)    # one thread: one static block
+    if getattr(_given, "settings", None) != wanted:
+        numba = sys.modules["numba"]
+        numba.set_num_threads(threads)
+        numba.set_parallel_chunksize(wanted[1])
+        _given.settings = wanted
     return module

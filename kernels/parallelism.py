@@ -14,6 +14,7 @@ process may use.
 
 import contextlib
 import contextvars
+import functools
 import os
 import sys
 import threading
@@ -29,8 +30,10 @@ _blas_saved = ()                  # their thread counts before the first one ent
 _alone = contextvars.ContextVar("graphops_one_thread", default=False)   # inside `one_thread`
 
 
+@functools.cache
 def available_cores():
-    """The cores this process may run on (its affinity mask where the OS has one)."""
+    """The cores this process may run on (its affinity mask where the OS has one), read
+    once, as TF reads it."""
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:
@@ -72,13 +75,11 @@ def set_intra_op_threads(num_threads):
 
 
 def numba_threads(single=False):
-    """Sets numba's thread count for the calling thread (numba keeps one per thread):
-    `intra_op_threads()`, at most the pool numba started with; 1 when `single` (work too
-    small to pay for waking the others)."""
-    numba = sys.modules["numba"]
-    threads = 1 if single else min(intra_op_threads(), numba.config.NUMBA_NUM_THREADS)
-    if numba.get_num_threads() != threads:
-        numba.set_num_threads(threads)
+    """The thread count for the caller's next compiled loops: `intra_op_threads()`, at most
+    the pool numba started with; 1 when `single` (work too small to pay for waking the
+    others)."""
+    return 1 if single else min(intra_op_threads(),
+                                sys.modules["numba"].config.NUMBA_NUM_THREADS)
 
 
 def share_count():

@@ -11,7 +11,6 @@ it first replaces the buffer by a copy, so a value once read or fetched never ch
 its holder (copy-on-write, as TF's reference-counted buffers).
 """
 
-import contextlib
 import sys
 import threading
 
@@ -103,14 +102,29 @@ def check_dtype(var, dtype, what):
                                    f"{var.dtype.short_name} got {dtype.short_name}")
 
 
-@contextlib.contextmanager
-def locked(variables):
-    """Holds the locks of several Vars, always taken in one global order (no deadlock)."""
-    unique = sorted({id(v): v for v in variables}.items())
-    with contextlib.ExitStack() as stack:
-        for _, var in unique:
-            stack.enter_context(var.lock)
-        yield
+class locked:
+    """Holds the locks of several Vars (each once), always taken in one global order (no
+    deadlock)."""
+
+    __slots__ = ("_locks",)
+
+    def __init__(self, variables):
+        self._locks = [v.lock for v in sorted({id(v): v for v in variables}.values(), key=id)]
+
+    def __enter__(self):
+        taken = []
+        try:
+            for lock in self._locks:
+                lock.acquire()
+                taken.append(lock)
+        except BaseException:
+            for lock in reversed(taken):
+                lock.release()
+            raise
+
+    def __exit__(self, *exc):
+        for lock in reversed(self._locks):
+            lock.release()
 
 
 _DEVICES = ("CPU", "GPU")
@@ -128,6 +142,8 @@ _UNSHARED = _unshared_references()
 
 @register_kernel("VarHandleOp", _DEVICES)
 class VarHandleOpKernel(OpKernel):
+    invariant = True    # the handle only names the variable: plans compute it once
+
     def __init__(self, ctx):
         super().__init__(ctx)
         name = ctx.get_attr("shared_name") or ctx.node_name

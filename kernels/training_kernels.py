@@ -113,12 +113,13 @@ class ResourceApplyAdamKernel(_ApplyKernel):
 
     def update(self, xp, values, inputs):
         (var, m, v), (beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad) = values, inputs
-        one = xp.ones((), var.dtype)
-        lr_t = lr * xp.sqrt(one - beta2_power) / (one - beta1_power)
+        beta1, beta2, epsilon = beta1[()], beta2[()], epsilon[()]    # scalars: fast arithmetic
+        one = var.dtype.type(1)
+        lr_t = lr[()] * xp.sqrt(one - beta2_power[()]) / (one - beta1_power[()])
         if compiled_cpu(xp, var, m, v):
             _updates(var, PARALLEL_MIN_SIZE_COMPUTE).adam(
-                _flat(var), _flat(m), _flat(v), _flat(grad), lr_t, beta1[()], one - beta1,
-                one - beta2, epsilon[()], self.use_nesterov)
+                _flat(var), _flat(m), _flat(v), _flat(grad), lr_t, beta1, one - beta1,
+                one - beta2, epsilon, self.use_nesterov)
             return
         m += (grad - m) * (one - beta1)
         v += (grad * grad - v) * (one - beta2)

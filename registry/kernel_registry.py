@@ -290,8 +290,11 @@ class OpKernel:
     """Base class of kernels: read and validate attrs in `__init__`, compute in `compute`.
 
     One instance serves one node and may run in several threads at once, so `compute`
-    must not mutate `self`.
+    must not mutate `self`. A kernel whose outputs never change (`invariant`: a handle op,
+    which only names its resource) is computed once, when a plan is built.
     """
+
+    invariant = False
 
     def __init__(self, ctx):
         self.node_name = ctx.node_name

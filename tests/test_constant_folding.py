@@ -126,6 +126,34 @@ def test_a_node_run_as_a_target_alone_keeps_running():
     assert COMPUTES == ["side", "side"]
 
 
+def test_a_constant_under_control_dependencies_folds_and_keeps_their_order():
+    v = gp.Variable(0.0)
+    first = v.assign(5.0)
+    with gp.control_dependencies([first]):
+        one = gp.raw_ops.FoldTestPure(x=gp.constant(0.5), name="one")
+    second = v.assign_add(one)
+    assert "FoldTestPure" not in _step_types([second])
+    with gp.Session() as sess:
+        sess.run(v.initializer)
+        for _ in range(2):
+            assert sess.run(second) == 6.0     # the assign, then the add: the graph's order
+    assert COMPUTES.count("one") == 2     # once per plan: _step_types's, the session's
+
+
+def test_variable_handles_are_made_once_per_plan():
+    v = gp.Variable(np.float32([1, 2]))
+    read = v.read_value()
+    assert _step_types([read]) == ["ReadVariableOp"]
+    with gp.Session() as sess:
+        sess.run(v.initializer)
+        np.testing.assert_array_equal(sess.run(read), [1, 2])
+        sess.run(v.assign([3.0, 4.0]))
+        np.testing.assert_array_equal(sess.run(read), [3, 4])
+    with gp.Session() as sess:
+        with pytest.raises(errors.FailedPreconditionError, match="uninitialized"):
+            sess.run(read)
+
+
 def _step_types(fetches, feeds=()):
     plan = executor.build_plan(list(feeds), fetches, [])
     return [step.op.type for step in plan.steps if hasattr(step, "op")]

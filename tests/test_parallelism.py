@@ -119,6 +119,30 @@ def test_one_thread_holds_the_callers_kernels_to_one_thread_while_it_runs(thread
     assert parallelism.intra_op_threads() == 3
 
 
+def test_compiled_loops_get_the_callers_thread_count_and_chunk_on_every_thread(threads):
+    numba = pytest.importorskip("numba")
+    from kernels.compiled import loops
+
+    threads(2)
+    most = min(2, numba.config.NUMBA_NUM_THREADS)
+
+    def settings(**kwargs):
+        loops("loops_elementwise", **kwargs)
+        return numba.get_num_threads(), numba.get_parallel_chunksize()
+
+    assert settings(chunk=7) == (most, 7 if most > 1 else 0)
+    assert settings(chunk=7, single=True) == (1, 0)    # one thread takes one static block
+    with parallelism.one_thread():
+        assert settings(chunk=5) == (1, 0)
+    assert settings(chunk=5) == (most, 5 if most > 1 else 0)
+    elsewhere = []
+    other = threading.Thread(target=lambda: elsewhere.append(settings(chunk=3, single=True)))
+    other.start()
+    other.join()
+    assert elsewhere == [(1, 0)]
+    assert settings(chunk=5) == (most, 5 if most > 1 else 0)   # this thread's, unchanged
+
+
 @pytest.mark.parametrize("op", ["forward", "filter", "input"])
 def test_convs_under_serial_max_flops_run_on_one_thread(threads, monkeypatch, op):
     """Small convs run on the calling thread alone (waking the others costs more than they

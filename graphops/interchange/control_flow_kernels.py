@@ -19,6 +19,8 @@ from registry.kernel_registry import OpKernel, register_kernel
 
 def to_bool(value, what):
     """A scalar predicate as a Python bool (TF's ToBool: non-zero numbers, non-empty strings)."""
+    if type(value) is np.ndarray and value.dtype == np.bool_ and value.shape == ():
+        return bool(value)
     value = np.asarray(to_host(value))
     if value.ndim != 0:
         raise InvalidArgumentError(f"The {what} must be a scalar, but it has shape "
@@ -51,7 +53,7 @@ class IfOp(OpKernel):
     def compute(self, ctx):
         # (the wording of TF's Switch, which an If becomes in a TF1 Session)
         taken = to_bool(ctx.input(0), "second input")
-        set_outputs(ctx, self._branches[0 if taken else 1].run(list(ctx.inputs[1:])),
+        set_outputs(ctx, self._branches[0 if taken else 1].run_in_kernel(list(ctx.inputs[1:])),
                     self._to_device)
 
 
@@ -71,8 +73,8 @@ class WhileOp(OpKernel):
 
     def compute(self, ctx):
         values = list(ctx.inputs)
-        while to_bool(self._cond.run(values)[0], "loop condition"):
-            values = self._body.run(values)
+        while to_bool(self._cond.run_in_kernel(values)[0], "loop condition"):
+            values = self._body.run_in_kernel(values)
         set_outputs(ctx, values, self._to_device)
 
 

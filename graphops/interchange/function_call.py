@@ -100,7 +100,7 @@ class FunctionCallOp(OpKernel):
         self._to_device = device_outputs(ctx, len(planned.output_types))
 
     def compute(self, ctx):
-        set_outputs(ctx, self._plan.run(list(ctx.inputs)), self._to_device)
+        set_outputs(ctx, self._plan.run_in_kernel(list(ctx.inputs)), self._to_device)
 
 
 def check_types(attr, given, expected, name):

@@ -38,9 +38,9 @@ def histogram_fields(values):
     index = np.minimum(np.searchsorted(BUCKET_LIMITS, flat, side="right"),
                        BUCKET_LIMITS.size - 1)
     counts = np.bincount(index, minlength=BUCKET_LIMITS.size).astype(np.float64)
-    empty = counts == 0
-    # a non-empty bucket, or the last bucket of a run of empty ones
-    keep = ~empty | np.append(~empty[1:], True)
+    keep = counts != 0               # a non-empty bucket, or the last of a run of empty ones
+    keep[:-1] |= keep[1:]
+    keep[-1] = True
     with np.errstate(over="ignore", invalid="ignore"):       # sums may overflow, as TF's
         total = float(np.cumsum(flat)[-1]) if flat.size else 0.0           # TF's order
         squares = float(np.cumsum(flat * flat)[-1]) if flat.size else 0.0
@@ -111,13 +111,17 @@ class HistogramSummaryOp(OpKernel):
         tag, values = ctx.input(0), ctx.input(1)
         _require_scalar(tag, "tags")
         flat = np.asarray(values, dtype=np.float64).reshape(-1)
-        bad = np.flatnonzero(~np.isfinite(flat))
-        if bad.size:
-            what = "Nan in summary histogram" if np.isnan(flat[bad[0]]) else "Infinity in Histogram"
+        if not np.isfinite(flat).all():
+            first = flat[np.flatnonzero(~np.isfinite(flat))[0]]
+            what = "Nan in summary histogram" if np.isnan(first) else "Infinity in Histogram"
             raise InvalidArgumentError(f"{what} for: {self.node_name}")
         summary = _summary_pb2().Summary()
-        summary.value.add(tag=_tag(tag[()])).histo.CopyFrom(
-            _summary_pb2().HistogramProto(**histogram_fields(flat)))
+        histo = summary.value.add(tag=_tag(tag[()])).histo
+        for name, field in histogram_fields(flat).items():
+            if isinstance(field, list):
+                getattr(histo, name).extend(field)
+            else:
+                setattr(histo, name, field)
         ctx.set_output(0, _scalar_string(summary.SerializeToString()))
 
 

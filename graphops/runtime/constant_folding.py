@@ -4,11 +4,14 @@ stand in for them on every run (a frozen model's batch-norm arithmetic on its we
 Identity nodes of its constants, shape arithmetic on constants); and a constant
 per-channel scale after a conv is folded into the conv's filter (``fold_scales``).
 
-A node folds when it runs on the host, is not stateful, takes and gives no handles
-(resources, variants), has no function attrs (calls, If, While), is no control-flow or
-placeholder node, has outputs that something reads, none of them fed, and every node it
-waits on (data and control inputs) folds too; a node without inputs folds only if it is a
-Const. As in TF, an op with side effects must be registered stateful to run every time.
+A node whose kernel is ``invariant`` (a handle op: its outputs never change) folds unless
+an output is fed. Any other node folds when it runs on the host, is not stateful, takes and
+gives no handles (resources, variants), has no function attrs (calls, If, While), is no
+control-flow or placeholder node, has outputs that something reads, none of them fed, and
+every data input folds too; a node without inputs folds only if it is a Const. Its control
+inputs need not fold: they stay steps, and a plan runs its steps in the graph's order, so
+whatever reads a folded value still runs after them. As in TF, an op with side effects must
+be registered stateful to run every time.
 A node whose kernel raises, or whose new outputs exceed FOLD_MAX_BYTES (or would take the
 plan's folded values past PLAN_FOLD_MAX_BYTES), stays a step: its error comes at run time,
 as it would have. Folded values are made read-only: kernels never write their inputs, and
@@ -46,7 +49,7 @@ def fold(ops, placements, kernels, fed, readers):
     host_memory.kernels_starting()
     with np.errstate(all="ignore"):
         for op, placed, (construction, kernel) in zip(ops, placements, kernels):
-            if (not _foldable(op, placed, folded, fed)
+            if (not (kernel.invariant and _unfed(op, fed) or _foldable(op, placed, folded, fed))
                     or not any(readers[(op._id, k)] for k in range(len(op.outputs)))):
                 continue
             inputs = [folded[t.op._id][t.value_index] for t in op.inputs]
@@ -72,10 +75,14 @@ def _foldable(op, placed, folded, fed):
         return False
     if any(a.base_type == "func" for a in op.op_def.attr):
         return False
-    if any((op._id, k) in fed for k in range(len(op.outputs))):
+    if not _unfed(op, fed):
         return False
-    return (all((t.op._id, t.value_index) not in fed and t.op._id in folded for t in op.inputs)
-            and all(c._id in folded for c in op.control_inputs))
+    return all((t.op._id, t.value_index) not in fed and t.op._id in folded for t in op.inputs)
+
+
+def _unfed(op, fed):
+    """Whether none of ``op``'s outputs is fed."""
+    return not any((op._id, k) in fed for k in range(len(op.outputs)))
 
 
 def _new_bytes(outputs, inputs):

@@ -151,6 +151,15 @@ class Plan:
         A fed device array (CuPy) goes straight to device readers; it is copied to the host
         only when a host reader needs it."""
         host_memory.kernels_starting()
+        with np.errstate(all="ignore"):     # NaN/Inf follow IEEE rules, silently
+            return self._run(feed_values, cancelled)
+
+    def run_in_kernel(self, feed_values):
+        """`run` from inside a kernel's compute (a function's body, a loop's condition): the
+        run or eager op around it has already set up what `run` sets up."""
+        return self._run(feed_values, None)
+
+    def _run(self, feed_values, cancelled):
         buf = [None] * self.num_slots
         for slot, value in self.constants:
             buf[slot] = value
@@ -158,9 +167,12 @@ class Plan:
             if not direct and type(value) is not np.ndarray:
                 value = devices.to_host(value)
             buf[slot] = value
-        with np.errstate(all="ignore"):     # NaN/Inf follow IEEE rules, silently
+        if cancelled is None:
             for step in self.steps:
-                if cancelled is not None and cancelled():
+                step(buf)
+        else:
+            for step in self.steps:
+                if cancelled():
                     raise CancelledError("The Session was closed while this run was in progress.")
                 step(buf)
         return [buf[slot] for slot in self.fetch_slots]
