@@ -33,7 +33,7 @@ def _check_rank(array, rank, name):
         raise InvalidArgumentError(f"{name} must be {rank}-dimensional")
 
 
-SERIAL_MAX_OUTPUTS = 1 << 16   # compiled max pools with fewer outputs run on one thread
+SERIAL_MAX_OUTPUTS = 1 << 16   # compiled max pools (and gradients) with fewer outputs: one thread
 # Channels from which the max pool runs compiled: with fewer, a window tap's short channel
 # loop costs more than NumPy's strided pass per tap (3 channels: 110 vs 60 us); from 8 on
 # it is as fast on small inputs and 4-8x faster on large ones (x[32, 112, 112, 64] 2x2:
@@ -224,7 +224,7 @@ class MaxPoolGradOp(_Backprop):
                               params.strides, pads, xp)
         elif xp is np and compiled.usable() and wide_x.dtype in COMPILED_FLOATS:
             dx = np.zeros(in_cl, wide_grad.dtype)
-            loops("loops_pooling", chunk=1).max_pool_grad(
+            loops("loops_pooling", chunk=1, single=grad.size < SERIAL_MAX_OUTPUTS).max_pool_grad(
                 wide_x, wide_grad, dx, tuple(int(k) for k in ksize),
                 tuple(int(s) for s in params.strides), tuple(int(b) for b, _ in pads))
         else:

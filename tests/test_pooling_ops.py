@@ -319,6 +319,21 @@ def test_max_pool_grad_and_grad_grad_match_the_reference(mode, case, dtype, seed
     _close(ref.to_cl(out, data_format), want, dtype)
 
 
+@pytest.mark.parametrize("serial_max_outputs", [0, 1 << 30])
+def test_compiled_max_pool_grad_on_one_thread_or_several_matches_the_reference(
+        monkeypatch, serial_max_outputs):
+    """Small gradients run on one thread, larger ones over the images in parallel: both
+    route every gradient as the reference does."""
+    monkeypatch.setattr(pooling_kernels, "SERIAL_MAX_OUTPUTS", serial_max_outputs)
+    rng, run = np.random.default_rng(5), make_runner("graph")
+    x = rng.standard_normal((6, 9, 11, 8)).astype(np.float32)
+    attrs = _attrs((3, 2), (2, 2), "SAME", None, "NHWC")
+    y = run("MaxPool", input=x, **attrs)
+    grad = rng.standard_normal(y.shape).astype(np.float32)
+    dx = run("MaxPoolGrad", orig_input=x, orig_output=y, grad=grad, **attrs)
+    _close(dx, ref.max_pool_grad(x, grad, (3, 2), (2, 2), "SAME"), np.float32)
+
+
 @MODES
 @SETTINGS
 @given(case=pool_case(num_spatial=3), dtype=st.sampled_from([np.float32, np.float16]),
