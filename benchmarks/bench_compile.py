@@ -127,8 +127,8 @@ def child():
     import numpy as np
     import graphops as gp
     start = time.perf_counter()
-    from kernels.compiled import loops
-    loops("loops_elementwise")
+    from graphops.kernels.compiled import loops
+    loops("elementwise")
     print(f"import numba\t{(time.perf_counter() - start) * 1e3:.0f}")
     for label, call in cases(np, gp):
         start = time.perf_counter()

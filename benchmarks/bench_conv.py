@@ -27,8 +27,9 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from graphops.runtime import host_memory  # noqa: E402
-from kernels import conv_dense, conv_depthwise  # noqa: E402
-from kernels.conv_layout import conv_output_size  # noqa: E402
+from graphops.kernels.conv_algorithms import dense as conv_dense
+from graphops.kernels.conv_algorithms import depthwise as conv_depthwise  # noqa: E402
+from graphops.kernels.conv_algorithms.layout import conv_output_size  # noqa: E402
 
 tf = torch = F = None     # TensorFlow and PyTorch, imported by load_references()
 WARM_UP_SECONDS = 0.15     # each callable runs this long before it is timed

@@ -85,7 +85,8 @@ def main():
     parser.add_argument("--simulated", action="store_true",
                         help="run on the simulated GPU (a smoke test without a GPU)")
     args = parser.parse_args()
-    from kernels import conv_dense, conv_depthwise
+    from graphops.kernels.conv_algorithms import dense as conv_dense
+    from graphops.kernels.conv_algorithms import depthwise as conv_depthwise
 
     try:
         xp, to_host, timer = _gpu_module(args.simulated)

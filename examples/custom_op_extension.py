@@ -15,7 +15,7 @@ import numpy as np
 import graphops as gp
 from graphops.interchange.graph_def import as_graph_def, import_graph_def
 from graphops.interchange.graph_json import graph_def_from_json, graph_def_to_json
-from registry import OpKernel, errors, register_kernel, register_op
+from graphops.registry import OpKernel, errors, register_kernel, register_op
 
 # 1. The op definition: TF's spec grammar, a shape function and a doc string.
 register_op("SoftClip") \

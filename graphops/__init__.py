@@ -12,15 +12,15 @@ The whole public surface is exported here; docs/INTERNALS.md maps the rooms behi
 import importlib
 import sys
 
-import kernels  # noqa: F401  (registers the op definitions, then their kernels)
-from registry import errors
-from registry.dtypes import (DType, as_dtype, bfloat16, complex64, complex128, double,
+from graphops import kernels  # noqa: F401  (registers the op definitions, then their kernels)
+from graphops.registry import errors
+from graphops.registry.dtypes import (DType, as_dtype, bfloat16, complex64, complex128, double,
                              float16, float32, float64, half, int8, int16, int32, int64, string,
                              uint8, uint16, uint32, uint64)
-from registry.dtypes import bool_ as bool  # noqa: A001  (TF's name: gp.bool)
-from registry.kernel_registry import OpKernel, register_kernel
-from registry.op_registry import register_op
-from registry.tensor_shape import TensorShape
+from graphops.registry.dtypes import bool_ as bool  # noqa: A001  (TF's name: gp.bool)
+from graphops.registry.kernel_registry import OpKernel, register_kernel
+from graphops.registry.op_registry import register_op
+from graphops.registry.tensor_shape import TensorShape
 
 from graphops.runtime import config
 from graphops.runtime.execution_mode import (disable_eager_execution, disable_v2_behavior,
@@ -36,6 +36,7 @@ from graphops.client.config_proto import ConfigProto, GPUOptions
 from graphops.client.session import RunOptions, Session, get_default_session
 from graphops.client.default_session import InteractiveSession
 from graphops import interchange  # noqa: F401  (installs Graph.as_graph_def and Graph.to_dot)
+from graphops import framework_kernels  # noqa: F401  (function calls, control flow, checkpoints, summaries)
 from graphops.api import io, nn, raw_ops, scope_ops as ops
 from graphops.api import app, compat, flags, gen_ops
 from graphops.api import losses
@@ -74,9 +75,9 @@ from graphops.api.math_ops import (  # noqa: A004  (abs, pow: TF's names)
     abs, add_n, argmax, argmin, cast, count_nonzero, cumprod, cumsum, einsum, lin_space,
     linspace, matmul, pow, reduce_all, reduce_any, reduce_logsumexp, reduce_max, reduce_mean,
     reduce_min, reduce_prod, reduce_sum, sign, tensordot)
-from graphops.autodiff import train
+from graphops.training import train
 from graphops.autodiff.gradients import NoGradient, NotDifferentiable, RegisterGradient, gradients
-from graphops.autodiff.variables import (Variable, global_variables,
+from graphops.training.variables import (Variable, global_variables,
                                          global_variables_initializer, trainable_variables,
                                          variables_initializer)
 from graphops.building.graph_collections import (GraphKeys, add_to_collection,
@@ -88,12 +89,12 @@ from graphops.api.init_ops import (constant_initializer, glorot_normal_initializ
                                    truncated_normal_initializer,
                                    uniform_unit_scaling_initializer,
                                    variance_scaling_initializer, zeros_initializer)
-from graphops.autodiff import initializers
-from graphops.autodiff.variables import (
+from graphops.training import initializers
+from graphops.training.variables import (
     all_variables, assign, assign_add, assign_sub, initialize_all_variables,
     initialize_local_variables, is_variable_initialized, local_variables,
     local_variables_initializer, model_variables, report_uninitialized_variables)
-from graphops.autodiff.variable_scope import (AUTO_REUSE, VariableScope, get_local_variable,
+from graphops.training.variable_scope import (AUTO_REUSE, VariableScope, get_local_variable,
                                               get_variable, get_variable_scope, variable_scope)
 from graphops import distributed  # noqa: F401  (gp.train.ClusterSpec, Session(target=dask))
 from graphops.testing import checks as test

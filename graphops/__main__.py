@@ -12,14 +12,14 @@ import difflib
 import sys
 
 import graphops  # noqa: F401  (registers ops, kernels and devices)
-import kernels  # noqa: F401
+from graphops import kernels  # noqa: F401
 from graphops.runtime import devices
 from graphops.interchange import graph_io, pictures
 from graphops.api.op_docs import op_docstring
 from graphops.interchange.op_def_text import op_def_text
-from registry import errors
-from registry.kernel_registry import registered_kernels
-from registry.op_registry import get_op_def, is_registered, list_ops
+from graphops.registry import errors
+from graphops.registry.kernel_registry import registered_kernels
+from graphops.registry.op_registry import get_op_def, is_registered, list_ops
 
 
 def _unknown_op(name):

@@ -1,11 +1,11 @@
-"""Kernel classes: every module of this package registers its kernels on import, except the
-compiled loops (`loops_*`, numba), which `kernels.compiled.loops` imports on first use."""
+"""Kernel classes, registered for "CPU" (NumPy) and "GPU" (CuPy). Imports registry only.
 
-import importlib
-import pkgutil
+Rooms: ``ops/`` the kernel classes, one module per op family (the names of
+``registry/op_defs/`` and ``graphops/autodiff/rules/``), registered on import;
+``conv_algorithms/`` the convolution math they call; ``random_numbers/`` Philox and TF's
+distributions over it; ``numerics/`` other shared array math; ``compiled/`` every numba
+loop, imported on first use; ``support/`` what kernel modules share (devices, dtypes,
+thread counts).
+"""
 
-import registry  # noqa: F401  (op definitions first)
-
-for _module in pkgutil.iter_modules(__path__):
-    if not _module.name.startswith("loops_"):
-        importlib.import_module(f"{__name__}.{_module.name}")
+from graphops.kernels import ops  # noqa: F401  (registers every family's kernels)

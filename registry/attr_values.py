@@ -4,10 +4,10 @@ import operator
 
 import numpy as np
 
-from registry import dtypes
-from registry.errors import InvalidArgumentError
-from registry.op_def import format_attr_value
-from registry.tensor_shape import as_shape
+from graphops.registry import dtypes
+from graphops.registry.errors import InvalidArgumentError
+from graphops.registry.op_def import format_attr_value
+from graphops.registry.tensor_shape import as_shape
 
 
 def _make_int(value, arg_name):

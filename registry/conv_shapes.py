@@ -11,9 +11,9 @@ build time and kernels run them on concrete shapes. The conv ops' shape function
 
 from dataclasses import dataclass, replace
 
-from registry.conv_family import CONV_OPS, GENERIC_CONV
-from registry.errors import InvalidArgumentError, UnimplementedError
-from registry.tensor_shape import TensorShape, shape_str
+from graphops.registry.conv_family import CONV_OPS, GENERIC_CONV
+from graphops.registry.errors import InvalidArgumentError, UnimplementedError
+from graphops.registry.tensor_shape import TensorShape, shape_str
 
 # ----------------------------------------------------------------------------- data formats
 

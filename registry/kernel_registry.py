@@ -5,10 +5,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from registry import memory
-from registry.errors import AlreadyExistsError, InternalError, InvalidArgumentError, NotFoundError
-from registry.op_def import format_attr_value
-from registry.resources import DEFAULT_RESOURCES
+from graphops.registry import memory
+from graphops.registry.errors import AlreadyExistsError, InternalError, InvalidArgumentError, NotFoundError
+from graphops.registry.op_def import format_attr_value
+from graphops.registry.resources import DEFAULT_RESOURCES
 
 DEVICE_PREFERENCE = ("GPU", "CPU")   # unpinned nodes prefer earlier device types
 
@@ -92,12 +92,12 @@ def register_kernel(op, device="CPU", type_constraints=None, attr_constraints=No
 
 def _type_constraints(op, device_type, given):
     """The constraints a registration on `device_type` gets, or None when none can match."""
-    from registry.dtypes import GPU_TYPES, as_dtype
+    from graphops.registry.dtypes import GPU_TYPES, as_dtype
 
     types = {k: tuple(as_dtype(t) for t in v) for k, v in (given or {}).items()}
     if device_type != "GPU":
         return types
-    from registry.op_registry import get_op_def, is_registered
+    from graphops.registry.op_registry import get_op_def, is_registered
 
     type_attrs = {name: None for name in types}
     if is_registered(op):

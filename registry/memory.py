@@ -4,7 +4,7 @@ import operator
 
 import numpy as np
 
-from registry.errors import InvalidArgumentError, ResourceExhaustedError
+from graphops.registry.errors import InvalidArgumentError, ResourceExhaustedError
 
 _INT64_MAX = 2**63 - 1
 _budget = [8 * 2**30]     # bytes one output may take; set_memory_budget changes it

@@ -5,9 +5,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from registry import dtypes
-from registry.errors import InvalidArgumentError
-from registry.tensor_shape import TensorShape
+from graphops.registry import dtypes
+from graphops.registry.errors import InvalidArgumentError
+from graphops.registry.tensor_shape import TensorShape
 
 SCALAR_ATTR_TYPES = ("string", "int", "float", "bool", "type", "shape", "tensor", "func")
 
@@ -81,7 +81,7 @@ class OpDef:
     is_commutative: bool = False
     is_aggregate: bool = False
     shape_fn: Optional[Callable] = None
-    module: str = ""             # where it was registered ("registry.op_defs.conv")
+    module: str = ""             # where it was registered ("graphops.registry.op_defs.conv")
     python_names: dict = field(default_factory=dict)   # TF's api_def renames: arg -> keyword
 
     def __post_init__(self):

@@ -10,12 +10,12 @@ family's (``registry.conv_shapes``). Messages are TF's (its non-oneDNN CPU kerne
 
 from dataclasses import dataclass, replace
 
-from registry.conv_shapes import (
+from graphops.registry.conv_shapes import (
     check_valid_padding, format_dims, is_channels_last, spatial_explicit_pads,
     windowed_output_dim, windowed_output_size)
-from registry.attr_values import int32_attr
-from registry.errors import InvalidArgumentError, UnimplementedError
-from registry.tensor_shape import TensorShape, as_shape
+from graphops.registry.attr_values import int32_attr
+from graphops.registry.errors import InvalidArgumentError, UnimplementedError
+from graphops.registry.tensor_shape import TensorShape, as_shape
 
 _DEPTH = "Pooling is not yet supported on the depth dimension."
 _NON_SPATIAL = "Non-spatial pooling is not yet supported. Volunteers? :)"

@@ -4,9 +4,9 @@ and the handle that names one resource along a `resource` edge."""
 import threading
 from dataclasses import dataclass
 
-from registry import dtypes
-from registry.errors import NotFoundError
-from registry.tensor_shape import TensorShape
+from graphops.registry import dtypes
+from graphops.registry.errors import NotFoundError
+from graphops.registry.tensor_shape import TensorShape
 
 
 @dataclass(frozen=True)

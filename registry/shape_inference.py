@@ -1,7 +1,7 @@
 """Build-time shape inference: the context handed to an op's shape function."""
 
-from registry.errors import InvalidArgumentError
-from registry.tensor_shape import TensorShape, as_shape, unknown_shape
+from graphops.registry.errors import InvalidArgumentError
+from graphops.registry.tensor_shape import TensorShape, as_shape, unknown_shape
 
 _UNKNOWN = unknown_shape()     # TensorShapes are immutable: one object serves every output
 

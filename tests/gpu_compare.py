@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 import graphops as gp
-from registry import dtypes, errors, get_op_def
-from registry.kernel_registry import registered_kernels
+from graphops.registry import dtypes, errors, get_op_def
+from graphops.registry.kernel_registry import registered_kernels
 from tests.op_runners import feeder, map_inputs
 from tests.placement_log import CPU_NAME, GPU_NAME
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import graphops as gp
-from registry import dtypes, errors, get_op_def
+from graphops.registry import dtypes, errors, get_op_def
 
 
 def is_input(op_def, name):

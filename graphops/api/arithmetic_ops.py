@@ -10,7 +10,7 @@ from graphops.api.nn_args import op_scope
 from graphops.api.tensor_args import (binary_wrapper, cast_if_needed, graph_of, snake_case,
                                       to_tensor, unary_wrapper)
 from graphops.building.values import dtype_of
-from registry import dtypes
+from graphops.registry import dtypes
 
 # TF's _TRUEDIV_TABLE: what integers become before a true division
 _TRUEDIV_FLOAT = {dtypes.uint8: dtypes.float32, dtypes.int8: dtypes.float32,

@@ -14,7 +14,7 @@ from graphops.api.tensor_args import (autopack, flatten, graph_of, is_symbolic, 
                                       to_tensor)
 from graphops.building.tensor import Tensor
 from graphops.building.values import dtype_of
-from registry import dtypes
+from graphops.registry import dtypes
 
 _MIRROR_MODES = ("REFLECT", "SYMMETRIC")
 

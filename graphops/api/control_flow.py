@@ -24,8 +24,8 @@ from graphops.building.tensor import Operation, Tensor
 from graphops.interchange.function_builder import (FuncGraph, add_function, function_def,
                                                    is_stateful, unique_function_name)
 from graphops.runtime.devices import to_host
-from registry import dtypes
-from registry.tensor_shape import TensorShape, as_shape
+from graphops.registry import dtypes
+from graphops.registry.tensor_shape import TensorShape, as_shape
 
 __all__ = ["case", "cond", "while_loop", "build_if", "build_while", "trace"]
 

@@ -14,8 +14,8 @@ from graphops.api import raw_ops
 from graphops.building.constant_op import constant
 from graphops.building.graph import get_default_graph
 from graphops.building.tensor import Tensor
-from registry import dtypes
-from registry.tensor_shape import as_shape
+from graphops.registry import dtypes
+from graphops.registry.tensor_shape import as_shape
 
 _SMALL = 1000       # TF's _constant_if_small: a Const below this many elements, else Fill
 

@@ -22,7 +22,7 @@ from graphops.building.constant_op import constant
 from graphops.building.graph import get_default_graph
 from graphops.building.graph_collections import GraphKeys
 from graphops.building.values import convert_value, dtype_of
-from registry import dtypes
+from graphops.registry import dtypes
 
 
 class Reduction:

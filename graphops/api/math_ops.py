@@ -16,8 +16,8 @@ from graphops.api.shape_ops import shape as array_shape
 from graphops.api.tensor_args import (cast_if_needed, graph_of, is_symbolic, static_shape,
                                       to_tensor)
 from graphops.building.tensor import Tensor
-from registry import dtypes
-from registry.errors import UnimplementedError
+from graphops.registry import dtypes
+from graphops.registry.errors import UnimplementedError
 
 
 def _reduce(op_type, input_tensor, axis, keepdims, name):

@@ -8,8 +8,8 @@ import numpy as np
 from graphops.api import raw_ops
 from graphops.api.nn_args import deprecated_argument_lookup, op_scope, static_dims
 from graphops.building.values import convert_value, dtype_of
-from registry import dtypes
-from registry.errors import InvalidArgumentError
+from graphops.registry import dtypes
+from graphops.registry.errors import InvalidArgumentError
 
 
 def relu(features, name=None):

@@ -11,7 +11,7 @@ from graphops.api import raw_ops
 from graphops.api import shape_ops
 from graphops.api.nn_args import deprecated_argument_lookup, op_scope, static_dims
 from graphops.building.values import convert_value, dtype_of
-from registry import dtypes
+from graphops.registry import dtypes
 
 _HALF_TYPES = (dtypes.float16, dtypes.bfloat16)
 

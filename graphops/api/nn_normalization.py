@@ -9,7 +9,7 @@ from graphops.api import raw_ops
 from graphops.api import shape_ops
 from graphops.api.nn_args import deprecated_argument_lookup, op_scope, static_dims
 from graphops.building.values import convert_value, dtype_of
-from registry import dtypes
+from graphops.registry import dtypes
 
 
 def _scope(name, default_name, value):

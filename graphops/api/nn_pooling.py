@@ -7,7 +7,7 @@ import numpy as np
 
 from graphops.api import raw_ops
 from graphops.api.nn_args import convert_padding, deprecated_argument_lookup, get_sequence
-from registry import dtypes
+from graphops.registry import dtypes
 
 
 def _pool_window(ksize, strides, n, data_format):

@@ -4,7 +4,7 @@ TopKV2 and InTopKV2 ops."""
 from graphops.api import raw_ops
 from graphops.api.nn_args import op_scope
 from graphops.building.values import convert_value, dtype_of
-from registry import dtypes
+from graphops.registry import dtypes
 
 
 def top_k(input, k=1, sorted=True, index_type=dtypes.int32, name=None):  # noqa: A002

@@ -8,8 +8,8 @@ deprecation and the one-line OpDef signature.
 
 import keyword
 
-from registry import dtypes
-from registry.tensor_shape import TensorShape
+from graphops.registry import dtypes
+from graphops.registry.tensor_shape import TensorShape
 
 _SCALAR_KIND = {"int": "int", "float": "float", "bool": "bool", "string": "string",
                 "type": "gp.DType", "shape": "gp.TensorShape", "tensor": "np.ndarray",

@@ -22,8 +22,8 @@ from graphops.building.constant_op import constant
 from graphops.building.tensor import Tensor
 from graphops.building.values import convert_value
 from graphops.runtime import eager
-from registry import dtypes
-from registry.tensor_shape import as_shape
+from graphops.registry import dtypes
+from graphops.registry.tensor_shape import as_shape
 
 DEFAULT_GRAPH_SEED = 87654321
 _MAXINT32 = 2**31 - 1

@@ -10,8 +10,8 @@ import inspect
 
 from graphops.building.op_builder import apply_op_keywords
 from graphops.api.op_docs import op_docstring, python_arg_name
-from registry.op_registry import get_op_def, is_registered, list_ops, registry_version
-from registry.tensor_shape import TensorShape
+from graphops.registry.op_registry import get_op_def, is_registered, list_ops, registry_version
+from graphops.registry.tensor_shape import TensorShape
 
 _cache = {}     # op name -> (wrapper, registry version it was last checked at)
 

@@ -19,8 +19,8 @@ from graphops.building.op_builder import output_types
 from graphops.api.op_docs import format_default, op_docstring, python_arg_name
 from graphops.api.raw_ops import op_params
 from graphops.building.scope import Scope
-from registry.attr_values import normalize_attr_value
-from registry.op_registry import get_op_def, is_registered, list_ops
+from graphops.registry.attr_values import normalize_attr_value
+from graphops.registry.op_registry import get_op_def, is_registered, list_ops
 
 _RESERVED = ("operation", "outputs", "output")
 _cache = {}

@@ -10,8 +10,8 @@ from graphops.api.tensor_args import (autopack, constant_value, graph_of, static
                                       to_tensor)
 from graphops.api.shape_ops import shape
 from graphops.building.values import dtype_of
-from registry import dtypes
-from registry.errors import UnimplementedError
+from graphops.registry import dtypes
+from graphops.registry.errors import UnimplementedError
 
 
 def gather(params, indices, validate_indices=None, name=None, axis=None, batch_dims=0):

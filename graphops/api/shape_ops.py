@@ -10,9 +10,9 @@ from graphops.api.nn_args import op_scope
 from graphops.api.tensor_args import (autopack, cast_if_needed, graph_of, is_symbolic,
                                       static_shape, to_tensor)
 from graphops.building.tensor import Tensor
-from registry import dtypes
-from registry.op_defs.math import broadcast_shapes
-from registry.tensor_shape import as_shape
+from graphops.registry import dtypes
+from graphops.registry.op_defs.math import broadcast_shapes
+from graphops.registry.tensor_shape import as_shape
 
 _RANGE_TYPES = [dtypes.int32, dtypes.int64, dtypes.float16, dtypes.bfloat16, dtypes.float32,
                 dtypes.float64]

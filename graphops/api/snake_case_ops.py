@@ -25,8 +25,8 @@ import types
 from graphops.api import raw_ops
 from graphops.api.op_docs import op_docstring
 from graphops.building.op_builder import apply_op_keywords
-from registry.errors import NotFoundError
-from registry.op_registry import get_op_def, list_ops, registry_version
+from graphops.registry.errors import NotFoundError
+from graphops.registry.op_registry import get_op_def, list_ops, registry_version
 
 # TF's python_op_gen IsOpWithUnderscorePrefix: Python builtins and a few names TF's own
 # Python code defines; a generated wrapper of that name is `_name`

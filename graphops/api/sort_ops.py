@@ -9,7 +9,7 @@ from graphops.api.nn_args import op_scope
 from graphops.api.shape_ops import rank, shape
 from graphops.api.tensor_args import constant_value, graph_of, static_shape, to_tensor
 from graphops.building.values import dtype_of
-from registry.errors import UnimplementedError
+from graphops.registry.errors import UnimplementedError
 
 
 def _descending(values, axis, want_indices):

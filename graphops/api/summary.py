@@ -21,7 +21,7 @@ from graphops.api.tf1_names import missing_tf1_attribute
 from graphops.building.graph import get_default_graph
 from graphops.building.graph_collections import GraphKeys
 from graphops.building.values import convert_value, dtype_of
-from registry import dtypes
+from graphops.registry import dtypes
 
 __all__ = ["scalar", "histogram", "text", "tensor_summary", "merge", "merge_all", "FileWriter",
            "FileWriterCache", "summary_iterator", "Summary", "SummaryDescription",

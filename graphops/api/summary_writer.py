@@ -18,7 +18,7 @@ import warnings
 import weakref
 
 from graphops.building.graph import Graph, get_default_graph
-from registry.errors import InvalidArgumentError
+from graphops.registry.errors import InvalidArgumentError
 
 _CLOSED_WARNING = ("Attempting to use a closed FileWriter. The operation will be a noop "
                    "unless the FileWriter is explicitly reopened.")

@@ -12,8 +12,8 @@ from graphops.building.constant_op import convert_to_tensor
 from graphops.building.tensor import Operation, Tensor, as_graph_element
 from graphops.building.values import convert_value, dtype_of
 from graphops.runtime.devices import to_host
-from registry import dtypes
-from registry.tensor_shape import TensorShape
+from graphops.registry import dtypes
+from graphops.registry.tensor_shape import TensorShape
 
 
 def flatten(values):

@@ -9,7 +9,7 @@ import numbers
 from graphops.building.constant_op import constant
 from graphops.building.op_builder import apply_op
 from graphops.building.tensor import Tensor
-from registry import dtypes
+from graphops.registry import dtypes
 
 _SLICE_TYPE_ERROR = ("Only integers, slices (`:`), ellipsis (`...`), tf.newaxis (`None`) and "
                      "scalar tf.int32/tf.int64 tensors are valid indices")

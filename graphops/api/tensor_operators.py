@@ -13,7 +13,7 @@ from graphops.api.tensor_indexing import getitem, iterate
 from graphops.building.constant_op import convert_to_tensor
 from graphops.building.op_builder import apply_op
 from graphops.building.tensor import Operation, Tensor, as_graph_element
-from registry import dtypes
+from graphops.registry import dtypes
 
 # Python method -> (op type, name scope, keyword names of the operands, reflected?)
 _BINARY = {

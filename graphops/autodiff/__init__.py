@@ -1,5 +1,5 @@
-"""Differentiation and training: the gradient registry and `gp.gradients`, the gradient rules
-of the built-in ops (registered here, on import), resource variables and optimizers.
-Imports api, client, building and runtime."""
+"""Differentiation: the gradient registry and `gp.gradients`, and the gradient rules of the
+built-in ops (one module per op family in `rules/`, registered on import). Imports api,
+framework_kernels and below."""
 
 from graphops.autodiff import rules  # noqa: F401  (registers the built-in gradient functions)

@@ -13,8 +13,7 @@ import threading
 from graphops.api import raw_ops
 from graphops.building.constant_op import convert_to_tensor
 from graphops.building.tensor import Tensor, as_graph_element
-from graphops.autodiff.variables import Variable
-from registry import dtypes
+from graphops.registry import dtypes
 
 _registry = {}          # op type -> gradient function, or None for NotDifferentiable
 _registry_lock = threading.Lock()
@@ -120,11 +119,12 @@ def _aggregated(grads, tensor_op, index):
 
 
 def _as_tensors(values, what, read_variables=False):
-    """The Tensors for `ys`/`xs`/`stop_gradients`; a Variable stands for its handle (or, in
-    `ys`, for a read of its value)."""
+    """The Tensors for `ys`/`xs`/`stop_gradients`; a resource variable (TF's mark,
+    `_should_act_as_resource_variable`) stands for its handle (or, in `ys`, for a read of
+    its value)."""
     tensors = []
     for value in [] if values is None else _as_list(values):
-        if isinstance(value, Variable):
+        if hasattr(value, "_should_act_as_resource_variable"):
             value = value.value() if read_variables else value.handle
         value = as_graph_element(value)
         if not isinstance(value, Tensor):

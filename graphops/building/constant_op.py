@@ -5,8 +5,8 @@ from graphops.building import graph as graph_lib
 from graphops.building.op_builder import build_op
 from graphops.building.tensor import Tensor
 from graphops.building.values import constant_array, convert_value
-from registry import dtypes
-from registry.tensor_shape import as_shape
+from graphops.registry import dtypes
+from graphops.registry.tensor_shape import as_shape
 
 
 def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None):

@@ -15,7 +15,7 @@ import threading
 from graphops.runtime import execution_mode
 from graphops.runtime.devices import DeviceSpec, canonical_device
 from graphops.building.tensor import Operation, Tensor, as_graph_element
-from registry.errors import FailedPreconditionError, InvalidArgumentError
+from graphops.registry.errors import FailedPreconditionError, InvalidArgumentError
 
 VALID_NODE_NAME = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\\/>-]*$")   # TF's IsValidNodeName
 _VALID_SCOPE_NAME = re.compile(r"^[A-Za-z0-9_.\\/>-]*$")

@@ -19,13 +19,13 @@ from graphops.runtime import eager
 from graphops.building import graph as graph_lib
 from graphops.building.values import convert_value, dtype_of, is_device_array
 from graphops.building.tensor import Operation, Tensor, as_graph_element
-from registry import dtypes
-from registry.attr_values import attr_value_string, normalize_attr_value
-from registry.errors import InvalidArgumentError
-from registry.op_def import arg_types
-from registry.op_registry import get_op_def
-from registry.shape_inference import run_shape_fn
-from registry.tensor_shape import shape_str
+from graphops.registry import dtypes
+from graphops.registry.attr_values import attr_value_string, normalize_attr_value
+from graphops.registry.errors import InvalidArgumentError
+from graphops.registry.op_def import arg_types
+from graphops.registry.op_registry import get_op_def
+from graphops.registry.shape_inference import run_shape_fn
+from graphops.registry.tensor_shape import shape_str
 
 _OUTPUT_TUPLES = {}
 _SIGNATURES = {}     # id(OpDef) -> its _Signature

@@ -14,7 +14,7 @@ from graphops.runtime.devices import canonical_device
 from graphops.building.op_builder import create_node, warn_deprecated
 from graphops.building.values import dtype_of
 from graphops.building.tensor import Operation, Tensor, as_graph_element
-from registry.op_registry import get_op_def
+from graphops.registry.op_registry import get_op_def
 
 
 def _as_operation(obj):

@@ -9,8 +9,8 @@ objects have one) is accepted wherever a Tensor or Operation is expected.
 from operator import attrgetter
 from types import MappingProxyType
 
-from registry.errors import InvalidArgumentError
-from registry.tensor_shape import TensorShape, as_shape
+from graphops.registry.errors import InvalidArgumentError
+from graphops.registry.tensor_shape import TensorShape, as_shape
 
 
 def as_graph_element(obj):

@@ -12,9 +12,9 @@ import numpy as np
 
 from graphops.building.tensor import Operation, Tensor, as_graph_element
 from graphops.runtime import devices
-from registry import dtypes
-from registry.errors import InvalidArgumentError
-from registry.tensor_shape import as_shape
+from graphops.registry import dtypes
+from graphops.registry.errors import InvalidArgumentError
+from graphops.registry.tensor_shape import as_shape
 
 
 def is_device_array(value):

@@ -19,10 +19,10 @@ import numpy as np
 from graphops.runtime import devices, executor
 from graphops.building.graph import DefaultController, DefaultStack, get_default_graph
 from graphops.building.tensor import Operation, Tensor
-from kernels.parallelism import set_intra_op_threads
-from registry.errors import (CancelledError, DeadlineExceededError, InvalidArgumentError,
+from graphops.kernels.support.parallelism import set_intra_op_threads
+from graphops.registry.errors import (CancelledError, DeadlineExceededError, InvalidArgumentError,
                              UnimplementedError)
-from registry.resources import ResourceMgr
+from graphops.registry.resources import ResourceMgr
 
 _tensor_key = executor.tensor_key
 _default_sessions = DefaultStack()

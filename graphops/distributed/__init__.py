@@ -10,7 +10,7 @@ Importing this package imports no Dask: it installs `ClusterSpec` and
 DistributedSession (session.py, which needs `pip install graphops[distributed]`).
 """
 
-from graphops.autodiff import train
+from graphops.training import train
 from graphops.client.session import add_remote_target
 from graphops.distributed.cluster_spec import ClusterSpec
 from graphops.distributed.device_setter import replica_device_setter

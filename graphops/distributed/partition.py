@@ -20,7 +20,7 @@ from graphops.interchange.graph_def import as_graph_def
 from graphops.runtime.devices import DeviceSpec
 from graphops.runtime.executor import (fed_placeholder_ids, producers, prune_and_sort,
                                        tensor_key)
-from registry.errors import InvalidArgumentError
+from graphops.registry.errors import InvalidArgumentError
 
 COPIED_SOURCES = ("Const", "VarHandleOp")
 

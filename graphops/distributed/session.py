@@ -24,7 +24,7 @@ from graphops.distributed.workers import default_cluster, task_addresses, worker
 from graphops.interchange.messages import graph_def_to_proto
 from graphops.runtime.devices import DeviceSpec
 from graphops.runtime.executor import tensor_key
-from registry.errors import AbortedError, InvalidArgumentError, UnavailableError
+from graphops.registry.errors import AbortedError, InvalidArgumentError, UnavailableError
 
 DASK_SCHEME = "dask://"
 

@@ -14,7 +14,7 @@ import distributed
 
 from graphops.distributed.task_holder import run_stage, select_outputs
 from graphops.distributed.workers import worker_names
-from registry.errors import (DeadlineExceededError, InternalError, OpError,
+from graphops.registry.errors import (DeadlineExceededError, InternalError, OpError,
                              UnavailableError)
 
 POLL_SECONDS = 0.2          # how often a waiting step checks that its workers are alive

@@ -14,7 +14,7 @@ from graphops.building.graph import Graph
 from graphops.client.session import Session
 from graphops.interchange.graph_def import import_graph_def
 from graphops.interchange.graph_io import graph_def_from_bytes
-from registry.errors import AbortedError
+from graphops.registry.errors import AbortedError
 
 REMEMBERED_STAGES = 4096  # how many recent (step, stage) each task holder remembers
 _holders = {}            # (worker address, session id, task) -> _TaskHolder

@@ -1,7 +1,7 @@
 """Which Dask worker runs each task: ClusterSpec entries matched to the client's workers."""
 
 from graphops.distributed.cluster_spec import ClusterSpec
-from registry.errors import UnavailableError
+from graphops.registry.errors import UnavailableError
 
 
 def worker_names(client):

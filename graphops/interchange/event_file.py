@@ -15,7 +15,7 @@ import time
 
 from graphops.interchange import crc32c
 from graphops.interchange.proto.event_pb2 import Event, SourceMetadata
-from registry.errors import DataLossError
+from graphops.registry.errors import DataLossError
 
 FILE_VERSION = "brain.Event:2"
 _HEADER = struct.Struct("<QI")

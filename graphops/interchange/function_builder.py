@@ -19,9 +19,9 @@ import re
 from graphops.building.graph import Graph
 from graphops.building.op_builder import create_node
 from graphops.building.tensor import Operation, Tensor
-from registry.errors import InvalidArgumentError
-from registry.op_def import arg_types
-from registry.op_registry import get_op_def
+from graphops.registry.errors import InvalidArgumentError
+from graphops.registry.op_def import arg_types
+from graphops.registry.op_registry import get_op_def
 
 _uid = itertools.count(1)
 _ARG_NAME = re.compile(r"[^a-z0-9_]")

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 
 from graphops.building.graph import Graph
 from graphops.interchange.graph_def import import_graph_def
-from registry import dtypes
-from registry.errors import InvalidArgumentError, UnimplementedError
-from registry.op_def import arg_types
-from registry.op_registry import get_op_def
-from registry.tensor_shape import TensorShape
+from graphops.registry import dtypes
+from graphops.registry.errors import InvalidArgumentError, UnimplementedError
+from graphops.registry.op_def import arg_types
+from graphops.registry.op_registry import get_op_def
+from graphops.registry.tensor_shape import TensorShape
 
 _BODY_INPUT = re.compile(r"^(\^?)([^:^]+)(?::([^:]+)(?::(\d+))?)?$")
 

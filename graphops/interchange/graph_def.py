@@ -21,13 +21,13 @@ from graphops.building.op_builder import (output_types, shape_fn_error, summariz
 from graphops.building.tensor import Operation, Tensor, as_graph_element
 from graphops.interchange import graph_json, messages
 from graphops.runtime.devices import canonical_device
-from registry import dtypes
-from registry.attr_values import validate_attr_value
-from registry.errors import InvalidArgumentError, UnimplementedError
-from registry.op_def import arg_types
-from registry.op_registry import get_op_def
-from registry.shape_inference import merge_shapes, run_shape_fn
-from registry.tensor_shape import TensorShape
+from graphops.registry import dtypes
+from graphops.registry.attr_values import validate_attr_value
+from graphops.registry.errors import InvalidArgumentError, UnimplementedError
+from graphops.registry.op_def import arg_types
+from graphops.registry.op_registry import get_op_def
+from graphops.registry.shape_inference import merge_shapes, run_shape_fn
+from graphops.registry.tensor_shape import TensorShape
 
 GRAPH_DEF_VERSION = 2474          # producer written on export (TF 2.21's TF_GRAPH_DEF_VERSION)
 GRAPH_DEF_VERSION_MIN_PRODUCER = 0

@@ -17,8 +17,8 @@ from graphops.interchange import graph_json, messages
 from graphops.interchange.graph_def import as_graph_def
 from graphops.interchange.messages import GraphDef, graph_def_from_proto
 from graphops.interchange.tensor_bundle import AtomicFile
-from registry import memory
-from registry.errors import InvalidArgumentError
+from graphops.registry import memory
+from graphops.registry.errors import InvalidArgumentError
 
 _MAX_MESSAGE_BYTES = 2**31 - 1      # protobuf refuses larger messages
 _TEXT_SUFFIXES = (".pbtxt", ".pbtext", ".txt", ".prototxt")

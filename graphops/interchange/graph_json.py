@@ -10,7 +10,7 @@ unpickled.
 from google.protobuf import json_format
 
 from graphops.interchange.messages import GraphDef, graph_def_from_proto, graph_def_to_proto
-from registry.errors import InvalidArgumentError
+from graphops.registry.errors import InvalidArgumentError
 
 
 def graph_def_to_json(graph_def, indent=2):

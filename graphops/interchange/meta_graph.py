@@ -8,7 +8,7 @@ from google.protobuf import message, text_format
 from graphops.interchange.graph_io import graph_def_to_proto
 from graphops.interchange.proto.meta_graph_pb2 import MetaGraphDef
 from graphops.interchange.tensor_bundle import AtomicFile
-from registry.errors import InvalidArgumentError
+from graphops.registry.errors import InvalidArgumentError
 
 
 def meta_graph_def(graph, saver_def=None, clear_devices=False):

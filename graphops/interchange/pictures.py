@@ -17,7 +17,7 @@ import warnings
 from graphops.building.graph import Graph
 from graphops.interchange import graph_json
 from graphops.interchange.graph_def import import_graph_def
-from registry.errors import FailedPreconditionError, InvalidArgumentError, OpError
+from graphops.registry.errors import FailedPreconditionError, InvalidArgumentError, OpError
 
 _PALETTE = ("#cfe2f3", "#d9ead3", "#fce5cd", "#ead1dc", "#fff2cc", "#d0e0e3", "#f4cccc",
             "#d9d2e9")

@@ -13,7 +13,7 @@ metaindex and index handles padded to 40 bytes, then the magic number (fixed64).
 import struct
 
 from graphops.interchange.crc32c import crc32c, mask, unmask
-from registry.errors import DataLossError
+from graphops.registry.errors import DataLossError
 
 MAGIC = 0xDB4775248B80FB57
 FOOTER_SIZE = 48

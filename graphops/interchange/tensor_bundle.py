@@ -17,8 +17,8 @@ import numpy as np
 from graphops.interchange import sstable
 from graphops.interchange.crc32c import crc32c, mask, unmask
 from graphops.interchange.proto import tensor_bundle_pb2
-from registry import dtypes
-from registry.errors import (DataLossError, InvalidArgumentError, NotFoundError,
+from graphops.registry import dtypes
+from graphops.registry.errors import (DataLossError, InvalidArgumentError, NotFoundError,
                              UnimplementedError)
 
 _HEADER_KEY = b""

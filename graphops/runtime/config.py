@@ -11,8 +11,8 @@ import contextlib
 
 from graphops.runtime.devices import list_physical_devices
 from graphops.runtime.host_memory import get_retain_host_memory, set_retain_host_memory
-from kernels.parallelism import get_intra_op_threads, set_intra_op_threads
-from registry.memory import get_memory_budget, set_memory_budget
+from graphops.kernels.support.parallelism import get_intra_op_threads, set_intra_op_threads
+from graphops.registry.memory import get_memory_budget, set_memory_budget
 
 __all__ = ["get_memory_budget", "set_memory_budget", "memory_budget", "list_physical_devices",
            "get_intra_op_parallelism_threads", "set_intra_op_parallelism_threads",

@@ -13,10 +13,10 @@ import numpy as np
 from graphops.runtime import devices, host_memory, placement
 from graphops.runtime.kernel_call import (compute, error_cause, host_memory_indices, instantiate,
                                           node_error)
-from registry import dtypes
-from registry.op_def import arg_types
-from registry.resources import DEFAULT_RESOURCES, ResourceHandle
-from registry.tensor_shape import TensorShape
+from graphops.registry import dtypes
+from graphops.registry.op_def import arg_types
+from graphops.registry.resources import DEFAULT_RESOURCES, ResourceHandle
+from graphops.registry.tensor_shape import TensorShape
 
 _MAX_CACHED = 4096
 _cache = {}

@@ -16,7 +16,7 @@ import numpy as np
 from graphops.runtime import constant_folding, devices, fusion, host_memory, placement
 from graphops.runtime.kernel_call import (compute, error_cause, host_memory_indices, instantiate,
                                           node_error)
-from registry.errors import CancelledError, InternalError, InvalidArgumentError
+from graphops.registry.errors import CancelledError, InternalError, InvalidArgumentError
 
 # ------------------------------------------------------------------------------ steps
 

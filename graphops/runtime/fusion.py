@@ -38,10 +38,10 @@ import math
 
 import numpy as np
 
-from kernels.kernel_util import (CHAIN_CHUNK, PARALLEL_MIN_SIZE_COMPUTE, chain_tiles,
+from graphops.kernels.support.kernel_util import (CHAIN_CHUNK, PARALLEL_MIN_SIZE_COMPUTE, chain_tiles,
                                  channel_chain, compiled_cpu, compiled_elementwise)
-from registry import memory
-from registry.conv_shapes import conv_params, forward_geometry
+from graphops.registry import memory
+from graphops.registry.conv_shapes import conv_params, forward_geometry
 
 FUSED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 MAX_STAGES = 3

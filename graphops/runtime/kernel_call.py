@@ -7,10 +7,10 @@ its op type, device and inputs. `host_memory_indices` says which args stay in ho
 """
 
 from graphops.runtime import devices
-from registry.errors import InternalError, OpError
-from registry.kernel_registry import OpKernelConstruction, OpKernelContext
-from registry.op_def import arg_types
-from registry.tensor_shape import shape_str
+from graphops.registry.errors import InternalError, OpError
+from graphops.registry.kernel_registry import OpKernelConstruction, OpKernelContext
+from graphops.registry.op_def import arg_types
+from graphops.registry.tensor_shape import shape_str
 
 _SITE_FRAMES = 5     # creation-site frames shown in error messages (innermost last)
 

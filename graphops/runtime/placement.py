@@ -15,8 +15,8 @@ import sys
 from typing import NamedTuple
 
 from graphops.runtime import devices
-from registry import kernel_registry
-from registry.errors import InvalidArgumentError, NotFoundError
+from graphops.registry import kernel_registry
+from graphops.registry.errors import InvalidArgumentError, NotFoundError
 
 
 class Placement(NamedTuple):

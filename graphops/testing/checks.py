@@ -19,7 +19,7 @@ from graphops.building.tensor import as_graph_element
 from graphops.client.session import Session, get_default_session
 from graphops.runtime.devices import to_host
 from graphops.testing.simulated_gpu import simulated_gpu
-from registry.kernel_registry import registered_kernels
+from graphops.registry.kernel_registry import registered_kernels
 
 # How far a GPU kernel may stray from the CPU one (summation order differs), per dtype.
 _DEVICE_RTOL = {"float16": 1e-2, "float32": 1e-5, "complex64": 1e-5}

@@ -2,7 +2,7 @@
 LeakyRelu, Softplus, Softsign, LogSoftmax, and ReluGrad, Relu6Grad, EluGrad, SeluGrad,
 LeakyReluGrad, SoftplusGrad, SoftsignGrad. Relu itself lives in ``nn.py``."""
 
-from registry.op_registry import register_op
+from graphops.registry.op_registry import register_op
 
 _FLOAT = "T: {half, bfloat16, float, double}"
 _REAL = "T: realnumbertype"

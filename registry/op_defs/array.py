@@ -5,10 +5,10 @@ Also holds shape helpers that other op modules share: `int_values`, `scalar_inpu
 (the merge/rank helpers with TF's messages are in registry/shape_inference.py).
 """
 
-from registry.errors import InvalidArgumentError
-from registry.op_registry import register_op
-from registry.shape_inference import divide_evenly, merge_shapes, with_value
-from registry.tensor_shape import TensorShape, unknown_shape
+from graphops.registry.errors import InvalidArgumentError
+from graphops.registry.op_registry import register_op
+from graphops.registry.shape_inference import divide_evenly, merge_shapes, with_value
+from graphops.registry.tensor_shape import TensorShape, unknown_shape
 
 # ----------------------------------------------------------------------------- shape helpers
 

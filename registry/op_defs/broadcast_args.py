@@ -1,8 +1,8 @@
 """BroadcastArgs (TF's array_ops.cc): the shape two shape vectors broadcast to, computed at
 run time (what tf.broadcast_dynamic_shape builds)."""
 
-from registry.op_registry import register_op
-from registry.tensor_shape import TensorShape
+from graphops.registry.op_registry import register_op
+from graphops.registry.tensor_shape import TensorShape
 
 
 def _broadcast_args_shape(c):

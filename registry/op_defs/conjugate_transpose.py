@@ -1,8 +1,8 @@
 """ConjugateTranspose (TF's array_ops.cc): Transpose of the complex conjugate, what
 `tf.transpose(conjugate=True)` builds for complex tensors."""
 
-from registry.op_defs.array import _transpose_shape
-from registry.op_registry import register_op
+from graphops.registry.op_defs.array import _transpose_shape
+from graphops.registry.op_registry import register_op
 
 register_op("ConjugateTranspose") \
     .input("x: T") \

@@ -6,16 +6,16 @@ then the checks the op's kernel would run (``registry.conv_shapes``) on whatever
 at build time, so a bad combination fails while building as InvalidArgumentError.
 """
 
-from registry.conv_family import CONV_OPS, GENERIC_DATA_FORMATS, fixed_rank_format
-from registry.conv_generic import generic_conv
-from registry.conv_shapes import (backprop_geometry, check_valid_padding, conv_params,
+from graphops.registry.conv_family import CONV_OPS, GENERIC_DATA_FORMATS, fixed_rank_format
+from graphops.registry.conv_generic import generic_conv
+from graphops.registry.conv_shapes import (backprop_geometry, check_valid_padding, conv_params,
                                   format_dims, forward_geometry, is_channels_last, make_shape,
                                   spatial_explicit_pads, windowed_output_dim)
-from registry.errors import InvalidArgumentError, OpError
-from registry.op_defs.array import shape_from_shape_tensor
-from registry.op_registry import register_op
-from registry.shape_inference import merge_dim
-from registry.tensor_shape import unknown_shape
+from graphops.registry.errors import InvalidArgumentError, OpError
+from graphops.registry.op_defs.array import shape_from_shape_tensor
+from graphops.registry.op_registry import register_op
+from graphops.registry.shape_inference import merge_dim
+from graphops.registry.tensor_shape import unknown_shape
 
 PADDING = "padding: {'SAME', 'VALID'}"
 PADDING_EXPLICIT = "padding: {'SAME', 'VALID', 'EXPLICIT'}"

@@ -1,10 +1,10 @@
 """Data-flow op definitions (TF's data_flow_ops.cc): DynamicStitch, ParallelDynamicStitch
 and DynamicPartition, which TF's gradients of reductions and gathers write."""
 
-from registry.op_defs.array import int_values
-from registry.op_registry import register_op
-from registry.shape_inference import merge_prefix, merge_shapes
-from registry.tensor_shape import TensorShape, unknown_shape
+from graphops.registry.op_defs.array import int_values
+from graphops.registry.op_registry import register_op
+from graphops.registry.shape_inference import merge_prefix, merge_shapes
+from graphops.registry.tensor_shape import TensorShape, unknown_shape
 
 
 def _dynamic_stitch_shape(c):

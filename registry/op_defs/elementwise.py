@@ -1,8 +1,8 @@
 """Element-wise op definitions TF1's math wrappers need beyond `math.py`: FloorDiv, Rint,
 the logical ops, the float predicates IsNan/IsInf/IsFinite, and ClipByValue."""
 
-from registry.op_registry import register_op
-from registry.op_defs.math import _broadcast_binary_shape, _unchanged
+from graphops.registry.op_registry import register_op
+from graphops.registry.op_defs.math import _broadcast_binary_shape, _unchanged
 
 _DIV = ("{bfloat16, half, float, double, uint8, int8, uint16, int16, int32, uint32, uint64, "
         "int64, complex64, complex128}")

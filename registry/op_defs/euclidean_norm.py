@@ -1,8 +1,8 @@
 """EuclideanNorm (TF's math_ops.cc): sqrt(sum(|x|^2)) over the reduction axes, a reduction
 with the signature and shape function of Sum."""
 
-from registry.op_defs.math import _reduction_shape
-from registry.op_registry import register_op
+from graphops.registry.op_defs.math import _reduction_shape
+from graphops.registry.op_registry import register_op
 
 register_op("EuclideanNorm") \
     .input("input: T") \

@@ -7,9 +7,9 @@ their outputs take the `output_shapes` attr when it is set. graphops.interchange
 the kernels, which run the function bodies as sub-graphs.
 """
 
-from registry.errors import InvalidArgumentError
-from registry.op_registry import register_op
-from registry.tensor_shape import TensorShape
+from graphops.registry.errors import InvalidArgumentError
+from graphops.registry.op_registry import register_op
+from graphops.registry.tensor_shape import TensorShape
 
 
 def _unknown_shapes(c):

@@ -1,11 +1,11 @@
 """Gather, GatherV2, GatherNd, ScatterNd and UnsortedSegmentSum (the dense form of a gather's
 gradient): OpDefs and TF's shape functions."""
 
-from registry.errors import InvalidArgumentError
-from registry.op_defs.array import int_values, scalar_input_dim, shape_from_shape_tensor
-from registry.op_registry import register_op
-from registry.shape_inference import merge_prefix, merge_shapes
-from registry.tensor_shape import TensorShape, unknown_shape
+from graphops.registry.errors import InvalidArgumentError
+from graphops.registry.op_defs.array import int_values, scalar_input_dim, shape_from_shape_tensor
+from graphops.registry.op_registry import register_op
+from graphops.registry.shape_inference import merge_prefix, merge_shapes
+from graphops.registry.tensor_shape import TensorShape, unknown_shape
 
 _SEGMENT_TYPES = ("float, double, int32, uint8, int16, int8, complex64, int64, qint8, quint8, "
                   "qint32, bfloat16, qint16, quint16, uint16, complex128, half, uint32, uint64")

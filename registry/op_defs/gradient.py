@@ -1,8 +1,8 @@
 """Ops that exist for gradient graphs (TF's array_ops.cc): index arithmetic on shapes and
 permutations: BroadcastGradientArgs, InvertPermutation, ConcatOffset."""
 
-from registry.op_registry import register_op
-from registry.tensor_shape import TensorShape
+from graphops.registry.op_registry import register_op
+from graphops.registry.tensor_shape import TensorShape
 
 
 def _reduction_indices_shape(c):

@@ -1,11 +1,11 @@
 """Image resizing ops (TF's image_ops.cc): ResizeBilinear, ResizeNearestNeighbor and their
 gradients, with TF's shape functions."""
 
-from registry.errors import InvalidArgumentError
-from registry.op_defs.array import int_values
-from registry.op_registry import register_op
-from registry.shape_inference import with_value
-from registry.tensor_shape import TensorShape, unknown_shape
+from graphops.registry.errors import InvalidArgumentError
+from graphops.registry.op_defs.array import int_values
+from graphops.registry.op_registry import register_op
+from graphops.registry.shape_inference import with_value
+from graphops.registry.tensor_shape import TensorShape, unknown_shape
 
 RESIZE_FLAGS = ("align_corners: bool = false", "half_pixel_centers: bool = false")
 

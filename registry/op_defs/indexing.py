@@ -3,12 +3,12 @@ functions: IdentityN, ShapeN, Split, SplitV, Unpack, Select, SelectV2, Where, On
 Reverse, ReverseV2, BroadcastTo. Gathers and scatters are in gather_scatter.py,
 StridedSlice in strided_slice.py, Cumsum with Cumprod in math.py."""
 
-from registry.errors import InvalidArgumentError
-from registry.op_defs.array import int_values, scalar_input_dim, shape_from_shape_tensor
-from registry.op_defs.math import broadcast_shapes
-from registry.op_registry import register_op
-from registry.shape_inference import merge_dim, merge_shapes, with_rank_at_most, with_value
-from registry.tensor_shape import TensorShape, unknown_shape
+from graphops.registry.errors import InvalidArgumentError
+from graphops.registry.op_defs.array import int_values, scalar_input_dim, shape_from_shape_tensor
+from graphops.registry.op_defs.math import broadcast_shapes
+from graphops.registry.op_registry import register_op
+from graphops.registry.shape_inference import merge_dim, merge_shapes, with_rank_at_most, with_value
+from graphops.registry.tensor_shape import TensorShape, unknown_shape
 
 _REVERSE_TYPES = ("uint8, int8, uint16, int16, uint32, int32, uint64, int64, bool, bfloat16, "
                   "half, float, double, complex64, complex128, string")

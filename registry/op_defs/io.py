@@ -1,11 +1,11 @@
 """Checkpoint ops (TF's io_ops.cc and string_ops.cc): SaveV2/RestoreV2 and the string ops
 a sharded Saver builds for its file names."""
 
-from registry.errors import InvalidArgumentError
-from registry.op_defs.math import _unchanged
-from registry.op_registry import register_op
-from registry.shape_inference import merge_shapes, with_value
-from registry.tensor_shape import TensorShape, unknown_shape
+from graphops.registry.errors import InvalidArgumentError
+from graphops.registry.op_defs.math import _unchanged
+from graphops.registry.op_registry import register_op
+from graphops.registry.shape_inference import merge_shapes, with_value
+from graphops.registry.tensor_shape import TensorShape, unknown_shape
 
 
 def _check_names(c, count):

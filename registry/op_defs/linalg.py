@@ -1,11 +1,11 @@
 """Batched matrix products (TF's math_ops.cc / linalg_ops.cc): BatchMatMulV2, BatchMatMulV3
 and Einsum, with the equation parsing that Einsum's shape function and kernel share."""
 
-from registry.errors import InvalidArgumentError
-from registry.op_defs.math import broadcast_shapes
-from registry.op_registry import register_op
-from registry.shape_inference import merge_dim
-from registry.tensor_shape import TensorShape, unknown_shape
+from graphops.registry.errors import InvalidArgumentError
+from graphops.registry.op_defs.math import broadcast_shapes
+from graphops.registry.op_registry import register_op
+from graphops.registry.shape_inference import merge_dim
+from graphops.registry.tensor_shape import TensorShape, unknown_shape
 
 ELLIPSIS = "..."
 

@@ -2,10 +2,10 @@
 prints its data when run), StringFormat (tensors formatted into a template) and PrintV2
 (prints a string scalar)."""
 
-from registry.errors import InvalidArgumentError
-from registry.op_defs.math import _unchanged
-from registry.op_registry import register_op
-from registry.tensor_shape import TensorShape
+from graphops.registry.errors import InvalidArgumentError
+from graphops.registry.op_defs.math import _unchanged
+from graphops.registry.op_registry import register_op
+from graphops.registry.tensor_shape import TensorShape
 
 
 def _print_v2_shape(c):

@@ -1,10 +1,10 @@
 """Classification ops (TF's nn_ops.cc, math_ops.cc): the fused softmax cross-entropy ops
 (loss and its backprop in one node), ArgMax and ArgMin."""
 
-from registry.errors import InvalidArgumentError
-from registry.op_defs.math import broadcast_shapes
-from registry.op_registry import register_op
-from registry.tensor_shape import TensorShape
+from graphops.registry.errors import InvalidArgumentError
+from graphops.registry.op_defs.math import broadcast_shapes
+from graphops.registry.op_registry import register_op
+from graphops.registry.tensor_shape import TensorShape
 
 
 def _sparse_xent_shape(c):

@@ -3,11 +3,11 @@ the scans Cumsum and Cumprod, Range."""
 
 import numpy as np
 
-from registry.errors import InvalidArgumentError
-from registry.op_registry import register_op
-from registry.op_defs.array import int_values
-from registry.shape_inference import merge_dim, with_rank_at_most
-from registry.tensor_shape import TensorShape, unknown_shape
+from graphops.registry.errors import InvalidArgumentError
+from graphops.registry.op_registry import register_op
+from graphops.registry.op_defs.array import int_values
+from graphops.registry.shape_inference import merge_dim, with_rank_at_most
+from graphops.registry.tensor_shape import TensorShape, unknown_shape
 
 _UNARY = "{bfloat16, half, float, double, int8, int16, int32, int64, complex64, complex128}"
 _UNARY_COMPLEX = "{bfloat16, half, float, double, complex64, complex128}"

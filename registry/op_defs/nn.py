@@ -1,9 +1,9 @@
 """Everyday neural-net op definitions (TF's nn_ops.cc): Relu, BiasAdd (V1 and its gradient
 op), Softmax."""
 
-from registry.op_registry import register_op
-from registry.shape_inference import merge_dim
-from registry.tensor_shape import TensorShape, unknown_shape
+from graphops.registry.op_registry import register_op
+from graphops.registry.shape_inference import merge_dim
+from graphops.registry.tensor_shape import TensorShape, unknown_shape
 
 register_op("Relu") \
     .input("features: T") \

@@ -1,9 +1,9 @@
 """Normalisation op definitions (TF's nn_ops.cc): FusedBatchNorm (V1-V3) and their gradients,
 LRN and LRNGrad, with TF's shape functions."""
 
-from registry.op_registry import register_op
-from registry.shape_inference import merge_dim
-from registry.tensor_shape import TensorShape
+from graphops.registry.op_registry import register_op
+from graphops.registry.shape_inference import merge_dim
+from graphops.registry.tensor_shape import TensorShape
 
 _FORMATS_4D = "data_format: { 'NHWC', 'NCHW' } = 'NHWC' "
 _FORMATS_5D = "data_format: { 'NHWC', 'NCHW', 'NDHWC', 'NCDHW' } = 'NHWC' "

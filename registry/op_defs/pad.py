@@ -1,10 +1,10 @@
 """Pad and PadV2 (TF's array_ops.cc): zeros (or a constant) around a tensor; the gradient of
 Slice uses Pad. `pad_shape` also serves MirrorPad."""
 
-from registry.errors import InvalidArgumentError
-from registry.op_registry import register_op
-from registry.shape_inference import with_value
-from registry.tensor_shape import TensorShape, unknown_shape
+from graphops.registry.errors import InvalidArgumentError
+from graphops.registry.op_registry import register_op
+from graphops.registry.shape_inference import with_value
+from graphops.registry.tensor_shape import TensorShape, unknown_shape
 
 
 def pad_shape(c):

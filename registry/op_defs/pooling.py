@@ -2,11 +2,11 @@
 and second gradients, MaxPoolWithArgmax. The shape functions are built from
 ``registry.pool_geometry``, which the kernels share."""
 
-from registry import pool_geometry as geo
-from registry.op_defs.array import int_values, shape_from_shape_tensor
-from registry.op_registry import register_op
-from registry.shape_inference import with_value
-from registry.tensor_shape import unknown_shape
+from graphops.registry import pool_geometry as geo
+from graphops.registry.op_defs.array import int_values, shape_from_shape_tensor
+from graphops.registry.op_registry import register_op
+from graphops.registry.shape_inference import with_value
+from graphops.registry.tensor_shape import unknown_shape
 
 _MAX_TYPES = "T: {half, bfloat16, float, double, int32, int64, uint8, int16, int8, uint16, qint8}"
 _FLOAT_TYPES = "T: {half, bfloat16, float, double}"

@@ -3,11 +3,11 @@ stateless_random_ops_v2.cc): the stateful Philox ops seeded by (seed, seed2) att
 stateless ops seeded by a [2] seed tensor (V1) or by a key/counter/alg triple (V2), and the
 ops that turn a seed into a key and counter."""
 
-from registry.errors import InvalidArgumentError
-from registry.op_defs.array import shape_from_shape_tensor
-from registry.op_registry import register_op
-from registry.shape_inference import with_value
-from registry.tensor_shape import TensorShape
+from graphops.registry.errors import InvalidArgumentError
+from graphops.registry.op_defs.array import shape_from_shape_tensor
+from graphops.registry.op_registry import register_op
+from graphops.registry.shape_inference import with_value
+from graphops.registry.tensor_shape import TensorShape
 
 RNG_KEY_SIZE = 1             # uint64 words of a V2 key
 RNG_MAX_COUNTER_SIZE = 2     # uint64 words of a V2 counter (Philox)

@@ -1,9 +1,9 @@
 """ReverseSequence (TF's array_ops.cc): along `seq_dim`, the first seq_lengths[b] entries of
 each batch entry b (along `batch_dim`) reversed, the rest left as they are."""
 
-from registry.errors import InvalidArgumentError
-from registry.op_registry import register_op
-from registry.tensor_shape import TensorShape, unknown_shape
+from graphops.registry.errors import InvalidArgumentError
+from graphops.registry.op_registry import register_op
+from graphops.registry.tensor_shape import TensorShape, unknown_shape
 
 
 def _reverse_sequence_shape(c):

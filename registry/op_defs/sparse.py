@@ -1,8 +1,8 @@
 """Sparse op definitions (TF's sparse_ops.cc): SparseToDense, the dense tensor of a list of
 (index, value) pairs over a default value."""
 
-from registry.op_defs.array import shape_from_shape_tensor
-from registry.op_registry import register_op
+from graphops.registry.op_defs.array import shape_from_shape_tensor
+from graphops.registry.op_registry import register_op
 
 register_op("SparseToDense") \
     .input("sparse_indices: Tindices") \

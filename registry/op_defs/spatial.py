@@ -4,12 +4,12 @@ MirrorPad / MirrorPadGrad, with TF's shape functions and messages."""
 
 import numpy as np
 
-from registry.errors import InvalidArgumentError
-from registry.op_defs.array import int_values
-from registry.op_defs.pad import pad_shape
-from registry.op_registry import register_op
-from registry.shape_inference import divide_evenly
-from registry.tensor_shape import TensorShape, unknown_shape
+from graphops.registry.errors import InvalidArgumentError
+from graphops.registry.op_defs.array import int_values
+from graphops.registry.op_defs.pad import pad_shape
+from graphops.registry.op_registry import register_op
+from graphops.registry.shape_inference import divide_evenly
+from graphops.registry.tensor_shape import TensorShape, unknown_shape
 
 # ----------------------------------------------------------------------------- space <-> batch
 

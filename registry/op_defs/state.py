@@ -1,7 +1,7 @@
 """Resource-variable ops (TF's resource_variable_ops.cc): handles, reads and assignments."""
 
-from registry.op_registry import register_op
-from registry.tensor_shape import TensorShape
+from graphops.registry.op_registry import register_op
+from graphops.registry.tensor_shape import TensorShape
 
 
 def _scalar(c):

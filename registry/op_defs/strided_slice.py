@@ -9,12 +9,12 @@ slice before shrinking/new axes) and the final shape.
 
 from dataclasses import dataclass
 
-from registry.attr_values import int32_attr
-from registry.errors import InvalidArgumentError
-from registry.op_defs.array import int_values, shape_from_shape_tensor
-from registry.op_registry import register_op
-from registry.shape_inference import merge_shapes
-from registry.tensor_shape import TensorShape, shape_str, unknown_shape
+from graphops.registry.attr_values import int32_attr
+from graphops.registry.errors import InvalidArgumentError
+from graphops.registry.op_defs.array import int_values, shape_from_shape_tensor
+from graphops.registry.op_registry import register_op
+from graphops.registry.shape_inference import merge_shapes
+from graphops.registry.tensor_shape import TensorShape, shape_str, unknown_shape
 
 _NEW_AXIS, _SHRINK_AXIS = -1, -2
 MASK_ATTRS = ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")

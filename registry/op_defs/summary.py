@@ -2,8 +2,8 @@
 TensorSummaryV2 and MergeSummary, each a scalar string holding a serialized `Summary`
 protocol buffer (TensorBoard's input)."""
 
-from registry.op_defs.array import _scalar
-from registry.op_registry import register_op
+from graphops.registry.op_defs.array import _scalar
+from graphops.registry.op_registry import register_op
 
 _REAL = ("{float, double, int32, uint8, int16, int8, int64, bfloat16, uint16, half, uint32, "
          "uint64}")

@@ -2,10 +2,10 @@
 with their indices) and InTopKV2 (whether each target class is among a row's k largest
 predictions)."""
 
-from registry.op_defs.array import scalar_input_dim
-from registry.op_registry import register_op
-from registry.errors import InvalidArgumentError
-from registry.tensor_shape import TensorShape
+from graphops.registry.op_defs.array import scalar_input_dim
+from graphops.registry.op_registry import register_op
+from graphops.registry.errors import InvalidArgumentError
+from graphops.registry.tensor_shape import TensorShape
 
 
 def _top_k_shape(c):

@@ -1,6 +1,6 @@
 """Optimizer update ops on resource variables (TF's training_ops.cc, resource forms)."""
 
-from registry.op_registry import register_op
+from graphops.registry.op_registry import register_op
 
 
 def _scalars_and_handles(handles, scalars):

@@ -1,8 +1,8 @@
 """Unique (TF's array_ops.cc): the distinct values of a vector in order of first appearance,
 and for each input element the index of its value among them."""
 
-from registry.op_registry import register_op
-from registry.tensor_shape import TensorShape
+from graphops.registry.op_registry import register_op
+from graphops.registry.tensor_shape import TensorShape
 
 
 def _unique_shape(c):

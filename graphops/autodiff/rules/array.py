@@ -7,7 +7,7 @@ graphs, exact static shapes) and nodes computing them at run time otherwise."""
 from graphops.api import raw_ops
 from graphops.autodiff.gradients import NotDifferentiable, RegisterGradient
 from graphops.autodiff.rules.util import const, constant_list, constant_value, reduce_sum, shape_of
-from registry import dtypes
+from graphops.registry import dtypes
 
 for _op in ("Shape", "Size", "Rank", "ZerosLike", "OnesLike", "StopGradient",
             "BroadcastGradientArgs", "InvertPermutation", "ConcatOffset"):

@@ -22,10 +22,10 @@ from graphops.autodiff.gradients import RegisterGradient, gradients
 from graphops.building.constant_op import convert_to_tensor
 from graphops.building.graph import get_default_graph
 from graphops.interchange.function_builder import unique_function_name
-from graphops.interchange.function_call import library_function
-from registry import dtypes
-from registry.errors import UnimplementedError
-from registry.tensor_shape import TensorShape
+from graphops.framework_kernels.function_call import library_function
+from graphops.registry import dtypes
+from graphops.registry.errors import UnimplementedError
+from graphops.registry.tensor_shape import TensorShape
 
 
 def _function(op, attr):

@@ -16,7 +16,7 @@ used only for its shape.
 
 from graphops.autodiff.gradients import RegisterGradient
 from graphops.autodiff.rules.util import shape_of, with_attrs_of
-from registry.conv_family import CONV_OPS, backprop_ops
+from graphops.registry.conv_family import CONV_OPS, backprop_ops
 
 
 def _gradient(info):

@@ -9,7 +9,7 @@ import threading
 
 from graphops.api import raw_ops
 from graphops.autodiff.gradients import RegisterGradient, gradients
-from registry.errors import InvalidArgumentError, NotFoundError
+from graphops.registry.errors import InvalidArgumentError, NotFoundError
 
 _differentiating = threading.local()     # names of the functions being differentiated
 

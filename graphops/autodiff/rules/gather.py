@@ -9,7 +9,7 @@ from graphops.api import raw_ops
 from graphops.autodiff.gradients import RegisterGradient
 from graphops.autodiff.rules.util import (as_vector, const, constant_list, vector_item,
                                          vector_slice)
-from registry import dtypes
+from graphops.registry import dtypes
 
 
 def _concat(parts):

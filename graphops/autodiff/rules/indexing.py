@@ -6,8 +6,8 @@ are in `gather`."""
 from graphops.api import raw_ops
 from graphops.autodiff.gradients import NotDifferentiable, RegisterGradient
 from graphops.autodiff.rules.util import const, sum_to_operand
-from registry import dtypes
-from registry.op_defs.strided_slice import MASK_ATTRS
+from graphops.registry import dtypes
+from graphops.registry.op_defs.strided_slice import MASK_ATTRS
 
 for _op in ("ShapeN", "OneHot", "Where"):
     NotDifferentiable(_op)

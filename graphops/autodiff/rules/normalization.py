@@ -6,7 +6,7 @@ LRNGrad has no gradient, as in TF."""
 from graphops.api import raw_ops
 from graphops.autodiff.gradients import RegisterGradient, gradients
 from graphops.autodiff.rules.util import const, scalar_like
-from registry import dtypes
+from graphops.registry import dtypes
 
 _GRAD_OPS = {"FusedBatchNorm": "FusedBatchNormGrad", "FusedBatchNormV2": "FusedBatchNormGradV2",
              "FusedBatchNormV3": "FusedBatchNormGradV3"}

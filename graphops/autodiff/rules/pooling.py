@@ -14,7 +14,7 @@ The sizes input of AvgPoolGrad gets None where TF returns a stop_gradient of it.
 from graphops.api import raw_ops
 from graphops.autodiff.gradients import RegisterGradient
 from graphops.autodiff.rules.util import shape_of, with_attrs_of
-from registry.op_registry import get_op_def
+from graphops.registry.op_registry import get_op_def
 
 
 def _register_forward(forward, backprop):

@@ -8,7 +8,7 @@ from graphops.api import raw_ops
 from graphops.autodiff.gradients import NotDifferentiable, RegisterGradient
 from graphops.autodiff.rules.util import (conj, const, constant_list, reduced_shape,
                                           scalar_like, shape_of)
-from registry import dtypes
+from graphops.registry import dtypes
 
 for _op in ("Any", "All", "ArgMin"):
     NotDifferentiable(_op)

@@ -7,7 +7,7 @@ import numpy as np
 from graphops.api import raw_ops
 from graphops.autodiff.gradients import RegisterGradient
 from graphops.autodiff.rules.util import const
-from registry import dtypes
+from graphops.registry import dtypes
 
 
 @RegisterGradient("SpaceToBatchND")

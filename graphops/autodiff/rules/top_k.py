@@ -4,7 +4,7 @@ back to the positions the indices name; InTopKV2 is not differentiable."""
 from graphops.api import raw_ops
 from graphops.autodiff.gradients import NotDifferentiable, RegisterGradient
 from graphops.autodiff.rules.util import const, shape_of
-from registry import dtypes
+from graphops.registry import dtypes
 
 NotDifferentiable("InTopKV2")
 

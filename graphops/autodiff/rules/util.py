@@ -8,8 +8,8 @@ to nodes computing it: Shape, Rank, BroadcastGradientArgs, Range, `reduced_shape
 import numpy as np
 
 from graphops.api import raw_ops
-from registry import dtypes
-from registry.op_registry import get_op_def
+from graphops.registry import dtypes
+from graphops.registry.op_registry import get_op_def
 
 
 def const(value, dtype=dtypes.int32, name="Const"):

@@ -1,0 +1,114 @@
+"""The kernel of PartitionedCall and StatefulPartitionedCall: runs a library function.
+
+When a call node's kernel is built, the function named by `f` is looked up in the graph's
+library (`ctx.function_library`), instantiated as a sub-graph (functions.py) and planned
+with the executor, sharing the Session's resources; each run feeds the inputs and returns
+the fetched outputs. As in TF's function library runtime, an instantiation is made once per
+(function, device, Session) and shared by every node calling it, so a library whose
+functions call each other many times over costs one plan per function, not one per path.
+A function that calls itself, directly or not, is refused.
+"""
+
+import threading
+import weakref
+
+from graphops.runtime.executor import build_plan
+from graphops.kernels.support.kernel_util import DEVICES
+from graphops.registry.errors import InvalidArgumentError, NotFoundError
+from graphops.registry.kernel_registry import OpKernel, register_kernel
+
+_instantiating = threading.local()     # names of the functions being planned, per thread
+_instances = weakref.WeakKeyDictionary()   # ResourceMgr -> {(function, device): Planned}
+
+
+class Planned:
+    """A function instantiated and planned: its arg types and the plan that runs it."""
+
+    def __init__(self, function, ctx):
+        from graphops.interchange import functions   # loads GraphDef import on first use
+
+        instance = functions.instantiate(function, ctx.function_library)
+        self.input_types = instance.body.input_types
+        self.output_types = instance.body.output_types
+        self.plan = build_plan(instance.inputs, instance.outputs, instance.control_outputs,
+                               resources=ctx.resources,
+                               fetch_to_host=ctx.device_type == "CPU")
+
+
+def _planned(function, ctx):
+    """The shared instantiation of `function` for this node's device and Session."""
+    if ctx.resources is None:
+        return Planned(function, ctx)
+    cache = _instances.setdefault(ctx.resources, {})
+    key = (id(function), ctx.device_type, ctx.device_name)
+    if key not in cache:
+        cache[key] = Planned(function, ctx)
+    return cache[key]
+
+
+def library_function(library, name):
+    """The FunctionDef `name` of `library` (a graph's {name: FunctionDef});
+    NotFoundError when there is none."""
+    function = library.get(name)
+    if function is None:
+        raise NotFoundError(f"Function {name} is not defined in the graph's function "
+                            "library.")
+    return function
+
+
+def planned_function(name, ctx):
+    """The shared Planned instantiation of library function `name` for the kernel being
+    built (`ctx`: its OpKernelConstruction); NotFoundError for an unknown name,
+    InvalidArgumentError for a function that calls itself."""
+    function = library_function(ctx.function_library, name)
+    active = getattr(_instantiating, "names", ())
+    if name in active:
+        raise InvalidArgumentError(f"Function {name} calls itself (through "
+                                   f"{' -> '.join(active + (name,))}); recursive "
+                                   "functions are not supported.")
+    _instantiating.names = active + (name,)
+    try:
+        return _planned(function, ctx)
+    finally:
+        _instantiating.names = active
+
+
+def device_outputs(ctx, count):
+    """Indices of the outputs a node keeps in device memory (a plan may compute them on
+    the host)."""
+    if ctx.device_type == "CPU":
+        return frozenset()
+    return frozenset(i for i in range(count) if i not in ctx.host_outputs)
+
+
+def set_outputs(ctx, values, to_device):
+    """Sets a plan's results as the node's outputs, those in `to_device` moved there."""
+    for i, value in enumerate(values):
+        ctx.set_output(i, ctx.xp.asarray(value) if i in to_device else value)
+
+
+class FunctionCallOp(OpKernel):
+    """Runs function `f` on the node's inputs through its shared planned sub-graph."""
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        name = ctx.get_attr("f")
+        planned = planned_function(name, ctx)
+        check_types("Tin", ctx.get_attr("Tin"), planned.input_types, name)
+        check_types("Tout", ctx.get_attr("Tout"), planned.output_types, name)
+        self._plan = planned.plan
+        self._to_device = device_outputs(ctx, len(planned.output_types))
+
+    def compute(self, ctx):
+        set_outputs(ctx, self._plan.run_in_kernel(list(ctx.inputs)), self._to_device)
+
+
+def check_types(attr, given, expected, name):
+    if list(given) != list(expected):
+        raise InvalidArgumentError(
+            f"{attr} [{', '.join(t.short_name for t in given)}] does not match function "
+            f"{name}'s arg types [{', '.join(t.short_name for t in expected)}]")
+
+
+for _op in ("PartitionedCall", "StatefulPartitionedCall"):
+    register_kernel(_op, device=DEVICES)(FunctionCallOp)

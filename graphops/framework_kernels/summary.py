@@ -1,0 +1,189 @@
+"""The kernels of the summary ops: each writes a serialized `Summary` protocol buffer (our
+schema, proto/summary.proto) into a scalar string, as TF's summary_op.cc does.
+
+Histograms use TF's default buckets (tsl's histogram.cc): limits growing by 10% from 1e-12 to
+1e20 on both sides of 0, then DBL_MAX; bucket i counts values v with
+limit[i - 1] <= v < limit[i]; encoded with runs of empty buckets collapsed into one
+(EncodeToProto with preserve_zero_buckets=false). Protobuf loads on a kernel's first use.
+"""
+
+import sys
+
+import numpy as np
+
+from graphops.kernels.support.kernel_util import DEVICES
+from graphops.registry.errors import InvalidArgumentError
+from graphops.registry.kernel_registry import OpKernel, register_kernel
+from graphops.registry.tensor_shape import shape_str
+
+DBL_MAX = sys.float_info.max
+
+
+def _default_bucket_limits():
+    positive = []
+    limit = 1.0e-12
+    while limit < 1.0e20:
+        positive.append(limit)
+        limit *= 1.1
+    positive.append(DBL_MAX)
+    return np.array([-v for v in reversed(positive)] + [0.0] + positive)
+
+
+BUCKET_LIMITS = _default_bucket_limits()
+
+
+def histogram_fields(values):
+    """The HistogramProto fields (dict) TF encodes for `values`, all finite."""
+    flat = np.asarray(values, dtype=np.float64).reshape(-1)
+    index = np.minimum(np.searchsorted(BUCKET_LIMITS, flat, side="right"),
+                       BUCKET_LIMITS.size - 1)
+    counts = np.bincount(index, minlength=BUCKET_LIMITS.size).astype(np.float64)
+    keep = counts != 0               # a non-empty bucket, or the last of a run of empty ones
+    keep[:-1] |= keep[1:]
+    keep[-1] = True
+    with np.errstate(over="ignore", invalid="ignore"):       # sums may overflow, as TF's
+        total = float(np.cumsum(flat)[-1]) if flat.size else 0.0           # TF's order
+        squares = float(np.cumsum(flat * flat)[-1]) if flat.size else 0.0
+    return {"min": float(flat.min()) if flat.size else DBL_MAX,
+            "max": float(flat.max()) if flat.size else -DBL_MAX,
+            "num": float(flat.size), "sum": total, "sum_squares": squares,
+            "bucket_limit": BUCKET_LIMITS[keep].tolist(),
+            "bucket": counts[keep].tolist()}
+
+
+def _summary_pb2():
+    from graphops.interchange.proto import summary_pb2
+    return summary_pb2
+
+
+def _as_bytes(value, what):
+    """An element of a string tensor as bytes (strings are held as bytes or str)."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value.item()
+    if isinstance(value, (bytes, np.bytes_)):
+        return bytes(value)
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    raise InvalidArgumentError(f"{what} holds {value!r}, which is not a string")
+
+
+def _tag(value):
+    """A tag as the str protobuf's string field takes."""
+    try:
+        return _as_bytes(value, "tags").decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidArgumentError(f"Summary tag {value!r} is not valid UTF-8") from None
+
+
+def _scalar_string(data):
+    out = np.empty((), dtype=object)
+    out[()] = data
+    return out
+
+
+def _require_scalar(tensor, what):
+    if tensor.ndim != 0:
+        raise InvalidArgumentError(f"{what} must be scalar")
+
+
+class ScalarSummaryOp(OpKernel):
+    """One `simple_value` (the value as float32) per element, tagged by `tags`."""
+
+    def compute(self, ctx):
+        tags, values = ctx.input(0), ctx.input(1)
+        if tags.shape != values.shape:
+            single = f" (tag '{_tag(tags.reshape(-1)[0])}')" if tags.size == 1 else ""
+            raise InvalidArgumentError(
+                f"tags and values are not the same shape: {shape_str(tags.shape)} != "
+                f"{shape_str(values.shape)}{single}")
+        summary = _summary_pb2().Summary()
+        with np.errstate(over="ignore"):
+            floats = np.asarray(values).reshape(-1).astype(np.float32)
+        for tag, value in zip(tags.reshape(-1), floats.tolist()):
+            summary.value.add(tag=_tag(tag), simple_value=value)
+        ctx.set_output(0, _scalar_string(summary.SerializeToString()))
+
+
+class HistogramSummaryOp(OpKernel):
+    """A histogram of `values`; NaN or infinity is an error naming the node."""
+
+    def compute(self, ctx):
+        tag, values = ctx.input(0), ctx.input(1)
+        _require_scalar(tag, "tags")
+        flat = np.asarray(values, dtype=np.float64).reshape(-1)
+        if not np.isfinite(flat).all():
+            first = flat[np.flatnonzero(~np.isfinite(flat))[0]]
+            what = "Nan in summary histogram" if np.isnan(first) else "Infinity in Histogram"
+            raise InvalidArgumentError(f"{what} for: {self.node_name}")
+        summary = _summary_pb2().Summary()
+        histo = summary.value.add(tag=_tag(tag[()])).histo
+        for name, field in histogram_fields(flat).items():
+            if isinstance(field, list):
+                getattr(histo, name).extend(field)
+            else:
+                setattr(histo, name, field)
+        ctx.set_output(0, _scalar_string(summary.SerializeToString()))
+
+
+class TensorSummaryV2Op(OpKernel):
+    """`tensor` as a TensorProto (tensor_content, or string_val for strings), with the
+    SummaryMetadata given serialized (unparsable metadata is left empty, as TF does)."""
+
+    def compute(self, ctx):
+        from google.protobuf.message import DecodeError
+
+        from graphops.interchange.messages import tensor_to_proto
+
+        tag, tensor, metadata = ctx.input(0), ctx.input(1), ctx.input(2)
+        _require_scalar(tag, "tag")
+        _require_scalar(metadata, "serialized_summary_metadata")
+        summary = _summary_pb2().Summary()
+        value = summary.value.add(tag=_tag(tag[()]))
+        tensor_to_proto(tensor, value.tensor)
+        if tensor.dtype != object:           # TF: tensor_content whatever the size (strings:
+            for field, _ in value.tensor.ListFields():                      # string_val)
+                if field.name not in ("dtype", "tensor_shape"):
+                    value.tensor.ClearField(field.name)
+            value.tensor.tensor_content = tensor.astype(tensor.dtype.newbyteorder("<")).tobytes()
+        value.metadata.SetInParent()
+        try:
+            value.metadata.ParseFromString(_as_bytes(metadata[()], "serialized_summary_metadata"))
+        except DecodeError:           # TF ignores the failure: the metadata stays empty
+            value.metadata.Clear()
+            value.metadata.SetInParent()
+        ctx.set_output(0, _scalar_string(summary.SerializeToString()))
+
+
+class MergeSummaryOp(OpKernel):
+    """The values of every serialized Summary in the inputs, in order; tags must differ."""
+
+    def compute(self, ctx):
+        from google.protobuf.message import DecodeError
+
+        summary_pb2 = _summary_pb2()
+        merged, seen = summary_pb2.Summary(), set()
+        for tensor in ctx.inputs:
+            for serialized in tensor.reshape(-1):
+                part = summary_pb2.Summary()
+                try:
+                    part.ParseFromString(_as_bytes(serialized, "inputs"))
+                except DecodeError:
+                    raise InvalidArgumentError("Could not parse one of the summary inputs") \
+                        from None
+                for value in part.value:
+                    if value.tag and value.tag in seen:
+                        raise InvalidArgumentError(
+                            f"Duplicate tag {value.tag} found in summary inputs ")
+                    seen.add(value.tag)
+                    merged.value.append(value)
+        ctx.set_output(0, _scalar_string(merged.SerializeToString()))
+
+
+# Strings live in host memory: on a GPU the kernels run on host copies, as TF places them.
+register_kernel("ScalarSummary", DEVICES, host_memory=("tags", "values", "summary"))(
+    ScalarSummaryOp)
+register_kernel("HistogramSummary", DEVICES, host_memory=("tag", "values", "summary"))(
+    HistogramSummaryOp)
+register_kernel("TensorSummaryV2", DEVICES, host_memory=(
+    "tag", "tensor", "serialized_summary_metadata", "summary"))(TensorSummaryV2Op)
+register_kernel("MergeSummary", DEVICES, host_memory=("inputs", "summary"))(MergeSummaryOp)

@@ -1,0 +1,2 @@
+"""Training: variables and variable scopes, initializers, optimizers, learning-rate
+schedules, the global step and the Saver. Imports api, autodiff and below."""

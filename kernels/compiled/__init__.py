@@ -1,0 +1,67 @@
+"""Compiled CPU loops: modules of numba functions, imported on a kernel's first use.
+
+numba is imported only when a kernel first needs a compiled loop, so `import graphops`
+stays fast. A loop module (every module of this package) is plain numba code with
+`@njit(cache=True, ...)`: compiled functions are cached on disk beside the module or, where
+that directory is read-only, in numba's per-user cache directory, so a warm process loads
+each in milliseconds instead of compiling it.
+
+Parallel loops are scheduled dynamically: threads take `chunk` iterations at a time as they
+come free, so a thread held off its core by another process delays one chunk, not the
+loop. numba's parallel loops run on OpenMP threads. Unless the user chose otherwise, they wait
+passively (OMP_WAIT_POLICY, read when numba first loads OpenMP): OpenMP's default is to spin
+after each loop, and spinning threads starve the next kernel's threads when the cores are
+all in use (2-60x slower steps on a 2-core machine). OpenMP's threads do not survive a
+fork: in a child forked after numba was loaded, `usable()` is False and kernels take their
+NumPy path.
+"""
+
+import importlib
+import os
+import sys
+import threading
+
+from graphops.kernels.support.parallelism import numba_threads
+
+
+ELEMENT_CHUNK = 1 << 14    # iterations a thread takes at a time in elementwise loops
+_forked_after_numba = False
+_modules = {}                 # name -> the imported loop module
+_given = threading.local()    # per thread: the (threads, chunk) numba was last given
+
+
+def _note_fork():
+    global _forked_after_numba
+    _forked_after_numba = _forked_after_numba or "numba" in sys.modules
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_note_fork)
+
+
+def usable():
+    """Whether compiled loops may run in this process: not in a child forked after numba
+    was loaded (numba's OpenMP loops abort there)."""
+    return not _forked_after_numba
+
+
+def loops(name, chunk=ELEMENT_CHUNK, single=False):
+    """The compiled-loop module `<name>` of this package, with numba's thread count and the chunk
+    of iterations a thread takes at a time set for the caller's next parallel loops (one
+    thread takes them all at once: dynamic chunks would cost it ~60 ns each); one
+    thread with `single` (waking passively waiting threads costs ~50 us: small work runs
+    faster alone). numba keeps both settings per thread, so each thread's last ones are
+    remembered and only changes reach numba (a kernel's call costs well under 1 us)."""
+    module = _modules.get(name)
+    if module is None:
+        if "numba" not in sys.modules:       # OpenMP reads its settings when first loaded
+            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        module = _modules[name] = importlib.import_module(f"{__name__}.{name}")
+    threads = numba_threads(single)
+    wanted = (threads, chunk if threads > 1 else 0)    # one thread: one static block
+    if getattr(_given, "settings", None) != wanted:
+        numba = sys.modules["numba"]
+        numba.set_num_threads(threads)
+        numba.set_parallel_chunksize(wanted[1])
+        _given.settings = wanted
+    return module

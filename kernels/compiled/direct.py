@@ -1,0 +1,388 @@
+"""Direct convolution on a register-blocked micro-kernel (numba, with the kernel's inner loop
+written in LLVM IR): the forward conv and the filter gradient without a patch matrix, for
+float32 channels-last operands whose output channels come in groups of ``HALF_LANES``.
+
+Each micro-kernel call keeps 1 to ``ROWS`` rows of accumulators in vector registers, each
+one or two vectors of ``LANES`` output channels (or one of ``HALF_LANES`` for a last group
+of 8; or, outside the forward conv, up to ``WIDE_ROWS`` rows of four): the forward conv's
+rows are output positions of one row, and for every (kernel tap, input channel) pair it
+loads the filter's vectors once and adds them, scaled by each position's input value (one
+broadcast load each), with fused multiply-adds; the filter
+gradient's rows are (tap, channel) pairs, and for every output position of a plane it
+loads dy's vectors once and adds them scaled by each pair's input value. numba's own loops
+leave such code scalar or spill it (measured 7-35 GFLOP/s); this runs at 220-245 GFLOP/s a
+core here, where OpenBLAS's SGEMM runs at 119 (on the AVX2 kernels this machine's
+environment selects), and needs no copy of the input per tap. Two vectors a row (16
+accumulators) load less per multiply-add than one: 1.2-1.4x faster where the output
+channels allow; where the vectors' operand stays in the L1 cache, four vectors of 4 rows
+(16 accumulators, each x value broadcast once for 64 channels) are 1.1-1.3x faster again
+than two of 8: the filter gradient x[4, 16, 32, 32, 32] f[3, 3, 3, 32, 64] VALID s2 2.26 ->
+1.85 ms, Conv2DBackpropFilter x[32, 56, 56, 64] f[3, 3, 64, 128] s2 12.2 -> 9.9 ms;
+Winograd's products, Conv2D x[32, 56, 56, 64] f[3, 3, 64, 64] 14.9 -> 13.4 ms; the strided
+input gradient's phases, Conv2DBackpropInput s2 11.6 -> 9.7 ms.
+"""
+
+import numpy as np
+from llvmlite import ir
+from numba import njit, prange
+from numba.extending import intrinsic
+
+from graphops.kernels.compiled import ir as loops_ir
+from graphops.kernels.compiled.elementwise import chain_rows
+
+LANES = 16        # float32 output channels per vector register (AVX-512; two AVX2 halves)
+HALF_LANES = 8    # the narrower vector a last group of 8 output channels takes
+ROWS = 8          # accumulators a micro-kernel call keeps in registers
+WIDE_ROWS = 4     # rows a four-vector call keeps (16 accumulators)
+BLOCK = 16        # forward: output positions a thread takes at a time
+CHUNK_BYTES = 1 << 14   # filter gradient: dy bytes (positions x O) a call's positions span
+STEPS = 256       # filter gradient: positions a run of planes holds at least (whole planes)
+GEMM_ROWS = 64    # batched_gemm: rows a pass over b's column groups takes
+
+_INT = loops_ir.INT
+
+
+def _micro_kernel(vectors, lanes=LANES, max_rows=ROWS):
+    """The micro-kernel for ``vectors`` (1, 2 or 4) vectors of ``lanes`` channels, a numba
+    intrinsic ``(rows, x, x_base, steps, row_offsets, v, v_step, v_col, out, out_base,
+    out_offsets, add)`` over flat float32 arrays: for r < rows (1 to max_rows) and lanes
+    l < vectors * lanes, ``out[out_base + out_offsets[r] + l] (+)= sum over i < len(steps) of
+    x[x_base + steps[i] + row_offsets[r]] * v[i*v_step + v_col + l]``, added to what ``out``
+    holds when ``add`` is nonzero. The forward conv takes rows as output positions and i as
+    (tap, channel) pairs; the filter gradient rows as (tap, channel) pairs and i as output
+    positions. Each row count has its own loop (a switch on ``rows``): its accumulators
+    stay in registers."""
+
+    @intrinsic
+    def kernel(typingctx, rows, x, x_base, steps, row_offsets, v, v_step, v_col, out,
+               out_base, out_offsets, add):
+        def codegen(context, builder, signature, args):
+            operands = dict(zip(("x", "x_base", "steps", "row_offsets", "v", "v_step", "v_col",
+                                 "out", "out_base", "out_offsets", "add"),
+                                loops_ir.arguments(context, builder, signature, args)[1:]))
+            count = builder.extract_value(
+                context.make_array(signature.args[3])(context, builder, args[3]).shape, 0)
+            loops_ir.switch(builder, args[0], range(1, max_rows + 1),
+                           lambda rows: _emit_loop(builder, rows, vectors, lanes, count=count,
+                                                   **operands))
+            return context.get_dummy_value()
+
+        return loops_ir.typed((rows, x, x_base, steps, row_offsets, v, v_step, v_col, out,
+                               out_base, out_offsets, add), (1, 5, 8), (3, 4, 10), codegen)
+
+    return kernel
+
+
+def _emit_loop(builder, rows, vectors, lanes, x, steps, row_offsets, count, x_base, v,
+               v_step, v_col, out, out_base, out_offsets, add):
+    """The IR of one micro-kernel: ``rows`` x ``vectors`` accumulators summed over the
+    ``count`` steps, then stored (or added) into ``out``; leaves the builder at its end."""
+    vector_type = ir.VectorType(ir.FloatType(), lanes)
+    fma = loops_ir.fma(builder, vector_type)
+    zero = ir.Constant(vector_type, [0.0] * lanes)
+    splat = ir.Constant(ir.VectorType(ir.IntType(32), lanes), [0] * lanes)
+    row_at = [builder.load(builder.gep(row_offsets, [_INT(r)])) for r in range(rows)]
+
+    def step(i, sums):
+        first = builder.add(builder.mul(i, v_step), v_col)
+        loaded = [builder.load(builder.bitcast(
+            builder.gep(v, [builder.add(first, _INT(j * lanes))]), vector_type.as_pointer()),
+            align=4) for j in range(vectors)]
+        at = builder.add(x_base, builder.load(builder.gep(steps, [i])))
+        added = []
+        for r, offset in enumerate(row_at):
+            value = builder.load(builder.gep(x, [builder.add(at, offset)]))
+            broadcast = builder.shuffle_vector(
+                builder.insert_element(ir.Constant(vector_type, ir.Undefined), value,
+                                       ir.IntType(32)(0)),
+                ir.Constant(vector_type, ir.Undefined), splat)
+            added += [builder.call(fma, [broadcast, vector, sums[r * vectors + j]])
+                      for j, vector in enumerate(loaded)]
+        return added
+
+    results = loops_ir.counted_loop(builder, count, [zero] * (rows * vectors), step)
+    adding = builder.icmp_signed("!=", add, _INT(0))
+    for r in range(rows):
+        start = builder.add(out_base, builder.load(builder.gep(out_offsets, [_INT(r)])))
+        for j in range(vectors):
+            where = builder.bitcast(builder.gep(out, [builder.add(start, _INT(j * lanes))]),
+                                    vector_type.as_pointer())
+            held = builder.select(adding, builder.load(where, align=4), zero)
+            builder.store(builder.fadd(held, results[r * vectors + j]), where, align=4)
+
+
+_half_vector, _one_vector, _two_vectors = (_micro_kernel(1, HALF_LANES), _micro_kernel(1),
+                                           _micro_kernel(2))
+_four_vectors = _micro_kernel(4, max_rows=WIDE_ROWS)
+
+
+@njit(cache=True, nogil=True)
+def _accumulate(rows, x, x_base, steps, row_offsets, v, v_step, v_col, out, out_base,
+                out_offsets, add, channels_left, widest):
+    """The micro-kernel for ``rows`` accumulators, on ``widest`` (2 or 4) vectors of
+    channels when at least that many are left from ``v_col`` on (four in calls of WIDE_ROWS
+    rows), else two, else one, else half of one; returns the channels it took. Four
+    vectors broadcast each x value once for 64 channels but load v's vectors twice as often
+    per row: 1.1-1.2x faster where v stays in the L1 cache (Winograd's b, a phase's taps),
+    1.13x slower in the forward conv, whose filter streams from L2."""
+    if widest == 4 and channels_left >= 4 * LANES:
+        for r in range(0, rows, WIDE_ROWS):
+            _four_vectors(min(WIDE_ROWS, rows - r), x, x_base, steps, row_offsets[r:], v,
+                          v_step, v_col, out, out_base, out_offsets[r:], add)
+        return 4 * LANES
+    if channels_left >= 2 * LANES:
+        _two_vectors(rows, x, x_base, steps, row_offsets, v, v_step, v_col, out, out_base,
+                     out_offsets, add)
+        return 2 * LANES
+    if channels_left >= LANES:
+        _one_vector(rows, x, x_base, steps, row_offsets, v, v_step, v_col, out, out_base,
+                    out_offsets, add)
+        return LANES
+    _half_vector(rows, x, x_base, steps, row_offsets, v, v_step, v_col, out, out_base,
+                 out_offsets, add)
+    return HALF_LANES
+
+
+@njit(cache=True, nogil=True)
+def _positions(geometry, planes):
+    """Where each output position of ``planes`` consecutive planes (q1, q2, q3) of an image
+    starts its window in x, from the first plane's window origin; flat elements."""
+    _, _, q2n, q3n, _, _, p2, p3, channels, s1, s2, s3 = geometry
+    positions = np.empty(planes * q2n * q3n, np.int64)
+    for q1 in range(planes):
+        for q2 in range(q2n):
+            for q3 in range(q3n):
+                positions[(q1 * q2n + q2) * q3n + q3] = (
+                    (q1 * s1 * p2 + q2 * s2) * p3 + q3 * s3) * channels
+    return positions
+
+
+@njit(cache=True, nogil=True)
+def _fill_slab(x, n, first1, rows1, first2, rows2, first3, columns, source, slab, p2, p3,
+               channels):
+    """Pads image n of the unpadded input into ``slab`` ``[rows1, P2, P3, C]`` (flat): its
+    planes ``first1 ..`` of the padded input, and in each the rows ``first2 ..`` (rows2 of
+    them) and columns ``first3 ..`` (``columns``) that the windows read; the rest is left
+    as it was. ``source``: (S1, S2, S3, b1, b2, b3, ...), x's sizes and the padding before.
+    Flat unsigned indices, as ``loops_conv.pad`` takes them (a signed index keeps the copy
+    from vectorizing)."""
+    size1, size2, size3, before1, before2, before3 = source[:6]
+    inner = max(first3, before3)                          # the columns that hold x
+    outer = max(inner, min(first3 + columns, before3 + size3))
+    head, copied = np.uint64((inner - first3) * channels), np.uint64((outer - inner) * channels)
+    length = np.uint64(columns * channels)
+    for r1 in range(rows1):
+        i1 = first1 + r1 - before1
+        for r2 in range(first2, first2 + rows2):
+            i2 = r2 - before2
+            out = np.uint64(((r1 * p2 + r2) * p3 + first3) * channels)
+            inside = 0 <= i1 < size1 and 0 <= i2 < size2
+            zeros = head if inside else length
+            taken = copied if inside else np.uint64(0)
+            at = np.uint64((((n * size1 + max(i1, 0)) * size2 + max(i2, 0)) * size3
+                            + inner - before3) * channels)
+            for k in range(zeros):
+                slab[out + k] = 0
+            for k in range(taken):
+                slab[out + zeros + k] = x[at + k]
+            for k in range(zeros + taken, length):
+                slab[out + k] = 0
+
+
+@njit(cache=True, nogil=True)
+def _unpadded(geometry, source):
+    """Whether the padded input is x itself (no padding, no extent past x's): the loops
+    then read x in place, with no slab."""
+    return (geometry[5] == source[0] and geometry[6] == source[1] and geometry[7] == source[2]
+            and source[3] == 0 and source[4] == 0 and source[5] == 0)
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def forward(x, offsets, w, y, geometry, source, bands, parts, tiled, kinds, activation):
+    """y = the conv of x by w on the micro-kernels. ``x``: the input ``[N, S1, S2, S3, C]``
+    as a flat float32 array, unpadded; ``offsets[t*C + c]``: where tap t's channel c lies
+    from a window's origin in the zero-padded input ``[N, P1, P2, P3, C]``; ``w``: the
+    filter ``[taps*C, O]`` flat, O a multiple of HALF_LANES; ``y``: ``[N, Q1, Q2, Q3, O]``
+    flat; ``geometry``: (N, Q1, Q2, Q3, O, P1, P2, P3, C, s1, s2, s3); ``source``: (S1, S2,
+    S3, b1, b2, b3, span1, span2, span3), x's sizes, the padding before and the padded rows a
+    window spans in each dim. The output planes (q1) are cut into ``bands`` of consecutive
+    positions, and ``parts`` runs of (plane, band) items are the threads' to take: a part
+    pads the input that each of its items reads into a slab of its own, which stays in the
+    cache while the micro-kernel reads it (1.1-1.5x faster than reading a padded copy made
+    first; an input without padding is read in place). A call takes up to ROWS positions of a block of BLOCK, which may span rows, so
+    narrow rows still fill the accumulators. A finished block goes through the epilogue
+    ``(tiled, kinds, activation)`` while it is in the cache
+    (``loops_elementwise.chain_rows``; no kinds and activation 0 for none)."""
+    n_total, q1n, q2n, q3n, outs, p1, p2, p3, channels, s1, s2, s3 = geometry
+    span1, span2, span3 = source[6:9]
+    unpadded = _unpadded(geometry, source)
+    plane_size = q2n * q3n
+    items = n_total * q1n * bands
+    band_size = (plane_size + bands - 1) // bands
+    positions = _positions(geometry, 1)
+    outputs = np.arange(ROWS) * outs              # a call's positions, in y
+    for part in prange(parts):
+        slab = np.empty(0 if unpadded else span1 * p2 * p3 * channels, np.float32)
+        for item in range(items * part // parts, items * (part + 1) // parts):
+            plane, band = item // bands, item % bands
+            begin, end = band * band_size, min(plane_size, (band + 1) * band_size)
+            if begin >= end:
+                continue
+            top, bottom = begin // q3n, (end - 1) // q3n
+            left, right = (begin % q3n, (end - 1) % q3n) if top == bottom else (0, q3n - 1)
+            read, origin = slab, 0
+            if unpadded:
+                read, origin = x, (plane // q1n * p1 + plane % q1n * s1) * p2 * p3 * channels
+            else:
+                _fill_slab(x, plane // q1n, plane % q1n * s1, span1, top * s2,
+                           (bottom - top) * s2 + span2, left * s3, (right - left) * s3 + span3,
+                           source, slab, p2, p3, channels)
+            for first in range(begin, end, BLOCK):
+                size = min(BLOCK, end - first)
+                y_block = (plane * plane_size + first) * outs
+                column = 0
+                while column < outs:
+                    for start in range(0, size, ROWS):
+                        rows = min(ROWS, size - start)
+                        taken = _accumulate(rows, read, origin, offsets,
+                                            positions[first + start:first + start + rows], w,
+                                            outs, column, y, y_block + start * outs + column,
+                                            outputs, 0, outs - column, 2)
+                    column += taken
+                if kinds.shape[0] or activation:
+                    chain_rows(y[y_block:y_block + size * outs], tiled, kinds, activation,
+                               y.dtype.type(0), y.dtype.type(6))
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def filter_grad(x, offsets, dy, partials, geometry, source):
+    """partials[p] = the filter gradient ``[taps*C, O]`` (flat) over block p of the output
+    planes (n, q1): x, offsets, geometry and source as ``forward`` takes them, dy ``[N, Q1,
+    Q2, Q3, O]`` flat. The positions of consecutive planes of an image (about STEPS: small
+    planes go together) are read padded into the block's slab and summed a chunk of about
+    CHUNK_BYTES of dy at a time: the chunk stays in the L1 cache while calls sum it for
+    every block of (tap, channel) pairs, 64 output channels at a time on four vectors for
+    WIDE_ROWS pairs, the rest on ``_accumulate`` (1.03-1.1x faster than a plane at a time on
+    x[4, 16, 32, 32, 32] f[3, 3, 3, 32, 64] s2)."""
+    n_total, q1n, q2n, q3n, outs, p1, p2, p3, channels, s1, s2, s3 = geometry
+    span1, span2, span3 = source[6:9]
+    unpadded = _unpadded(geometry, source)
+    pairs, parts = offsets.shape[0], partials.shape[0]
+    planes = n_total * q1n
+    plane_size = q2n * q3n
+    plane_elements = p2 * p3 * channels
+    positions = _positions(geometry, q1n)
+    pair_rows = np.arange(ROWS) * outs            # a call's (tap, channel) pairs, in partials
+    run = max(1, STEPS // plane_size)          # planes a slab holds
+    chunk_size = max(ROWS, CHUNK_BYTES // (4 * outs))
+    for part in prange(parts):
+        total = partials[part]
+        slab = np.empty(0 if unpadded else ((run - 1) * s1 + span1) * plane_elements,
+                        np.float32)
+        start, stop = planes * part // parts, planes * (part + 1) // parts
+        plane = start
+        while plane < stop:
+            n, q1 = plane // q1n, plane % q1n
+            last = min(stop, (n + 1) * q1n, plane + run)
+            read, origin = slab, -q1 * s1 * plane_elements
+            if unpadded:
+                read, origin = x, n * p1 * plane_elements
+            else:
+                _fill_slab(x, n, q1 * s1, (last - plane - 1) * s1 + span1, 0,
+                           (q2n - 1) * s2 + span2, 0, (q3n - 1) * s3 + span3, source, slab, p2,
+                           p3, channels)
+            steps = positions[q1 * plane_size:(last - n * q1n) * plane_size]
+            dy_run = plane * plane_size * outs
+            for first in range(0, len(steps), chunk_size):
+                chunk = steps[first:first + chunk_size]
+                add = 0 if plane == start and first == 0 else 1   # the part's first sums
+                column = 0
+                while outs - column >= 4 * LANES:    # 1.07-1.15x faster than by _accumulate
+                    for pair in range(0, pairs, WIDE_ROWS):
+                        rows = min(WIDE_ROWS, pairs - pair)
+                        _four_vectors(rows, read, origin, chunk, offsets[pair:pair + rows], dy,
+                                      outs, dy_run + first * outs + column, total,
+                                      pair * outs + column, pair_rows, add)
+                    column += 4 * LANES
+                while column < outs:
+                    for pair in range(0, pairs, ROWS):
+                        rows = min(ROWS, pairs - pair)
+                        taken = _accumulate(rows, read, origin, chunk,
+                                            offsets[pair:pair + rows], dy, outs,
+                                            dy_run + first * outs + column, total,
+                                            pair * outs + column, pair_rows, add,
+                                            outs - column, 2)
+                    column += taken
+            plane = last
+
+
+@njit(cache=True, nogil=True)
+def batched_gemm(a, b, out, transposed_a, add):
+    """``out[i] (+)= A_i @ b[i]`` on the micro-kernels, one thread, for C-contiguous float32
+    ``b`` ``[batch, K, N]`` and ``out`` ``[batch, M, N]`` (N a multiple of HALF_LANES):
+    ``A_i`` is ``a[i]`` ``[M, K]``, or with ``transposed_a`` ``a[i].T`` (``a`` ``[batch, K,
+    M]``); added to what ``out`` holds when ``add``. Rows go GEMM_ROWS at a time and within
+    them a vector group of b's columns at a time (the group's slice of b stays in the L1
+    cache), then ROWS rows a call; each element one sum over k in order."""
+    batch, rows_total, columns = out.shape
+    depth = b.shape[1]
+    k_step, m_step = (rows_total, 1) if transposed_a else (1, depth)
+    steps = np.arange(depth) * k_step
+    row_offsets = np.arange(ROWS) * m_step
+    out_rows = np.arange(ROWS) * columns
+    af, bf, outf = a.reshape(a.size), b.reshape(b.size), out.reshape(out.size)
+    for i in range(batch):
+        a_at, b_at, out_at = i * rows_total * depth, i * depth * columns, i * rows_total * columns
+        for chunk in range(0, rows_total, GEMM_ROWS):
+            chunk_stop = min(rows_total, chunk + GEMM_ROWS)
+            column = 0
+            while column < columns:
+                taken = 0
+                for first in range(chunk, chunk_stop, ROWS):
+                    taken = _accumulate(min(ROWS, chunk_stop - first), af,
+                                        a_at + first * m_step, steps, row_offsets, bf, columns,
+                                        b_at + column, outf, out_at + first * columns + column,
+                                        out_rows, add, columns - column, 4)
+                column += taken
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def input_grad_phases(dy, dx, steps, step_starts, filters, filter_starts, phases, geometry):
+    """dx = the strided conv's input gradient, phase by phase of dx, on the micro-kernels.
+    ``dy``: dy ``[N, P1, P2, P3, O]`` zero-padded, flat; ``dx``: ``[N, I1, I2, I3, C]``
+    flat; phase f (``phases[f]``: residues r1-r3, position counts c1-c3 and dy bases
+    b1-b3) holds dx positions ``p = r + s*m`` per dim, each the sum over its (tap, dy
+    channel) pairs i of ``dy[window origin + steps[step_starts[f] + i]] *
+    filters[filter_starts[f] + i*C + c]``, the window origin at dy position ``m + b``;
+    a phase without pairs is zeros. ``geometry``: (N, P1, P2, P3, O, I1, I2, I3, C, s1,
+    s2, s3). The threads share (image, phase) pairs; a call takes up to ROWS positions of a
+    phase plane (m1), across its rows."""
+    n_total, p1n, p2n, p3n, outs, i1n, i2n, i3n, channels, s1, s2, s3 = geometry
+    count = phases.shape[0]
+    for item in prange(n_total * count):
+        n, phase = item // count, item % count
+        r1, r2, r3, c1, c2, c3, b1, b2, b3 = phases[phase]
+        pairs = steps[step_starts[phase]:step_starts[phase + 1]]
+        taps_at = filter_starts[phase]
+        sources = np.empty(c2 * c3, np.int64)     # a plane's positions, in dy and in dx
+        targets = np.empty(c2 * c3, np.int64)
+        for m2 in range(c2):
+            for m3 in range(c3):
+                sources[m2 * c3 + m3] = (m2 * p3n + m3) * outs
+                targets[m2 * c3 + m3] = (s2 * m2 * i3n + s3 * m3) * channels
+        for m1 in range(c1):
+            dx_plane = ((n * i1n + r1 + s1 * m1) * i2n + r2) * i3n * channels + r3 * channels
+            if pairs.shape[0] == 0:
+                for target in targets:
+                    dx[dx_plane + target:dx_plane + target + channels] = 0
+                continue
+            dy_plane = (((n * p1n + m1 + b1) * p2n + b2) * p3n + b3) * outs
+            for first in range(0, c2 * c3, ROWS):
+                rows = min(ROWS, c2 * c3 - first)
+                column = 0
+                while column < channels:
+                    column += _accumulate(rows, dy, dy_plane, pairs,
+                                          sources[first:first + rows], filters, channels,
+                                          taps_at + column, dx, dx_plane + column,
+                                          targets[first:first + rows], 0, channels - column,
+                                          4)

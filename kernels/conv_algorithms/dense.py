@@ -1,0 +1,669 @@
+"""Dense N-d convolution math (Conv2D/Conv3D and their gradients), for NumPy and CuPy.
+
+Each op picks the first path that applies (``conv_forward`` and friends read top to bottom):
+
+* 1x1 filters without padding: one GEMM on the (strided) input positions;
+* CPU, very few channels (``_few_channels``): direct compiled loops that compute each output
+  plane on the padded width, every kernel tap one long contiguous run
+  (``loops_conv.small_forward``, ``small_filter_grad``; float32 with a power of two of
+  output channels on vector kernels with positions along the lanes, ``loops_planar``);
+* CPU, the float32 forward conv and filter gradient with output channels in groups of 8,
+  strided, small, or of any size where Winograd does not take them (``_direct``: dilated
+  and 5x5 stride-1 convs run twice as fast here as on the scatter GEMMs; the filter
+  gradient, which takes this path before the scalar few-channel loops (1.5x faster on a
+  1 -> 8 channel 3-D layer; ``loops_planar`` 1.5x faster again), with an output plane for
+  every thread), and the stride-1 input gradient with input channels so
+  (``_input_as_forward``, the forward of dy with the filter flipped, which takes the
+  few-channel loops above where dx has few channels): register-blocked micro-kernels
+  reading the padded input in place (``conv_direct``);
+* CPU, 3x3(x3) stride-1 float convs of 16-128 channels (``conv_winograd.applies``): Winograd
+  (its products on the same micro-kernels where the output channels come in groups of 8),
+  redone on the next path when a result comes out non-finite;
+* CPU, strided input gradients with at most ``PHASE_MAX_DEPTH`` dy channels (transposed
+  convs to few channels, ``_by_phases``): one stride-1 direct conv per phase of dx, written
+  into its strided view (``conv_phases``);
+* CPU, the input gradient (and the stride-1 forward with ``SCATTER_MIN_DEPTH``+ input
+  channels) with at most ``POOL_MAX_CHANNELS`` output channels: one GEMM per block with
+  taps x channels columns, ``dy[rows, O] @ w.T[O, taps*C]`` (or ``x[rows, C] @
+  w[C, taps*O]`` with the filter flipped), whose products ``loops_conv.add_taps``
+  scatter-adds into place (``_scatter_products``: runs of whole images, or first-dim slabs
+  thick enough that slabs two apart never meet, even ones then odd ones, on the pool);
+* otherwise GEMMs against a patch matrix ("im2col"): rows are output positions, columns
+  (kernel offset, input channel) with the channel fastest, matching the ``[*K, C, O]``
+  filter reshaped to ``[K*C, O]``:
+
+  - forward:          y[rows, O]    = col[rows, KC] @ w[KC, O]
+  - backprop-filter:  dw[KC, O]    += col[rows, KC].T @ dy[rows, O]
+  - backprop-input:   p[k, rows, C] = dy[rows, O] @ w[k].T for each kernel offset k, each
+                      added into its slice of the padded input gradient (col2im; never
+                      ``np.add.at``), kept phase-split so every slice has long rows.
+
+  The patch matrix is built block by block from a strided window view so that one block
+  stays near ``chunk_bytes(xp, CHUNK_BYTES)``. On the CPU, with at most ``POOL_MAX_CHANNELS``
+  output channels, the blocks are spread over the intra-op pool (single-threaded GEMMs, the
+  filter gradient summing one partial per share in share order); with more the GEMMs
+  dominate and the blocks run in turn with BLAS on all cores.
+
+The im2col path takes the array module ``xp`` (NumPy or CuPy) and runs the same code on
+both; the other CPU paths are NumPy only. NCHW operands are transposed to channels-last
+once, image by image on the pool, and half types widened once on the way in.
+"""
+
+import contextlib
+import itertools
+import math
+
+import numpy as np
+
+from graphops.kernels.conv_algorithms import direct as conv_direct
+from graphops.kernels.conv_algorithms import phases as conv_phases
+from graphops.kernels.conv_algorithms import winograd as conv_winograd
+from graphops.kernels.compiled import loops, usable
+from graphops.kernels.conv_algorithms.layout import (blocks, channels_last_copy, channels_last_shape, chunk_bytes,
+                                 compute_dtype, conv_output_size, flipped_filter,
+                                 from_channels_last, pad_spatial, padded_for_windows,
+                                 window_view)
+from graphops.kernels.support.kernel_util import astype, channel_chain, epilogue_arguments
+from graphops.kernels.support.parallelism import intra_op_threads, one_thread, pool_map, share_count
+
+CHUNK_BYTES = 8 << 20  # CPU im2col block size (measured best at 4-16 MB)
+# The forward GEMM takes the filter as a transposed view (faster in OpenBLAS) once it has
+# this many rows to multiply; with fewer, copying the filter costs more than it saves
+# (ResNet50's last blocks at batch 1: 4 rows against 2.4M filter values).
+TRANSPOSED_FILTER_MIN_ROWS = 256
+MIN_BLOCK_BYTES = 1 << 20   # a CPU block never smaller: below it the pool costs more
+TAP_MAJOR_MAX_CHANNELS = 2  # input channels up to which patch matrices are built tap-major
+POOL_MAX_CHANNELS = 128     # output channels up to which blocks run on the intra-op pool
+SMALL_MAX_CHANNEL_PAIRS = 16  # input x output channels up to which direct loops do best
+SMALL_MAX_PLANE_BYTES = 16 << 20  # a thread's plane buffers in the direct loops, at most
+PLANAR_OUTPUTS = (1, 2, 4, 8, 16)   # float32 output channel counts of loops_planar
+PLANAR_FILTER_MAX_OUTPUTS = 8      # filter gradient: past it the direct kernels do better
+PHASE_MAX_DEPTH = 4           # dy channels up to which strided input gradients run by phases
+# CPU convs of fewer FLOPs run on the calling thread alone (`parallelism.one_thread`): waking
+# the other threads costs 50-110 us here, and a core that idled runs slower for a while, so
+# up to ~30 MFLOP one thread is 1.0-4.5x faster than two (x[16,16,16,1] f[5,5,1,8] forward
+# 185 -> 41 us), and at 56-76 MFLOP the two are within 0.9-1.15x of each other.
+SERIAL_MAX_FLOPS = 1 << 25
+SCATTER_MIN_DEPTH = 32        # forward: input channels below which patch matrices do better
+SCATTER_MIN_UNIT_ROWS = 512   # source positions a pool unit gets at least
+SCATTER_MIN_SOURCES = 1024    # source positions (all images) a scatter conv needs at least
+SCATTER_BLOCK_BYTES = 4 << 20  # GEMM-and-scatter convs: products per block (fit the cache)
+
+
+def conv_forward(x, w, strides, dilations, pads, channels_last=True, xp=np, epilogue=None):
+    """Convolve ``x`` ([N,*S,C] or [N,C,*S]) with ``w`` ([*K,C,O]); result in x's dtype.
+    ``epilogue``: a channels-last CPU conv's ``(stages, activation, tiles)`` after it, as
+    ``kernel_util.channel_chain`` takes them (a BiasAdd and Relu the plan fused in): the
+    few-channel and direct loops apply it as they write the output, the other paths after."""
+    positions = x.size // max(1, x.shape[-1 if channels_last else 1]) // math.prod(strides)
+    with one_thread(_serial(xp, positions * math.prod(w.shape))):
+        return _forward(x, w, strides, dilations, pads, channels_last, xp, epilogue)
+
+
+def _serial(xp, multiply_adds):
+    """Whether a conv of about ``multiply_adds`` runs on one thread (``SERIAL_MAX_FLOPS``)."""
+    return xp is np and 2 * multiply_adds < SERIAL_MAX_FLOPS
+
+
+def _forward(x, w, strides, dilations, pads, channels_last, xp, epilogue):
+    ct = compute_dtype(x.dtype)
+    xc = channels_last_copy(astype(xp, x, ct), channels_last, xp)
+    wc = w.astype(ct, copy=False)
+    kernel, (c, o) = w.shape[:-2], w.shape[-2:]
+    n = xc.shape[0]
+    out_sp = tuple(conv_output_size(s, k, st, d, b, a) for s, k, st, d, (b, a)
+                   in zip(xc.shape[1:-1], kernel, strides, dilations, pads))
+    y, pending = None, epilogue
+    if 0 in (n, o, c, *kernel, *out_sp):
+        y = xp.zeros((n, *out_sp, o), ct)
+    elif _pointwise(kernel, pads):
+        picked = xc[_sampled(out_sp, strides)]
+        y = (picked.reshape(-1, c) @ _gemm_filter(wc, picked.size // c, xp)).reshape(
+            n, *out_sp, o)
+    elif 0 not in xc.shape and xp is np:
+        if _few_channels(xp, ct, kernel, strides, dilations, c, o, out_sp):
+            y, pending = _small_forward(xc, wc, out_sp, strides, dilations, pads, ct,
+                                        epilogue=epilogue), None
+        elif _direct(xp, ct, kernel, strides, dilations, c, o, (n, *out_sp)):
+            y, pending = conv_direct.forward(xc, wc, strides, dilations, pads, out_sp,
+                                             epilogue=epilogue), None
+        elif conv_winograd.applies(xp, ct, kernel, strides, dilations, c, o, (n, *out_sp)):
+            y = conv_winograd.winograd_forward(xc, wc, out_sp, pads)   # None: not finite
+        if y is None and (c >= SCATTER_MIN_DEPTH and all(s == 1 for s in strides)
+                          and _scatters(xp, kernel, o, math.prod(xc.shape[:-1]))):
+            y = _forward_by_scatter(xc, wc, out_sp, dilations, pads)
+    if y is None:
+        y = _forward_by_im2col(xc, wc, strides, dilations, pads, out_sp, ct, xp)
+    if pending is not None:
+        y = channel_chain(y, *pending)
+    return from_channels_last(astype(xp, y, x.dtype), channels_last, xp)
+
+
+def conv_backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels_last=True,
+                         xp=np):
+    """Gradient of the forward conv with respect to the filter, shape ``filter_shape``."""
+    filter_shape = tuple(int(d) for d in filter_shape)
+    dy_positions = dy.size // max(1, filter_shape[-1])
+    with one_thread(_serial(xp, dy_positions * math.prod(filter_shape))):
+        return _backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels_last,
+                                xp)
+
+
+def _backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels_last, xp):
+    ct = compute_dtype(x.dtype)
+    xc = channels_last_copy(astype(xp, x, ct), channels_last, xp)
+    dyc = channels_last_copy(astype(xp, dy, ct), channels_last, xp)
+    kernel, (c, o) = filter_shape[:-2], filter_shape[-2:]
+    out_sp = dyc.shape[1:-1]
+    if 0 in dyc.shape or math.prod(filter_shape) == 0 or 0 in xc.shape:
+        return xp.zeros(filter_shape, x.dtype)
+    dw = None
+    if _pointwise(kernel, pads):
+        picked = xc[_sampled(out_sp, strides)]
+        dw = (dyc.reshape(-1, o).T @ picked.reshape(-1, c)).T
+    elif xp is np:
+        few = _few_channels(xp, ct, kernel, strides, dilations, c, o, out_sp, accumulates=True)
+        if few and _planar(ct, o, filter_grad=True):
+            dw = _small_backprop_filter(xc, dyc, filter_shape, strides, dilations, pads, ct)
+        elif (_direct(xp, ct, kernel, strides, dilations, c, o, dyc.shape[:-1])
+                and conv_direct.planes(dyc.shape) >= intra_op_threads()):
+            dw = conv_direct.backprop_filter(xc, dyc, filter_shape, strides, dilations, pads)
+        elif few:
+            dw = _small_backprop_filter(xc, dyc, filter_shape, strides, dilations, pads, ct)
+        elif conv_winograd.applies(xp, ct, kernel, strides, dilations, c, o, dyc.shape[:-1]):
+            dw = conv_winograd.winograd_backprop_filter(xc, dyc, pads)   # None: not finite
+    if dw is None:
+        dw = _filter_by_im2col(xc, dyc, filter_shape, strides, dilations, pads, ct, xp)
+    return xp.ascontiguousarray(dw.reshape(filter_shape), dtype=x.dtype)
+
+
+def conv_backprop_input(dy, w, input_shape, strides, dilations, pads, channels_last=True,
+                        xp=np):
+    """Gradient of the forward conv with respect to its input, shape ``input_shape``."""
+    dy_positions = dy.size // max(1, w.shape[-1])
+    with one_thread(_serial(xp, dy_positions * w.size)):
+        return _backprop_input(dy, w, input_shape, strides, dilations, pads, channels_last, xp)
+
+
+def _backprop_input(dy, w, input_shape, strides, dilations, pads, channels_last, xp):
+    ct = compute_dtype(dy.dtype)
+    dyc = channels_last_copy(astype(xp, dy, ct), channels_last, xp)
+    in_shape = channels_last_shape(input_shape, channels_last)
+    kernel, (c, o) = w.shape[:-2], w.shape[-2:]
+    wc = w.astype(ct, copy=False)
+    out_sp = dyc.shape[1:-1]
+    if 0 in dyc.shape or 0 in in_shape or w.size == 0:
+        return from_channels_last(xp.zeros(in_shape, dy.dtype), channels_last, xp)
+    dx = None
+    if _pointwise(kernel, pads):
+        dx = xp.zeros(in_shape, ct)
+        w2 = xp.ascontiguousarray(wc.reshape(c, o))
+        dx[_sampled(out_sp, strides)] = (dyc.reshape(-1, o) @ w2.T).reshape(*dyc.shape[:-1], c)
+    elif as_forward := _input_as_forward(xp, ct, wc, strides, dilations, pads, in_shape):
+        dx = as_forward(dyc, flipped_filter(wc), strides, dilations,
+                        [((k - 1) * d - b, (k - 1) * d - a) for k, d, (b, a)
+                         in zip(kernel, dilations, pads)], in_shape[1:-1])
+    elif conv_winograd.applies(xp, ct, kernel, strides, dilations, o, c, in_shape[:-1]):
+        dx = conv_winograd.winograd_backprop_input(dyc, wc, in_shape[1:-1], pads)
+    elif _by_phases(xp, kernel, strides, c, o) and np.isfinite(wc).all():
+        dx = conv_phases.backprop_input_by_phases(dyc, wc, in_shape, strides, dilations, pads,
+                                                  _forward_into)
+    elif conv_direct.applies(xp, ct, kernel, strides, c, in_shape[:-1], o):
+        dx = conv_direct.backprop_input_strided(dyc, wc, in_shape, strides, dilations, pads)
+    if dx is None and _scatters(xp, kernel, o, math.prod(dyc.shape[:-1])):
+        dx = _col2im_compiled(dyc, wc, in_shape, strides, dilations, pads)
+    if dx is None:
+        dx = _col2im(dyc, wc, in_shape, strides, dilations, pads, dy.dtype, xp)
+    return from_channels_last(astype(xp, dx, dy.dtype), channels_last, xp)
+
+
+def _gemm_filter(wc, rows, xp):
+    """The filter ``[*K, C, O]`` as the GEMM's ``[K*C, O]`` operand for ``rows`` rows: a
+    transposed view once there are ``TRANSPOSED_FILTER_MIN_ROWS`` (faster in OpenBLAS)."""
+    w2 = wc.reshape(-1, wc.shape[-1])
+    return xp.ascontiguousarray(w2.T).T if rows >= TRANSPOSED_FILTER_MIN_ROWS else w2
+
+
+def _forward_by_im2col(xc, wc, strides, dilations, pads, out_sp, ct, xp):
+    """The forward conv as im2col blocks, each one GEMM against the filter."""
+    kernel, o, n = wc.shape[:-2], wc.shape[-1], xc.shape[0]
+    padded = pad_spatial(xc, pads, ct, xp=xp)
+    y = xp.empty((n, *out_sp, o), ct)
+    win = window_view(padded, kernel, strides, dilations, out_sp, xp)
+    w2 = _gemm_filter(wc, n * math.prod(out_sp), xp)
+
+    def work(share):
+        for idx, col in _im2col(win, share, xp):
+            xp.matmul(col, w2, out=y[idx].reshape(-1, o))
+
+    _map(work, _blocks((n, *out_sp), w2.shape[0] * padded.itemsize, o, xp), o, xp)
+    return y
+
+
+def _filter_by_im2col(xc, dyc, filter_shape, strides, dilations, pads, ct, xp):
+    """The filter gradient as im2col blocks: ``col.T @ dy`` per block (measured faster than
+    ``dy.T @ col``), one partial sum per pool share, added in share order."""
+    kernel, o, out_sp = filter_shape[:-2], filter_shape[-1], dyc.shape[1:-1]
+    padded = padded_for_windows(xc, pads, kernel, strides, dilations, out_sp, ct, xp)
+    win = window_view(padded, kernel, strides, dilations, out_sp, xp)
+    kc = math.prod(filter_shape[:-1])
+
+    def work(share):
+        dw = xp.zeros((kc, o), ct)
+        for idx, col in _im2col(win, share, xp):
+            dw += col.T @ dyc[idx].reshape(-1, o)
+        return dw
+
+    return sum(_map(work, _blocks(dyc.shape[:-1], kc * padded.itemsize, o, xp), o, xp))
+
+
+def _pointwise(kernel, pads):
+    """1x1 filter and no padding: the conv is a GEMM on the strided input positions."""
+    return all(k == 1 for k in kernel) and not any(b or a for b, a in pads)
+
+
+def _sampled(out_sp, strides):
+    """Index of the input positions a 1x1 filter reads: every stride-th, ``out_sp`` of them."""
+    return (slice(None),) + tuple(slice(0, (q - 1) * s + 1, s) for q, s in zip(out_sp, strides))
+
+
+def _few_channels(xp, ct, kernel, strides, dilations, in_channels, out_channels, out_sp,
+                  accumulates=False):
+    """Whether a conv runs as the direct loops for few channels (``loops_conv.small_*``): CPU,
+    up to 3 spatial dims, at most ``SMALL_MAX_CHANNEL_PAIRS`` input x output channels (measured:
+    beyond, the GEMM paths win), stride 1 along all but the first of 3 spatial dims (along all
+    of fewer), and an output plane on the padded width (a thread's buffers) within
+    ``SMALL_MAX_PLANE_BYTES``. The filter gradient (``accumulates``) sums in float64, so it
+    takes float types only (integer sums wrap elsewhere)."""
+    lead = 1 if len(kernel) == 3 else 0
+    width = out_sp[-1] + (kernel[-1] - 1) * dilations[-1] if kernel else 1
+    plane = math.prod(out_sp[lead:-1]) * width * out_channels * 8
+    return (xp is np and usable() and len(kernel) <= 3
+            and in_channels * out_channels <= SMALL_MAX_CHANNEL_PAIRS
+            and plane <= SMALL_MAX_PLANE_BYTES
+            and (np.dtype(ct).kind == "f" or not accumulates)
+            and all(s == 1 for s in strides[lead:]))
+
+
+def _direct(xp, ct, kernel, strides, dilations, in_channels, out_channels, out_shape):
+    """Whether a conv of ``out_shape`` ``(N, *out_sp)`` runs on the direct micro-kernels
+    (``conv_direct.applies``): strided or small, or at any size where Winograd does not
+    take it (dilated and 5x5 stride-1 convs: 2x faster here than on the scatter GEMMs)."""
+    return conv_direct.applies(
+        xp, ct, kernel, strides, out_channels, out_shape, in_channels,
+        any_size=not conv_winograd.applies(xp, ct, kernel, strides, dilations, in_channels,
+                                           out_channels, out_shape))
+
+
+def _input_as_forward(xp, ct, w, strides, dilations, pads, in_shape):
+    """How a stride-1 input gradient runs as the forward conv of dy with the filter flipped
+    (its padding ``(k-1)*d`` less the conv's, so a padding past that takes the other paths),
+    a function ``(dy, flipped, strides, dilations, pads, in_sp)``: the few-channel loops
+    (``_few_channels``, for a finite filter, as they multiply it by dy's zero padding;
+    3-10x faster than scattering dy's few channels into a 1-channel dx) or the direct
+    micro-kernels (``_direct``), in the forward conv's order; else None."""
+    kernel, (in_channels, out_channels) = w.shape[:-2], w.shape[-2:]
+    if not (all(s == 1 for s in strides)
+            and all(b <= (k - 1) * d and a <= (k - 1) * d
+                    for k, d, (b, a) in zip(kernel, dilations, pads))):
+        return None
+    if (_few_channels(xp, ct, kernel, strides, dilations, out_channels, in_channels,
+                      in_shape[1:-1]) and np.isfinite(w).all()):
+        return lambda dy, w, strides, dilations, pads, in_sp: _small_forward(
+            dy, w, in_sp, strides, dilations, pads, ct)
+    if _direct(xp, ct, kernel, strides, dilations, out_channels, in_channels, in_shape[:-1]):
+        return conv_direct.forward
+    return None
+
+
+def _by_phases(xp, kernel, strides, in_channels, out_channels):
+    """Whether a strided input gradient runs as one stride-1 conv per phase of dx
+    (``conv_phases``): CPU, up to 3 spatial dims, at most ``PHASE_MAX_DEPTH`` channels in dy
+    and few enough pairs that the phases take the direct loops. Measured against the
+    scatter path, which adds a few channels at a time: 1.3-4.9x faster with 1-2 dy
+    channels (4x for a 2-channel 3-D transposed conv), even at 4, slower from 8. The caller
+    also wants a finite filter: the phases multiply it by dy's zero padding."""
+    return (xp is np and usable() and len(kernel) <= 3 and any(s > 1 for s in strides)
+            and out_channels <= PHASE_MAX_DEPTH
+            and in_channels * out_channels <= SMALL_MAX_CHANNEL_PAIRS)
+
+
+def _small_grid(kernel, strides, dilations, pads, out_sp):
+    """Spatial geometry of the direct loops, padded to 3 dims with leading 1s: kernel,
+    dilations, padding before, output sizes, the first dim's stride, and the padded input's
+    extents (the last dim exactly what the outputs read, the middle one a spare row more)."""
+    lead = 3 - len(kernel)
+    kernel, dilations = (1,) * lead + tuple(kernel), (1,) * lead + tuple(dilations)
+    before = (0,) * lead + tuple(b for b, _ in pads)
+    out_sp = (1,) * lead + tuple(out_sp)
+    stride = strides[0] if lead == 0 else 1
+    extents = ((out_sp[0] - 1) * stride + (kernel[0] - 1) * dilations[0] + 1,
+               out_sp[1] + (kernel[1] - 1) * dilations[1] + 1,
+               out_sp[2] + (kernel[2] - 1) * dilations[2])
+    return kernel, dilations, before, out_sp, stride, extents
+
+
+def _small_padded(xc, before, extents, ct):
+    """Channels-last ``xc`` ([N, *S, C], padded to 3 spatial dims) zero-padded and
+    channel-planar: ``[N, C, *extents]``, input position i at ``i + before``."""
+    n, c = xc.shape[0], xc.shape[-1]
+    xc = xc.reshape(n, *(1,) * (5 - xc.ndim), *xc.shape[1:])
+    padded = np.zeros((n, c, *extents), ct)
+    spans = [max(0, min(s, e - b)) for s, e, b in zip(xc.shape[1:-1], extents, before)]
+    if min(spans) > 0:
+        padded[(slice(None), slice(None)) + tuple(slice(b, b + s) for b, s in
+                                                  zip(before, spans))] = \
+            np.moveaxis(xc[(slice(None),) + tuple(slice(0, s) for s in spans)], -1, 1)
+    return padded
+
+
+def _small_forward(xc, w, out_sp, strides, dilations, pads, ct, out=None, epilogue=None):
+    """The forward conv for a few input channels (``loops_planar.forward`` for float32
+    with a power of two up to 16 output channels and a C-contiguous result, else
+    ``loops_conv.small_forward``), into ``out`` (a view of any strides) when given,
+    through ``epilogue`` (see ``conv_forward``)."""
+    kernel, dil3, before, out3, stride, extents = _small_grid(w.shape[:-2], strides,
+                                                              dilations, pads, out_sp)
+    n, (c, o) = xc.shape[0], w.shape[-2:]
+    y = np.empty((n, *out_sp, o), ct) if out is None else out
+    padded = _small_padded(xc, before, extents, ct)
+    if _planar(ct, o) and y.flags.c_contiguous:
+        loops("planar", chunk=1).forward(
+            padded.reshape(-1), _planar_steps(kernel, dil3, c, extents), _flat(w),
+            y.reshape(-1), (n, *out3, o, c, *extents, stride),
+            *epilogue_arguments(epilogue, ct, o))
+        return y
+    loops("conv", chunk=1).small_forward(
+        padded, w.reshape(*kernel, c, o), np.expand_dims(y, tuple(range(1, 4 - len(out_sp)))),
+        stride, dil3, share_count(), *epilogue_arguments(epilogue, ct, o))
+    return y
+
+
+def _forward_into(out, xc, w, dilations, pads):
+    """``out[...]`` = the stride-1 forward conv of channels-last ``xc`` with ``w``, all in the
+    compute dtype: the few-channel loops write into ``out`` (a view of any strides) as they
+    go, the other paths copy their result."""
+    strides = (1,) * (xc.ndim - 2)
+    kernel, (c, o) = w.shape[:-2], w.shape[-2:]
+    if _few_channels(np, out.dtype, kernel, strides, dilations, c, o, out.shape[1:-1]):
+        _small_forward(xc, w, out.shape[1:-1], strides, dilations, pads, out.dtype, out=out)
+    else:
+        out[...] = conv_forward(xc, w, strides, dilations, pads)
+
+
+def _small_backprop_filter(xc, dyc, filter_shape, strides, dilations, pads, ct):
+    """The filter gradient for a few input channels (``loops_planar.filter_grad`` where
+    ``_planar``, else ``loops_conv.small_filter_grad``): float64 sums per block of output
+    planes, added in block order."""
+    kernel, dil3, before, out3, stride, extents = _small_grid(
+        filter_shape[:-2], strides, dilations, pads, dyc.shape[1:-1])
+    n, (c, o) = dyc.shape[0], filter_shape[-2:]
+    parts = max(1, min(share_count(), n * out3[0]))
+    sums = np.zeros((parts, *kernel, c, o))
+    padded = _small_padded(xc, before, extents, ct)
+    if _planar(ct, o, filter_grad=True):
+        loops("planar", chunk=1).filter_grad(
+            padded.reshape(-1), _planar_steps(kernel, dil3, c, extents), _flat(dyc),
+            sums.reshape(parts, -1), (n, *out3, o, c, *extents, stride))
+    else:
+        loops("conv", chunk=1).small_filter_grad(
+            padded, dyc.reshape(n, *out3, o), sums, stride, dil3)
+    return sums.sum(axis=0).reshape(filter_shape)
+
+
+def _planar(ct, out_channels, filter_grad=False):
+    """Whether the few-channel loops run on ``loops_planar``'s vector kernels: float32 with
+    a power of two up to 16 output channels, the filter gradient up to
+    ``PLANAR_FILTER_MAX_OUTPUTS`` (1.5x faster than the direct micro-kernels on a 1 -> 8
+    channel 3-D layer, 1.3-1.8x slower with 16)."""
+    return (np.dtype(ct) == np.float32 and out_channels in PLANAR_OUTPUTS
+            and (not filter_grad or out_channels <= PLANAR_FILTER_MAX_OUTPUTS))
+
+
+def _flat(a):
+    """``a`` as a flat C-contiguous array, what the loops' kernels read (a group's slice of
+    a filter may reshape to a strided view)."""
+    return np.ascontiguousarray(a).reshape(-1)
+
+
+def _planar_steps(kernel, dilations, channels, extents):
+    """Where each (tap, channel) pair of a window lies from its origin in the channel-planar
+    padded input (``_small_padded``), pairs in the filter's order."""
+    p1, p2, p3 = extents
+    pairs = itertools.product(*(range(k) for k in kernel), range(channels))
+    return np.array([((c * p1 + k1 * dilations[0]) * p2 + k2 * dilations[1]) * p3
+                     + k3 * dilations[2] for k1, k2, k3, c in pairs], np.int64)
+
+
+def _scatters(xp, kernel, out_channels, sources):
+    """Whether a conv runs as GEMMs whose products, ``out_channels`` per kernel offset, are
+    scattered by compiled loops (see ``_scatter_products``): on the CPU, up to 3 spatial
+    dims, in the pooled regime (measured: wider outputs do better as whole GEMMs with BLAS
+    on all cores), from at least ``SCATTER_MIN_SOURCES`` source positions (measured: below,
+    its fixed costs make it up to 8x slower than the patch matrices)."""
+    return (xp is np and usable() and len(kernel) <= 3 and _pooled(xp, out_channels)
+            and sources >= SCATTER_MIN_SOURCES)
+
+
+def _pooled(xp, out_channels):
+    """Whether a conv's blocks run on the intra-op pool (see the module's docstring)."""
+    return xp is np and out_channels <= POOL_MAX_CHANNELS
+
+
+def _blocks(grid, row_bytes, out_channels, xp):
+    """The output grid's blocks ``(idx, rows)`` (see ``conv_layout.blocks``): about
+    ``chunk_bytes`` each, and small enough for every pool share to get one when pooled."""
+    budget = chunk_bytes(xp, CHUNK_BYTES)
+    if _pooled(xp, out_channels):
+        share = math.prod(grid) * row_bytes // share_count()
+        budget = min(budget, max(share, MIN_BLOCK_BYTES))
+    return list(blocks(grid, row_bytes, budget))
+
+
+def _map(work, items, out_channels, xp):
+    """``work`` over shares of ``items``: at once on the intra-op pool when pooled; else in
+    one call (BLAS on all cores; a GPU's kernels queue on one stream anyway)."""
+    if _pooled(xp, out_channels):
+        return pool_map(work, items)
+    return [work(items)]
+
+
+def _im2col(win, share, xp):
+    """Yield ``(idx, col)``: the patch matrix ``[rows, K*C]`` of each block of ``share``,
+    copied from the window view ``win``. ``col`` is a reused buffer, valid until the next
+    iteration. With at most ``TAP_MAJOR_MAX_CHANNELS`` channels (NumPy), ``col`` is the
+    transposed view of a tap-major ``[K*C, rows]`` buffer: copying it reads and writes whole
+    input rows, where the row-major copy moves C values at a time (4x faster for C = 1)."""
+    rank = (win.ndim - 2) // 2
+    kc = math.prod(win.shape[rank + 1:])
+    tap_major = xp is np and win.shape[-1] <= TAP_MAJOR_MAX_CHANNELS
+    buf = xp.empty(max(rows for _, rows in share) * kc, win.dtype)
+    for idx, rows in share:
+        part = win[idx]
+        if tap_major:
+            part = np.moveaxis(part, range(rank + 1, 2 * rank + 2), range(rank + 1))
+            col = buf[:rows * kc].reshape(kc, rows)
+            np.copyto(col.reshape(part.shape), part)
+            yield idx, col.T
+        else:
+            col = buf[:rows * kc].reshape(rows, kc)
+            xp.copyto(col.reshape(part.shape), part)
+            yield idx, col
+
+
+def _reaching_taps(in_shape, pads, out_sp, kernel, strides, dilations):
+    """Per spatial dim, the kernel offsets that can reach the unpadded input (a huge filter
+    has few of them)."""
+    return [range(max(0, -(((q - 1) * s - b) // d)), min(k, (b + i - 1) // d + 1))
+            for i, (b, _), q, k, s, d in zip(in_shape[1:-1], pads, out_sp, kernel, strides,
+                                              dilations)]
+
+
+def _col2im_compiled(dyc, w, in_shape, strides, dilations, pads):
+    """Input gradient on the CPU: ``dy[rows, O] @ w.T[O, taps*C]`` per block of output
+    positions, scattered into dx (see ``_scatter_products``)."""
+    c, o = w.shape[-2:]
+    reaching = _reaching_taps(in_shape, pads, dyc.shape[1:-1], w.shape[:-2], strides,
+                              dilations)
+    dx = np.zeros(in_shape, dyc.dtype)
+    taps = math.prod(len(r) for r in reaching)
+    if taps:
+        wt = np.ascontiguousarray(w[tuple(slice(r.start, r.stop) for r in reaching)]
+                                  .reshape(taps * c, o)).T
+        _scatter_products(dyc, wt, dx, [len(r) for r in reaching], strides, dilations,
+                          [b for b, _ in pads], [r.start for r in reaching])
+    return dx
+
+
+def _forward_by_scatter(xc, w, out_sp, dilations, pads):
+    """Stride-1 forward conv on the CPU: ``x[rows, C] @ w[C, taps*O]`` per block of input
+    positions, each product added into the output it feeds (see ``_scatter_products``):
+    the GEMM has taps*O columns (an efficient shape for BLAS) and no patch matrix is built.
+    Input position i meets offset k at output ``i + before - k*d``: the scatter's offset
+    ``K-1-k`` at dilation d, with "padding" ``(K-1)*d - before``."""
+    kernel, (c, o) = w.shape[:-2], w.shape[-2:]
+    y = np.zeros((xc.shape[0], *out_sp, o), xc.dtype)
+    flipped = w[tuple(slice(None, None, -1) for _ in kernel)]
+    wt = np.ascontiguousarray(np.moveaxis(flipped, -2, 0)).reshape(c, math.prod(kernel) * o)
+    _scatter_products(xc, wt, y, kernel, (1,) * len(kernel), dilations,
+                      [(k - 1) * d - b for k, d, (b, _) in zip(kernel, dilations, pads)],
+                      (0,) * len(kernel))
+    return y
+
+
+def _scatter_products(src, wt, out, taps, strides, dilations, before, tap_first):
+    """out[n, q*s + (t0+t)*d - before] += src[n, q] @ wt[:, t] for every source position q
+    and offset t (``taps`` per dim, ``tap_first`` the first): one GEMM per block of source
+    positions and a compiled scatter-add of its products (``loops_conv.add_taps``), on the
+    intra-op pool. Spatial dims are padded to three with size-1 dims after the first. The
+    pool's units are whole images, or slabs of the first spatial dim thick enough that units
+    two apart never add into one place: then even units run first, odd ones after."""
+    rank, m = src.ndim - 2, out.shape[-1]
+
+    def three(values, fill):     # (v1, fill..., v2, v3) for the 3-d loops
+        values = tuple(values)
+        return values[:1] + (fill,) * (3 - rank) + values[1:]
+
+    tap_shape = three(taps, 1)
+    geometry = (three(strides, 1), three(dilations, 1), three(before, 0), three(tap_first, 0))
+    src3 = src.reshape(src.shape[0], *three(src.shape[1:-1], 1), src.shape[-1])
+    out3 = out.reshape(out.shape[0], *three(out.shape[1:-1], 1), m)
+    compiled = loops("conv")
+    row_bytes = wt.shape[1] * out.itemsize
+
+    def work(units):
+        prods = None
+        for unit in units:
+            grid = src3[unit].shape[:-1]
+            for idx, rows in blocks(grid, row_bytes, SCATTER_BLOCK_BYTES):
+                idx = tuple(slice(u.start + i.start, u.start + i.stop)
+                            for u, i in zip(unit, idx)) + unit[len(idx):] + idx[len(unit):]
+                if prods is None or prods.shape[0] < rows:
+                    prods = np.empty((rows, wt.shape[1]), out.dtype)
+                part = src3[idx]
+                block = prods[:rows]
+                np.matmul(part.reshape(rows, -1), wt, out=block)
+                first = tuple(i.start for i in idx) + (0,) * (4 - len(idx))
+                compiled.add_taps(block.reshape(*part.shape[:-1], *tap_shape, m), out3, first,
+                                  *geometry)
+
+    plane = math.prod(src3.shape[2:-1])
+    for wave in _scatter_waves(src3.shape[:2], plane, tap_shape[0], strides[0], dilations[0]):
+        pool_map(work, wave)
+
+
+def _scatter_waves(grid, plane, taps, stride, dilation):
+    """Lists of units ``(images, first-dim slab)`` of the source grid ``[N, Q1]`` (``plane``
+    positions per Q1 index) to run one list after the other; units in one list add into
+    disjoint parts of the result. Runs of whole images when there are enough of them; else
+    slabs at least thick enough that those two apart never meet (``taps`` kernel offsets
+    along the dim): even slabs, then odd. A unit has ``SCATTER_MIN_UNIT_ROWS`` positions
+    or more where the grid allows."""
+    (n, q1), wanted = grid, 2 * share_count()
+    if n >= wanted or q1 == 1:
+        per_unit = max(-(-n // wanted), -(-SCATTER_MIN_UNIT_ROWS // (q1 * plane)))
+        return [[(slice(i, min(i + per_unit, n)), slice(0, q1))
+                 for i in range(0, n, per_unit)]]
+    thinnest = max(1, (taps - 1) * dilation // stride, -(-SCATTER_MIN_UNIT_ROWS // plane))
+    slabs = min(max(1, q1 // thinnest), -(-wanted // n))      # per image
+    pair = 2 * intra_op_threads()          # a wave of slab pairs keeps every thread busy
+    if n == 1 and slabs >= pair:
+        slabs -= slabs % pair
+    thick = -(-q1 // slabs)
+    units = [(slice(i, i + 1), slice(j, min(j + thick, q1)))
+             for i in range(n) for j in range(0, q1, thick)]
+    return [[u for u in units if u[1].start // thick % 2 == parity] for parity in (0, 1)]
+
+
+def _col2im(dyc, w, in_shape, strides, dilations, pads, out_dtype, xp):
+    """Input gradient: ``dy @ w[k].T`` for every kernel offset k, added into place.
+
+    The padded gradient is kept in a phase-split layout ``[N, s1, P1/s1, s2, P2/s2, ..., C]``
+    (padded position ``p`` of a dim lives at ``[p % s, p // s]``), where every offset's
+    target is a plain slice with ``OW*C``-long contiguous rows, whatever the strides.
+    """
+    kernel, (c, o) = w.shape[:-2], w.shape[-2:]
+    n, out_sp = dyc.shape[0], dyc.shape[1:-1]
+    phase_len = [-(-max(i + b + a, (q - 1) * s + (k - 1) * d + 1) // s) for i, (b, a), q, k, s, d
+                 in zip(in_shape[1:-1], pads, out_sp, kernel, strides, dilations)]
+    buf = xp.zeros((n, *(v for pair in zip(strides, phase_len) for v in pair), c), dyc.dtype)
+    reaching = _reaching_taps(in_shape, pads, out_sp, kernel, strides, dilations)
+    taps = math.prod(len(r) for r in reaching)
+    w3 = xp.swapaxes(xp.ascontiguousarray(  # [taps, O, C] view of [taps, C, O]
+        w[tuple(slice(r.start, r.stop) for r in reaching)].reshape(taps, c, o)), 1, 2)
+    # Blocks of different images never add into the same place: each share of the pool
+    # takes whole images' worth of blocks.
+    images = [list(group) for _, group in itertools.groupby(
+        _blocks(dyc.shape[:-1], taps * c * dyc.itemsize, o, xp) if taps else (),
+        key=lambda block: (block[0][0].start, block[0][0].stop))]
+
+    def work(share):
+        block_list = [block for group in share for block in group]
+        prod_buf = xp.empty(taps * max(rows for _, rows in block_list) * c, dyc.dtype)
+        with _ufunc_bufsize(out_sp[-1] * c, xp):
+            for idx, rows in block_list:
+                prods = prod_buf[:taps * rows * c].reshape(taps, rows, c)
+                xp.matmul(dyc[idx].reshape(rows, o), w3, out=prods)
+                for k, offset in enumerate(itertools.product(*reaching)):
+                    target = buf[_phase_index(idx, offset, dyc.shape[:-1], strides,
+                                              dilations)]
+                    xp.add(target, prods[k].reshape(target.shape), out=target)
+
+    if images:
+        _map(work, images, o, xp)
+    dx = xp.empty(in_shape, out_dtype)
+    for phases in itertools.product(*(range(s) for s in strides)):
+        src, dst = [slice(None)], [slice(None)]
+        for phase, s, (before, _), size in zip(phases, strides, pads, in_shape[1:-1]):
+            first = (phase - before) % s  # first unpadded position in this phase
+            count = len(range(first, size, s))
+            src += [phase, slice((first + before) // s, (first + before) // s + count)]
+            dst.append(slice(first, size, s))
+        xp.copyto(dx[tuple(dst)], buf[tuple(src)])
+    return dx
+
+
+@contextlib.contextmanager
+def _ufunc_bufsize(row, xp):
+    """NumPy only: let ufuncs work on contiguous rows of ``row`` elements in place: with a
+    buffer much larger (or smaller) than a row, NumPy copies rows through its buffers,
+    2-3x slower."""
+    if xp is not np:
+        yield
+        return
+    old = np.setbufsize(min(-(-row // 16) * 16, 8192) if row >= 256 else np.getbufsize())
+    try:
+        yield
+    finally:
+        np.setbufsize(old)
+
+
+def _phase_index(idx, offset, grid, strides, dilations):
+    """Index into the phase-split buffer of the inputs that kernel ``offset`` touches for
+    output block ``idx`` (input position ``o * s + k * d``)."""
+    parts = [idx[0]]
+    for axis in range(1, len(grid)):
+        start, phase = divmod(offset[axis - 1] * dilations[axis - 1], strides[axis - 1])
+        sel = idx[axis] if axis < len(idx) else slice(0, grid[axis])
+        parts += [phase, slice(start + sel.start, start + sel.stop)]
+    return tuple(parts) + (slice(None),)

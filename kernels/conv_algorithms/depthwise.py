@@ -1,0 +1,231 @@
+"""Depthwise 2-D convolution math: DepthwiseConv2dNative forward and its two gradients.
+
+Two paths. With NumPy (``xp=np``, the default) each op is one fused pass of compiled loops
+(numba, imported on first use) over channels-last, C-contiguous operands: NHWC operands go
+in as they are, NCHW ones and strided views are copied once on the way in and the result
+once on the way out. float32 with multiplier 1 runs on vector kernels that read their
+operands in place (``kernels/loops_depthwise_vectors.py``); the rest on loops over a
+row cache (``kernels/loops_depthwise.py``), where float16/bfloat16 stay in their dtype: the
+loops widen rows to float32 as they load them and round results as rows finish, so no
+pass of its own casts them. The loops split the rows into
+``parallelism.share_count()`` blocks that threads take as they come free; the
+filter gradient sums each block in the compute dtype, then the blocks in order in float64,
+so results depend only on the thread count.
+
+With any other array module (CuPy on a GPU) the ops run written once against ``xp``, over
+``chunk_bytes`` chunks of output positions: one einsum per chunk against a strided window
+view (forward, filter gradient; a batched GEMM over channels in CuPy), and for the input
+gradient one einsum per chunk followed by a strided-slice add per tap. NumPy takes that
+path too in a child forked after numba was loaded: numba's OpenMP loops abort there.
+"""
+
+
+import math
+
+import ml_dtypes
+import numpy as np
+
+from graphops.kernels.compiled import loops, usable
+from graphops.kernels.conv_algorithms.layout import (blocks, channels_last_copy, channels_last_shape, chunk_bytes,
+                                 compute_dtype, conv_output_size, from_channels_last,
+                                 padded_for_windows, tap_index, to_channels_last, window_view)
+from graphops.kernels.support.kernel_util import aligned_empty
+from graphops.kernels.support.parallelism import share_count
+
+CHUNK_BYTES = 1 << 19   # the array-module path's chunk on the CPU
+RUN_VALUES = 512        # compiled loops: values (columns x C*M) per inner-loop run
+SINGLE_THREAD_MAX_VALUES = 1 << 17   # smaller ops run on one thread (measured: 2-3x faster)
+
+
+def depthwise_forward(x, w, strides, dilations, pads, channels_last=True, xp=np):
+    """y[n, o, c*M+m] = sum_k x[n, o*s + k*d - before, c] * w[k, c, m]; w is [KH, KW, C, M]."""
+    if xp is not np or not usable():
+        return _forward_by_windows(x, w, strides, dilations, pads, channels_last, xp)
+    xl = channels_last_copy(x, channels_last)
+    n, h, wd, c = xl.shape
+    kh, kw, _, m = w.shape
+    oh = conv_output_size(h, kh, strides[0], dilations[0], *pads[0])
+    ow = conv_output_size(wd, kw, strides[1], dilations[1], *pads[1])
+    y = _run("forward", xl, w, (n, oh, ow, c * m), strides, dilations, pads)
+    return from_channels_last(y, channels_last)
+
+
+def depthwise_backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels_last=True,
+                              xp=np):
+    """dw[k, c, m] = sum over n, o of x[n, o*s + k*d - before, c] * dy[n, o, c*M+m]."""
+    if xp is not np or not usable():
+        return _filter_by_windows(x, dy, filter_shape, strides, dilations, pads, channels_last,
+                                  xp)
+    kh, kw, c, m = (int(d) for d in filter_shape)
+    xl = channels_last_copy(x, channels_last)
+    dyl = channels_last_copy(dy, channels_last)
+    if 0 in (kh, kw, c, m) or dyl.size == 0 or xl.size == 0:
+        return np.zeros((kh, kw, c, m), x.dtype)
+    geometry = _geometry((kh, kw, c, m), strides, dilations, pads)
+    if _on_vectors(x.dtype, m):
+        compiled, parts = _loops(dyl.size, "depthwise_vectors")
+        sums = np.zeros((min(parts, dyl.shape[0] * dyl.shape[1]), kh * kw * c))
+        compiled.backprop_filter(xl, dyl, sums, geometry)
+        return sums.sum(axis=0).reshape(kh, kw, c, m).astype(x.dtype)
+    cols = _run_columns(c * m)
+    compiled, parts = _loops(dyl.size)
+    blocks_shape = (min(parts, dyl.shape[0] * dyl.shape[1]), kh * kw, cols * c * m)
+    sums = np.zeros(blocks_shape)
+    compiled.backprop_filter(_bits(xl), _bits(dyl), sums,
+                             aligned_empty(blocks_shape, compute_dtype(x.dtype)), geometry, cols,
+                             _bfloat(x.dtype))
+    dw = sums.sum(axis=0).reshape(kh, kw, cols, c, m).sum(axis=2)
+    return dw.astype(x.dtype)
+
+
+def depthwise_backprop_input(dy, w, input_shape, strides, dilations, pads, channels_last=True,
+                             xp=np):
+    """dx[n, i, c] = sum over o, k with o*s + k*d - before = i of dy[n, o, c*M+m] * w[k, c, m]."""
+    if xp is not np or not usable():
+        return _input_by_taps(dy, w, input_shape, strides, dilations, pads, channels_last, xp)
+    dyl = channels_last_copy(dy, channels_last)
+    dx = _run("backprop_input", dyl, w, channels_last_shape(input_shape, channels_last),
+              strides, dilations, pads)
+    return from_channels_last(dx, channels_last)
+
+
+def _run(name, source, w, out_shape, strides, dilations, pads):
+    """The channels-last ``out_shape`` output of the compiled loop ``name`` (forward or
+    backprop_input) from ``source``, or zeros when there is nothing to sum. It starts on a
+    cache line, or where the vector kernels read ``source`` as one stream of vectors on its
+    lines (``loops_depthwise_vectors.line_rotation``), at ``source``'s offset within a line, so
+    that its stores take whole lines too."""
+    size = math.prod(out_shape)
+    if not (size and source.size and w.size):
+        return np.zeros(out_shape, source.dtype)
+    geometry = _geometry(w.shape, strides, dilations, pads)
+    if _on_vectors(source.dtype, w.shape[3]):
+        compiled, parts = _loops(max(size, source.size), "depthwise_vectors")
+        channels = source.shape[-1]
+        streamed = compiled.line_rotation(source.reshape(-1), channels, strides[1] * channels)
+        out = aligned_empty(out_shape, source.dtype, like=source if streamed else None)
+        getattr(compiled, name)(source, np.ascontiguousarray(w), out, geometry, parts)
+        return out
+    out = aligned_empty(out_shape, source.dtype)
+    cols = _run_columns(w.shape[2] * w.shape[3])
+    compiled, parts = _loops(max(size, source.size))
+    getattr(compiled, name)(_bits(source), _tiled(w, cols, source.dtype), _bits(out),
+                            geometry, cols, parts, _bfloat(source.dtype))
+    return out
+
+
+def _on_vectors(dtype, multiplier):
+    """Whether the vector kernels (``loops_depthwise_vectors``) take an op: float32 with
+    multiplier 1; the row-cache loops take the rest."""
+    return np.dtype(dtype) == np.float32 and multiplier == 1
+
+
+def _loops(values, name="depthwise"):
+    """The compiled loops ``name`` (threads take one row block at a time) and the row-block
+    count; below SINGLE_THREAD_MAX_VALUES output (or dy) values on one thread, blocks the
+    same."""
+    return loops(name, chunk=1, single=values < SINGLE_THREAD_MAX_VALUES), share_count()
+
+
+def _run_columns(cm):
+    """Output columns per inner-loop run: about RUN_VALUES values, at least one column."""
+    return max(1, RUN_VALUES // max(cm, 1))
+
+
+def _geometry(filter_shape, strides, dilations, pads):
+    """The loops' geometry: KH, KW, M, sh, sw, dh, dw, top and left padding, as ints."""
+    kh, kw, _, m = filter_shape
+    (sh, sw), (dh, dw), ((pt, _), (pl, _)) = strides, dilations, pads
+    return tuple(int(v) for v in (kh, kw, m, sh, sw, dh, dw, pt, pl))
+
+
+def _bits(a):
+    """An operand as the loops take it: float16/bfloat16 as their bits (uint16), which the
+    loops widen to float32 as rows load and narrow as rows finish; other floats as they are."""
+    return a.view(np.uint16) if a.dtype.itemsize == 2 else a
+
+
+def _bfloat(dtype):
+    """Whether half bits are bfloat16's (else float16's)."""
+    return np.dtype(dtype) == ml_dtypes.bfloat16
+
+
+def _tiled(w, cols, dtype):
+    """Filter [KH, KW, C, M] as ``[KH*KW, cols*C*M]`` in the compute dtype of ``dtype``:
+    each tap's C*M values ``cols`` times."""
+    kh, kw, c, m = w.shape
+    taps = aligned_empty((kh * kw, cols * c * m), compute_dtype(dtype))
+    taps.reshape(kh * kw, cols, c * m)[...] = w.reshape(kh * kw, 1, c * m)
+    return taps
+
+
+# ----------------------------------------------------------------------------- any array module
+
+
+def _forward_by_windows(x, w, strides, dilations, pads, channels_last, xp):
+    """The forward conv as one ``win @ w`` einsum per chunk of output positions."""
+    xl = to_channels_last(x, channels_last, xp)
+    n, c = xl.shape[0], xl.shape[-1]
+    kh, kw, _, m = w.shape
+    out_hw = tuple(conv_output_size(s, k, st, d, b, a) for s, k, st, d, (b, a)
+                   in zip(xl.shape[1:3], (kh, kw), strides, dilations, pads))
+    ct = compute_dtype(x.dtype)
+    y = xp.zeros((n, *out_hw, c, m), ct)
+    if y.size and xl.size and kh * kw:
+        padded = padded_for_windows(xl, pads, (kh, kw), strides, dilations, out_hw, ct, xp)
+        win = window_view(padded, (kh, kw), strides, dilations, out_hw, xp)
+        wc = w.astype(ct, copy=False)
+        for idx, _ in _position_blocks((n, *out_hw), kh * kw * c + c * m, ct, xp):
+            y[idx] = xp.einsum("nhwijc,ijcm->nhwcm", win[idx], wc, optimize=False)
+    y = y.reshape(n, *out_hw, c * m).astype(x.dtype, copy=False)
+    return from_channels_last(y, channels_last, xp)
+
+
+def _filter_by_windows(x, dy, filter_shape, strides, dilations, pads, channels_last, xp):
+    """The filter gradient as ``win.T @ dy`` einsums summed over chunks of output positions."""
+    kh, kw, c, m = (int(d) for d in filter_shape)
+    xl, dyl = to_channels_last(x, channels_last, xp), to_channels_last(dy, channels_last, xp)
+    n, oh, ow, _ = dyl.shape
+    ct = compute_dtype(x.dtype)
+    dw = xp.zeros((kh, kw, c, m), ct)
+    if dw.size and dyl.size and xl.size:
+        padded = padded_for_windows(xl, pads, (kh, kw), strides, dilations, (oh, ow), ct, xp)
+        win = window_view(padded, (kh, kw), strides, dilations, (oh, ow), xp)
+        dy5 = dyl.reshape(n, oh, ow, c, m)
+        for idx, _ in _position_blocks((n, oh, ow), kh * kw * c + 2 * c * m, ct, xp):
+            dw += xp.einsum("nhwijc,nhwcm->ijcm", win[idx], dy5[idx].astype(ct, copy=False),
+                            optimize=False)
+    return dw.astype(x.dtype, copy=False)
+
+
+def _input_by_taps(dy, w, input_shape, strides, dilations, pads, channels_last, xp):
+    """The input gradient: per chunk, ``dy @ w.T`` for all taps at once (one einsum), then
+    each tap's products added into its strided slice of a padded buffer."""
+    n, h, wd, c = channels_last_shape(input_shape, channels_last)
+    kh, kw, _, m = w.shape
+    dyl = to_channels_last(dy, channels_last, xp)
+    grid = dyl.shape[:3]
+    ct = compute_dtype(dy.dtype)
+    padded_hw = [max(size + b + a, (q - 1) * s + (k - 1) * d + 1) for size, (b, a), q, k, s, d
+                 in zip((h, wd), pads, grid[1:], (kh, kw), strides, dilations)]
+    buf = xp.zeros((n, *padded_hw, c), ct)
+    if dyl.size and w.size and buf.size:
+        dy5 = dyl.reshape(*grid, c, m)
+        wc = w.astype(ct, copy=False)
+        for idx, _ in _position_blocks(grid, kh * kw * c + c * m, ct, xp):
+            cols = xp.einsum("nhwcm,ijcm->ijnhwc", dy5[idx].astype(ct, copy=False), wc,
+                             optimize=False)
+            for i in range(kh):
+                for j in range(kw):
+                    target = buf[tap_index(idx, grid, (i, j), strides, dilations)]
+                    target += cols[i, j]
+    (pt, _), (pl, _) = pads
+    dx = xp.ascontiguousarray(buf[:, pt:pt + h, pl:pl + wd], dtype=dy.dtype)
+    return from_channels_last(dx, channels_last, xp)
+
+
+def _position_blocks(grid, values_per_position, ct, xp):
+    """``blocks`` of output positions for the array-module path; each position holds about
+    ``values_per_position`` values of ``ct`` (a patch row and the einsum's result), twice
+    over for the operand copies CuPy's einsum makes."""
+    return blocks(grid, 2 * values_per_position * ct.itemsize, chunk_bytes(xp, CHUNK_BYTES))

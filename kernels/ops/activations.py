@@ -1,0 +1,160 @@
+"""CPU and GPU kernels of the activations and their gradient ops (TF's relu_op_functor.h,
+softplus_op.h, softsign_op.h, softmax_op_functor.h), written once against `ctx.xp`.
+
+Each op is a formula over `xp`; half types are computed in float32 and rounded once. TF's
+constants (alpha, Selu's scales) are first rounded to the op's type, as TF's
+`static_cast<T>` does, so float64 results match TF's bit for bit.
+"""
+
+import ml_dtypes
+import numpy as np
+
+from graphops.kernels.support.kernel_util import (DEVICES, compiled_cpu, compiled_elementwise,
+                                 computable_types, where)
+from graphops.kernels.ops.math import float32_if_half
+from graphops.kernels.ops.nn import SoftmaxOp
+from graphops.registry import dtypes
+from graphops.registry.errors import InvalidArgumentError
+from graphops.registry.kernel_registry import OpKernel, register_kernel
+from graphops.registry.tensor_shape import shape_str
+
+SELU_SCALE = 1.0507009873554804934193349852946
+SELU_SCALE_ALPHA = 1.7580993408473768599402175208123
+
+
+def as_type(value, dtype):
+    """`value` rounded to `dtype` (TF's static_cast<T>: inf beyond its range), as a Python
+    float."""
+    with np.errstate(over="ignore"):
+        return float(np.asarray(value, dtype.np_dtype))
+
+
+def softplus_threshold(dtype):
+    """TF's log(epsilon) + 2: below it softplus(x) is exp(x), above -it x. TF computes half
+    in float32 (float's threshold) but bfloat16 natively (bfloat16's)."""
+    np_type = np.float32 if dtype == dtypes.float16 else dtype.np_dtype
+    return as_type(np.log(float(ml_dtypes.finfo(np_type).eps)) + 2, dtype)
+
+
+# ----------------------------------------------------------------------------- formulas
+# fn(xp, inputs, k): `inputs` in the compute type; `k` the kernel (its per-node constants).
+
+def _relu6(xp, x, k):
+    if compiled_cpu(xp, x):            # NumPy's two NaN-aware passes: slower from 2**15
+        return compiled_elementwise("relu6", x, x)
+    zero, six = x.dtype.type(0), x.dtype.type(6)
+    return xp.minimum(xp.maximum(zero, x), six)     # zero first: a tie gives x (-0)
+
+
+def _elu(xp, x, k):
+    return where(xp, x < 0, xp.exp(x) - 1, x)
+
+
+def _selu(xp, x, k):
+    return where(xp, x < 0, k.scale_alpha * (xp.exp(x) - 1), k.scale * x)
+
+
+def _leaky_relu(xp, x, k):
+    return where(xp, x > 0, x, x * k.alpha)
+
+
+def _softplus(xp, x, k):
+    e = xp.exp(x)
+    small = xp.where(x < k.threshold, e, xp.log1p(e))
+    return xp.where(x > -k.threshold, x, small)
+
+
+def _softsign(xp, x, k):
+    return x / (xp.abs(x) + 1)
+
+
+def _relu_grad(xp, g, x, k):
+    return _masked_product(xp, g, x, 0, None)
+
+
+def _relu6_grad(xp, g, x, k):
+    return _masked_product(xp, g, x, 0, 6)
+
+
+def _masked_product(xp, g, x, low, high):
+    """g * (low < x (< high unless None)) with the mask cast to g's type, as TF computes
+    ReluGrad and Relu6Grad: a NaN or infinite gradient gives NaN even where the mask is 0.
+    Large CPU floats in one compiled pass."""
+    if compiled_cpu(xp, g, x):
+        return compiled_elementwise("masked_product", g, g, x, x.dtype.type(low),
+                                    x.dtype.type(high or 0), high is not None,
+                                    g.dtype.type(1), g.dtype.type(0))
+    mask = (x > low) if high is None else (x > low) & (x < high)
+    return g * mask.astype(g.dtype)
+
+
+def _elu_grad(xp, g, y, k):
+    return where(xp, y < 0, (y + 1) * g, g)
+
+
+def _selu_grad(xp, g, y, k):
+    return where(xp, y < 0, g * (y + k.scale_alpha), g * k.scale)
+
+
+def _leaky_relu_grad(xp, g, x, k):
+    return where(xp, x > 0, g, g * k.alpha)
+
+
+def _softplus_grad(xp, g, x, k):
+    return g / (xp.exp(-x) + 1)
+
+
+def _softsign_grad(xp, g, x, k):
+    return g / xp.square(xp.abs(x) + 1)
+
+
+# ----------------------------------------------------------------------------- kernels
+
+
+class _ActivationKernel(OpKernel):
+    """An elementwise activation (one input) or its gradient op (two same-shaped inputs)."""
+
+    fn = None
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        dtype = ctx.output_dtypes[0]
+        self.dtype = dtype
+        if ctx.has_attr("alpha"):     # a float attr: float32 first, then T (as TF)
+            self.alpha = as_type(np.float32(ctx.get_attr("alpha")), dtype)
+        if dtype.is_floating:
+            self.scale, self.scale_alpha = (as_type(v, dtype)
+                                            for v in (SELU_SCALE, SELU_SCALE_ALPHA))
+            self.threshold = softplus_threshold(dtype)
+
+    def compute(self, ctx):
+        inputs = ctx.inputs
+        if len(inputs) == 2 and inputs[0].shape != inputs[1].shape:
+            raise InvalidArgumentError(
+                f"Inputs to operation {ctx.node_name} of type {ctx.op_type} must have the "
+                f"same size and shape.  Input 0: {shape_str(inputs[0].shape)} != input 1: "
+                f"{shape_str(inputs[1].shape)}")
+        wide = [float32_if_half(x, self.dtype) for x in inputs]
+        y = type(self).fn(ctx.xp, *wide, self)
+        ctx.set_output(0, y.astype(self.dtype.np_dtype, copy=False))
+
+
+_FORMULAS = {
+    "Relu6": _relu6, "Elu": _elu, "Selu": _selu, "LeakyRelu": _leaky_relu,
+    "Softplus": _softplus, "Softsign": _softsign,
+    "ReluGrad": _relu_grad, "Relu6Grad": _relu6_grad, "EluGrad": _elu_grad,
+    "SeluGrad": _selu_grad, "LeakyReluGrad": _leaky_relu_grad,
+    "SoftplusGrad": _softplus_grad, "SoftsignGrad": _softsign_grad,
+}
+
+for _name, _fn in _FORMULAS.items():
+    register_kernel(_name, DEVICES, type_constraints={"T": computable_types(_name)})(
+        type(_name + "Op", (_ActivationKernel,), {"fn": staticmethod(_fn)}))
+
+
+@register_kernel("LogSoftmax", DEVICES, type_constraints={"T": computable_types("LogSoftmax")})
+class LogSoftmaxOp(SoftmaxOp):
+    """(x - max) - log(sum(exp(x - max))) over the last dim, as TF's SoftmaxEigenImpl:
+    Softmax's kernel with its log."""
+
+    log = True

@@ -1,0 +1,167 @@
+"""Batched matrix product kernels (BatchMatMulV2/V3, Einsum) for the CPU and the GPU, written
+once against `ctx.xp`. float16/bfloat16 multiply in float32 and are rounded once; integer
+products wrap. Einsum runs `xp.einsum` (with path optimisation on NumPy) on labels renamed to
+letters, the ellipsis dims broadcast beforehand."""
+
+import string
+
+import numpy as np
+
+from graphops.kernels.support.kernel_util import DEVICES, computable_types
+from graphops.kernels.ops.math import broadcast_shape, float32_if_half
+from graphops.registry import dtypes
+from graphops.registry.errors import InvalidArgumentError
+from graphops.registry.kernel_registry import OpKernel, register_kernel
+from graphops.registry.op_defs.linalg import parse_einsum, split_ellipsis
+from graphops.registry.tensor_shape import shape_str
+
+
+def _adjoint(xp, m):
+    m = xp.swapaxes(m, -1, -2)
+    return xp.conj(m) if m.dtype.kind == "c" else m
+
+
+def _cast(m, dtype):
+    """`m` as `dtype` the way Cast does it: complex to real keeps the real part."""
+    if m.dtype.kind == "c" and dtype.kind != "c":
+        m = m.real
+    return m.astype(dtype, copy=False)
+
+
+class BatchMatMulOp(OpKernel):
+    """x @ y over broadcast batch dims; adj_x / adj_y take conjugate transposes first. Both
+    operands are computed in the output type (float32 for half types)."""
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self._adj_x, self._adj_y = ctx.get_attr("adj_x"), ctx.get_attr("adj_y")
+        dtype = ctx.output_dtypes[0]
+        self._compute_dtype = np.dtype(np.float32 if dtype in (dtypes.float16, dtypes.bfloat16)
+                                       else dtype.np_dtype)
+
+    def compute(self, ctx):
+        x, y, xp = ctx.input(0), ctx.input(1), ctx.xp
+        for i, m in enumerate((x, y)):
+            if m.ndim < 2:
+                raise InvalidArgumentError(f"In[{i}] ndims must be >= 2: {m.ndim}")
+        batch = broadcast_shape(x.shape[:-2], y.shape[:-2])
+        if batch is None:
+            raise InvalidArgumentError("In[0] and In[1] must have compatible batch dimensions: "
+                                       f"{shape_str(x.shape)} vs. {shape_str(y.shape)}")
+        rows, inner_x = x.shape[-2:][::-1] if self._adj_x else x.shape[-2:]
+        inner_y, cols = y.shape[-2:][::-1] if self._adj_y else y.shape[-2:]
+        if inner_x != inner_y:
+            raise InvalidArgumentError(
+                f"Matrix size-incompatible: In[0]: {shape_str(x.shape)}, In[1]: "
+                f"{shape_str(y.shape)}")
+        dtype = ctx.output_dtype(0)
+        ctx.check_allocation(list(batch) + [rows, cols], dtype.np_dtype)
+        x, y = (_cast(m, self._compute_dtype) for m in (x, y))
+        if self._adj_x:
+            x = _adjoint(xp, x)
+        if self._adj_y:
+            y = _adjoint(xp, y)
+        ctx.set_output(0, xp.matmul(x, y).astype(dtype.np_dtype, copy=False))
+
+
+register_kernel("BatchMatMulV2", DEVICES,
+                type_constraints={"T": computable_types("BatchMatMulV2")})(BatchMatMulOp)
+register_kernel("BatchMatMulV3", DEVICES, type_constraints={
+    attr: computable_types("BatchMatMulV3", attr) for attr in ("Ta", "Tb", "Tout")})(
+    type("BatchMatMulV3Op", (BatchMatMulOp,), {}))
+
+
+# ----------------------------------------------------------------------------- Einsum
+
+_LETTERS = string.ascii_letters
+_EINSUM_TYPES = [t for t in dtypes.type_set("numbertype") if not t.is_quantized]
+
+
+@register_kernel("Einsum", DEVICES, type_constraints={"T": _EINSUM_TYPES})
+class EinsumOp(OpKernel):
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        inputs, output = parse_einsum(ctx.get_attr("equation"), len(ctx.input_dtypes))
+        labels = sorted(set("".join(inputs + [output]).replace(".", "")))
+        if len(labels) > len(_LETTERS) // 2:
+            raise InvalidArgumentError(f"Einsum equation has more than {len(_LETTERS) // 2} "
+                                       f"labels: {ctx.get_attr('equation')}")
+        self._letter = dict(zip(labels, _LETTERS))    # the rest name broadcast dims
+        self._input_parts = [split_ellipsis(s) for s in inputs]
+        self._output_parts = split_ellipsis(output)
+        # the einsum terms' letters before and after the broadcast dims' letters
+        self._input_letters = [(self._letters(before), self._letters(after))
+                               for before, after, _ in self._input_parts]
+        self._output_letters = (self._letters(self._output_parts[0]),
+                                self._letters(self._output_parts[1]))
+
+    def _letters(self, labels):
+        return "".join(self._letter[c] for c in labels)
+
+    def compute(self, ctx):
+        xp, dtype = ctx.xp, ctx.output_dtype(0)
+        operands, dims = list(ctx.inputs), {}
+        batch = []
+        for i, (x, (before, after, has_ellipsis)) in enumerate(zip(operands,
+                                                                   self._input_parts)):
+            named = len(before) + len(after)
+            if (x.ndim < named) if has_ellipsis else (x.ndim != named):
+                raise InvalidArgumentError(
+                    f"Expected input {i} to have rank {named} but got: {x.ndim}")
+            axes = list(enumerate(before)) + [(x.ndim - len(after) + k, label)
+                                              for k, label in enumerate(after)]
+            for axis, label in axes:
+                if dims.setdefault(label, x.shape[axis]) != x.shape[axis]:
+                    raise InvalidArgumentError(
+                        f"Expected dimension {dims[label]} at axis {axis} of the input shaped "
+                        f"{shape_str(x.shape)} but got dimension {x.shape[axis]}")
+            if has_ellipsis:
+                batch = broadcast_shape(batch, x.shape[len(before):x.ndim - len(after)])
+                if batch is None:
+                    raise InvalidArgumentError(
+                        f"Invalid broadcasting dimensions: {shape_str(operands[0].shape)} vs. "
+                        f"{shape_str(operands[1].shape)}")
+        out_ellipsis = self._output_parts[2]
+        if batch and not out_ellipsis:
+            raise InvalidArgumentError(
+                f"Output contains {len(batch)} broadcasting dimension(s) but no ellipsis (...) "
+                "was found in the output subscripts.")
+        batch_letters = _LETTERS[len(_LETTERS) // 2:][:len(batch)]
+        terms = []
+        for i, (x, (before, after, has_ellipsis)) in enumerate(zip(operands,
+                                                                   self._input_parts)):
+            middle = ""
+            if has_ellipsis:                 # broadcast this operand's batch dims in place
+                rank = x.ndim - len(before) - len(after)
+                shape = x.shape[:len(before)] + (1,) * (len(batch) - rank) + \
+                    x.shape[len(before):]
+                x = xp.broadcast_to(x.reshape(shape), shape[:len(before)] + tuple(batch) +
+                                    shape[len(before) + len(batch):])
+                middle = batch_letters
+            operands[i] = float32_if_half(x, dtype)
+            head, tail = self._input_letters[i]
+            terms.append(head + middle + tail)
+        head, tail = self._output_letters
+        out_labels = head + (batch_letters if out_ellipsis else "") + tail
+        letter_dims = {self._letter[c]: d for c, d in dims.items()}
+        letter_dims.update(zip(batch_letters, batch))
+        shape = [letter_dims[c] for c in out_labels]
+        ctx.check_allocation(shape, dtype.np_dtype)
+        unique = "".join(dict.fromkeys(out_labels))
+        kwargs = {"optimize": True} if xp is np else {}
+        result = xp.einsum(f"{','.join(terms)}->{unique}", *operands, **kwargs)
+        if unique != out_labels:             # repeated output labels: a diagonal embedding
+            result = _embed_diagonal(xp, result, unique, out_labels, shape)
+        ctx.set_output(0, result.astype(dtype.np_dtype, copy=False))
+
+
+def _embed_diagonal(xp, values, unique, labels, shape):
+    """A zero tensor of `shape` (axes named by `labels`, some repeated) whose entries with
+    equal indices along equally named axes hold `values` (axes named by `unique`)."""
+    out = xp.zeros(shape, values.dtype)
+    index = {}
+    for k, label in enumerate(unique):
+        index[label] = xp.arange(values.shape[k]).reshape(
+            [1] * k + [-1] + [1] * (len(unique) - k - 1))
+    out[tuple(index[label] for label in labels)] = values
+    return out

@@ -1,0 +1,293 @@
+"""CPU and GPU kernels of the math ops, written once against `ctx.xp`, with TF's checks.
+
+float16/bfloat16 transcendental functions and matmuls run in float32 and are
+rounded once. Integer arithmetic wraps, as in TF. Kernels run under `np.errstate(all="ignore")`
+(set once per run by the executor and by eager execution): NaN/Inf follow IEEE rules silently.
+"""
+
+import numpy as np
+
+from graphops.kernels.numerics.erf import erf, erfc
+from graphops.kernels.support.kernel_util import (DEVICES, PARALLEL_MIN_SIZE_COMPUTE, UINT_OF_SIZE, astype,
+                                 compiled_cpu, compiled_elementwise, computable_types)
+from graphops.registry import dtypes
+from graphops.registry.errors import InvalidArgumentError, UnimplementedError
+from graphops.registry.kernel_registry import OpKernel, register_kernel
+from graphops.registry.op_defs.math import range_size
+from graphops.registry.tensor_shape import shape_str
+
+HALF_TYPES = (dtypes.float16, dtypes.bfloat16)
+
+
+def float32_if_half(x, dtype):
+    """`x` as float32 (a new array) when `dtype` is a half type, else `x` itself; large CPU
+    arrays through the compiled casts (`kernel_util.astype`)."""
+    if dtype not in HALF_TYPES:
+        return x
+    return astype(np if isinstance(x, np.ndarray) else None, x, np.float32, copy=True)
+
+
+# ----------------------------------------------------------------------------- unary
+
+def _sigmoid(xp, x):
+    """1 / (1 + exp(-x)) without overflow; large CPU float32 arrays in one compiled pass
+    (``loops_elementwise.sigmoid``: correctly rounded in tests, ~10x NumPy's five passes)."""
+    if x.dtype.kind == "c":
+        return 1 / (1 + xp.exp(-x))
+    if compiled_cpu(xp, x, dtypes=(np.dtype(np.float32),)):
+        return compiled_elementwise("sigmoid", x, x, parallel_from=PARALLEL_MIN_SIZE_COMPUTE)
+    e = xp.exp(-xp.abs(x))                         # never overflows
+    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
+def _sign(xp, x):
+    if x.dtype.kind == "c":                        # x / |x|, 0 at 0
+        size = xp.abs(x)
+        return xp.where(size == 0, 0, x / xp.where(size == 0, 1, size))
+    return xp.sign(x)
+
+
+def _reciprocal(xp, x):
+    """1 / x; integers divide as C++ does (truncating): 1 and -1 keep their value, every
+    other nonzero value gives 0, and 0 is an error."""
+    if x.dtype.kind in "iu":
+        if x.size and bool(xp.any(x == 0)):
+            raise InvalidArgumentError("Integer division by zero")
+        return xp.where(xp.abs(x) == 1, x, 0)
+    return 1 / x
+
+
+def _round(xp, x):
+    """Half to even (NumPy's `round`); integers are already round (TF 2.21's CPU kernel
+    returns 0 for every integer instead)."""
+    return x if x.dtype.kind in "iu" else xp.round(x)
+
+
+_UNARY = {
+    "Neg": lambda xp, x: xp.negative(x),
+    "Square": lambda xp, x: xp.multiply(x, x),
+    "Sqrt": lambda xp, x: xp.sqrt(x),
+    "Rsqrt": lambda xp, x: 1 / xp.sqrt(x),
+    "Exp": lambda xp, x: xp.exp(x),
+    "Log": lambda xp, x: xp.log(x),
+    "Tanh": lambda xp, x: xp.tanh(x),
+    "Sigmoid": _sigmoid,
+    "Abs": lambda xp, x: xp.abs(x),
+    "Sign": _sign,
+    "Reciprocal": _reciprocal,
+    "Inv": _reciprocal,
+    "Floor": lambda xp, x: xp.floor(x),
+    "Ceil": lambda xp, x: xp.ceil(x),
+    "Round": _round,
+    "Sin": lambda xp, x: xp.sin(x),
+    "Cos": lambda xp, x: xp.cos(x),
+    "Log1p": lambda xp, x: xp.log1p(x),
+    "Expm1": lambda xp, x: xp.expm1(x),
+    "Erf": erf,
+    "Erfc": erfc,
+}
+
+
+class UnaryOp(OpKernel):
+    """y = f(x) element-wise; `fn(xp, x)` comes from the `_UNARY` table."""
+
+    fn = None
+
+    def compute(self, ctx):
+        x, dtype = ctx.input(0), ctx.output_dtype(0)
+        y = type(self).fn(ctx.xp, float32_if_half(x, dtype))
+        ctx.set_output(0, y.astype(dtype.np_dtype, copy=False))
+
+
+for _name, _fn in _UNARY.items():
+    register_kernel(_name, DEVICES, type_constraints={"T": computable_types(_name)})(
+        type(_name + "Op", (UnaryOp,), {"fn": staticmethod(_fn)}))
+
+
+# ----------------------------------------------------------------------------- binary
+
+def broadcast_shape(*shapes):
+    """NumPy/TF broadcasting of concrete shapes (a list), or None when they are incompatible."""
+    out = [1] * max(map(len, shapes))
+    for shape in shapes:
+        for i, d in enumerate(shape, len(out) - len(shape)):
+            if d != out[i]:
+                if out[i] != 1 and d != 1:
+                    return None
+                if out[i] == 1:
+                    out[i] = d
+    return out
+
+
+_BINARY = {
+    "AddV2": "add", "Sub": "subtract", "Mul": "multiply", "RealDiv": "true_divide",
+    "Maximum": "maximum", "Minimum": "minimum", "Less": "less", "LessEqual": "less_equal",
+    "Greater": "greater", "GreaterEqual": "greater_equal", "Equal": "equal",
+    "NotEqual": "not_equal",
+}
+_REAL_DIV_TYPES = [t for t in computable_types("RealDiv") if t.is_floating or t.is_complex]
+
+
+class BinaryOp(OpKernel):
+    """z = f(x, y) element-wise with broadcasting; `ufunc` names the xp function (none for a
+    ComputedBinaryOp, which sets its formula instead)."""
+
+    ufunc = None
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self._shape_error = (ctx.get_attr("incompatible_shape_error")
+                             if ctx.has_attr("incompatible_shape_error") else True)
+        self._fn = getattr(ctx.xp, self.ufunc) if self.ufunc else None
+        self._out_dtype = ctx.output_dtypes[0].np_dtype
+
+    def compute(self, ctx):
+        x, y = ctx.inputs
+        # Only broadcasting two non-scalars can outgrow both inputs ([n, 1] + [1, n]).
+        if x.shape != y.shape and x.size != 1 and y.size != 1:
+            shape = broadcast_shape(x.shape, y.shape)
+            if shape is None:
+                if not self._shape_error:     # Equal/NotEqual: a scalar verdict instead
+                    ctx.set_output(0, ctx.xp.asarray(self.op_type == "NotEqual"))
+                    return
+                raise InvalidArgumentError(
+                    f"Incompatible shapes: {shape_str(x.shape)} vs. {shape_str(y.shape)}")
+            ctx.check_allocation(shape, self._out_dtype)
+        z = self._fn(x, y)
+        if z.dtype != self._out_dtype:
+            z = z.astype(self._out_dtype)
+        ctx.set_output(0, z)
+
+
+for _name, _ufunc in _BINARY.items():
+    _types = _REAL_DIV_TYPES if _name == "RealDiv" else computable_types(_name)
+    register_kernel(_name, DEVICES, type_constraints={"T": _types} if _types else None)(
+        type(_name + "Op", (BinaryOp,), {"ufunc": _ufunc}))
+
+
+class ComputedBinaryOp(BinaryOp):
+    """A broadcasting binary op whose `formula(xp, x, y)` runs on half types in float32."""
+
+    formula = None
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        xp, dtype = ctx.xp, ctx.output_dtypes[0]
+        formula = type(self).formula
+        self._fn = lambda x, y: formula(xp, float32_if_half(x, dtype), float32_if_half(y, dtype))
+
+
+def _floor_mod(xp, x, y):
+    """TF's floor_mod: the remainder takes the sign of y (C++'s fmod, then y added when the
+    signs differ); an integer y of 0 is an error (when there is a result to compute), a
+    float one gives NaN."""
+    if x.dtype.kind in "iu":
+        if x.size and y.size and bool(xp.any(y == 0)):
+            raise InvalidArgumentError("Integer division by zero")
+        return xp.remainder(x, y)
+    mod = xp.fmod(x, y)
+    return xp.where((mod != 0) & ((y < 0) != (mod < 0)), mod + y, mod)
+
+
+register_kernel("FloorMod", DEVICES, type_constraints={"T": computable_types("FloorMod")})(
+    type("FloorModOp", (ComputedBinaryOp,), {"formula": staticmethod(_floor_mod)}))
+
+
+# ----------------------------------------------------------------------------- MatMul
+
+@register_kernel("MatMul", DEVICES, type_constraints={"T": computable_types("MatMul")})
+class MatMulOp(OpKernel):
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self._ta, self._tb = ctx.get_attr("transpose_a"), ctx.get_attr("transpose_b")
+
+    def compute(self, ctx):
+        a, b = ctx.input(0), ctx.input(1)
+        for i, m in enumerate((a, b)):
+            if m.ndim != 2:
+                raise InvalidArgumentError(
+                    f"In[{i}] is not a matrix. Instead it has shape {shape_str(m.shape)}")
+        if a.shape[0 if self._ta else 1] != b.shape[1 if self._tb else 0]:
+            raise InvalidArgumentError(
+                f"Matrix size-incompatible: In[0]: {shape_str(a.shape)}, In[1]: "
+                f"{shape_str(b.shape)}")
+        a, b = (a.T if self._ta else a), (b.T if self._tb else b)
+        dtype = ctx.output_dtype(0)
+        ctx.check_allocation((a.shape[0], b.shape[1]), dtype.np_dtype)
+        product = ctx.xp.matmul(float32_if_half(a, dtype), float32_if_half(b, dtype))
+        ctx.set_output(0, product.astype(dtype.np_dtype, copy=False))
+
+
+# ----------------------------------------------------------------------------- Cast
+
+_MANTISSA_BITS = {dtypes.float64: 52, dtypes.float32: 23, dtypes.float16: 10, dtypes.bfloat16: 7}
+_NOT_CASTABLE = ("string", "handle")
+
+
+@register_kernel("Cast", DEVICES)
+class CastOp(OpKernel):
+    """C++ static_cast semantics (NumPy's astype); complex to real keeps the real part.
+
+    With `Truncate`, a float narrowed to a float with fewer mantissa bits is truncated
+    (TF zeroes the low mantissa bits that would be lost) instead of rounded.
+    """
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self._src, self._dst = ctx.get_attr("SrcT"), ctx.get_attr("DstT")
+        if self._src != self._dst and (self._src.kind in _NOT_CASTABLE
+                                       or self._dst.kind in _NOT_CASTABLE):
+            raise UnimplementedError(
+                f"Cast {self._src.short_name} to {self._dst.short_name} is not supported")
+        lost = _MANTISSA_BITS.get(self._src, 0) - _MANTISSA_BITS.get(self._dst, 99)
+        self._truncate_bits = lost if ctx.get_attr("Truncate") and lost > 0 else 0
+
+    def compute(self, ctx):
+        x, xp = ctx.input(0), ctx.xp
+        if self._src == self._dst:
+            ctx.set_output(0, x)
+            return
+        if self._src.is_complex and not self._dst.is_complex:
+            x = x.real
+        if self._truncate_bits:
+            view = UINT_OF_SIZE[x.dtype.itemsize]
+            mask = view(~((1 << self._truncate_bits) - 1) & np.iinfo(view).max)
+            x = xp.where(xp.isnan(x), x, (x.view(view) & mask).view(x.dtype))
+        with np.errstate(all="ignore"):
+            ctx.set_output(0, astype(xp, x, self._dst.np_dtype, copy=True))
+
+
+# ----------------------------------------------------------------------------- Range
+
+_RANGE_TYPES = [dtypes.bfloat16, dtypes.float16, dtypes.float32, dtypes.float64, dtypes.int32,
+                dtypes.int64]       # TF's CPU kernels
+
+
+@register_kernel("Range", "CPU", type_constraints={"Tidx": _RANGE_TYPES},
+                 host_memory=("start", "limit", "delta"))
+@register_kernel("Range", "GPU", type_constraints={
+    "Tidx": [t for t in _RANGE_TYPES if t != dtypes.int32]},
+    host_memory=("start", "limit", "delta"))
+@register_kernel("Range", "GPU", type_constraints={"Tidx": [dtypes.int32]},
+                 host_memory=("start", "limit", "delta", "output"))
+class RangeOp(OpKernel):
+    """start + i * delta for i in [0, size), computed in the op's type (as TF does). An int32
+    range on a GPU is host memory (TF's choice: such ranges are mostly axes)."""
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self._xp = np if 0 in ctx.host_outputs else ctx.xp
+
+    def compute(self, ctx):
+        scalars = []
+        for name, value in zip(("start", "limit", "delta"), ctx.inputs):
+            if not (value.ndim == 0 or (value.ndim == 1 and value.size == 1)):
+                raise InvalidArgumentError(
+                    f"{name} must be a scalar, not shape {shape_str(value.shape)}")
+            scalars.append(value.reshape(())[()])
+        start, limit, delta = scalars
+        size = range_size(start, limit, delta)
+        dtype = ctx.output_dtype(0).np_dtype
+        ctx.check_allocation([size], np.int64)          # the steps, then the result
+        steps = self._xp.arange(size).astype(dtype)
+        ctx.set_output(0, (start + steps * delta).astype(dtype, copy=False))

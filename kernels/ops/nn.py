@@ -1,0 +1,88 @@
+"""CPU and GPU kernels of Relu, BiasAdd (V1, and its gradient op BiasAddGrad) and Softmax,
+written once against `ctx.xp`."""
+
+from graphops.kernels.support.kernel_util import (DEVICES, add_bias, compiled_cpu, compiled_elementwise,
+                                 computable_types, float_sum, softmax)
+from graphops.kernels.ops.math import float32_if_half
+from graphops.registry.errors import InvalidArgumentError
+from graphops.registry.kernel_registry import OpKernel, register_kernel
+from graphops.registry.tensor_shape import shape_str
+
+
+@register_kernel("Relu", DEVICES, type_constraints={"T": computable_types("Relu")})
+class ReluOp(OpKernel):
+    """x where x >= 0 or NaN, else 0 (TF's max(x, 0): -0 stays -0, which NumPy's maximum
+    turns to +0); large CPU floats in one compiled pass."""
+
+    def compute(self, ctx):
+        x = ctx.input(0)
+        if compiled_cpu(ctx.xp, x):
+            y = compiled_elementwise("relu", x, x)
+        else:
+            y = ctx.xp.maximum(x.dtype.type(0), x)    # zero first: a tie gives x (-0)
+        ctx.set_output(0, y)
+
+
+def _check_at_least_2d(value):
+    if value.ndim < 2:
+        raise InvalidArgumentError(f"Input tensor must be at least 2D: {shape_str(value.shape)}")
+
+
+class _BiasKernel(OpKernel):
+    """The channel dim is the last one (NHWC; BiasAddV1 has no data_format) or dim 1 (NCHW)."""
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self._channels_first = (ctx.has_attr("data_format")
+                                and ctx.get_attr("data_format") == "NCHW")
+
+
+@register_kernel("BiasAdd", DEVICES, type_constraints={"T": computable_types("BiasAdd")})
+@register_kernel("BiasAddV1", DEVICES, type_constraints={"T": computable_types("BiasAddV1")})
+class BiasAddOp(_BiasKernel):
+    """value + bias along the channel dim."""
+
+    def compute(self, ctx):
+        value, bias = ctx.input(0), ctx.input(1)
+        _check_at_least_2d(value)
+        if bias.ndim != 1:
+            raise InvalidArgumentError(f"Biases must be 1D: {shape_str(bias.shape)}")
+        channel = 1 if self._channels_first else value.ndim - 1
+        if bias.shape[0] != value.shape[channel]:
+            raise InvalidArgumentError(
+                "Must provide as many biases as the last dimension of the input tensor: "
+                f"{shape_str(bias.shape)} vs. {shape_str(value.shape)}")
+        ctx.set_output(0, add_bias(ctx.xp, value, bias, channel))
+
+
+@register_kernel("BiasAddGrad", DEVICES,
+                 type_constraints={"T": computable_types("BiasAddGrad")})
+class BiasAddGradOp(_BiasKernel):
+    """out_backprop summed over all but the channel dim (integers wrap, as TF's)."""
+
+    def compute(self, ctx):
+        grad, dtype = ctx.input(0), ctx.output_dtype(0)
+        _check_at_least_2d(grad)
+        channel = 1 if self._channels_first else grad.ndim - 1
+        axes = tuple(d for d in range(grad.ndim) if d != channel)
+        total = float_sum(ctx.xp, grad, axes)
+        ctx.set_output(0, total.astype(dtype.np_dtype, copy=False))
+
+
+@register_kernel("Softmax", DEVICES, type_constraints={"T": computable_types("Softmax")})
+class SoftmaxOp(OpKernel):
+    """exp(x - max) / sum over the last dim (`log`: its log, LogSoftmax's kernel); half
+    types in float32, rounded once."""
+
+    log = False
+
+    def compute(self, ctx):
+        logits, dtype = ctx.input(0), ctx.output_dtype(0)
+        if logits.ndim < 1:
+            raise InvalidArgumentError(
+                f"logits must have >= 1 dimension, got {shape_str(logits.shape)}")
+        if logits.size == 0:
+            ctx.set_output(0, logits)
+            return
+        y = softmax(ctx.xp, float32_if_half(logits, dtype), self.log)
+        ctx.set_output(0, y.astype(dtype.np_dtype, copy=False))

@@ -1,0 +1,174 @@
+"""Reduction kernels (Sum, Mean, Prod, Max, Min, Any, All) and the scans (Cumsum, Cumprod),
+for the CPU and the GPU, written once against `ctx.xp`, with TF's axis checks.
+
+Integer sums and products wrap in their own type; float sums accumulate in float64 (TF's
+tree reductions are that accurate; NumPy's float32 sums over leading axes are not), products of
+half types in float32; each result is rounded once. An empty reduction gives the reduction's identity (0, 1, the type's lowest
+or highest value, false, true), as TF does.
+"""
+
+import numpy as np
+
+from graphops.kernels.support.kernel_util import DEVICES, computable_types, float_sum
+from graphops.kernels.ops.math import float32_if_half
+from graphops.registry.errors import InvalidArgumentError
+from graphops.registry.kernel_registry import OpKernel, register_kernel
+from graphops.registry.op_defs.array import int_values
+from graphops.registry.tensor_shape import shape_str
+
+
+def reduction_axes(axes_t, rank):
+    """TF's ReductionHelper checks: the axes to reduce, wrapped, as a tuple."""
+    axes = []
+    for axis in int_values(axes_t):
+        if not -rank <= axis < rank:
+            raise InvalidArgumentError(
+                f"Invalid reduction dimension ({axis} for input with {rank} dimension(s)")
+        axis %= rank
+        if axis in axes:
+            raise InvalidArgumentError(
+                f"Invalid reduction arguments: Axes contains duplicate dimension: {axis}")
+        axes.append(axis)
+    return tuple(axes)
+
+
+class ReductionOp(OpKernel):
+    """Checks the axes, then `reduce(xp, x, dtype, axes)`; the result is cast to T."""
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self._keep_dims = ctx.get_attr("keep_dims")
+
+    def compute(self, ctx):
+        x, dtype = ctx.input(0), ctx.output_dtype(0)
+        axes = reduction_axes(ctx.input(1), x.ndim)
+        with np.errstate(all="ignore"):
+            y = self.reduce(ctx.xp, x, dtype, axes)
+        ctx.set_output(0, y.astype(dtype.np_dtype, copy=False))
+
+    def reduced_shape(self, shape, axes):
+        if self._keep_dims:
+            return tuple(1 if i in axes else d for i, d in enumerate(shape))
+        return tuple(d for i, d in enumerate(shape) if i not in axes)
+
+
+def _register(op, attr="T"):
+    types = computable_types(op, attr) if attr else None
+    return register_kernel(op, DEVICES, type_constraints={attr: types} if types else None,
+                           host_memory=("reduction_indices",))
+
+
+@_register("Sum")
+class SumOp(ReductionOp):
+    """Integer sums wrap in their own type; float sums accumulate in float64."""
+
+    def reduce(self, xp, x, dtype, axes):
+        return float_sum(xp, x, axes, self._keep_dims)
+
+
+@_register("Mean")
+class MeanOp(ReductionOp):
+    """Integer means sum in 64 bits (wrapping) and divide truncating toward zero."""
+
+    def reduce(self, xp, x, dtype, axes):
+        count = 1
+        for axis in axes:
+            count *= x.shape[axis]
+        if not dtype.is_integer:             # an empty mean is 0 / 0 = nan
+            return float_sum(xp, x, axes, self._keep_dims) / count
+        acc = np.uint64 if dtype.is_unsigned else np.int64
+        total = xp.sum(x, axis=axes, dtype=acc, keepdims=self._keep_dims)
+        quotient = total // acc(max(count, 1))
+        if not dtype.is_unsigned:           # floor division -> truncation toward zero
+            quotient += ((total < 0) & (total % max(count, 1) != 0)).astype(acc)
+        return quotient
+
+
+@_register("Prod")
+class ProdOp(ReductionOp):
+    def reduce(self, xp, x, dtype, axes):
+        acc = x.dtype if dtype.is_integer else None
+        return xp.prod(float32_if_half(x, dtype), axis=axes, dtype=acc,
+                       keepdims=self._keep_dims)
+
+
+class ExtremumOp(ReductionOp):
+    """Max or Min: NaN wins; an empty reduction gives -inf/+inf (the type's lowest/highest
+    value for integers)."""
+
+    largest = True
+
+    def reduce(self, xp, x, dtype, axes):
+        x = float32_if_half(x, dtype)
+        if any(x.shape[axis] == 0 for axis in axes):
+            if x.dtype.kind == "f":
+                identity = -np.inf if self.largest else np.inf
+            else:
+                info = np.iinfo(x.dtype)
+                identity = info.min if self.largest else info.max
+            return xp.full(self.reduced_shape(x.shape, axes), identity, x.dtype)
+        reduce = xp.max if self.largest else xp.min
+        return reduce(x, axis=axes, keepdims=self._keep_dims)
+
+
+_register("Max")(type("MaxOp", (ExtremumOp,), {}))
+_register("Min")(type("MinOp", (ExtremumOp,), {"largest": False}))
+
+
+@_register("Any", attr=None)
+class AnyOp(ReductionOp):
+    def reduce(self, xp, x, dtype, axes):
+        return xp.any(x, axis=axes, keepdims=self._keep_dims)
+
+
+@_register("All", attr=None)
+class AllOp(ReductionOp):
+    def reduce(self, xp, x, dtype, axes):
+        return xp.all(x, axis=axes, keepdims=self._keep_dims)
+
+
+# ----------------------------------------------------------------------------- scans
+
+
+class ScanOp(OpKernel):
+    """A cumulative reduction (`scan`, with its `identity`) along `axis`: exclusive shifts
+    the result by one, starting at the identity; reverse runs from the end. Integers wrap;
+    half types are computed in float32, rounded once. TF's ScanOp checks and messages."""
+
+    scan = identity = None
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self._exclusive, self._reverse = ctx.get_attr("exclusive"), ctx.get_attr("reverse")
+
+    def compute(self, ctx):
+        x, axis_t, xp = ctx.input(0), ctx.input(1), ctx.xp
+        dtype = ctx.output_dtype(0)
+        if axis_t.ndim != 0:
+            raise InvalidArgumentError(
+                f"ScanOp: axis must be a scalar, not {shape_str(axis_t.shape)}")
+        axis = int(axis_t)
+        axis = axis + x.ndim if axis < 0 else axis      # reported wrapped, as TF does
+        if not 0 <= axis < x.ndim:
+            raise InvalidArgumentError(f"ScanOp: Expected scan axis in the range [{-x.ndim}, "
+                                       f"{x.ndim}), but got {axis}")
+        wide = float32_if_half(x, dtype)
+        if self._reverse:
+            wide = xp.flip(wide, axis)
+        if self._exclusive and x.shape[axis]:
+            head = [slice(None)] * x.ndim
+            head[axis] = slice(0, 1)
+            body = list(head)
+            body[axis] = slice(0, -1)
+            first = xp.full_like(wide[tuple(head)], self.identity)
+            wide = xp.concatenate([first, wide[tuple(body)]], axis)
+        out = getattr(xp, self.scan)(wide, axis=axis, dtype=wide.dtype)
+        if self._reverse:
+            out = xp.flip(out, axis)
+        ctx.set_output(0, out.astype(dtype.np_dtype, copy=False))
+
+
+for _name, _scan, _identity in (("Cumsum", "cumsum", 0), ("Cumprod", "cumprod", 1)):
+    register_kernel(_name, DEVICES, type_constraints={"T": computable_types(_name)},
+                    host_memory=("axis",))(
+        type(_name + "Op", (ScanOp,), {"scan": _scan, "identity": _identity}))

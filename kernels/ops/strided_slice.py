@@ -1,0 +1,49 @@
+"""StridedSlice and StridedSliceGrad kernels (CPU and GPU, written against `ctx.xp`).
+
+begin, end, strides (and StridedSliceGrad's shape) are host memory, as in TF's GPU
+registrations; `strided_slice_spec` (registry) validates them with TF's messages and gives
+the NumPy index and the shapes.
+"""
+
+from graphops.kernels.support.kernel_util import DEVICES, nonnegative_dims, zeros
+from graphops.registry.errors import InvalidArgumentError
+from graphops.registry.kernel_registry import OpKernel, register_kernel
+from graphops.registry.op_defs.array import int_values
+from graphops.registry.op_defs.strided_slice import masks, strided_slice_spec
+from graphops.registry.tensor_shape import shape_str
+
+
+@register_kernel("StridedSlice", DEVICES, host_memory=("begin", "end", "strides"))
+class StridedSliceOp(OpKernel):
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self._masks = masks(ctx.get_attr)
+
+    def compute(self, ctx):
+        x, begin, end, strides = ctx.inputs
+        spec = strided_slice_spec(begin, end, strides, list(x.shape), self._masks)
+        ctx.set_output(0, x[spec.slices()].reshape(spec.final_shape))
+
+
+@register_kernel("StridedSliceGrad", DEVICES, host_memory=("shape", "begin", "end", "strides"))
+class StridedSliceGradOp(OpKernel):
+    """`dy` written into zeros of `shape` where StridedSlice read it."""
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self._masks = masks(ctx.get_attr)
+
+    def compute(self, ctx):
+        shape_t, begin, end, strides, dy = ctx.inputs
+        if shape_t.ndim != 1:
+            raise InvalidArgumentError(
+                f"shape must be 1-D, got shape.shape = {shape_str(shape_t.shape)}")
+        shape = nonnegative_dims(int_values(shape_t))
+        spec = strided_slice_spec(begin, end, strides, shape, self._masks)
+        if list(dy.shape) != spec.final_shape:
+            raise InvalidArgumentError(f"shape of dy was {shape_str(dy.shape)} instead of "
+                                       f"{shape_str(spec.final_shape)}")
+        ctx.check_allocation(shape, dy.dtype)
+        out = zeros(ctx.xp, shape, dy.dtype)
+        out[spec.slices()] = dy.reshape(spec.processing_shape)
+        ctx.set_output(0, out)

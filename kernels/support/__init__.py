@@ -1,0 +1,1 @@
+"""What kernel modules share: device types, dtype helpers, chunking, thread counts."""

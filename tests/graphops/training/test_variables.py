@@ -1,0 +1,170 @@
+"""gp.Variable in graph mode and the resource-variable kernels behind it.
+
+State lives in each Session's ResourceMgr: reads before initialisation fail naming the
+variable, reads return copies, assignments follow TF's dtype/shape rules.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import graphops as gp
+from graphops.registry import errors, get_op_def
+
+
+@pytest.fixture
+def graph():
+    g = gp.Graph()
+    with g.as_default():
+        yield g
+
+
+def test_variable_nodes_names_and_properties(graph):
+    with gp.name_scope("layer"):
+        v = gp.Variable(np.arange(6, dtype=np.float32).reshape(2, 3), name="kernel")
+    assert v.name == "layer/kernel:0" and v.op.name == "layer/kernel"
+    assert v.op.type == "VarHandleOp" and v.op.get_attr("shared_name") == "layer/kernel"
+    assert v.dtype is gp.float32 and v.shape == gp.TensorShape([2, 3])
+    assert v.initializer.type == "AssignVariableOp" and v.initializer.name == "layer/kernel/Assign"
+    assert v.value().shape == gp.TensorShape([2, 3]) and v.value().op.type == "ReadVariableOp"
+    assert v.trainable and gp.global_variables() == [v] and gp.trainable_variables() == [v]
+    w = gp.Variable(1.5, trainable=False, dtype=gp.float64)
+    assert w.name == "Variable:0" and w.dtype is gp.float64 and w.shape == gp.TensorShape([])
+    assert gp.global_variables() == [v, w] and gp.trainable_variables() == [v]
+    assert gp.global_variables(scope="layer") == [v]
+    for name in ("VarHandleOp", "ReadVariableOp", "AssignVariableOp", "AssignAddVariableOp",
+                 "AssignSubVariableOp", "VarIsInitializedOp"):
+        assert get_op_def(name).is_stateful
+
+
+def test_uninitialized_read_names_the_variable(graph):
+    v = gp.Variable([1.0, 2.0], name="weights")
+    with gp.Session() as sess:
+        with pytest.raises(errors.FailedPreconditionError,
+                           match="Attempting to use uninitialized value weights"):
+            sess.run(v)
+        with pytest.raises(errors.FailedPreconditionError,
+                           match="Attempting to use uninitialized value weights"):
+            sess.run(v.assign_add([1.0, 1.0]))
+        assert not sess.run(v.is_initialized())
+        sess.run(v.initializer)
+        assert sess.run(v.is_initialized())
+        np.testing.assert_array_equal(sess.run(v), [1.0, 2.0])
+
+
+def test_each_session_has_its_own_state_and_reads_are_copies(graph):
+    v = gp.Variable(np.zeros(3, np.float32))
+    bump = v.assign_add(np.ones(3, np.float32))
+    init = gp.global_variables_initializer()
+    assert init.type == "NoOp" and init.name == "init"
+    with gp.Session() as a, gp.Session() as b:
+        a.run(init)
+        b.run(init)
+        a.run(bump)
+        a.run(bump)
+        value = a.run(v)
+        value[:] = 100.0                      # mutating a fetched value changes nothing
+        np.testing.assert_array_equal(a.run(v), [2.0, 2.0, 2.0])
+        np.testing.assert_array_equal(b.run(v), [0.0, 0.0, 0.0])
+        assert a.run(v) is not a.run(v)
+
+
+def test_assign_variants_and_read_value(graph):
+    v = gp.Variable(np.array([1.0, 2.0]), name="v")
+    assigned = v.assign([5.0, 6.0])
+    added = v.assign_add(np.array([1.0, 1.0]))
+    subbed = v.assign_sub(np.array([0.5, 0.5]), read_value=False)
+    assert isinstance(assigned, gp.Tensor) and assigned.op.type == "ReadVariableOp"
+    assert isinstance(subbed, gp.Operation) and subbed.type == "AssignSubVariableOp"
+    with gp.Session() as sess:
+        sess.run(v.initializer)
+        np.testing.assert_array_equal(sess.run(assigned), [5.0, 6.0])
+        np.testing.assert_array_equal(sess.run(added), [6.0, 7.0])
+        sess.run(subbed)
+        np.testing.assert_array_equal(sess.run(v), [5.5, 6.5])
+        np.testing.assert_array_equal(sess.run(v * 2.0), [11.0, 13.0])
+        np.testing.assert_array_equal(sess.run(1.0 - v), [-4.5, -5.5])
+
+
+def test_variables_ignore_enclosing_control_dependencies(graph):
+    gate = gp.raw_ops.NoOp(name="gate")
+    with gp.control_dependencies([gate]):
+        v = gp.Variable(1.0)
+        read = v.value()
+    assert v.initializer.control_inputs == () and v.op.control_inputs == ()
+    assert read.op.control_inputs == (gate,)
+
+
+def test_callable_and_tensor_initial_values(graph):
+    base = gp.constant([3.0, 4.0])
+    v = gp.Variable(lambda: base * 2.0, name="doubled")
+    w = gp.Variable(v.initial_value + 1.0, name="shifted")
+    assert v.initial_value.op.name.startswith("doubled/Initializer/")
+    with gp.Session() as sess:
+        sess.run(gp.variables_initializer([v, w]))
+        np.testing.assert_array_equal(sess.run([v, w]), [[6.0, 8.0], [7.0, 9.0]])
+    with pytest.raises(ValueError, match="`initial_value` arg to `tf.Variable` must be specified"):
+        gp.Variable(None)
+
+
+def test_assignment_errors(graph):
+    v = gp.Variable(np.zeros(2, np.float32), name="v")
+    handle = v.handle
+    with gp.Session() as sess:
+        sess.run(v.initializer)
+        with pytest.raises(errors.InvalidArgumentError,
+                           match=r"Cannot update variable with shape \[2\] using a Tensor with "
+                                 r"shape \[3\], shapes must be equal."):
+            sess.run(gp.raw_ops.AssignAddVariableOp(resource=handle, value=np.ones(3, np.float32)))
+        with pytest.raises(errors.InvalidArgumentError,
+                           match="Trying to assign variable with wrong dtype. Expected float got "
+                                 "double"):
+            sess.run(gp.raw_ops.AssignVariableOp(resource=handle, value=np.ones(2)))
+        with pytest.raises(errors.InvalidArgumentError,
+                           match="Trying to read variable with wrong dtype. Expected float got "
+                                 "int32"):
+            sess.run(gp.raw_ops.ReadVariableOp(resource=handle, dtype=gp.int32))
+        with pytest.raises(errors.InvalidArgumentError,
+                           match=r"Trying to assign to variable with tensor with wrong shape. "
+                                 r"Expected \[2\] got \[3\]"):
+            sess.run(gp.raw_ops.AssignVariableOp(resource=handle, value=np.ones(3, np.float32),
+                                                 validate_shape=True))
+        sess.run(gp.raw_ops.AssignVariableOp(resource=handle, value=np.ones(3, np.float32)))
+        np.testing.assert_array_equal(sess.run(gp.raw_ops.ReadVariableOp(
+            resource=handle, dtype=gp.float32)), [1.0, 1.0, 1.0])
+
+
+def test_gradients_flow_through_every_read_of_a_variable(graph):
+    v = gp.Variable(np.array([1.0, -2.0]))
+    loss = gp.reduce_sum(v * v + 3.0 * v)         # three reads: v, v (operands) and v
+    (grad,) = gp.gradients(loss, [v])
+    assert gp.gradients(loss, [gp.Variable(0.0)]) == [None]
+    with gp.Session() as sess:
+        sess.run(gp.global_variables_initializer())
+        np.testing.assert_array_equal(sess.run(grad), [5.0, -1.0])
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["assign", "add", "sub", "read"]),
+                          st.integers(-5, 5)), min_size=1, max_size=12))
+def test_update_sequences_match_numpy(steps):
+    """A random sequence of assign/add/sub/read runs, against the obvious NumPy state."""
+    g = gp.Graph()
+    with g.as_default():
+        v = gp.Variable(np.zeros(3, np.int64))
+        delta = gp.placeholder(gp.int64, [3])
+        ops = {"assign": v.assign(delta, read_value=False),
+               "add": v.assign_add(delta, read_value=False),
+               "sub": v.assign_sub(delta, read_value=False)}
+        with gp.Session() as sess:
+            sess.run(v.initializer)
+            state = np.zeros(3, np.int64)
+            for kind, k in steps:
+                value = np.array([k, 2 * k, -k], np.int64)
+                if kind == "read":
+                    np.testing.assert_array_equal(sess.run(v), state)
+                    continue
+                sess.run(ops[kind], {delta: value})
+                state = value.copy() if kind == "assign" else \
+                    state + value if kind == "add" else state - value
+            np.testing.assert_array_equal(sess.run(v), state)

@@ -1,0 +1,6 @@
+"""Where the repository and the tests' data are, for test modules at any depth."""
+
+import pathlib
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+DATA = ROOT / "tests" / "data"
