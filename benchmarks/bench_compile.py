@@ -25,13 +25,28 @@ def cases(np, gp):
     rng = np.random.default_rng(0)
     big = rng.standard_normal((64, 32, 32, 8)).astype(np.float32)
     vector = rng.standard_normal(1 << 16).astype(np.float32)
-    dw_x = rng.standard_normal((2, 32, 32, 16)).astype(np.float32)
-    dw_w = rng.standard_normal((3, 3, 16, 1)).astype(np.float32)
-    dw_dy = rng.standard_normal((2, 32, 32, 16)).astype(np.float32)
-    dw_w2 = rng.standard_normal((3, 3, 16, 2)).astype(np.float32)      # multiplier 2: the
-    dw_dy2 = rng.standard_normal((2, 32, 32, 32)).astype(np.float32)   # row-cache loops
-    depthwise = dict(strides=[1, 1, 1, 1], padding="SAME")
-    nchw_x = rng.standard_normal((2, 16, 128, 128)).astype(np.float32)   # moved by loops
+    depthwise = _depthwise_cases(np, gp, rng)     # its data drawn before the dense convs'
+    return [*_elementwise_cases(np, gp, big), *_dense_conv_cases(np, gp, rng),
+            *_variable_update_cases(np, gp, vector), *_pool_and_random_cases(np, gp, big),
+            *depthwise]
+
+
+def _elementwise_cases(np, gp, big):
+    return [
+        ("Relu", lambda: gp.raw_ops.Relu(features=big)),
+        ("Relu6", lambda: gp.raw_ops.Relu6(features=big)),
+        ("ReluGrad (masked product)", lambda: gp.raw_ops.ReluGrad(gradients=big, features=big)),
+        ("Sigmoid (float32)", lambda: gp.raw_ops.Sigmoid(x=big)),
+        ("SelectV2 (select)", lambda: gp.raw_ops.SelectV2(condition=big > 0, t=big, e=big)),
+        ("BiasAddGrad (column sums)", lambda: gp.raw_ops.BiasAddGrad(out_backprop=big)),
+        ("BiasAdd", lambda: gp.raw_ops.BiasAdd(value=big, bias=big[0, 0, 0])),
+        ("Cast float32 -> float16", lambda: gp.raw_ops.Cast(x=big, DstT=gp.float16)),
+        ("Cast float16 -> float32", lambda: gp.raw_ops.Cast(x=big.astype(np.float16),
+                                                            DstT=gp.float32)),
+    ]
+
+
+def _dense_conv_cases(np, gp, rng):
     conv_x = rng.standard_normal((4, 16, 16, 32)).astype(np.float32)    # 1024 positions:
     conv_w = rng.standard_normal((5, 5, 32, 20)).astype(np.float32)     # scattered, 5x5: not
     conv_dy = rng.standard_normal((4, 16, 16, 20)).astype(np.float32)   # Winograd (20 outputs:
@@ -45,43 +60,7 @@ def cases(np, gp):
     few_w = rng.standard_normal((3, 3, 3, 1, 4)).astype(np.float32)     # 4 outputs: not
     few_dy = rng.standard_normal((2, 8, 8, 8, 4)).astype(np.float32)    # direct, planar
     dense3 = dict(strides=[1, 1, 1, 1, 1], padding="SAME")
-
-    def depthwise_rows(labels, w, dy):
-        """The depthwise forward, input gradient and filter gradient of dw_x by ``w``."""
-        forward, backprop_input, backprop_filter = labels
-        return [
-            (forward, lambda: gp.raw_ops.DepthwiseConv2dNative(input=dw_x, filter=w,
-                                                                **depthwise)),
-            (backprop_input, lambda: gp.raw_ops.DepthwiseConv2dNativeBackpropInput(
-                input_sizes=np.int32(dw_x.shape), filter=w, out_backprop=dy, **depthwise)),
-            (backprop_filter, lambda: gp.raw_ops.DepthwiseConv2dNativeBackpropFilter(
-                input=dw_x, filter_sizes=np.int32(w.shape), out_backprop=dy, **depthwise))]
-
-    def variable_update(op, **scalars):
-        names = {"ResourceApplyGradientDescent": ["var"],
-                 "ResourceApplyMomentum": ["var", "accum"],
-                 "ResourceApplyAdam": ["var", "m", "v"]}[op]
-        grad = "delta" if op == "ResourceApplyGradientDescent" else "grad"
-        with gp.Graph().as_default():
-            variables = [gp.Variable(np.abs(vector)) for _ in names]
-            update = getattr(gp.raw_ops, op)(
-                **{n: v.handle for n, v in zip(names, variables)},
-                **{k: np.float32(x) for k, x in scalars.items()}, **{grad: vector})
-            sess = gp.Session()
-            sess.run(gp.global_variables_initializer())
-        return lambda: sess.run(update)
-
     return [
-        ("Relu", lambda: gp.raw_ops.Relu(features=big)),
-        ("Relu6", lambda: gp.raw_ops.Relu6(features=big)),
-        ("ReluGrad (masked product)", lambda: gp.raw_ops.ReluGrad(gradients=big, features=big)),
-        ("Sigmoid (float32)", lambda: gp.raw_ops.Sigmoid(x=big)),
-        ("SelectV2 (select)", lambda: gp.raw_ops.SelectV2(condition=big > 0, t=big, e=big)),
-        ("BiasAddGrad (column sums)", lambda: gp.raw_ops.BiasAddGrad(out_backprop=big)),
-        ("BiasAdd", lambda: gp.raw_ops.BiasAdd(value=big, bias=big[0, 0, 0])),
-        ("Cast float32 -> float16", lambda: gp.raw_ops.Cast(x=big, DstT=gp.float16)),
-        ("Cast float16 -> float32", lambda: gp.raw_ops.Cast(x=big.astype(np.float16),
-                                                            DstT=gp.float32)),
         ("Conv2D 5x5 (GEMM and scatter)", lambda: gp.raw_ops.Conv2D(
             input=conv_x, filter=conv_w, **dense)),
         ("Conv2DBackpropInput 5x5 (direct)",
@@ -98,13 +77,39 @@ def cases(np, gp):
             input=few_x, filter=few_w, **dense3)),
         ("Conv3DBackpropFilterV2 (planar)", lambda: gp.raw_ops.Conv3DBackpropFilterV2(
             input=few_x, filter_sizes=np.int32(few_w.shape), out_backprop=few_dy, **dense3)),
+    ]
+
+
+def _variable_update_cases(np, gp, vector):
+    return [
         ("ResourceApplyGradientDescent",
-         variable_update("ResourceApplyGradientDescent", alpha=0.1)),
+         _variable_update(np, gp, vector, "ResourceApplyGradientDescent", alpha=0.1)),
         ("ResourceApplyMomentum",
-         variable_update("ResourceApplyMomentum", lr=0.1, momentum=0.9)),
+         _variable_update(np, gp, vector, "ResourceApplyMomentum", lr=0.1, momentum=0.9)),
         ("ResourceApplyAdam",
-         variable_update("ResourceApplyAdam", beta1_power=0.9, beta2_power=0.99, lr=0.1,
-                         beta1=0.9, beta2=0.999, epsilon=1e-7)),
+         _variable_update(np, gp, vector, "ResourceApplyAdam", beta1_power=0.9,
+                          beta2_power=0.99, lr=0.1, beta1=0.9, beta2=0.999, epsilon=1e-7)),
+    ]
+
+
+def _variable_update(np, gp, vector, op, **scalars):
+    """A call running the update ``op`` of variables of ``vector``'s size in a Session."""
+    names = {"ResourceApplyGradientDescent": ["var"],
+             "ResourceApplyMomentum": ["var", "accum"],
+             "ResourceApplyAdam": ["var", "m", "v"]}[op]
+    grad = "delta" if op == "ResourceApplyGradientDescent" else "grad"
+    with gp.Graph().as_default():
+        variables = [gp.Variable(np.abs(vector)) for _ in names]
+        update = getattr(gp.raw_ops, op)(
+            **{n: v.handle for n, v in zip(names, variables)},
+            **{k: np.float32(x) for k, x in scalars.items()}, **{grad: vector})
+        sess = gp.Session()
+        sess.run(gp.global_variables_initializer())
+    return lambda: sess.run(update)
+
+
+def _pool_and_random_cases(np, gp, big):
+    return [
         ("MaxPool", lambda: gp.raw_ops.MaxPool(input=big, ksize=[1, 2, 2, 1],
                                                strides=[1, 2, 2, 1], padding="VALID")),
         ("MaxPoolGrad", lambda: gp.raw_ops.MaxPoolGrad(
@@ -112,14 +117,38 @@ def cases(np, gp):
             ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding="VALID")),
         ("RandomUniform (Philox)", lambda: gp.raw_ops.RandomUniform(
             shape=np.int32([1 << 16]), dtype=gp.float32)),
-        *depthwise_rows(("DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropInput",
-                         "DepthwiseConv2dNativeBackpropFilter"), dw_w, dw_dy),
-        *depthwise_rows(("DepthwiseConv2dNative multiplier 2", "...BackpropInput multiplier 2",
-                         "...BackpropFilter multiplier 2"), dw_w2, dw_dy2),
+    ]
+
+
+def _depthwise_cases(np, gp, rng):
+    dw_x = rng.standard_normal((2, 32, 32, 16)).astype(np.float32)
+    dw_w = rng.standard_normal((3, 3, 16, 1)).astype(np.float32)
+    dw_dy = rng.standard_normal((2, 32, 32, 16)).astype(np.float32)
+    dw_w2 = rng.standard_normal((3, 3, 16, 2)).astype(np.float32)      # multiplier 2: the
+    dw_dy2 = rng.standard_normal((2, 32, 32, 32)).astype(np.float32)   # row-cache loops
+    nchw_x = rng.standard_normal((2, 16, 128, 128)).astype(np.float32)   # moved by loops
+    return [
+        *_depthwise_rows(np, gp, ("DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropInput",
+                                  "DepthwiseConv2dNativeBackpropFilter"), dw_x, dw_w, dw_dy),
+        *_depthwise_rows(np, gp, ("DepthwiseConv2dNative multiplier 2",
+                                  "...BackpropInput multiplier 2",
+                                  "...BackpropFilter multiplier 2"), dw_x, dw_w2, dw_dy2),
         ("DepthwiseConv2dNative NCHW (layout moves)", lambda: gp.raw_ops.DepthwiseConv2dNative(
             input=nchw_x, filter=dw_w, strides=[1, 1, 1, 1], padding="SAME",
             data_format="NCHW")),
     ]
+
+
+def _depthwise_rows(np, gp, labels, x, w, dy):
+    """The depthwise forward, input gradient and filter gradient of ``x`` by ``w``."""
+    forward, backprop_input, backprop_filter = labels
+    depthwise = dict(strides=[1, 1, 1, 1], padding="SAME")
+    return [
+        (forward, lambda: gp.raw_ops.DepthwiseConv2dNative(input=x, filter=w, **depthwise)),
+        (backprop_input, lambda: gp.raw_ops.DepthwiseConv2dNativeBackpropInput(
+            input_sizes=np.int32(x.shape), filter=w, out_backprop=dy, **depthwise)),
+        (backprop_filter, lambda: gp.raw_ops.DepthwiseConv2dNativeBackpropFilter(
+            input=x, filter_sizes=np.int32(w.shape), out_backprop=dy, **depthwise))]
 
 
 def child():

@@ -23,7 +23,7 @@ names of TensorFlow's `tf.compat.v1` (its header says what it includes). A name 
 present when `graphops` has it at the same dotted path, which does not promise every
 argument TF's version takes. A name graphops lacks raises an AttributeError saying so;
 every registered op is also reachable as `tf.raw_ops.<OpName>`.
-`tests/test_tf1_programs.py` runs classic TF1 programs unchanged and compares their results
+`tests/project/test_tf1_programs.py` runs classic TF1 programs unchanged and compares their results
 with TensorFlow's.
 """
 

@@ -15,8 +15,8 @@ import sys
 from graphops import kernels  # noqa: F401  (registers the op definitions, then their kernels)
 from graphops.registry import errors
 from graphops.registry.dtypes import (DType, as_dtype, bfloat16, complex64, complex128, double,
-                             float16, float32, float64, half, int8, int16, int32, int64, string,
-                             uint8, uint16, uint32, uint64)
+                                      float16, float32, float64, half, int8, int16, int32, int64,
+                                      string, uint8, uint16, uint32, uint64)
 from graphops.registry.dtypes import bool_ as bool  # noqa: A001  (TF's name: gp.bool)
 from graphops.registry.kernel_registry import OpKernel, register_kernel
 from graphops.registry.op_registry import register_op
@@ -36,7 +36,7 @@ from graphops.client.config_proto import ConfigProto, GPUOptions
 from graphops.client.session import RunOptions, Session, get_default_session
 from graphops.client.default_session import InteractiveSession
 from graphops import interchange  # noqa: F401  (installs Graph.as_graph_def and Graph.to_dot)
-from graphops import framework_kernels  # noqa: F401  (function calls, control flow, checkpoints, summaries)
+from graphops import framework_kernels  # noqa: F401  (registers their kernels)
 from graphops.api import io, nn, raw_ops, scope_ops as ops
 from graphops.api import app, compat, flags, gen_ops
 from graphops.api import losses
@@ -90,10 +90,11 @@ from graphops.api.init_ops import (constant_initializer, glorot_normal_initializ
                                    uniform_unit_scaling_initializer,
                                    variance_scaling_initializer, zeros_initializer)
 from graphops.training import initializers
-from graphops.training.variables import (
-    all_variables, assign, assign_add, assign_sub, initialize_all_variables,
-    initialize_local_variables, is_variable_initialized, local_variables,
-    local_variables_initializer, model_variables, report_uninitialized_variables)
+from graphops.training.variables import (all_variables, assign, assign_add, assign_sub,
+                                         initialize_all_variables, initialize_local_variables,
+                                         is_variable_initialized, local_variables,
+                                         local_variables_initializer, model_variables,
+                                         report_uninitialized_variables)
 from graphops.training.variable_scope import (AUTO_REUSE, VariableScope, get_local_variable,
                                               get_variable, get_variable_scope, variable_scope)
 from graphops import distributed  # noqa: F401  (gp.train.ClusterSpec, Session(target=dask))

@@ -13,9 +13,10 @@ a filter rank other than the input's) it raises the message of TF's shape functi
 import math
 from dataclasses import dataclass
 
-from graphops.registry.conv_family import CONV_OPS, GENERIC_CONV, dense_forward_op, fixed_rank_format
+from graphops.registry.conv_family import (CONV_OPS, GENERIC_CONV, dense_forward_op,
+                                           fixed_rank_format)
 from graphops.registry.conv_shapes import (ConvGeometry, ConvParams, checked_params, dims_of,
-                                  format_dims, make_shape, spatial_output)
+                                           format_dims, make_shape, spatial_output)
 from graphops.registry.errors import InvalidArgumentError
 
 

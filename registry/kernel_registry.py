@@ -290,11 +290,33 @@ class OpKernel:
     """Base class of kernels: read and validate attrs in `__init__`, compute in `compute`.
 
     One instance serves one node and may run in several threads at once, so `compute`
-    must not mutate `self`. A kernel whose outputs never change (`invariant`: a handle op,
-    which only names its resource) is computed once, when a plan is built.
+    must not mutate `self`.
+
+    Class attributes declare what a plan may do with the kernel's node: the runtime
+    (constant folding, fusion, pruning) reads them from the node's kernel and knows no op
+    by name.
     """
 
-    invariant = False
+    # -- folding and feeds (graphops/runtime/constant_folding.py, executor.py)
+    invariant = False     # outputs never change: fold once per plan (a Const; a handle op,
+    #                       also off the host); a node without inputs folds only if invariant
+    foldable = True       # False: never computed when a plan is built (placeholders)
+    feed_satisfies_control = False   # a feed of the node satisfies control edges from it
+    #                                  too, as TF rewrites a fed Placeholder
+    # -- fused chains (graphops/runtime/fusion.py): activation(x op v op v ...)
+    chain_stage = None    # x op a per-channel v: "mul" or "add" (v either input), "sub"
+    #                       (x - v) or "bias_add" (v input 1, channels last); a constant
+    #                       "mul" after a conv (and "bias_add") folds into it (fold_scales)
+    chain_activation = None   # ends a chain: the activation as kernel_util.channel_chain
+    #                           names it ("Relu"); after an "add" of two tensors: SumActivation
+    activation_cap = None     # the chain_activation's upper bound (6), None when none
+    swish_gate = False    # the logistic sigmoid: x times it (a "mul") fuses into Swish
+    # -- convs
+    channels_last_format = None   # a forward conv's channels-last data_format ("NHWC"),
+    #                               its filter input 1: a constant per-output-channel scale
+    #                               of its output folds into the filter (fold_scales)
+    depthwise_filter = False      # filter [..., C, M]: output channel c*M + m is w[..., c, m]
+    chain_epilogue = False        # takes a chain (ctx.epilogue) in its channels_last_format
 
     def __init__(self, ctx):
         self.node_name = ctx.node_name

@@ -8,7 +8,8 @@ from dataclasses import replace
 from graphops.registry import dtypes
 from graphops.registry.attr_values import validate_attr_value
 from graphops.registry.errors import AlreadyExistsError, InvalidArgumentError, NotFoundError
-from graphops.registry.op_def import Deprecation, OpDef, parse_arg_spec, parse_attr_spec, resolve_arg
+from graphops.registry.op_def import (Deprecation, OpDef, parse_arg_spec, parse_attr_spec,
+                                      resolve_arg)
 
 _OP_NAME = re.compile(r"^(?:[A-Z][A-Za-z0-9_>]*|_[A-Za-z0-9_>]*)$")
 

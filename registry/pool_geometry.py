@@ -10,9 +10,9 @@ family's (``registry.conv_shapes``). Messages are TF's (its non-oneDNN CPU kerne
 
 from dataclasses import dataclass, replace
 
-from graphops.registry.conv_shapes import (
-    check_valid_padding, format_dims, is_channels_last, spatial_explicit_pads,
-    windowed_output_dim, windowed_output_size)
+from graphops.registry.conv_shapes import (check_valid_padding, format_dims, is_channels_last,
+                                           spatial_explicit_pads, windowed_output_dim,
+                                           windowed_output_size)
 from graphops.registry.attr_values import int32_attr
 from graphops.registry.errors import InvalidArgumentError, UnimplementedError
 from graphops.registry.tensor_shape import TensorShape, as_shape

@@ -74,6 +74,16 @@ class InferenceContext:
         return merge_dim(a, b)
 
 
+def unchanged_shape(c):
+    """TF's UnchangedShape: output 0 has input 0's shape."""
+    c.set_output(0, c.input(0))
+
+
+def scalar_shape(c):
+    """TF's ScalarShape: output 0 is a scalar."""
+    c.set_output(0, TensorShape([]))
+
+
 def merge_dim(a, b):
     """TF's Merge(DimensionHandle): None merges with anything."""
     if a is None:

@@ -35,7 +35,7 @@ def get_default_session():
     return stack[-1] if stack else None
 
 
-def _fetched(value, keep_device=False):
+def fetched_value(value, keep_device=False):
     """A fetched value as the caller gets it: `_as_numpy`, or with `keep_device` a copy of a
     device array (a CuPy array stays on its GPU; the copy keeps constants intact)."""
     if keep_device and type(value) is not np.ndarray and devices.location_of(value) is not None:
@@ -60,7 +60,7 @@ def _none(_):
     return None
 
 
-class _FetchHandler:
+class FetchHandler:
     """Flattens a fetch structure into unique tensors and target ops; rebuilds results."""
 
     def __init__(self, graph, fetches):
@@ -309,20 +309,20 @@ class Session:
         """Runs what `fetches` needs and returns their values in the same structure."""
         me = self._begin()
         try:
-            handler = _FetchHandler(self._graph, fetches)
+            handler = FetchHandler(self._graph, fetches)
             feeds, values = self._feeds(feed_dict) if feed_dict else ((), ())
             plan = self._plan(feeds, handler.tensors, handler.targets)
             results = self._run_plan(plan, values, options)
         finally:
             self._end(me)
         keep = not self._fetch_to_host
-        return handler.build([_fetched(v, keep) for v in results])
+        return handler.build([fetched_value(v, keep) for v in results])
 
     def make_callable(self, fetches, feed_list=None, accept_options=False):
         """A function of the `feed_list` values returning the fetches, planned once."""
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
-        handler = _FetchHandler(self._graph, fetches)
+        handler = FetchHandler(self._graph, fetches)
         feed_list = list(feed_list or ())
         tensors = [self._feed_tensor(key) for key in feed_list]
         last = {_tensor_key(t): i for i, t in enumerate(tensors)}    # repeated feed: last wins
@@ -343,7 +343,7 @@ class Session:
                 results = self._run_plan(plan, values, run_kwargs.get("options"))
             finally:
                 self._end(me)
-            return build([_fetched(v, keep) for v in results])
+            return build([fetched_value(v, keep) for v in results])
         return call
 
     def _run_plan(self, plan, values, options):

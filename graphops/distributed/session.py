@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import distributed
 
-from graphops.client.session import Session, _FetchHandler, _fetched, run_deadline
+from graphops.client.session import FetchHandler, Session, fetched_value, run_deadline
 from graphops.distributed import step
 from graphops.distributed.cluster_spec import ClusterSpec, task_device, task_devices
 from graphops.distributed.partition import partition
@@ -198,7 +198,7 @@ class DistributedSession(Session):
         iterable is read only as results are taken, so memory stays bounded however long
         it is. Runs may overlap: use it for inference, not for steps that update state.
         """
-        handler = _FetchHandler(self._graph, fetches)
+        handler = FetchHandler(self._graph, fetches)
         tasks = self._spread_tasks(tasks)
         max_in_flight = max_in_flight or 2 * len(tasks)
         keep = not self._fetch_to_host
@@ -207,7 +207,7 @@ class DistributedSession(Session):
         def finish():
             plan, values, (submitted, addresses), deadline = in_flight.popleft()
             results = self._results(plan, values, submitted, addresses, deadline)
-            return handler.build([_fetched(v, keep) for v in results])
+            return handler.build([fetched_value(v, keep) for v in results])
 
         for n, feed_dict in enumerate(feed_dicts):
             if self._closed:

@@ -15,7 +15,7 @@ import distributed
 from graphops.distributed.task_holder import run_stage, select_outputs
 from graphops.distributed.workers import worker_names
 from graphops.registry.errors import (DeadlineExceededError, InternalError, OpError,
-                             UnavailableError)
+                                      UnavailableError)
 
 POLL_SECONDS = 0.2          # how often a waiting step checks that its workers are alive
 SCATTER_BYTES = 1 << 20     # feeds at least this large go straight to their worker

@@ -2,8 +2,8 @@
 protobuf messages, binary/text/JSON files, OpDef text protos and pictures (Graphviz DOT).
 Imports building, client and runtime.
 
-Installs `Graph.as_graph_def` and `Graph.to_dot`. Its other modules load on first use, so that `import graphops`
-does not pay for protobuf, json, subprocess and networkx.
+Installs `Graph.as_graph_def` and `Graph.to_dot`. Its other modules load on first use, so
+that `import graphops` does not pay for protobuf, json, subprocess and networkx.
 """
 
 import importlib

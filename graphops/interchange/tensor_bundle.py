@@ -19,7 +19,7 @@ from graphops.interchange.crc32c import crc32c, mask, unmask
 from graphops.interchange.proto import tensor_bundle_pb2
 from graphops.registry import dtypes
 from graphops.registry.errors import (DataLossError, InvalidArgumentError, NotFoundError,
-                             UnimplementedError)
+                                      UnimplementedError)
 
 _HEADER_KEY = b""
 _VERSION = 1                  # TF's kTensorBundleVersion

@@ -4,11 +4,13 @@ stand in for them on every run (a frozen model's batch-norm arithmetic on its we
 Identity nodes of its constants, shape arithmetic on constants); and a constant
 per-channel scale after a conv is folded into the conv's filter (``fold_scales``).
 
-A node whose kernel is ``invariant`` (a handle op: its outputs never change) folds unless
-an output is fed. Any other node folds when it runs on the host, is not stateful, takes and
-gives no handles (resources, variants), has no function attrs (calls, If, While), is no
-control-flow or placeholder node, has outputs that something reads, none of them fed, and
-every data input folds too; a node without inputs folds only if it is a Const. Its control
+What may fold is declared by each node's kernel (``OpKernel``): no node whose kernel is
+not ``foldable`` (a placeholder) folds. A node whose kernel is ``invariant`` (a Const, a
+handle op: its outputs never change) folds unless an output is fed, off the host only when
+its outputs are handles. Any other node folds when it runs on the host, is not stateful,
+takes and gives no handles (resources, variants), has no function attrs (calls, If,
+While), has outputs that something reads, none of them fed, and inputs that all fold
+too: a node without inputs folds only if its kernel is invariant. Its control
 inputs need not fold: they stay steps, and a plan runs its steps in the graph's order, so
 whatever reads a folded value still runs after them. As in TF, an op with side effects must
 be registered stateful to run every time.
@@ -27,10 +29,6 @@ from graphops.runtime.kernel_call import compute
 
 FOLD_MAX_BYTES = 10 << 20     # TF grappler's cap on a folded constant
 PLAN_FOLD_MAX_BYTES = 256 << 20   # new bytes all of a plan's folded values may hold
-NEVER_FOLDED = frozenset({
-    "Placeholder", "PlaceholderV2", "PlaceholderWithDefault", "Switch", "RefSwitch",
-    "Merge", "RefMerge", "Enter", "RefEnter", "Exit", "RefExit", "NextIteration",
-    "RefNextIteration", "LoopCond", "ControlTrigger"})
 
 
 def reader_counts(ops, fetched):
@@ -49,7 +47,7 @@ def fold(ops, placements, kernels, fed, readers):
     host_memory.kernels_starting()
     with np.errstate(all="ignore"):
         for op, placed, (construction, kernel) in zip(ops, placements, kernels):
-            if (not (kernel.invariant and _unfed(op, fed) or _foldable(op, placed, folded, fed))
+            if (not _foldable(op, placed, kernel, folded, fed)
                     or not any(readers[(op._id, k)] for k in range(len(op.outputs)))):
                 continue
             inputs = [folded[t.op._id][t.value_index] for t in op.inputs]
@@ -57,7 +55,8 @@ def fold(ops, placements, kernels, fed, readers):
                 outputs = compute(kernel, construction, inputs, placed.device)
             except Exception:       # noqa: BLE001 - the node runs, and raises, at run time
                 continue
-            new = 0 if op.type == "Const" else _new_bytes(outputs, inputs)
+            new = _new_bytes(outputs, inputs) if op.inputs else 0   # else invariant: a
+            #                       Const's attr or a handle, no new bytes worth counting
             if new > FOLD_MAX_BYTES or held + new > PLAN_FOLD_MAX_BYTES:
                 continue
             held += new
@@ -66,16 +65,20 @@ def fold(ops, placements, kernels, fed, readers):
     return folded
 
 
-def _foldable(op, placed, folded, fed):
-    """Whether ``op`` may be computed once, given the nodes folded so far."""
-    if (not placed.device.type.is_host or op.op_def.is_stateful or op.type in NEVER_FOLDED
-            or not op.outputs or (not op.inputs and op.type != "Const")):
+def _foldable(op, placed, kernel, folded, fed):
+    """Whether ``op`` may be computed once by its ``kernel``, given the nodes folded so
+    far."""
+    if not kernel.foldable or not _unfed(op, fed):
+        return False
+    if kernel.invariant and (placed.device.type.is_host
+                             or all(t.dtype.kind == "handle" for t in op.outputs)):
+        return True
+    if (not placed.device.type.is_host or op.op_def.is_stateful or not op.outputs
+            or not op.inputs):
         return False
     if any(t.dtype.kind == "handle" for t in (*op.inputs, *op.outputs)):
         return False
     if any(a.base_type == "func" for a in op.op_def.attr):
-        return False
-    if not _unfed(op, fed):
         return False
     return all((t.op._id, t.value_index) not in fed and t.op._id in folded for t in op.inputs)
 
@@ -92,20 +95,21 @@ def _new_bytes(outputs, inputs):
                            for i in inputs))
 
 
-# op type: its channels-last format
-SCALED_CONVS = {"Conv2D": "NHWC", "Conv3D": "NDHWC", "DepthwiseConv2dNative": "NHWC"}
-
-
-def fold_scales(ops, placements, folded, fed, readers):
-    """Mul nodes folded into the conv before them, as TF's grappler folds a frozen model's
-    batch-norm scale (rounding once where it rounded twice): a channels-last float
-    Conv2D/Conv3D/DepthwiseConv2dNative with a constant filter, optionally followed by a
-    BiasAdd with a constant bias, times a constant per-output-channel vector (or scalar),
-    where nothing else reads the conv's (and BiasAdd's) output. Returns ``(aliases,
-    inputs)``: {Mul op id: the op whose output stands for the Mul's}, and {op id: {input
-    index: the scaled constant it reads instead}} (the filter, and the bias); ``readers``:
-    ``reader_counts``."""
+def fold_scales(ops, placements, kernels, folded, fed, readers):
+    """Products folded into the conv before them, as TF's grappler folds a frozen model's
+    batch-norm scale (rounding once where it rounded twice): a float conv whose kernel
+    declares its ``channels_last_format`` (Conv2D, Conv3D, DepthwiseConv2dNative), in that
+    format, with a constant filter, optionally followed by a "bias_add" with a constant
+    bias, times (a "mul" ``chain_stage``) a constant per-output-channel vector (or scalar),
+    where nothing else reads the conv's (and the bias add's) output. Returns ``(aliases,
+    inputs)``: {product op id: the op whose output stands for its}, and {op id: {input
+    index: the scaled constant it reads instead}} (the filter, and the bias); ``kernels``:
+    the ops' ``(construction, kernel)`` pairs, ``readers``: ``reader_counts``."""
     on_host = {op._id: placed.device.type.is_host for op, placed in zip(ops, placements)}
+    kernel_of = {op._id: kernel for op, (_, kernel) in zip(ops, kernels)}
+
+    def declared(op, name):     # None for a node outside the plan
+        return getattr(kernel_of.get(op._id), name, None)
 
     def constant(t):
         value = folded[t.op._id][t.value_index] if t.op._id in folded else None
@@ -118,17 +122,17 @@ def fold_scales(ops, placements, folded, fed, readers):
 
     aliases, inputs = {}, {}
     for op in ops:
-        if (op.type != "Mul" or op._id in folded or not on_host[op._id]
+        if (declared(op, "chain_stage") != "mul" or op._id in folded or not on_host[op._id]
                 or (op._id, 0) in fed):
             continue
         for scaled_in, scale_in in (op.inputs, reversed(op.inputs)):
             bias_add, conv = None, scaled_in.op
-            if conv.type in ("BiasAdd", "BiasAddV1") and only_reader(conv.inputs[0]):
+            if declared(conv, "chain_stage") == "bias_add" and only_reader(conv.inputs[0]):
                 bias_add, conv = conv, conv.inputs[0].op
-            if conv.type not in SCALED_CONVS or not only_reader(scaled_in):
+            if declared(conv, "channels_last_format") is None or not only_reader(scaled_in):
                 continue
             w = constant(conv.inputs[1])
-            factor = _channel_factor(conv, w, constant(scale_in))
+            factor = _channel_factor(conv, kernel_of[conv._id], w, constant(scale_in))
             if factor is None:
                 continue
             if bias_add is not None:
@@ -143,16 +147,18 @@ def fold_scales(ops, placements, folded, fed, readers):
     return aliases, inputs
 
 
-def _channel_factor(conv, w, scale):
-    """``scale`` shaped to multiply ``conv``'s filter ``w`` when it scales the channels-last
-    conv's output channels (a vector of them, or a scalar), else None."""
-    if (conv.attrs.get("data_format") != SCALED_CONVS[conv.type]
+def _channel_factor(conv, kernel, w, scale):
+    """``scale`` shaped to multiply ``conv``'s filter ``w`` when it scales the output
+    channels (a vector of them, or a scalar) of the conv in its ``kernel``'s
+    ``channels_last_format``, else None."""
+    layout = kernel.channels_last_format
+    if (conv.attrs.get("data_format") != layout
             or w is None or scale is None or w.dtype != scale.dtype
             or w.dtype not in (np.float32, np.float64)
-            or scale.ndim > len(SCALED_CONVS[conv.type])
+            or scale.ndim > len(layout)
             or any(d != 1 for d in scale.shape[:-1])):
         return None
-    depthwise = conv.type == "DepthwiseConv2dNative"
+    depthwise = kernel.depthwise_filter
     channels = w.shape[-2] * w.shape[-1] if depthwise else w.shape[-1]
     if scale.size == 1:
         return np.full(w.shape[-2:] if depthwise else w.shape[-1:], scale.reshape(()))

@@ -17,6 +17,7 @@ from graphops.runtime import constant_folding, devices, fusion, host_memory, pla
 from graphops.runtime.kernel_call import (compute, error_cause, host_memory_indices, instantiate,
                                           node_error)
 from graphops.registry.errors import CancelledError, InternalError, InvalidArgumentError
+from graphops.registry.kernel_registry import registered_kernels
 
 # ------------------------------------------------------------------------------ steps
 
@@ -196,8 +197,17 @@ def tensor_key(t):
 
 
 def fed_placeholder_ids(feeds):
-    """The ids of the Placeholder ops among the fed tensors' producers."""
-    return {t.op._id for t in feeds if t.op.type == "Placeholder"}
+    """The ids of the fed tensors' producers whose kernels declare that a feed satisfies
+    their control edges (``OpKernel.feed_satisfies_control``: a Placeholder). Pruning
+    precedes placement, so every kernel registered for the op must declare it."""
+    declared = {op_type: _feed_satisfies_control(op_type)
+                for op_type in {t.op.type for t in feeds}}
+    return {t.op._id for t in feeds if declared[t.op.type]}
+
+
+def _feed_satisfies_control(op_type):
+    kernel_defs = registered_kernels(op_type)
+    return bool(kernel_defs) and all(k.kernel_class.feed_satisfies_control for k in kernel_defs)
 
 
 def producers(op, fed, fed_placeholders):
@@ -248,84 +258,113 @@ def build_plan(feeds, fetches, targets, allow_soft_placement=True,
     kernel_cache = {} if kernel_cache is None else kernel_cache
     ops = prune_and_sort(feeds, fetches, targets)
     placements = placement.place(ops, allow_soft_placement, log_device_placement)
-    kernels = []
-    for op, placed in zip(ops, placements):
-        cache_key = (op._id, placed.device)
-        if cache_key not in kernel_cache:
-            kernel_cache[cache_key] = _instantiate(op, placed, resources)
-        kernels.append(kernel_cache[cache_key])
+    kernels = [_cached_kernel(op, placed, kernel_cache, resources)
+               for op, placed in zip(ops, placements)]
     fed = {tensor_key(t) for t in feeds}
     readers = constant_folding.reader_counts(ops, [tensor_key(t) for t in fetches])
     folded = constant_folding.fold(ops, placements, kernels, fed, readers)
-    aliases, replaced = constant_folding.fold_scales(ops, placements, folded, fed, readers)
-    chains = fusion.fuse_chains(ops, placements, folded, fed, readers, aliases, replaced)
+    aliases, replaced = constant_folding.fold_scales(ops, placements, kernels, folded, fed,
+                                                     readers)
+    chains = fusion.fuse_chains(ops, placements, kernels, folded, fed, readers, aliases,
+                                replaced)
+    layout = _Layout(ops, kernels, chains, replaced)
+    feed_slots = [layout.feed(t) for t in feeds]
     inside = {m._id for chain in chains.values() for m in chain.ops[:-1]}   # never run
-    position = {op._id: i for i, op in enumerate(ops)}
     inside |= {mul for mul, scaled in aliases.items() if scaled._id in inside}
-    slots = {}       # (tensor key, location) -> slot;  location None = host memory
-    where = {}       # tensor key -> location of its primary value
-    steps = []
-    constants = []   # (slot, folded value)
-    count = [0]
+    for op, placed, kernel in zip(ops, placements, kernels):
+        if op._id in folded:
+            layout.constants_of(op, folded[op._id])
+        elif op._id in inside:
+            continue
+        elif op._id in aliases:        # the conv before it wrote the scaled values
+            layout.alias(op, aliases[op._id])
+        else:
+            layout.step(op, placed, kernel)
+    fetch_slots = [layout.slot_at(t, None if fetch_to_host else layout.where[tensor_key(t)])
+                   for t in fetches]
+    steps = layout.steps
+    read = _schedule_frees(steps, set(fetch_slots))
+    return Plan(steps, layout.count, feed_slots, fetch_slots, ops, placements,
+                _device_feeds(steps, feed_slots, set(fetch_slots)),
+                tuple((slot, value) for slot, value in layout.constants if slot in read))
 
-    def new_slot(key, loc):
-        slots[(key, loc)] = count[0]
-        count[0] += 1
-        return slots[(key, loc)]
 
-    def slot_at(t, loc):
+def _cached_kernel(op, placed, kernel_cache, resources):
+    """(construction, kernel) of a placed node, made once per node and device."""
+    cache_key = (op._id, placed.device)
+    if cache_key not in kernel_cache:
+        kernel_cache[cache_key] = _instantiate(op, placed, resources)
+    return kernel_cache[cache_key]
+
+
+class _Layout:
+    """A plan's steps over numbered buffer slots, laid out node by node: ``slots``
+    {(tensor key, location): slot} (location None: host memory), ``where`` {tensor key:
+    the location of its primary value}, ``constants`` (slot, folded value)."""
+
+    def __init__(self, ops, kernels, chains, replaced):
+        self.kernel_of = {op._id: kernel for op, kernel in zip(ops, kernels)}
+        self.chains, self.replaced = chains, replaced
+        self.slots, self.where, self.steps, self.constants, self.count = {}, {}, [], [], 0
+
+    def new_slot(self, key, loc):
+        self.slots[(key, loc)] = self.count
+        self.count += 1
+        return self.slots[(key, loc)]
+
+    def slot_at(self, t, loc):
+        """t's slot at ``loc``; its first crossing there adds a copy step."""
         key = tensor_key(t)
-        src = where[key]
-        if (key, loc) not in slots:   # first crossing of this tensor to `loc`: one copy
-            steps.append(_CopyStep(t, slots[(key, src)], new_slot(key, loc), src, loc))
-        return slots[(key, loc)]
+        src = self.where[key]
+        if (key, loc) not in self.slots:
+            self.steps.append(_CopyStep(t, self.slots[(key, src)], self.new_slot(key, loc),
+                                        src, loc))
+        return self.slots[(key, loc)]
 
-    feed_slots = []
-    for t in feeds:
-        where[tensor_key(t)] = None
-        feed_slots.append(new_slot(tensor_key(t), None))
-    for op, placed, (construction, kernel) in zip(ops, placements, kernels):
+    def feed(self, t):
+        self.where[tensor_key(t)] = None
+        return self.new_slot(tensor_key(t), None)
+
+    def constants_of(self, op, values):
+        """Slots for a folded node's values, set at the start of every run."""
+        for t, value in zip(op.outputs, values):
+            self.where[tensor_key(t)] = None
+            self.constants.append((self.new_slot(tensor_key(t), None), value))
+
+    def alias(self, op, scaled):
+        """Op's output is ``scaled``'s (a product folded into the conv before it)."""
+        source = tensor_key(scaled.outputs[0])
+        key, loc = tensor_key(op.outputs[0]), self.where[source]
+        self.where[key] = loc
+        self.slots[(key, loc)] = self.slots[(source, loc)]
+
+    def step(self, op, placed, kernel):
+        """The node's kernel step (its fused chain's, when it ends one)."""
+        construction, instance = kernel
         device = placed.device
         loc = None if device.type.is_host else device
-        if op._id in folded:
-            for t, value in zip(op.outputs, folded[op._id]):
-                where[tensor_key(t)] = None
-                constants.append((new_slot(tensor_key(t), None), value))
-            continue
-        if op._id in inside:
-            continue
-        if op._id in aliases:          # the conv before it wrote the scaled values
-            source = tensor_key(aliases[op._id].outputs[0])
-            where[tensor_key(op.outputs[0])] = where[source]
-            slots[(tensor_key(op.outputs[0]), where[source])] = slots[(source, where[source])]
-            continue
-        chain = chains.get(op._id)
+        chain = self.chains.get(op._id)
         if chain is not None:        # the fused chain's one step reads its inputs alone
             sources, host_in = chain.inputs, ()
         else:
             sources = op.inputs
             host_in = host_memory_indices(placed.kernel_def, op.op_def.input_arg, op.attrs)
-        ins = [slot_at(t, None if j in host_in else loc) for j, t in enumerate(sources)]
-        for j, value in replaced.get(op._id, {}).items():   # a scaled filter or bias
-            ins[j] = new_slot(("scaled", op._id, j), None)
-            constants.append((ins[j], value))
+        ins = [self.slot_at(t, None if j in host_in else loc) for j, t in enumerate(sources)]
+        for j, value in self.replaced.get(op._id, {}).items():   # a scaled filter or bias
+            ins[j] = self.new_slot(("scaled", op._id, j), None)
+            self.constants.append((ins[j], value))
         host_out = host_memory_indices(placed.kernel_def, op.op_def.output_arg, op.attrs)
         outs = []
         for k, t in enumerate(op.outputs):
             key = tensor_key(t)
-            if key not in where:   # a fed output keeps its fed value
-                where[key] = None if k in host_out else loc
-                outs.append((k, new_slot(key, where[key])))
+            if key not in self.where:   # a fed output keeps its fed value
+                self.where[key] = None if k in host_out else loc
+                outs.append((k, self.new_slot(key, self.where[key])))
         if chain is None:
-            steps.append(_KernelStep(kernel, construction, op, device, ins, outs))
+            self.steps.append(_KernelStep(instance, construction, op, device, ins, outs))
         else:
-            members = [kernels[position[member._id]] for member in chain.ops]
-            steps.append(_ChainStep(chain, members, construction, op, device, ins, outs))
-    fetch_slots = [slot_at(t, None if fetch_to_host else where[tensor_key(t)]) for t in fetches]
-    read = _schedule_frees(steps, set(fetch_slots))
-    return Plan(steps, count[0], feed_slots, fetch_slots, ops, placements,
-                _device_feeds(steps, feed_slots, set(fetch_slots)),
-                tuple((slot, value) for slot, value in constants if slot in read))
+            members = [self.kernel_of[member._id] for member in chain.ops]
+            self.steps.append(_ChainStep(chain, members, construction, op, device, ins, outs))
 
 
 def _device_feeds(steps, feed_slots, fetched):

@@ -7,30 +7,35 @@ computes ``activation(x op v op v ...)``: up to ``MAX_STAGES`` products, sums an
 differences with per-channel operands (constants, or tensors of fully known static shape,
 such as a variable's bias, read at run time), left to right, then optionally an activation:
 
-* ``Mul`` by an operand, ``Add``/``AddV2`` of one, ``Sub`` of one (x first), or a
-  channels-last ``BiasAdd``/``BiasAddV1``;
-* ``Relu`` or ``Relu6``, which ends the chain.
+* a node whose kernel declares a ``chain_stage`` (``OpKernel``): "mul" by an operand,
+  "add" of one, "sub" of one (x first), or a channels-last "bias_add" (Mul, AddV2, Sub,
+  BiasAdd/BiasAddV1);
+* one whose kernel declares a ``chain_activation`` (Relu, Relu6), which ends the chain.
 
 Operands (constants are folded values, see ``constant_folding``) are scalars or vectors
 of at most ``CHAIN_CHUNK`` values along x's last dim, of x's dtype (float32 or float64),
 and x's static shape must keep them from broadcasting it larger. The chain's last node
-then runs as one step (``executor._ChainStep``) and the nodes before it get none. At run time the
-step takes the fused path, ``kernel_util.channel_chain`` (one pass over memory instead of
-two to four, each step rounded as the separate kernels round it, so the same values; a NaN
-met with another may keep the other's sign), when x is what the plan expected (its last
-dim, rank and dtype, and within the memory budget); otherwise it runs the nodes' own
-kernels one after the other, with their own errors.
+then runs as one step (``executor._ChainStep``) and the nodes before it get none. At run
+time the step takes the fused path, ``kernel_util.channel_chain`` (one pass over memory
+instead of two to four, each step rounded as the separate kernels round it, so the same
+values; a NaN met with another may keep the other's sign), when x is what the plan
+expected (its last dim, rank and dtype, and within the memory budget); otherwise it runs
+the nodes' own kernels one after the other, with their own errors.
 
-Swish, ``Mul(x, Sigmoid(x))`` (either order, the Sigmoid's output read by the Mul alone;
-Keras's ``x * sigmoid(beta * x)`` too), fuses likewise into one step (``Swish``), as TF's
-remapper fuses it for oneDNN: one compiled pass over a large float32 x giving the same bits
-as the kernels. So does a residual block's ``Relu(Add(a, b))`` of two run-time tensors
-(``SumActivation``, as TF fuses a conv's Add + Relu), when a and b come with one shape.
+Swish, ``x * sigmoid(x)`` (a "mul" and a ``swish_gate`` kernel, either order, the gate's
+output read by the product alone; Keras's ``x * sigmoid(beta * x)`` too), fuses likewise
+into one step (``Swish``), as TF's remapper fuses it for oneDNN: one compiled pass over a
+large float32 x giving the same bits as the kernels. So does a residual block's
+``Relu(Add(a, b))`` of two run-time tensors (an "add" then an activation: ``SumActivation``,
+as TF fuses a conv's Add + Relu), when a and b come with one shape.
 
-A chain on the output of a channels-last float32 Conv2D/Conv3D that nothing else reads
-joins the conv in one step (``ConvChain``, TF's _FusedConv2D/3D): the conv's kernel takes
-the chain as an epilogue and applies it while each block of its output is in the cache
-(the few-channel and direct loops; the other paths apply it after), with the same bits.
+A chain on the output of a float32 conv whose kernel declares ``chain_epilogue`` (Conv2D,
+Conv3D), in its ``channels_last_format``, that nothing else reads joins the conv in one
+step (``ConvChain``, TF's _FusedConv2D/3D): the conv's kernel takes the chain as an
+epilogue and applies it while each block of its output is in the cache (the few-channel
+and direct loops; the other paths apply it after), with the same bits.
+
+The runtime knows no op by name: it reads these declarations from each node's kernel.
 """
 
 import collections
@@ -38,15 +43,15 @@ import math
 
 import numpy as np
 
-from graphops.kernels.support.kernel_util import (CHAIN_CHUNK, PARALLEL_MIN_SIZE_COMPUTE, chain_tiles,
-                                 channel_chain, compiled_cpu, compiled_elementwise)
+from graphops.kernels.support.kernel_util import (CHAIN_CHUNK, PARALLEL_MIN_SIZE_COMPUTE,
+                                                  chain_tiles, channel_chain, compiled_cpu,
+                                                  compiled_elementwise)
 from graphops.registry import memory
 from graphops.registry.conv_shapes import conv_params, forward_geometry
 
 FUSED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 MAX_STAGES = 3
-FUSED_ACTIVATIONS = ("Relu", "Relu6")
-FUSED_CONVS = ("Conv2D", "Conv3D")      # convs whose kernels take a chain as an epilogue
+ARITHMETIC = ("mul", "add", "sub")      # the chain_stage kinds channel_chain applies
 CHECKED_SHAPES = 64    # operand shapes a ConvChain keeps its shape checks' answers for
 
 
@@ -55,7 +60,7 @@ class Chain:
     run time) and its ``parts``, one ``(op, x_index, operand, stage)`` per node in order
     (the last node stands for the chain; ``x_index`` the input the chain's value enters;
     ``operand`` the other input: a constant array, the index of a run-time input, or None;
-    ``stage`` ``("mul" | "add" | "sub", operand)`` or ``("activation", op type)``)."""
+    ``stage`` ``(chain_stage, operand)`` or ``("activation", chain_activation)``)."""
 
     def __init__(self, source, parts):
         self.inputs, self.parts = [source], []
@@ -67,12 +72,13 @@ class Chain:
             self.parts.append((op, x_index, operand, stage))
         self.ops = [op for op, *_ in parts]
         self.expected = [tuple(t.shape.as_list()) for t in self.inputs[1:]]
-        self.stages = [stage for *_, stage in self.parts if stage[0] != "activation"]
+        self.stages = [("add" if kind == "bias_add" else kind, value)  # channel_chain's
+                       for *_, (kind, value) in self.parts if kind != "activation"]
         last = parts[-1][3]
         self.activation = last[1] if last[0] == "activation" else None
         self.dtype = source.dtype.np_dtype
-        shapes = [(op.type.startswith("BiasAdd"), _shape(operand))
-                  for op, _, operand, _ in parts if operand is not None]
+        shapes = [(stage[0] == "bias_add", _shape(operand))
+                  for _, _, operand, stage in parts if operand is not None]
         sized = [math.prod(shape) for bias, shape in shapes if bias or math.prod(shape) > 1]
         self.cols = sized[0] if sized else None       # x's last dim, when a vector needs it
         self.min_rank = max([2 if bias else len(shape) for bias, shape in shapes] + [0])
@@ -106,15 +112,15 @@ class Chain:
 
 
 class SumActivation:
-    """A fused ``relu(a + b)`` (or Relu6): an Add/AddV2 of two run-time tensors read only by
+    """A fused ``relu(a + b)`` (or Relu6): an "add" of two run-time tensors read only by
     the activation (a residual block's), with a Chain's ``inputs`` ([a, b]), ``ops`` and
-    ``parts`` (for the nodes' own kernels)."""
+    ``parts`` (for the nodes' own kernels); ``kind`` and ``cap``: the activation kernel's
+    ``chain_activation`` and ``activation_cap``."""
 
-    def __init__(self, add, activation):
+    def __init__(self, add, activation, kind, cap):
         self.inputs, self.ops = list(add.inputs), [add, activation]
-        self.parts = [(add, 0, 1, ("add", 1)), (activation, 0, None, ("activation",
-                                                                      activation.type))]
-        self.bounded = activation.type == "Relu6"
+        self.parts = [(add, 0, 1, ("add", 1)), (activation, 0, None, ("activation", kind))]
+        self.bounded, self.cap = cap is not None, 0 if cap is None else cap
 
     def accepts(self, values):
         """Whether the compiled pass takes a and b: arrays of one shape and float dtype,
@@ -127,14 +133,14 @@ class SumActivation:
         """act(a + b) for accepted values."""
         a, b = values
         return compiled_elementwise("sum_activation", a, a, b, self.bounded, a.dtype.type(0),
-                                    a.dtype.type(6))
+                                    a.dtype.type(self.cap))
 
 
 class Swish:
     """A fused ``x * sigmoid(beta * x)`` (Keras's swish; ``tf.nn.silu`` has no beta): the
-    Mul of x and the Sigmoid of x, or of x times a scalar constant beta, with a Chain's
-    ``inputs`` (x alone), ``ops`` and ``parts`` (for the nodes' own kernels). ``scaling``:
-    None, or the beta Mul's ``(op, x_index, beta)``."""
+    "mul" of x and the ``swish_gate`` of x, or of x times a scalar constant beta, with a
+    Chain's ``inputs`` (x alone), ``ops`` and ``parts`` (for the nodes' own kernels).
+    ``scaling``: None, or the beta product's ``(op, x_index, beta)``."""
 
     def __init__(self, x, scaling, sigmoid, mul, index):
         self.inputs, self.ops, self.parts = [x], [], []
@@ -145,8 +151,7 @@ class Swish:
             self.parts.append((op, x_index, beta, ("mul", beta)))
             self.beta = np.float32(beta.reshape(()))
         self.ops += [sigmoid, mul]
-        self.parts += [(sigmoid, 0, None, ("activation", "Sigmoid")),
-                       (mul, index, 0, ("mul", 0))]
+        self.parts += [(sigmoid, 0, None, ("swish_gate", None)), (mul, index, 0, ("mul", 0))]
 
     def accepts(self, values):
         """Whether the compiled pass takes x (float32, contiguous, large enough to gain);
@@ -161,11 +166,11 @@ class Swish:
 
 
 class ConvChain:
-    """A Conv2D/Conv3D (channels-last, float32) and the Chain after it as one step, as TF's
-    remapper makes _FusedConv2D/3D of a conv, its BiasAdd and Relu: the conv's kernel
-    applies the chain's stages and activation to its output as it writes it (the
-    few-channel and direct loops while a block is in the cache, the other paths after), so
-    the output is not read and written a second time. ``inputs``: the conv's (x, filter),
+    """A ``chain_epilogue`` conv (channels-last, float32) and the Chain after it as one
+    step, as TF's remapper makes _FusedConv2D/3D of a conv, its BiasAdd and Relu: the
+    conv's kernel applies the chain's stages and activation to its output as it writes it
+    (the few-channel and direct loops while a block is in the cache, the other paths
+    after), so the output is not read and written a second time. ``inputs``: the conv's (x, filter),
     then the chain's run-time operands; ``parts``: the conv, then the chain's parts, for the
     nodes' own kernels."""
 
@@ -211,147 +216,182 @@ class ConvChain:
         return run(values[:2], (stages, chain.activation, tiles))
 
 
-def fuse_chains(ops, placements, folded, fed, readers, aliases, replaced):
+def fuse_chains(ops, placements, kernels, folded, fed, readers, aliases, replaced):
     """{op id of a chain's last node: its Chain} for the chains among ``ops`` (topologically
-    ordered, with their placements); ``folded``: the folded values by op id, ``fed``: fed
-    tensor keys, ``readers``: ``constant_folding.reader_counts``; ``aliases`` and
-    ``replaced``: ``constant_folding.fold_scales``' rewrites. A folded-away Mul is seen
-    through (the chain reads on from the output it stands for) and a scaled bias stands for
-    its BiasAdd's constant. ``SumActivation``, ``Swish`` and ``ConvChain`` steps come in the
-    same dict."""
-    on_host = {op._id: placed.device.type.is_host for op, placed in zip(ops, placements)}
-    consumers = collections.defaultdict(list)
-    controlling = set()
-    for op in ops:
-        for t in op.inputs:
-            consumers[(t.op._id, t.value_index)].append(op)
-        controlling.update(c._id for c in op.control_inputs)
+    ordered, with their placements and ``(construction, kernel)`` pairs, whose declarations
+    say what fuses); ``folded``: the folded values by op id, ``fed``: fed tensor keys,
+    ``readers``: ``constant_folding.reader_counts``; ``aliases`` and ``replaced``:
+    ``constant_folding.fold_scales``' rewrites. A folded-away product is seen through (the
+    chain reads on from the output it stands for) and a scaled bias stands for its
+    constant. ``SumActivation``, ``Swish`` and ``ConvChain`` steps come in the same dict."""
+    return _Fusion(ops, placements, kernels, folded, fed, readers, aliases, replaced).run()
 
-    def operand(op, j):
+
+class _Fusion:
+    """What ``fuse_chains`` reads of a plan (each node's kernel, its readers, the folds)
+    and the fused steps claimed so far (``fused``; their nodes are ``taken``)."""
+
+    def __init__(self, ops, placements, kernels, folded, fed, readers, aliases, replaced):
+        self.ops, self.folded, self.fed, self.readers = ops, folded, fed, readers
+        self.aliases, self.replaced = aliases, replaced
+        self.on_host = {op._id: placed.device.type.is_host
+                        for op, placed in zip(ops, placements)}
+        self.kernels = {op._id: kernel for op, (_, kernel) in zip(ops, kernels)}
+        self.consumers = collections.defaultdict(list)
+        self.controlling = set()
+        for op in ops:
+            for t in op.inputs:
+                self.consumers[(t.op._id, t.value_index)].append(op)
+            self.controlling.update(c._id for c in op.control_inputs)
+        self.fused, self.taken = {}, set()
+
+    def run(self):
+        for op in self.ops:     # residual sums and swishes first: the chains cannot take them
+            self.claim(self.sum_activation(op) or self.swish(op))
+        for op in self.ops:
+            self.claim(self.chain_from(op))
+        return self.fused
+
+    def claim(self, fused):     # the fused step stands for its last node; its nodes are taken
+        if fused is not None:
+            self.taken.update(o._id for o in fused.ops)
+            self.fused[fused.ops[-1]._id] = fused
+
+    def declared(self, op, name):
+        """The ``OpKernel`` attribute ``name`` of op's kernel (None for a node outside the
+        plan, which has none)."""
+        return getattr(self.kernels.get(op._id), name, None)
+
+    def operand(self, op, j):
         """Input j of op as a stage takes it: the constant it stands for, else the tensor
         itself when its static shape is fully known (a run-time operand), else None."""
         t = op.inputs[j]
-        value = replaced.get(op._id, {}).get(j)
-        if value is None and t.op._id in folded:
-            value = folded[t.op._id][t.value_index]
+        value = self.replaced.get(op._id, {}).get(j)
+        if value is None and t.op._id in self.folded:
+            value = self.folded[t.op._id][t.value_index]
         if isinstance(value, np.ndarray):
             return value
         return t if t.shape.is_fully_defined() else None
 
-    def runs_here(op):         # a host float node the plan leaves to run (none outside it)
-        return (on_host.get(op._id, False) and op._id not in folded and op._id not in aliases
-                and op._id not in taken and len(op.outputs) == 1 and (op._id, 0) not in fed
+    def runs_here(self, op):    # a host float node the plan leaves to run (none outside it)
+        return (self.on_host.get(op._id, False) and op._id not in self.folded
+                and op._id not in self.aliases and op._id not in self.taken
+                and len(op.outputs) == 1 and (op._id, 0) not in self.fed
                 and op.outputs[0].dtype.np_dtype in FUSED_DTYPES)
 
-    def part(op, chained):
-        """``_part`` for a node that ``runs_here``."""
-        return _part(op, chained, operand) if runs_here(op) else None
-
-    def only_reader(t):        # the one node reading t, through a folded-away Mul
+    def only_reader(self, t):   # the one node reading t, through a folded-away product
         key = (t.op._id, t.value_index)
-        if readers[key] != 1 or len(consumers[key]) != 1 or t.op._id in controlling:
+        if (self.readers[key] != 1 or len(self.consumers[key]) != 1
+                or t.op._id in self.controlling):
             return None, None
-        after = consumers[key][0]
-        return (only_reader(after.outputs[0]) if after._id in aliases else (after, t))
+        after = self.consumers[key][0]
+        return self.only_reader(after.outputs[0]) if after._id in self.aliases else (after, t)
 
-    def sum_activation(add):    # Relu(Add(a, b)) of run-time a and b of one static shape
-        if not (add.type in ("Add", "AddV2") and runs_here(add) and _same_shapes(*add.inputs)
-                and not any(isinstance(operand(add, j), np.ndarray) for j in (0, 1))):
+    def sum_activation(self, add):  # relu(a + b) of run-time a and b of one static shape
+        if not (self.declared(add, "chain_stage") == "add" and self.runs_here(add)
+                and _same_shapes(*add.inputs)
+                and not any(isinstance(self.operand(add, j), np.ndarray) for j in (0, 1))):
             return None
-        act, read = only_reader(add.outputs[0])
-        if (act is None or act.type not in FUSED_ACTIVATIONS or read.op._id != add._id
-                or not runs_here(act)):
+        act, read = self.only_reader(add.outputs[0])
+        if (act is None or self.declared(act, "chain_activation") is None
+                or read.op._id != add._id or not self.runs_here(act)):
             return None
-        return SumActivation(add, act)
+        kernel = self.kernels[act._id]
+        return SumActivation(add, act, kernel.chain_activation, kernel.activation_cap)
 
-    def swish(sigmoid):         # Mul(x, Sigmoid(x)) or Mul(x, Sigmoid(x * beta))
-        if not (sigmoid.type == "Sigmoid" and runs_here(sigmoid)
-                and sigmoid.outputs[0].dtype.np_dtype == np.float32):
+    def swish(self, gate):      # x * sigmoid(x) or x * sigmoid(x * beta)
+        if not (self.declared(gate, "swish_gate") and self.runs_here(gate)
+                and gate.outputs[0].dtype.np_dtype == np.float32):
             return None
-        mul, read = only_reader(sigmoid.outputs[0])
-        if mul is None or mul.type != "Mul" or read.op._id != sigmoid._id or not runs_here(mul):
+        mul, read = self.only_reader(gate.outputs[0])
+        if (mul is None or self.declared(mul, "chain_stage") != "mul"
+                or read.op._id != gate._id or not self.runs_here(mul)):
             return None
         index = next(i for i, t in enumerate(mul.inputs) if _same(t, read))
-        for x, scaling in swish_sources(sigmoid):
+        for x, scaling in self.swish_sources(gate):
             if _same(mul.inputs[1 - index], x):
-                return Swish(x, scaling, sigmoid, mul, index)
+                return Swish(x, scaling, gate, mul, index)
         return None
 
-    def swish_sources(sigmoid):   # (x, scaling) pairs the Sigmoid may compute on, best first
-        z = sigmoid.inputs[0]
+    def swish_sources(self, gate):  # (x, scaling) pairs the gate may compute on, best first
+        z = gate.inputs[0]
         scale = z.op
-        if scale.type == "Mul" and runs_here(scale) and only_reader(z)[0] is sigmoid:
+        if (self.declared(scale, "chain_stage") == "mul" and self.runs_here(scale)
+                and self.only_reader(z)[0] is gate):
             for i in (0, 1):
-                beta = operand(scale, 1 - i)
+                beta = self.operand(scale, 1 - i)
                 if (isinstance(beta, np.ndarray) and beta.size == 1
-                        and not isinstance(operand(scale, i), np.ndarray)
+                        and not isinstance(self.operand(scale, i), np.ndarray)
                         and _fits(scale.inputs[i], [beta])):
                     yield scale.inputs[i], (scale, i, beta)
         yield z, None
 
-    def conv_source(source, first):   # a channels-last float32 conv read by the chain alone
-        conv = source.op
-        reader, read = only_reader(source)
-        return (conv.type in FUSED_CONVS and runs_here(conv) and conv._id not in replaced
-                and conv.attrs.get("data_format", "NHWC") in ("NHWC", "NDHWC")
-                and source.dtype.np_dtype == np.float32 and reader is first
-                and read.op._id == conv._id)
-
-    chains, taken = {}, set()
-
-    def claim(fused):           # the fused step stands for its last node; its nodes are taken
-        taken.update(o._id for o in fused.ops)
-        chains[fused.ops[-1]._id] = fused
-
-    for op in ops:              # residual sums and swishes first: the chains cannot take them
-        fused = sum_activation(op) or swish(op)
-        if fused is not None:
-            claim(fused)
-    for op in ops:
-        first = part(op, None)
+    def chain_from(self, op):
+        """The Chain (a ConvChain after a conv that takes it) that starts at ``op``, or
+        None: the parts that follow, each the one reader of the one before, up to
+        ``MAX_STAGES`` arithmetic stages and an activation."""
+        first = self.part(op, None)
         if first is None:
-            continue
+            return None
         source, parts = first[0], [(op, *first[1:])]
         arithmetic = int(first[3][0] != "activation")
         while parts[-1][3][0] != "activation":
-            after, read = only_reader(parts[-1][0].outputs[0])
-            nxt = None if after is None else part(after, read)
+            after, read = self.only_reader(parts[-1][0].outputs[0])
+            nxt = None if after is None else self.part(after, read)
             if nxt is None or (nxt[3][0] != "activation" and arithmetic == MAX_STAGES):
                 break
             arithmetic += nxt[3][0] != "activation"
             parts.append((after, *nxt[1:]))
-        if len(parts) >= 2 and _fits(source, [p[2] for p in parts if p[2] is not None]):
-            chain = Chain(source, parts)
-            claim(ConvChain(source.op, chain) if conv_source(source, op) else chain)
-    return chains
+        if len(parts) < 2 or not _fits(source, [p[2] for p in parts if p[2] is not None]):
+            return None
+        chain = Chain(source, parts)
+        return ConvChain(source.op, chain) if self.conv_source(source, op) else chain
 
+    def conv_source(self, source, first):  # a float32 epilogue conv read by the chain alone
+        conv = source.op
+        reader, read = self.only_reader(source)
+        return (self.declared(conv, "chain_epilogue") and self.runs_here(conv)
+                and conv._id not in self.replaced
+                and conv.attrs.get("data_format") == self.declared(conv, "channels_last_format")
+                and source.dtype.np_dtype == np.float32 and reader is first
+                and read.op._id == conv._id)
 
-def _part(op, chained, operand):
-    """``(x, x_index, operand, stage)`` when ``op`` is a chain part applied to its input
-    ``x`` (which must be ``chained`` when given): stage ``("mul" | "add" | "sub",
-    operand)``, or ``("activation", op type)`` with no operand; else None.
-    ``operand(op, j)``: a constant array or a tensor of known shape, or None."""
-    if op.type in FUSED_ACTIVATIONS:
-        x = op.inputs[0]
-        return (x, 0, None, ("activation", op.type)) if chained in (None, x) else None
-    if op.type in ("BiasAdd", "BiasAddV1"):
-        x, bias = op.inputs[0], operand(op, 1)
+    def part(self, op, chained):
+        """``(x, x_index, operand, stage)`` when ``op`` runs here and is a chain part applied
+        to its input ``x`` (which must be ``chained`` when given): stage ``(chain_stage,
+        operand)``, or ``("activation", chain_activation)`` with no operand; else None."""
+        if not self.runs_here(op):
+            return None
+        kernel = self.kernels[op._id]
+        if kernel.chain_activation is not None:
+            x = op.inputs[0]
+            return (x, 0, None, ("activation", kernel.chain_activation)
+                    ) if chained in (None, x) else None
+        if kernel.chain_stage == "bias_add":
+            return self.bias_part(op, chained)
+        if kernel.chain_stage in ARITHMETIC:
+            return self.arithmetic_part(op, chained, kernel.chain_stage)
+        return None
+
+    def bias_part(self, op, chained):
+        """``part`` of a "bias_add": input 1 a vector along x's last dim, channels last."""
+        x, bias = op.inputs[0], self.operand(op, 1)
         dims = x.shape.as_list() if x.shape.rank is not None else []
-        if (op.type == "BiasAdd" and op.attrs.get("data_format", "NHWC") != "NHWC"
+        if (op.attrs.get("data_format", "NHWC") != "NHWC"
                 or chained not in (None, x) or bias is None or len(_shape(bias)) != 1
                 or len(dims) < 2 or dims[-1] != _shape(bias)[0]):
             return None                  # (the kernel's own checks stay where they apply)
-        return x, 0, bias, ("add", bias)
-    if op.type not in ("Mul", "Add", "AddV2", "Sub"):
+        return x, 0, bias, ("bias_add", bias)
+
+    def arithmetic_part(self, op, chained, kind):
+        """``part`` of a "mul", "add" or "sub" (x first: not commutative)."""
+        for i, j in [(0, 1)] if kind == "sub" else [(0, 1), (1, 0)]:
+            x, value = op.inputs[i], self.operand(op, j)
+            if (value is not None and not isinstance(self.operand(op, i), np.ndarray)
+                    and chained in (None, x) and _fits(x, [value])
+                    and not (chained is not None and _same(value, chained))):
+                return x, i, value, (kind, value)
         return None
-    kind = {"Mul": "mul", "Sub": "sub"}.get(op.type, "add")
-    for i, j in [(0, 1)] if op.type == "Sub" else [(0, 1), (1, 0)]:
-        x, value = op.inputs[i], operand(op, j)
-        if (value is not None and not isinstance(operand(op, i), np.ndarray)
-                and chained in (None, x) and _fits(x, [value])
-                and not (chained is not None and _same(value, chained))):
-            return x, i, value, (kind, value)
-    return None
 
 
 def _same_shapes(a, b):

@@ -1,10 +1,11 @@
 """Compiled CPU loops: modules of numba functions, imported on a kernel's first use.
 
 numba is imported only when a kernel first needs a compiled loop, so `import graphops`
-stays fast. A loop module (every module of this package) is plain numba code with
-`@njit(cache=True, ...)`: compiled functions are cached on disk beside the module or, where
-that directory is read-only, in numba's per-user cache directory, so a warm process loads
-each in milliseconds instead of compiling it.
+stays fast. A loop module (every module of this package but `ir`, the LLVM-IR building
+blocks, and `constants`) is plain numba code with `@njit(cache=True, ...)`: compiled
+functions are cached on disk beside the module or, where that directory is read-only, in
+numba's per-user cache directory, so a warm process loads each in milliseconds instead of
+compiling it.
 
 Parallel loops are scheduled dynamically: threads take `chunk` iterations at a time as they
 come free, so a thread held off its core by another process delays one chunk, not the

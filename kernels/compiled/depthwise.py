@@ -43,6 +43,8 @@ from numba.extending import intrinsic, overload
 
 from graphops.kernels.compiled.casts import (bfloat16_bits, bfloat16_value, converted_half_bits,
                                  converted_half_value, half_bits, half_value)
+from graphops.kernels.compiled.constants import CACHE_LINE_BYTES
+from graphops.kernels.compiled.ir import fence
 
 # float16 <-> float32 by the CPU's vector conversions where it has them (every value the
 # loops convert is widened for arithmetic or is an arithmetic result, where they agree with
@@ -50,7 +52,6 @@ from graphops.kernels.compiled.casts import (bfloat16_bits, bfloat16_value, conv
 CPU_HALF = llvm.get_host_cpu_features().get("f16c", False)
 
 FLUSH_ROWS = 64   # filter gradient: rows summed in the input dtype between float64 flushes
-ALIGN_BYTES = 64  # buffers start on a cache line: a vector load across two lines costs two
 
 
 @njit(cache=True, nogil=True)
@@ -156,7 +157,7 @@ def _prefetch_rows(flat, rows, length, n, first_row, count, piece, pieces):
     for row in range(max(first_row, 0), min(first_row + count, rows)):
         start = (n * rows + row) * length
         for k in range(start + length * piece // pieces, start + length * (piece + 1) // pieces,
-                       64 // flat.itemsize):
+                       CACHE_LINE_BYTES // flat.itemsize):
             _prefetch(flat, k)
 
 
@@ -226,9 +227,9 @@ def _stream(dst, src):
     """dst[:] = src (1-D, same dtype), the cache lines of dst written whole with
     non-temporal stores: they go to memory without first being read into the cache (a third
     of a copy's memory traffic) and without evicting what the loops still use. A thread
-    ends its stores with ``_fence``."""
-    lanes = ALIGN_BYTES // dst.itemsize
-    head = min(dst.shape[0], (-dst.ctypes.data % ALIGN_BYTES) // dst.itemsize)
+    ends its stores with ``fence``."""
+    lanes = CACHE_LINE_BYTES // dst.itemsize
+    head = min(dst.shape[0], (-dst.ctypes.data % CACHE_LINE_BYTES) // dst.itemsize)
     k = 0
     while k < head:
         dst[k] = src[k]
@@ -248,28 +249,18 @@ def _stream_line(typingctx, dst, at, src, src_at):
     def codegen(context, builder, signature, args):
         dst_type, _, src_type, _ = signature.args
         line = ir.VectorType(context.get_value_type(dst_type.dtype),
-                             ALIGN_BYTES // context.get_abi_sizeof(
+                             CACHE_LINE_BYTES // context.get_abi_sizeof(
                                  context.get_value_type(dst_type.dtype)))
         source = context.make_array(src_type)(context, builder, args[2]).data
         target = context.make_array(dst_type)(context, builder, args[0]).data
         value = builder.load(builder.bitcast(builder.gep(source, [args[3]]),
                                              line.as_pointer()), align=1)
         store = builder.store(value, builder.bitcast(builder.gep(target, [args[1]]),
-                                                     line.as_pointer()), align=ALIGN_BYTES)
+                                                     line.as_pointer()), align=CACHE_LINE_BYTES)
         store.set_metadata("nontemporal",
                            builder.module.add_metadata([ir.Constant(ir.IntType(32), 1)]))
         return context.get_dummy_value()
     return types.void(dst, at, src, src_at), codegen
-
-
-@intrinsic
-def _fence(typingctx):
-    """A full memory fence: the thread's non-temporal stores are visible to others after it
-    (they are not ordered by ordinary synchronization on x86)."""
-    def codegen(context, builder, signature, args):
-        builder.fence("seq_cst")
-        return context.get_dummy_value()
-    return types.void(), codegen
 
 
 @njit(cache=True, nogil=True)
@@ -329,14 +320,16 @@ def _fetch(cache, keys, flat, shape, n, row, left, m, bfloat):
 
 
 @njit(cache=True, nogil=True)
-def aligned_empty(shape, dtype_of):
-    """An empty array of ``shape`` and ``dtype_of``'s dtype starting on a cache line."""
+def aligned_scratch(shape, dtype_of):
+    """A compiled loop's scratch buffer: an empty array of ``shape`` and ``dtype_of``'s dtype
+    (an array's) starting on a cache line. (``kernel_util.aligned_empty`` is the NumPy one,
+    for a dtype and any offset within a line.)"""
     size = 1
     for extent in shape:
         size *= extent
-    step = ALIGN_BYTES // dtype_of.itemsize
+    step = CACHE_LINE_BYTES // dtype_of.itemsize
     buf = np.empty(size + step, dtype_of.dtype)
-    skip = (-buf.ctypes.data % ALIGN_BYTES) // dtype_of.itemsize
+    skip = (-buf.ctypes.data % CACHE_LINE_BYTES) // dtype_of.itemsize
     return buf[skip:skip + size].reshape(shape)
 
 
@@ -345,8 +338,8 @@ def _new_cache(span, phases, width, dtype_of):
     """An empty row cache of ``span`` slots and a zero slot, ``[span + 1, phases, width']``
     of ``dtype_of``'s dtype (``width`` rounded up so every row starts on a cache line), and
     its keys."""
-    step = ALIGN_BYTES // dtype_of.itemsize
-    cache = aligned_empty((span + 1, phases, (width + step - 1) // step * step), dtype_of)
+    step = CACHE_LINE_BYTES // dtype_of.itemsize
+    cache = aligned_scratch((span + 1, phases, (width + step - 1) // step * step), dtype_of)
     cache[span] = 0
     return cache, np.full((span, 2), -1, np.int64)
 
@@ -387,7 +380,7 @@ def forward(x, taps, y, geometry, cols, parts, bfloat):
         cache, keys = _new_cache((kh - 1) * dh + 1 + sh, sw, width, taps)
         flat = cache.reshape(cache.size)
         offsets = np.empty((2, kh * kw), np.int64)
-        buffers = aligned_empty((3, y_len), taps)     # rows computed, then stored
+        buffers = aligned_scratch((3, y_len), taps)     # rows computed, then stored
         scratch = buffers[2]
         first, last = _rows_of_part(rows, parts, part)
         r = first
@@ -413,7 +406,7 @@ def forward(x, taps, y, geometry, cols, parts, bfloat):
             for k in range(1 + pair):
                 _store_row(_row(yf, oh_total, y_len, n, oh + k), buffers[k], bfloat)
             r += 2 if pair else 1
-        _fence()
+        fence()
 
 
 @njit(cache=True, parallel=True, nogil=True)
@@ -439,7 +432,7 @@ def backprop_filter(x, dy, sums, partials, geometry, cols, bfloat):
         cache, keys = _new_cache((kh - 1) * dh + 1 + sh, sw, width, partial)
         flat = cache.reshape(cache.size)
         offsets = np.empty((2, kh * kw), np.int64)
-        rows_in = aligned_empty((2, dy_len), partial)
+        rows_in = aligned_scratch((2, dy_len), partial)
         zeros = np.zeros(dy_len, partial.dtype)
         partial[:] = 0
         first, last = _rows_of_part(rows, parts, part)
@@ -472,6 +465,34 @@ def backprop_filter(x, dy, sums, partials, geometry, cols, bfloat):
                 flushed = r
 
 
+@njit(cache=True, nogil=True)
+def _dy_offsets(offsets, chosen, cache, keys, dyf, dy_shape, n, row, pair, phase, geometry,
+                reach, bfloat):
+    """Loads the dy rows that dx row (n, row) meets (and row + sh with ``pair``; the cache's
+    rows padded by ``reach`` zero columns each side) and lists the taps (i, j) of column
+    phase ``phase`` that reach it, in order: ``chosen[t] = i*KW + j``, and ``offsets[0, t]``
+    (``offsets[1, t]``: for row + sh) where the tap's column shift of dy starts in the flat
+    cache. Returns the number of taps listed."""
+    kh, kw, m, sh, sw, dh, dw, pt, pl = geometry
+    cm = dy_shape[3]
+    count = 0
+    for i in range(kh):
+        t = row + pt - i * dh
+        if t % sh != 0:
+            continue
+        slot0 = slot1 = _fetch(cache, keys, dyf, dy_shape, n, t // sh, reach, 1, bfloat)
+        if pair:
+            slot1 = _fetch(cache, keys, dyf, dy_shape, n, t // sh + 1, reach, 1, bfloat)
+        for j in range(kw):
+            if j * dw % sw == phase:
+                shift = (reach - j * dw // sw) * cm
+                offsets[0, count] = slot0 * cache.shape[2] + shift
+                offsets[1, count] = slot1 * cache.shape[2] + shift
+                chosen[count] = i * kw + j
+                count += 1
+    return count
+
+
 @njit(cache=True, parallel=True, nogil=True)
 def backprop_input(dy, taps, dx, geometry, cols, parts, bfloat):
     """dx[n, ih, iw, c] = sum of dy[n, oh, ow, c*M + mm] * w[i, j, c*M + mm] over the taps
@@ -497,8 +518,8 @@ def backprop_input(dy, taps, dx, geometry, cols, parts, bfloat):
         cache, keys = _new_cache(((kh - 1) * dh) // sh + 3, 1, (ow_total + 2 * reach) * cm,
                                  taps)
         flat = cache.reshape(cache.size)
-        gathered = aligned_empty((2, sw, q_total * cm), taps)
-        buffers = aligned_empty((3, dx_len), taps)   # rows computed, then stored
+        gathered = aligned_scratch((2, sw, q_total * cm), taps)
+        buffers = aligned_scratch((3, dx_len), taps)   # rows computed, then stored
         spare = buffers[2]
         offsets = np.empty((2, kh * kw), np.int64)
         chosen = np.empty(kh * kw, np.int64)
@@ -513,23 +534,8 @@ def backprop_input(dy, taps, dx, geometry, cols, parts, bfloat):
                 dx_row = _row(dxf, h_total, dx_len, n, row)
                 dx_next = _row(dxf, h_total, dx_len, n, row + sh)    # used if pair
                 for phase in range(sw):
-                    count = 0
-                    for i in range(kh):
-                        t = row + pt - i * dh
-                        if t % sh != 0:
-                            continue
-                        slot0 = slot1 = _fetch(cache, keys, dyf, dy.shape, n, t // sh, reach,
-                                               1, bfloat)
-                        if pair:
-                            slot1 = _fetch(cache, keys, dyf, dy.shape, n, t // sh + 1, reach,
-                                           1, bfloat)
-                        for j in range(kw):
-                            if j * dw % sw == phase:
-                                shift = (reach - j * dw // sw) * cm
-                                offsets[0, count] = slot0 * cache.shape[2] + shift
-                                offsets[1, count] = slot1 * cache.shape[2] + shift
-                                chosen[count] = i * kw + j
-                                count += 1
+                    count = _dy_offsets(offsets, chosen, cache, keys, dyf, dy.shape, n, row,
+                                        pair, phase, geometry, reach, bfloat)
                     # gathered column q is padded dx column q*sw + phase; with sw = M = 1
                     # dx's own rows (or for half bits their buffers) take its columns
                     # q = pl + iw directly
@@ -556,7 +562,7 @@ def backprop_input(dy, taps, dx, geometry, cols, parts, bfloat):
                     if pair:
                         _fold_row(dx_next.reshape(w_total, c), gathered[1], pl, m, bfloat)
             r += block
-        _fence()
+        fence()
 
 
 @njit(cache=True, nogil=True)

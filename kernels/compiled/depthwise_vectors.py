@@ -39,65 +39,20 @@ vectors starts).
 """
 
 import numpy as np
-from llvmlite import ir
 from numba import njit, prange
 from numba.extending import intrinsic
 
 from graphops.kernels.compiled import ir as loops_ir
-from graphops.kernels.compiled.depthwise import _fence
+from graphops.kernels.compiled.constants import LANES
+from graphops.kernels.compiled.ir import VectorAccess, fence
 
-LANES = 16        # float32 channels per vector register
 TAPS = 9          # taps a kernel call holds in registers (a 3x3 filter)
 FLUSH_ROWS = 64   # filter gradient: rows summed in float32 between float64 flushes
 
 _INT = loops_ir.INT
-_INT32 = ir.IntType(32)
-_VECTOR = ir.VectorType(ir.FloatType(), LANES)
-_ZERO = ir.Constant(_VECTOR, [0.0] * LANES)
-
-
-class _Access:
-    """A kernel's vector loads and stores: plain, masked to the first ``left`` lanes, or
-    (stores) non-temporal, on 64-byte aligned addresses."""
-
-    def __init__(self, builder, masked, stream, left):
-        self.builder, self.stream, self.mask = builder, stream, None
-        if masked:
-            lanes = ir.VectorType(_INT32, LANES)
-            count = builder.insert_element(ir.Constant(lanes, ir.Undefined),
-                                           builder.trunc(left, _INT32), _INT32(0))
-            count = builder.shuffle_vector(count, ir.Constant(lanes, ir.Undefined),
-                                           ir.Constant(lanes, [0] * LANES))
-            self.mask = builder.icmp_unsigned("<", ir.Constant(lanes, list(range(LANES))),
-                                              count)
-            pointer = _VECTOR.as_pointer()
-            self.masked_load = builder.module.declare_intrinsic(
-                "llvm.masked.load.v16f32.p0v16f32",
-                fnty=ir.FunctionType(_VECTOR, [pointer, _INT32, self.mask.type, _VECTOR]))
-            self.masked_store = builder.module.declare_intrinsic(
-                "llvm.masked.store.v16f32.p0v16f32",
-                fnty=ir.FunctionType(ir.VoidType(), [_VECTOR, pointer, _INT32, self.mask.type]))
-
-    def _pointer(self, base, at):
-        return self.builder.bitcast(self.builder.gep(base, [at]), _VECTOR.as_pointer())
-
-    def load(self, base, at):
-        """The vector at ``base[at]``."""
-        if self.mask is not None:
-            return self.builder.call(self.masked_load, [self._pointer(base, at), _INT32(4),
-                                                        self.mask, _ZERO])
-        return self.builder.load(self._pointer(base, at), align=4)
-
-    def store(self, value, base, at):
-        """Stores the vector ``value`` at ``base[at]``."""
-        if self.mask is not None:
-            self.builder.call(self.masked_store, [value, self._pointer(base, at), _INT32(4),
-                                                  self.mask])
-        elif self.stream:
-            store = self.builder.store(value, self._pointer(base, at), align=64)
-            store.set_metadata("nontemporal", self.builder.module.add_metadata([_INT32(1)]))
-        else:
-            self.builder.store(value, self._pointer(base, at), align=4)
+_INT32 = loops_ir.INT32
+_VECTOR = loops_ir.VECTOR
+_ZERO = loops_ir.ZERO
 
 
 def _tap_start(builder, array, first, t, channel):
@@ -121,7 +76,7 @@ def _weighted_kernel(vectors, masked=False, stream=False):
         def codegen(context, builder, signature, args):
             (_, first, src, src_starts, src_step, w, w_starts, out, out_start, out_step,
              count, add, channel, left) = loops_ir.arguments(context, builder, signature, args)
-            access = _Access(builder, masked, stream, left)
+            access = VectorAccess(builder, masked, stream, left)
             fma = loops_ir.fma(builder, _VECTOR)
             adding = builder.icmp_signed("!=", add, _INT(0))
             out_first = builder.add(out_start, channel)
@@ -179,7 +134,7 @@ def _products_kernel(vectors, masked=False):
         def codegen(context, builder, signature, args):
             (_, first, x, x_starts, x_step, dy, dy_start, dy_step, count, out, out_starts,
              channel, left) = loops_ir.arguments(context, builder, signature, args)
-            access = _Access(builder, masked, False, left)
+            access = VectorAccess(builder, masked, False, left)
             fma = loops_ir.fma(builder, _VECTOR)
             dy_first = builder.add(dy_start, channel)
 
@@ -405,7 +360,7 @@ def forward(x, w, y, geometry, parts):
                               y_row + (ow + skip) * channels, channels, positions, column, end,
                               stream and streams)
                 ow += count
-        _fence()
+        fence()
 
 
 @njit(cache=True, parallel=True, nogil=True)
@@ -469,7 +424,7 @@ def backprop_input(dy, w, dx, geometry, parts):
                                   dx_row + (phase + (u + skip) * sw) * channels, sw * channels,
                                   positions, column, end, stream and streams)
                     u += count
-        _fence()
+        fence()
 
 
 @njit(cache=True, parallel=True, nogil=True)

@@ -16,10 +16,8 @@ environment selects), and needs no copy of the input per tap. Two vectors a row 
 accumulators) load less per multiply-add than one: 1.2-1.4x faster where the output
 channels allow; where the vectors' operand stays in the L1 cache, four vectors of 4 rows
 (16 accumulators, each x value broadcast once for 64 channels) are 1.1-1.3x faster again
-than two of 8: the filter gradient x[4, 16, 32, 32, 32] f[3, 3, 3, 32, 64] VALID s2 2.26 ->
-1.85 ms, Conv2DBackpropFilter x[32, 56, 56, 64] f[3, 3, 64, 128] s2 12.2 -> 9.9 ms;
-Winograd's products, Conv2D x[32, 56, 56, 64] f[3, 3, 64, 64] 14.9 -> 13.4 ms; the strided
-input gradient's phases, Conv2DBackpropInput s2 11.6 -> 9.7 ms.
+than two of 8 (the filter gradient, Winograd's products and the strided input gradient's
+phases).
 """
 
 import numpy as np
@@ -28,9 +26,9 @@ from numba import njit, prange
 from numba.extending import intrinsic
 
 from graphops.kernels.compiled import ir as loops_ir
+from graphops.kernels.compiled.constants import LANES
 from graphops.kernels.compiled.elementwise import chain_rows
 
-LANES = 16        # float32 output channels per vector register (AVX-512; two AVX2 halves)
 HALF_LANES = 8    # the narrower vector a last group of 8 output channels takes
 ROWS = 8          # accumulators a micro-kernel call keeps in registers
 WIDE_ROWS = 4     # rows a four-vector call keeps (16 accumulators)

@@ -1,12 +1,19 @@
 """Building blocks of the numba intrinsics written in LLVM IR (``loops_direct``,
-``loops_depthwise_vectors``): a counted loop carrying values in registers, a switch on a
-run-time count, fused multiply-adds of vectors, an intrinsic's typing and its arguments as
-pointers."""
+``loops_depthwise_vectors``, ``loops_planar``, ``loops_transpose``): a counted loop carrying
+values in registers, a switch on a run-time count, fused multiply-adds of vectors, vector
+loads and stores (plain, masked or non-temporal), a memory fence for after non-temporal
+stores, an intrinsic's typing and its arguments as pointers."""
 
 from llvmlite import ir
 from numba import types
+from numba.extending import intrinsic
+
+from graphops.kernels.compiled.constants import CACHE_LINE_BYTES, LANES
 
 INT = ir.IntType(64)
+INT32 = ir.IntType(32)
+VECTOR = ir.VectorType(ir.FloatType(), LANES)     # a vector register of float32 values
+ZERO = ir.Constant(VECTOR, [0.0] * LANES)
 
 
 def arguments(context, builder, signature, args):
@@ -71,3 +78,57 @@ def switch(builder, value, counts, emit):
         emit(count)
         builder.branch(leave)
     builder.position_at_end(leave)
+
+
+class VectorAccess:
+    """A kernel's loads and stores of ``VECTOR``s: plain, masked to the first ``left``
+    lanes, or (stores) non-temporal, on cache-line aligned addresses."""
+
+    def __init__(self, builder, masked, stream, left):
+        self.builder, self.stream, self.mask = builder, stream, None
+        if masked:
+            lanes = ir.VectorType(INT32, LANES)
+            count = builder.insert_element(ir.Constant(lanes, ir.Undefined),
+                                           builder.trunc(left, INT32), INT32(0))
+            count = builder.shuffle_vector(count, ir.Constant(lanes, ir.Undefined),
+                                           ir.Constant(lanes, [0] * LANES))
+            self.mask = builder.icmp_unsigned("<", ir.Constant(lanes, list(range(LANES))),
+                                              count)
+            pointer = VECTOR.as_pointer()
+            self.masked_load = builder.module.declare_intrinsic(
+                "llvm.masked.load.v16f32.p0v16f32",
+                fnty=ir.FunctionType(VECTOR, [pointer, INT32, self.mask.type, VECTOR]))
+            self.masked_store = builder.module.declare_intrinsic(
+                "llvm.masked.store.v16f32.p0v16f32",
+                fnty=ir.FunctionType(ir.VoidType(), [VECTOR, pointer, INT32, self.mask.type]))
+
+    def _pointer(self, base, at):
+        return self.builder.bitcast(self.builder.gep(base, [at]), VECTOR.as_pointer())
+
+    def load(self, base, at):
+        """The vector at ``base[at]``."""
+        if self.mask is not None:
+            return self.builder.call(self.masked_load, [self._pointer(base, at), INT32(4),
+                                                        self.mask, ZERO])
+        return self.builder.load(self._pointer(base, at), align=4)
+
+    def store(self, value, base, at):
+        """Stores the vector ``value`` at ``base[at]``."""
+        if self.mask is not None:
+            self.builder.call(self.masked_store, [value, self._pointer(base, at), INT32(4),
+                                                  self.mask])
+        elif self.stream:
+            store = self.builder.store(value, self._pointer(base, at), align=CACHE_LINE_BYTES)
+            store.set_metadata("nontemporal", self.builder.module.add_metadata([INT32(1)]))
+        else:
+            self.builder.store(value, self._pointer(base, at), align=4)
+
+
+@intrinsic
+def fence(typingctx):
+    """A full memory fence: the thread's non-temporal stores are visible to others after it
+    (they are not ordered by ordinary synchronization on x86)."""
+    def codegen(context, builder, signature, args):
+        builder.fence("seq_cst")
+        return context.get_dummy_value()
+    return types.void(), codegen

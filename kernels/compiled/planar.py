@@ -21,10 +21,10 @@ from numba import njit, prange
 from numba.extending import intrinsic, register_jitable
 
 from graphops.kernels.compiled import ir as loops_ir
-from graphops.kernels.compiled.depthwise_vectors import _Access
+from graphops.kernels.compiled.constants import LANES
 from graphops.kernels.compiled.elementwise import chain_rows
+from graphops.kernels.compiled.ir import VectorAccess
 
-LANES = 16             # float32 positions per vector register
 ACCUMULATORS = 16      # vectors a forward call keeps in registers
 FILTER_ACCUMULATORS = 24   # vectors a filter-gradient call keeps in registers
 FLUSH_PLANES = 16      # filter gradient: planes summed in float32 between float64 flushes
@@ -32,8 +32,8 @@ MAX_ROWS = 8           # output rows a call takes at most (each holds a pointer 
 OUTPUTS = (1, 2, 4, 8, 16)   # the output channel counts these kernels take
 
 _INT = loops_ir.INT
-_INT32 = ir.IntType(32)
-_VECTOR = ir.VectorType(ir.FloatType(), LANES)
+_INT32 = loops_ir.INT32
+_VECTOR = loops_ir.VECTOR
 
 
 @register_jitable
@@ -87,7 +87,7 @@ def _clamped_mask(builder, filled, j):
     inside it (none past its end)."""
     rest = builder.sub(filled, _INT(j * LANES))
     rest = builder.select(builder.icmp_signed(">", rest, _INT(0)), rest, _INT(0))
-    return _Access(builder, True, False, rest)
+    return VectorAccess(builder, True, False, rest)
 
 
 @intrinsic
@@ -128,7 +128,7 @@ def _emit_loop(builder, rows, outs, masked, left, x, x_base, steps, row_offsets,
     """The IR of one call: ``rows`` x ``outs`` accumulators summed over the ``count`` steps,
     transposed and stored."""
     fma = loops_ir.fma(builder, _VECTOR)
-    source = _Access(builder, masked, False, left)
+    source = VectorAccess(builder, masked, False, left)
     zero = ir.Constant(_VECTOR, [0.0] * LANES)
     splat = ir.Constant(ir.VectorType(_INT32, LANES), [0] * LANES)
     row_at = [builder.add(x_base, builder.load(builder.gep(row_offsets, [_INT(r)])))
@@ -159,7 +159,7 @@ def _emit_loop(builder, rows, outs, masked, left, x, x_base, steps, row_offsets,
             if masked:
                 _clamped_mask(builder, filled, j).store(vector, out, at)
             else:
-                _Access(builder, False, False, None).store(vector, out, at)
+                VectorAccess(builder, False, False, None).store(vector, out, at)
 
 
 @intrinsic
@@ -177,7 +177,7 @@ def _dy_planar(typingctx, outs, src, src_at, left, dst, dst_at):
             loaded = [_clamped_mask(builder, filled, j).load(
                 src, builder.add(src_at, _INT(j * LANES))) for j in range(outs)]
             for o, vector in enumerate(_channel_planar(builder, loaded)):
-                _Access(builder, False, False, None).store(
+                VectorAccess(builder, False, False, None).store(
                     vector, dst, builder.add(dst_at, _INT(o * LANES)))
 
         loops_ir.switch(builder, args[0], OUTPUTS, emit)
@@ -213,7 +213,7 @@ def _emit_products(builder, pairs, outs, x, x_base, steps, dyt, rows, full, chun
     """The IR of one filter-gradient call: its ``pairs`` x ``outs`` vectors of sums loaded,
     added to over the rows' chunks, stored back."""
     fma = loops_ir.fma(builder, _VECTOR)
-    plain = _Access(builder, False, False, None)
+    plain = VectorAccess(builder, False, False, None)
     starts = [builder.add(x_base, builder.load(builder.gep(steps, [_INT(t)])))
               for t in range(pairs)]
     held = [plain.load(sums, builder.add(sums_at, _INT(i * LANES)))
@@ -239,7 +239,7 @@ def _emit_products(builder, pairs, outs, x, x_base, steps, dyt, rows, full, chun
         last = builder.icmp_signed(">", left, _INT(0))
         before = builder.block
         with builder.if_then(last):
-            masked = chunk(_Access(builder, True, False, left),
+            masked = chunk(VectorAccess(builder, True, False, left),
                            builder.add(x_at, builder.mul(full, _INT(LANES))),
                            builder.add(dy_row, builder.mul(full, _INT(outs * LANES))), values)
             inside = builder.block

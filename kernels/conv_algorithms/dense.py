@@ -5,8 +5,7 @@ Each op picks the first path that applies (``conv_forward`` and friends read top
 * 1x1 filters without padding: one GEMM on the (strided) input positions;
 * CPU, very few channels (``_few_channels``): direct compiled loops that compute each output
   plane on the padded width, every kernel tap one long contiguous run
-  (``loops_conv.small_forward``, ``small_filter_grad``; float32 with a power of two of
-  output channels on vector kernels with positions along the lanes, ``loops_planar``);
+  (``conv_few_channels``);
 * CPU, the float32 forward conv and filter gradient with output channels in groups of 8,
   strided, small, or of any size where Winograd does not take them (``_direct``: dilated
   and 5x5 stride-1 convs run twice as fast here as on the scatter GEMMs; the filter
@@ -56,6 +55,7 @@ import math
 import numpy as np
 
 from graphops.kernels.conv_algorithms import direct as conv_direct
+from graphops.kernels.conv_algorithms import few_channels as conv_few_channels
 from graphops.kernels.conv_algorithms import phases as conv_phases
 from graphops.kernels.conv_algorithms import winograd as conv_winograd
 from graphops.kernels.compiled import loops, usable
@@ -63,7 +63,7 @@ from graphops.kernels.conv_algorithms.layout import (blocks, channels_last_copy,
                                  compute_dtype, conv_output_size, flipped_filter,
                                  from_channels_last, pad_spatial, padded_for_windows,
                                  window_view)
-from graphops.kernels.support.kernel_util import astype, channel_chain, epilogue_arguments
+from graphops.kernels.support.kernel_util import astype, channel_chain
 from graphops.kernels.support.parallelism import intra_op_threads, one_thread, pool_map, share_count
 
 CHUNK_BYTES = 8 << 20  # CPU im2col block size (measured best at 4-16 MB)
@@ -76,13 +76,11 @@ TAP_MAJOR_MAX_CHANNELS = 2  # input channels up to which patch matrices are buil
 POOL_MAX_CHANNELS = 128     # output channels up to which blocks run on the intra-op pool
 SMALL_MAX_CHANNEL_PAIRS = 16  # input x output channels up to which direct loops do best
 SMALL_MAX_PLANE_BYTES = 16 << 20  # a thread's plane buffers in the direct loops, at most
-PLANAR_OUTPUTS = (1, 2, 4, 8, 16)   # float32 output channel counts of loops_planar
-PLANAR_FILTER_MAX_OUTPUTS = 8      # filter gradient: past it the direct kernels do better
 PHASE_MAX_DEPTH = 4           # dy channels up to which strided input gradients run by phases
 # CPU convs of fewer FLOPs run on the calling thread alone (`parallelism.one_thread`): waking
 # the other threads costs 50-110 us here, and a core that idled runs slower for a while, so
-# up to ~30 MFLOP one thread is 1.0-4.5x faster than two (x[16,16,16,1] f[5,5,1,8] forward
-# 185 -> 41 us), and at 56-76 MFLOP the two are within 0.9-1.15x of each other.
+# up to ~30 MFLOP one thread is 1.0-4.5x faster than two, and at 56-76 MFLOP the two are
+# within 0.9-1.15x of each other.
 SERIAL_MAX_FLOPS = 1 << 25
 SCATTER_MIN_DEPTH = 32        # forward: input channels below which patch matrices do better
 SCATTER_MIN_UNIT_ROWS = 512   # source positions a pool unit gets at least
@@ -122,8 +120,8 @@ def _forward(x, w, strides, dilations, pads, channels_last, xp, epilogue):
             n, *out_sp, o)
     elif 0 not in xc.shape and xp is np:
         if _few_channels(xp, ct, kernel, strides, dilations, c, o, out_sp):
-            y, pending = _small_forward(xc, wc, out_sp, strides, dilations, pads, ct,
-                                        epilogue=epilogue), None
+            y, pending = conv_few_channels.forward(xc, wc, out_sp, strides, dilations, pads,
+                                                   ct, epilogue=epilogue), None
         elif _direct(xp, ct, kernel, strides, dilations, c, o, (n, *out_sp)):
             y, pending = conv_direct.forward(xc, wc, strides, dilations, pads, out_sp,
                                              epilogue=epilogue), None
@@ -163,13 +161,15 @@ def _backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels_las
         dw = (dyc.reshape(-1, o).T @ picked.reshape(-1, c)).T
     elif xp is np:
         few = _few_channels(xp, ct, kernel, strides, dilations, c, o, out_sp, accumulates=True)
-        if few and _planar(ct, o, filter_grad=True):
-            dw = _small_backprop_filter(xc, dyc, filter_shape, strides, dilations, pads, ct)
+        if few and conv_few_channels.planar(ct, o, filter_grad=True):
+            dw = conv_few_channels.backprop_filter(xc, dyc, filter_shape, strides, dilations,
+                                                   pads, ct)
         elif (_direct(xp, ct, kernel, strides, dilations, c, o, dyc.shape[:-1])
                 and conv_direct.planes(dyc.shape) >= intra_op_threads()):
             dw = conv_direct.backprop_filter(xc, dyc, filter_shape, strides, dilations, pads)
         elif few:
-            dw = _small_backprop_filter(xc, dyc, filter_shape, strides, dilations, pads, ct)
+            dw = conv_few_channels.backprop_filter(xc, dyc, filter_shape, strides, dilations,
+                                                   pads, ct)
         elif conv_winograd.applies(xp, ct, kernel, strides, dilations, c, o, dyc.shape[:-1]):
             dw = conv_winograd.winograd_backprop_filter(xc, dyc, pads)   # None: not finite
     if dw is None:
@@ -309,7 +309,7 @@ def _input_as_forward(xp, ct, w, strides, dilations, pads, in_shape):
         return None
     if (_few_channels(xp, ct, kernel, strides, dilations, out_channels, in_channels,
                       in_shape[1:-1]) and np.isfinite(w).all()):
-        return lambda dy, w, strides, dilations, pads, in_sp: _small_forward(
+        return lambda dy, w, strides, dilations, pads, in_sp: conv_few_channels.forward(
             dy, w, in_sp, strides, dilations, pads, ct)
     if _direct(xp, ct, kernel, strides, dilations, out_channels, in_channels, in_shape[:-1]):
         return conv_direct.forward
@@ -328,57 +328,6 @@ def _by_phases(xp, kernel, strides, in_channels, out_channels):
             and in_channels * out_channels <= SMALL_MAX_CHANNEL_PAIRS)
 
 
-def _small_grid(kernel, strides, dilations, pads, out_sp):
-    """Spatial geometry of the direct loops, padded to 3 dims with leading 1s: kernel,
-    dilations, padding before, output sizes, the first dim's stride, and the padded input's
-    extents (the last dim exactly what the outputs read, the middle one a spare row more)."""
-    lead = 3 - len(kernel)
-    kernel, dilations = (1,) * lead + tuple(kernel), (1,) * lead + tuple(dilations)
-    before = (0,) * lead + tuple(b for b, _ in pads)
-    out_sp = (1,) * lead + tuple(out_sp)
-    stride = strides[0] if lead == 0 else 1
-    extents = ((out_sp[0] - 1) * stride + (kernel[0] - 1) * dilations[0] + 1,
-               out_sp[1] + (kernel[1] - 1) * dilations[1] + 1,
-               out_sp[2] + (kernel[2] - 1) * dilations[2])
-    return kernel, dilations, before, out_sp, stride, extents
-
-
-def _small_padded(xc, before, extents, ct):
-    """Channels-last ``xc`` ([N, *S, C], padded to 3 spatial dims) zero-padded and
-    channel-planar: ``[N, C, *extents]``, input position i at ``i + before``."""
-    n, c = xc.shape[0], xc.shape[-1]
-    xc = xc.reshape(n, *(1,) * (5 - xc.ndim), *xc.shape[1:])
-    padded = np.zeros((n, c, *extents), ct)
-    spans = [max(0, min(s, e - b)) for s, e, b in zip(xc.shape[1:-1], extents, before)]
-    if min(spans) > 0:
-        padded[(slice(None), slice(None)) + tuple(slice(b, b + s) for b, s in
-                                                  zip(before, spans))] = \
-            np.moveaxis(xc[(slice(None),) + tuple(slice(0, s) for s in spans)], -1, 1)
-    return padded
-
-
-def _small_forward(xc, w, out_sp, strides, dilations, pads, ct, out=None, epilogue=None):
-    """The forward conv for a few input channels (``loops_planar.forward`` for float32
-    with a power of two up to 16 output channels and a C-contiguous result, else
-    ``loops_conv.small_forward``), into ``out`` (a view of any strides) when given,
-    through ``epilogue`` (see ``conv_forward``)."""
-    kernel, dil3, before, out3, stride, extents = _small_grid(w.shape[:-2], strides,
-                                                              dilations, pads, out_sp)
-    n, (c, o) = xc.shape[0], w.shape[-2:]
-    y = np.empty((n, *out_sp, o), ct) if out is None else out
-    padded = _small_padded(xc, before, extents, ct)
-    if _planar(ct, o) and y.flags.c_contiguous:
-        loops("planar", chunk=1).forward(
-            padded.reshape(-1), _planar_steps(kernel, dil3, c, extents), _flat(w),
-            y.reshape(-1), (n, *out3, o, c, *extents, stride),
-            *epilogue_arguments(epilogue, ct, o))
-        return y
-    loops("conv", chunk=1).small_forward(
-        padded, w.reshape(*kernel, c, o), np.expand_dims(y, tuple(range(1, 4 - len(out_sp)))),
-        stride, dil3, share_count(), *epilogue_arguments(epilogue, ct, o))
-    return y
-
-
 def _forward_into(out, xc, w, dilations, pads):
     """``out[...]`` = the stride-1 forward conv of channels-last ``xc`` with ``w``, all in the
     compute dtype: the few-channel loops write into ``out`` (a view of any strides) as they
@@ -386,53 +335,10 @@ def _forward_into(out, xc, w, dilations, pads):
     strides = (1,) * (xc.ndim - 2)
     kernel, (c, o) = w.shape[:-2], w.shape[-2:]
     if _few_channels(np, out.dtype, kernel, strides, dilations, c, o, out.shape[1:-1]):
-        _small_forward(xc, w, out.shape[1:-1], strides, dilations, pads, out.dtype, out=out)
+        conv_few_channels.forward(xc, w, out.shape[1:-1], strides, dilations, pads, out.dtype,
+                                  out=out)
     else:
         out[...] = conv_forward(xc, w, strides, dilations, pads)
-
-
-def _small_backprop_filter(xc, dyc, filter_shape, strides, dilations, pads, ct):
-    """The filter gradient for a few input channels (``loops_planar.filter_grad`` where
-    ``_planar``, else ``loops_conv.small_filter_grad``): float64 sums per block of output
-    planes, added in block order."""
-    kernel, dil3, before, out3, stride, extents = _small_grid(
-        filter_shape[:-2], strides, dilations, pads, dyc.shape[1:-1])
-    n, (c, o) = dyc.shape[0], filter_shape[-2:]
-    parts = max(1, min(share_count(), n * out3[0]))
-    sums = np.zeros((parts, *kernel, c, o))
-    padded = _small_padded(xc, before, extents, ct)
-    if _planar(ct, o, filter_grad=True):
-        loops("planar", chunk=1).filter_grad(
-            padded.reshape(-1), _planar_steps(kernel, dil3, c, extents), _flat(dyc),
-            sums.reshape(parts, -1), (n, *out3, o, c, *extents, stride))
-    else:
-        loops("conv", chunk=1).small_filter_grad(
-            padded, dyc.reshape(n, *out3, o), sums, stride, dil3)
-    return sums.sum(axis=0).reshape(filter_shape)
-
-
-def _planar(ct, out_channels, filter_grad=False):
-    """Whether the few-channel loops run on ``loops_planar``'s vector kernels: float32 with
-    a power of two up to 16 output channels, the filter gradient up to
-    ``PLANAR_FILTER_MAX_OUTPUTS`` (1.5x faster than the direct micro-kernels on a 1 -> 8
-    channel 3-D layer, 1.3-1.8x slower with 16)."""
-    return (np.dtype(ct) == np.float32 and out_channels in PLANAR_OUTPUTS
-            and (not filter_grad or out_channels <= PLANAR_FILTER_MAX_OUTPUTS))
-
-
-def _flat(a):
-    """``a`` as a flat C-contiguous array, what the loops' kernels read (a group's slice of
-    a filter may reshape to a strided view)."""
-    return np.ascontiguousarray(a).reshape(-1)
-
-
-def _planar_steps(kernel, dilations, channels, extents):
-    """Where each (tap, channel) pair of a window lies from its origin in the channel-planar
-    padded input (``_small_padded``), pairs in the filter's order."""
-    p1, p2, p3 = extents
-    pairs = itertools.product(*(range(k) for k in kernel), range(channels))
-    return np.array([((c * p1 + k1 * dilations[0]) * p2 + k2 * dilations[1]) * p3
-                     + k3 * dilations[2] for k1, k2, k3, c in pairs], np.int64)
 
 
 def _scatters(xp, kernel, out_channels, sources):

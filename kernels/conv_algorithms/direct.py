@@ -10,20 +10,16 @@ conv with 16 output channels at 80-95, plus the copy (it runs Winograd's product
 output channels a call; two made the direct path 1.2-1.4x faster still where the channels
 allow):
 
-* strided convs: 1.4-2.6x faster (the 3-D CNN's 8 -> 16 channel stride-2 layer 1.34 ->
-  0.53 ms, its filter gradient 2.05 -> 0.83; Conv3D VALID s2 x[4,16,32,32,32]
-  f[3,3,3,32,64] 3.7 -> 2.4 ms, its filter gradient 3.9 -> 2.9; Conv2D s2 x[32,56,56,64]
-  f[3,3,64,128] 20.6 -> 14.8 ms, its filter gradient 21.6 -> 18.7);
+* strided convs: 1.4-2.6x faster (2-D and 3-D, forward and filter gradient);
 * stride 1: 1.1-3.3x faster than Winograd and the patch matrices up to 462M
   multiply-adds (x[4,28,28,128] f[3,3,128,128] 3.3 ms, Winograd 8.4; filter gradients
   1.0-1.5x); slower than Winograd on larger convs (``MAX_UNIT_STRIDE_MACS``), but twice as
-  fast as the scatter GEMMs at any size on the convs Winograd does not take (dilated, 5x5:
-  Conv2D d2 x[32,56,56,64] f[3,3,64,64] 37 -> 20 ms);
+  fast as the scatter GEMMs at any size on the convs Winograd does not take (dilated,
+  5x5);
 * the stride-1 input gradient (the forward of dy with the filter flipped): 1.3-2.1x
   faster than Winograd and the scatter GEMMs on small layers;
 * the strided input gradient, phase by phase of dx (``backprop_input_strided``): 1.3-2.8x
-  faster than the scatter GEMMs (Conv2DBackpropInput s2 x[32,56,56,64] f[3,3,64,128] 19 ->
-  12.6 ms);
+  faster than the scatter GEMMs;
 * a filter past ``MAX_FILTER_BYTES`` no longer stays in the cache while the rows pass (a
   2.4 MB one: 2.3x slower than the patch matrices), and fewer than ``MIN_WIDTH`` output
   columns leave the kernel waiting on filter loads.
@@ -119,11 +115,10 @@ def last_dim_folded(dyc, w, in_shape, strides, dilations, pads):
     dim has stride 1, no dilation, padding ``before'`` and the taps ``w'[t, r*C + c] = w[k,
     c]`` for the ``k`` with ``k*d - before - r = s*(t - before')`` (zero where no ``k``
     has). With ``FOLD_MAX_CHANNELS`` channels the phases leave half of the
-    micro-kernels' vectors empty, and folding fills them: 1.3-1.5x faster (the 3-D CNN's
-    16 -> 8 channel stride-2 input gradient 1.72 -> 1.17 ms, 5x5 and stride-3 2-D ones
-    1.30 -> 0.90 and 0.44 -> 0.31); with 16 channels no faster, with 32 1.2x slower. Taken
-    when ``s`` divides I and dy is finite (the zero taps would turn an infinite dy into NaN
-    where it does not reach)."""
+    micro-kernels' vectors empty, and folding fills them: 1.3-1.5x faster (stride-2 3-D,
+    5x5 and stride-3 2-D input gradients); with 16 channels no faster, with 32 1.2x
+    slower. Taken when ``s`` divides I and dy is finite (the zero taps would turn an
+    infinite dy into NaN where it does not reach)."""
     *kernel, c, o = w.shape
     size, k, s, d, before = in_shape[-2], kernel[-1], strides[-1], dilations[-1], pads[-1][0]
     if s == 1 or c > FOLD_MAX_CHANNELS or size % s:

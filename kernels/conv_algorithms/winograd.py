@@ -13,8 +13,8 @@ longer, ``_block_views``), spread over the intra-op pool
 (each thread transforms its blocks with compiled loops, ``loops_winograd.py``, and runs
 single-threaded GEMMs: float32 with output channels in groups of 8 on the direct convs'
 register-blocked micro-kernels, ``loops_direct.batched_gemm``, at about twice the rate of
-OpenBLAS's SGEMM on the AVX2 kernels this machine's environment selects: Conv2D s1
-x[32,56,56,64] f[3,3,64,64] 21.4 -> 14.5-15.4 ms; else NumPy's matmul). The input
+OpenBLAS's SGEMM on the AVX2 kernels this machine's environment selects; else NumPy's
+matmul). The input
 gradient of such a conv is this forward conv of dy with the filter flipped and its channel
 axes swapped; the filter gradient is F(3,2): products of transformed input and
 output-gradient tiles summed over the tiles (``winograd_backprop_filter``).
@@ -166,8 +166,8 @@ def _block_views(share, row_tiles, alpha, widths, dtype):
     """Per unit of a pool share: ``(image, first, count, views)``, one ``[alpha, tiles + 1,
     width]`` view per width, over buffers allocated once for the share. The extra tile,
     zeros, keeps the alpha slabs off multiples of 4 KB: slabs a multiple of 4 KB apart share
-    the L1 cache's sets, and the transforms, which touch every slab for each tile, then ran
-    1.5x slower (Conv3D s1: 175 -> 118 us, 108 -> 72 us a block of 256 tiles). The GEMMs
+    the L1 cache's sets, and the transforms, which touch every slab for each tile, then run
+    1.5x slower. The GEMMs
     take it along (its products are never read; in the filter gradient's sums it adds
     zeros)."""
     most = max(count for _, _, count in share) * row_tiles + 1

@@ -1,4 +1,5 @@
-"""CPU and GPU kernels of the activations and their gradient ops (TF's relu_op_functor.h,
+"""CPU and GPU kernels of the activations (Relu, Relu6, Elu, Selu, LeakyRelu, Softplus,
+Softsign, Softmax, LogSoftmax) and their gradient ops (TF's relu_op_functor.h,
 softplus_op.h, softsign_op.h, softmax_op_functor.h), written once against `ctx.xp`.
 
 Each op is a formula over `xp`; half types are computed in float32 and rounded once. TF's
@@ -9,14 +10,14 @@ constants (alpha, Selu's scales) are first rounded to the op's type, as TF's
 import ml_dtypes
 import numpy as np
 
-from graphops.kernels.support.kernel_util import (DEVICES, compiled_cpu, compiled_elementwise,
-                                 computable_types, where)
 from graphops.kernels.ops.math import float32_if_half
-from graphops.kernels.ops.nn import SoftmaxOp
+from graphops.kernels.support.kernel_util import (compiled_cpu, compiled_elementwise,
+                                                  computable_types, DEVICES, softmax, where)
 from graphops.registry import dtypes
 from graphops.registry.errors import InvalidArgumentError
 from graphops.registry.kernel_registry import OpKernel, register_kernel
 from graphops.registry.tensor_shape import shape_str
+
 
 SELU_SCALE = 1.0507009873554804934193349852946
 SELU_SCALE_ALPHA = 1.7580993408473768599402175208123
@@ -146,10 +147,47 @@ _FORMULAS = {
     "SeluGrad": _selu_grad, "LeakyReluGrad": _leaky_relu_grad,
     "SoftplusGrad": _softplus_grad, "SoftsignGrad": _softsign_grad,
 }
+_CHAIN = {"Relu6": {"chain_activation": "Relu6", "activation_cap": 6}}   # OpKernel's
 
 for _name, _fn in _FORMULAS.items():
     register_kernel(_name, DEVICES, type_constraints={"T": computable_types(_name)})(
-        type(_name + "Op", (_ActivationKernel,), {"fn": staticmethod(_fn)}))
+        type(_name + "Op", (_ActivationKernel,),
+             {"fn": staticmethod(_fn), **_CHAIN.get(_name, {})}))
+
+
+@register_kernel("Relu", DEVICES, type_constraints={"T": computable_types("Relu")})
+class ReluOp(OpKernel):
+    """x where x >= 0 or NaN, else 0 (TF's max(x, 0): -0 stays -0, which NumPy's maximum
+    turns to +0); large CPU floats in one compiled pass."""
+
+    chain_activation = "Relu"
+
+    def compute(self, ctx):
+        x = ctx.input(0)
+        if compiled_cpu(ctx.xp, x):
+            y = compiled_elementwise("relu", x, x)
+        else:
+            y = ctx.xp.maximum(x.dtype.type(0), x)    # zero first: a tie gives x (-0)
+        ctx.set_output(0, y)
+
+
+@register_kernel("Softmax", DEVICES, type_constraints={"T": computable_types("Softmax")})
+class SoftmaxOp(OpKernel):
+    """exp(x - max) / sum over the last dim (`log`: its log, LogSoftmax's kernel); half
+    types in float32, rounded once."""
+
+    log = False
+
+    def compute(self, ctx):
+        logits, dtype = ctx.input(0), ctx.output_dtype(0)
+        if logits.ndim < 1:
+            raise InvalidArgumentError(
+                f"logits must have >= 1 dimension, got {shape_str(logits.shape)}")
+        if logits.size == 0:
+            ctx.set_output(0, logits)
+            return
+        y = softmax(ctx.xp, float32_if_half(logits, dtype), self.log)
+        ctx.set_output(0, y.astype(dtype.np_dtype, copy=False))
 
 
 @register_kernel("LogSoftmax", DEVICES, type_constraints={"T": computable_types("LogSoftmax")})

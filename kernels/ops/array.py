@@ -1,19 +1,19 @@
 """CPU and GPU kernels of the array ops, written once against `ctx.xp`, with TF's checks.
 
-Index inputs (shapes, axes, perms) and the
-outputs of Shape, Size and Rank are host memory, as in TF's GPU registrations: those are
-NumPy arrays on every device. An int32 Const on a GPU is host memory too (TF's
+Index inputs (shapes, axes, perms) and the outputs of Shape, Size and Rank are host memory,
+as in TF's GPU registrations: those are NumPy arrays on every device. An int32 Const on a GPU is host memory too (TF's
 HostConstantOp: such constants are mostly shapes and axes that host-memory inputs read).
 """
 
 import numpy as np
 
-from graphops.kernels.support.kernel_util import DEVICES, computable_types, nonnegative_dims
+from graphops.kernels.support.kernel_util import computable_types, DEVICES, nonnegative_dims
 from graphops.registry import dtypes, memory
 from graphops.registry.errors import InvalidArgumentError
 from graphops.registry.kernel_registry import OpKernel, register_kernel
 from graphops.registry.op_defs.array import int_values
 from graphops.registry.tensor_shape import shape_str
+
 
 INDEX_TYPES = (dtypes.int32, dtypes.int64)
 
@@ -23,6 +23,8 @@ INDEX_TYPES = (dtypes.int32, dtypes.int64)
 @register_kernel("Placeholder", DEVICES)
 class PlaceholderOp(OpKernel):
     """Always fails: a placeholder must be fed."""
+
+    foldable, feed_satisfies_control = False, True
 
     def __init__(self, ctx):
         super().__init__(ctx)
@@ -37,7 +39,6 @@ class PlaceholderOp(OpKernel):
         raise InvalidArgumentError(self._message)
 
 
-@register_kernel("PlaceholderWithDefault", DEVICES)
 @register_kernel("Identity", DEVICES)
 @register_kernel("StopGradient", DEVICES)
 class IdentityOp(OpKernel):
@@ -45,6 +46,13 @@ class IdentityOp(OpKernel):
 
     def compute(self, ctx):
         ctx.set_output(0, ctx.input(0))
+
+
+@register_kernel("PlaceholderWithDefault", DEVICES)
+class PlaceholderWithDefaultOp(IdentityOp):
+    """Its default input, when not fed; never folded, as TF's grappler leaves it."""
+
+    foldable = False
 
 
 @register_kernel("NoOp", DEVICES)
@@ -62,6 +70,8 @@ class ConstOp(OpKernel):
     """Returns its `value` attr: one copy per kernel instance (so per node and device),
     made when the kernel is built: a GPU constant is uploaded once, never per run.
     Host copies are read-only."""
+
+    invariant = True
 
     def __init__(self, ctx):
         super().__init__(ctx)
@@ -362,3 +372,12 @@ class SliceOp(OpKernel):
                         f"Expected size[{i}] in [0, {dim - b}], but got {s}")
             index.append(slice(b, b + s))
         ctx.set_output(0, x[tuple(index)])
+
+
+@register_kernel("ConjugateTranspose", DEVICES, host_memory=("perm",))
+class ConjugateTransposeOp(TransposeOp):
+    def compute(self, ctx):
+        super().compute(ctx)
+        y = ctx.outputs[0]
+        if y.dtype.kind == "c":
+            ctx.set_output(0, ctx.xp.conj(y))

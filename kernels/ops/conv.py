@@ -17,16 +17,18 @@ import math
 
 import numpy as np
 
-from graphops.kernels.conv_algorithms.dense import conv_backprop_filter, conv_backprop_input, conv_forward
-from graphops.kernels.conv_algorithms.depthwise import (depthwise_backprop_filter, depthwise_backprop_input,
-                                    depthwise_forward)
+from graphops.kernels.conv_algorithms.dense import (conv_backprop_filter, conv_backprop_input,
+                                                    conv_forward)
+from graphops.kernels.conv_algorithms.depthwise import (depthwise_backprop_filter,
+                                                        depthwise_backprop_input,
+                                                        depthwise_forward)
 from graphops.kernels.conv_algorithms.layout import compute_dtype
 from graphops.kernels.support.kernel_util import channel_chain, nonnegative_dims
 from graphops.registry import memory
 from graphops.registry.conv_family import CONV_OPS, GENERIC_CONV
 from graphops.registry.conv_generic import generic_conv
-from graphops.registry.conv_shapes import (backprop_geometry, conv_params, format_dims, forward_geometry,
-                                  make_shape)
+from graphops.registry.conv_shapes import (backprop_geometry, conv_params, format_dims,
+                                           forward_geometry, make_shape)
 from graphops.registry.errors import InvalidArgumentError, ResourceExhaustedError
 from graphops.registry.kernel_registry import OpKernel, register_kernel
 from graphops.registry.op_registry import get_op_def
@@ -234,17 +236,20 @@ def _register(op):
 
 @_register("Conv2D")
 class Conv2DOp(_ForwardKernel):
-    pass
+    channels_last_format = "NHWC"
+    chain_epilogue = True
 
 
 @_register("Conv3D")
 class Conv3DOp(_ForwardKernel):
-    pass
+    channels_last_format = "NDHWC"
+    chain_epilogue = True
 
 
 @_register("DepthwiseConv2dNative")
 class DepthwiseConv2dNativeOp(_ForwardKernel):
-    pass
+    channels_last_format = "NHWC"
+    depthwise_filter = True
 
 
 @_register("Conv2DBackpropInput")

@@ -1,5 +1,5 @@
-"""Fused softmax cross-entropy kernels (loss and backprop, softmax - labels, in one pass)
-and ArgMax/ArgMin, for the CPU and the GPU, written once against `ctx.xp`.
+"""Fused softmax cross-entropy kernels (loss and backprop, softmax - labels, in one pass),
+for the CPU and the GPU, written once against `ctx.xp`.
 
 float16/bfloat16 are computed in float32 and rounded once, as the conv kernels do.
 Out-of-range sparse labels are an InvalidArgumentError on every device (TF's CPU kernel;
@@ -77,40 +77,3 @@ class SoftmaxCrossEntropyWithLogitsKernel(OpKernel):
         loss = -(wide_labels * log_probs).sum(axis=1)
         ctx.set_output(0, loss.astype(logits.dtype))
         ctx.set_output(1, (xp.exp(log_probs) - wide_labels).astype(logits.dtype))
-
-
-class ArgOpKernel(OpKernel):
-    """Index of the largest (`largest`) or smallest value along `dimension`: the first one on
-    ties; NaNs are skipped (an all-NaN row gives 0), as TF's CPU kernel does."""
-
-    largest = True
-
-    def __init__(self, ctx):
-        super().__init__(ctx)
-        self.output_type = ctx.get_attr("output_type")
-
-    def compute(self, ctx):
-        x, dimension, xp = ctx.input(0), ctx.input(1), ctx.xp
-        if dimension.ndim != 0:
-            raise InvalidArgumentError(
-                f"dim must be a scalar, but received tensor of shape: "
-                f"{shape_str(dimension.shape)}")
-        axis = int(dimension)
-        if not -x.ndim <= axis < x.ndim:
-            raise InvalidArgumentError(
-                f"Expected dimension in the range [{-x.ndim}, {x.ndim}), but got {axis}")
-        if x.shape[axis] == 0:
-            raise InvalidArgumentError(
-                f"Reduction axis {axis} is empty in shape {shape_str(x.shape)}")
-        if x.dtype.kind == "f" or x.dtype == dtypes.bfloat16.np_dtype:
-            x = x.astype(np.promote_types(x.dtype, np.float32), copy=False)
-            x = xp.where(xp.isnan(x), -np.inf if self.largest else np.inf, x)
-        index = xp.argmax(x, axis=axis) if self.largest else xp.argmin(x, axis=axis)
-        ctx.set_output(0, index.astype(self.output_type.np_dtype))
-
-
-_ARG_TYPES = {"T": list(dtypes.type_set("realnumbertype")) + [dtypes.bool_]}
-register_kernel("ArgMax", DEVICES, host_memory=("dimension",), type_constraints=_ARG_TYPES)(
-    ArgOpKernel)
-register_kernel("ArgMin", DEVICES, host_memory=("dimension",), type_constraints=_ARG_TYPES)(
-    type("ArgMinKernel", (ArgOpKernel,), {"largest": False}))

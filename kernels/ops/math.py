@@ -1,4 +1,7 @@
-"""CPU and GPU kernels of the math ops, written once against `ctx.xp`, with TF's checks.
+"""CPU and GPU kernels of the math ops, written once against `ctx.xp`, with TF's checks: the
+cwise arithmetic, comparisons, unary functions and their gradient ops, Cast, MatMul, AddN,
+L2Loss, Range, and TF1's extras (FloorDiv, Rint, the logical ops, IsNan/IsInf/IsFinite,
+ClipByValue). Reductions and scans are in ``reduction.py``.
 
 float16/bfloat16 transcendental functions and matmuls run in float32 and are
 rounded once. Integer arithmetic wraps, as in TF. Kernels run under `np.errstate(all="ignore")`
@@ -8,13 +11,15 @@ rounded once. Integer arithmetic wraps, as in TF. Kernels run under `np.errstate
 import numpy as np
 
 from graphops.kernels.numerics.erf import erf, erfc
-from graphops.kernels.support.kernel_util import (DEVICES, PARALLEL_MIN_SIZE_COMPUTE, UINT_OF_SIZE, astype,
-                                 compiled_cpu, compiled_elementwise, computable_types)
+from graphops.kernels.support.kernel_util import (astype, compiled_cpu, compiled_elementwise,
+                                                  computable_types, DEVICES,
+                                                  PARALLEL_MIN_SIZE_COMPUTE, UINT_OF_SIZE)
 from graphops.registry import dtypes
 from graphops.registry.errors import InvalidArgumentError, UnimplementedError
 from graphops.registry.kernel_registry import OpKernel, register_kernel
 from graphops.registry.op_defs.math import range_size
 from graphops.registry.tensor_shape import shape_str
+
 
 HALF_TYPES = (dtypes.float16, dtypes.bfloat16)
 
@@ -27,7 +32,8 @@ def float32_if_half(x, dtype):
     return astype(np if isinstance(x, np.ndarray) else None, x, np.float32, copy=True)
 
 
-# ----------------------------------------------------------------------------- unary
+# -----------------------------------------------------------------------------
+# unary
 
 def _sigmoid(xp, x):
     """1 / (1 + exp(-x)) without overflow; large CPU float32 arrays in one compiled pass
@@ -101,10 +107,12 @@ class UnaryOp(OpKernel):
 
 for _name, _fn in _UNARY.items():
     register_kernel(_name, DEVICES, type_constraints={"T": computable_types(_name)})(
-        type(_name + "Op", (UnaryOp,), {"fn": staticmethod(_fn)}))
+        type(_name + "Op", (UnaryOp,),
+             {"fn": staticmethod(_fn), "swish_gate": _fn is _sigmoid}))
 
 
-# ----------------------------------------------------------------------------- binary
+# -----------------------------------------------------------------------------
+# binary
 
 def broadcast_shape(*shapes):
     """NumPy/TF broadcasting of concrete shapes (a list), or None when they are incompatible."""
@@ -126,6 +134,7 @@ _BINARY = {
     "NotEqual": "not_equal",
 }
 _REAL_DIV_TYPES = [t for t in computable_types("RealDiv") if t.is_floating or t.is_complex]
+_CHAIN_STAGES = {"AddV2": "add", "Sub": "sub", "Mul": "mul"}   # OpKernel.chain_stage
 
 
 class BinaryOp(OpKernel):
@@ -162,7 +171,8 @@ class BinaryOp(OpKernel):
 for _name, _ufunc in _BINARY.items():
     _types = _REAL_DIV_TYPES if _name == "RealDiv" else computable_types(_name)
     register_kernel(_name, DEVICES, type_constraints={"T": _types} if _types else None)(
-        type(_name + "Op", (BinaryOp,), {"ufunc": _ufunc}))
+        type(_name + "Op", (BinaryOp,),
+             {"ufunc": _ufunc, "chain_stage": _CHAIN_STAGES.get(_name)}))
 
 
 class ComputedBinaryOp(BinaryOp):
@@ -193,7 +203,8 @@ register_kernel("FloorMod", DEVICES, type_constraints={"T": computable_types("Fl
     type("FloorModOp", (ComputedBinaryOp,), {"formula": staticmethod(_floor_mod)}))
 
 
-# ----------------------------------------------------------------------------- MatMul
+# -----------------------------------------------------------------------------
+# MatMul
 
 @register_kernel("MatMul", DEVICES, type_constraints={"T": computable_types("MatMul")})
 class MatMulOp(OpKernel):
@@ -218,7 +229,8 @@ class MatMulOp(OpKernel):
         ctx.set_output(0, product.astype(dtype.np_dtype, copy=False))
 
 
-# ----------------------------------------------------------------------------- Cast
+# -----------------------------------------------------------------------------
+# Cast
 
 _MANTISSA_BITS = {dtypes.float64: 52, dtypes.float32: 23, dtypes.float16: 10, dtypes.bfloat16: 7}
 _NOT_CASTABLE = ("string", "handle")
@@ -257,7 +269,8 @@ class CastOp(OpKernel):
             ctx.set_output(0, astype(xp, x, self._dst.np_dtype, copy=True))
 
 
-# ----------------------------------------------------------------------------- Range
+# -----------------------------------------------------------------------------
+# Range
 
 _RANGE_TYPES = [dtypes.bfloat16, dtypes.float16, dtypes.float32, dtypes.float64, dtypes.int32,
                 dtypes.int64]       # TF's CPU kernels
@@ -291,3 +304,158 @@ class RangeOp(OpKernel):
         ctx.check_allocation([size], np.int64)          # the steps, then the result
         steps = self._xp.arange(size).astype(dtype)
         ctx.set_output(0, (start + steps * delta).astype(dtype, copy=False))
+
+
+# -----------------------------------------------------------------------------
+# the unary-gradient ops, Pow, SquaredDifference, DivNoNan, Conj, AddN, L2Loss
+#
+# float16/bfloat16 are computed in float32 and rounded once; integers wrap.
+def _kernel(op):
+    types = computable_types(op)
+    return register_kernel(op, DEVICES, type_constraints={"T": types} if types else None)
+
+
+# -----------------------------------------------------------------------------
+# y, dy -> z
+
+_UNARY_GRADIENTS = {
+    "SigmoidGrad": lambda xp, y, dy: dy * (y * (1 - y)),
+    "TanhGrad": lambda xp, y, dy: dy * (1 - y * y),
+    "SqrtGrad": lambda xp, y, dy: dy * 0.5 / xp.conj(y),
+    "RsqrtGrad": lambda xp, y, dy: dy * -0.5 * (xp.conj(y) * xp.conj(y) * xp.conj(y)),
+    "ReciprocalGrad": lambda xp, y, dy: -dy * (xp.conj(y) * xp.conj(y)),
+    "InvGrad": lambda xp, y, dy: -dy * (xp.conj(y) * xp.conj(y)),
+}
+
+
+class UnaryGradientOp(OpKernel):
+    """z = f(y, dy) element-wise on two inputs of the same size (not broadcast), shaped
+    like y; `fn(xp, y, dy)` comes from the `_UNARY_GRADIENTS` table."""
+
+    fn = None
+
+    def compute(self, ctx):
+        y, dy = ctx.inputs
+        if y.size != dy.size:
+            raise InvalidArgumentError("The two arguments to a cwise op must have same number "
+                                       f"of elements, got {y.size} and {dy.size}")
+        dtype = ctx.output_dtype(0)
+        z = type(self).fn(ctx.xp, float32_if_half(y, dtype),
+                          float32_if_half(dy, dtype).reshape(y.shape))
+        ctx.set_output(0, z.astype(dtype.np_dtype, copy=False))
+
+
+for _name, _fn in _UNARY_GRADIENTS.items():
+    _kernel(_name)(type(_name + "Op", (UnaryGradientOp,), {"fn": staticmethod(_fn)}))
+
+
+# -----------------------------------------------------------------------------
+# binary
+
+def _pow(xp, x, y):
+    """x ** y; an integer to a negative integer power is an error (for the whole op)."""
+    if x.dtype.kind in "iu" and y.size and bool(xp.any(y < 0)):
+        raise InvalidArgumentError("Integers to negative integer powers are not allowed")
+    return xp.power(x, y)
+
+
+def _squared_difference(xp, x, y):
+    difference = x - y
+    return difference * xp.conj(difference) if difference.dtype.kind == "c" \
+        else difference * difference
+
+
+def _div_no_nan(xp, x, y):
+    zero = y == 0
+    return xp.where(zero, 0, x / xp.where(zero, 1, y))
+
+
+for _name, _formula in (("Pow", _pow), ("SquaredDifference", _squared_difference),
+                        ("DivNoNan", _div_no_nan)):
+    _kernel(_name)(type(_name + "Op", (ComputedBinaryOp,), {"formula": staticmethod(_formula)}))
+
+
+# -----------------------------------------------------------------------------
+# the rest
+
+@_kernel("Conj")
+class ConjOp(OpKernel):
+    def compute(self, ctx):
+        ctx.set_output(0, ctx.xp.conj(ctx.input(0)))
+
+
+@_kernel("AddN")
+class AddNOp(OpKernel):
+    """The sum of N same-shaped tensors, added left to right."""
+
+    def compute(self, ctx):
+        first, dtype = ctx.input(0), ctx.output_dtype(0)
+        for i, x in enumerate(ctx.inputs[1:], 1):
+            if x.shape != first.shape:
+                raise InvalidArgumentError(
+                    "Inputs to operation AddN of type AddN must have the same size and shape.  "
+                    f"Input 0: {shape_str(first.shape)} != input {i}: {shape_str(x.shape)}")
+        total = float32_if_half(first, dtype)
+        for x in ctx.inputs[1:]:
+            total = total + float32_if_half(x, dtype)
+        ctx.set_output(0, total.astype(dtype.np_dtype))
+
+
+@_kernel("L2Loss")
+class L2LossOp(OpKernel):
+    """sum(t * t) / 2 over every element."""
+
+    def compute(self, ctx):
+        dtype = ctx.output_dtype(0)
+        t = float32_if_half(ctx.input(0), dtype)
+        ctx.set_output(0, (ctx.xp.sum(t * t) / 2).astype(dtype.np_dtype))
+
+
+# -----------------------------------------------------------------------------
+# TF1's extras: FloorDiv, Rint, the logical ops, IsNan/IsInf/IsFinite, ClipByValue
+def _floor_div(xp, x, y):
+    """Floor of x / y; an integer y of 0 is an error (as TF's), a float one gives +-inf."""
+    if x.dtype.kind in "iu":
+        if x.size and y.size and bool(xp.any(y == 0)):
+            raise InvalidArgumentError("Integer division by zero")
+        return xp.floor_divide(x, y)
+    return xp.floor(x / y)
+
+
+register_kernel("FloorDiv", DEVICES, type_constraints={
+    "T": [t for t in computable_types("FloorDiv") if not t.is_complex]})(
+    type("FloorDivOp", (ComputedBinaryOp,), {"formula": staticmethod(_floor_div)}))
+
+for _name, _ufunc in (("LogicalAnd", "logical_and"), ("LogicalOr", "logical_or")):
+    register_kernel(_name, DEVICES)(type(_name + "Op", (BinaryOp,), {"ufunc": _ufunc}))
+
+for _name, _fn in (("LogicalNot", lambda xp, x: xp.logical_not(x)),
+                   ("Rint", lambda xp, x: xp.rint(x)),
+                   ("IsNan", lambda xp, x: xp.isnan(x)),
+                   ("IsInf", lambda xp, x: xp.isinf(x)),
+                   ("IsFinite", lambda xp, x: xp.isfinite(x))):
+    types = None if _name == "LogicalNot" else {"T": computable_types(_name)}
+    register_kernel(_name, DEVICES, type_constraints=types)(
+        type(_name + "Op", (UnaryOp,), {"fn": staticmethod(_fn)}))
+
+
+@register_kernel("ClipByValue", DEVICES, type_constraints={"T": computable_types("ClipByValue")})
+class ClipByValueOp(OpKernel):
+    """min(max(t, clip_value_min), clip_value_max); each bound a scalar or of t's shape."""
+
+    def compute(self, ctx):
+        t, low, high = ctx.inputs
+        if any(b.shape != t.shape and b.ndim != 0 for b in (low, high)):
+            raise InvalidArgumentError(
+                "clip_value_min and clip_value_max must be either of the same shape as input, "
+                f"or a scalar. input shape: {shape_str(t.shape)}clip_value_min shape: "
+                f"{shape_str(low.shape)}clip_value_max shape: {shape_str(high.shape)}")
+        dtype = ctx.output_dtype(0)
+        xp = ctx.xp
+        if t.dtype.kind == "c":      # TF orders complex numbers by their real parts
+            clipped = xp.where(t.real < low.real, low, t)
+            clipped = xp.where(clipped.real > high.real, high, clipped)
+        else:
+            t, low, high = (float32_if_half(v, dtype) for v in (t, low, high))
+            clipped = xp.minimum(xp.maximum(t, low), high)
+        ctx.set_output(0, xp.asarray(clipped).astype(dtype.np_dtype, copy=False))

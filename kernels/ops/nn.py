@@ -1,26 +1,10 @@
-"""CPU and GPU kernels of Relu, BiasAdd (V1, and its gradient op BiasAddGrad) and Softmax,
-written once against `ctx.xp`."""
+"""CPU and GPU kernels of the bias ops, BiasAdd, BiasAddV1 and BiasAddGrad, written once
+against `ctx.xp`."""
 
-from graphops.kernels.support.kernel_util import (DEVICES, add_bias, compiled_cpu, compiled_elementwise,
-                                 computable_types, float_sum, softmax)
-from graphops.kernels.ops.math import float32_if_half
+from graphops.kernels.support.kernel_util import DEVICES, add_bias, computable_types, float_sum
 from graphops.registry.errors import InvalidArgumentError
 from graphops.registry.kernel_registry import OpKernel, register_kernel
 from graphops.registry.tensor_shape import shape_str
-
-
-@register_kernel("Relu", DEVICES, type_constraints={"T": computable_types("Relu")})
-class ReluOp(OpKernel):
-    """x where x >= 0 or NaN, else 0 (TF's max(x, 0): -0 stays -0, which NumPy's maximum
-    turns to +0); large CPU floats in one compiled pass."""
-
-    def compute(self, ctx):
-        x = ctx.input(0)
-        if compiled_cpu(ctx.xp, x):
-            y = compiled_elementwise("relu", x, x)
-        else:
-            y = ctx.xp.maximum(x.dtype.type(0), x)    # zero first: a tie gives x (-0)
-        ctx.set_output(0, y)
 
 
 def _check_at_least_2d(value):
@@ -41,6 +25,8 @@ class _BiasKernel(OpKernel):
 @register_kernel("BiasAddV1", DEVICES, type_constraints={"T": computable_types("BiasAddV1")})
 class BiasAddOp(_BiasKernel):
     """value + bias along the channel dim."""
+
+    chain_stage = "bias_add"
 
     def compute(self, ctx):
         value, bias = ctx.input(0), ctx.input(1)
@@ -67,22 +53,3 @@ class BiasAddGradOp(_BiasKernel):
         axes = tuple(d for d in range(grad.ndim) if d != channel)
         total = float_sum(ctx.xp, grad, axes)
         ctx.set_output(0, total.astype(dtype.np_dtype, copy=False))
-
-
-@register_kernel("Softmax", DEVICES, type_constraints={"T": computable_types("Softmax")})
-class SoftmaxOp(OpKernel):
-    """exp(x - max) / sum over the last dim (`log`: its log, LogSoftmax's kernel); half
-    types in float32, rounded once."""
-
-    log = False
-
-    def compute(self, ctx):
-        logits, dtype = ctx.input(0), ctx.output_dtype(0)
-        if logits.ndim < 1:
-            raise InvalidArgumentError(
-                f"logits must have >= 1 dimension, got {shape_str(logits.shape)}")
-        if logits.size == 0:
-            ctx.set_output(0, logits)
-            return
-        y = softmax(ctx.xp, float32_if_half(logits, dtype), self.log)
-        ctx.set_output(0, y.astype(dtype.np_dtype, copy=False))

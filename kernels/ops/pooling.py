@@ -9,10 +9,12 @@ which TF's CPU build refuses, are computed as well; half types run in float32.
 
 import numpy as np
 
-from graphops.kernels.conv_algorithms.layout import channels_last_shape, from_channels_last, to_channels_last
+from graphops.kernels.conv_algorithms.layout import (channels_last_shape, from_channels_last,
+                                                     to_channels_last)
 from graphops.kernels import compiled
 from graphops.kernels.compiled import loops
-from graphops.kernels.support.kernel_util import COMPILED_FLOATS, DEVICES, computable_types, host_copy
+from graphops.kernels.support.kernel_util import (COMPILED_FLOATS, DEVICES, computable_types,
+                                                  host_copy)
 from graphops.kernels.numerics import pooling_windows as pm
 from graphops.registry.errors import InvalidArgumentError
 from graphops.registry.kernel_registry import OpKernel, register_kernel
@@ -35,9 +37,8 @@ def _check_rank(array, rank, name):
 
 SERIAL_MAX_OUTPUTS = 1 << 16   # compiled max pools (and gradients) with fewer outputs: one thread
 # Channels from which the max pool runs compiled: with fewer, a window tap's short channel
-# loop costs more than NumPy's strided pass per tap (3 channels: 110 vs 60 us); from 8 on
-# it is as fast on small inputs and 4-8x faster on large ones (x[32, 112, 112, 64] 2x2:
-# 25 -> 4.2-5.1 ms, 3x3 stride 2: 51 -> 5.9-6.6 ms; TF 4.4 and 5.9 ms).
+# loop costs more than NumPy's strided pass per tap; from 8 on the compiled pass is as fast
+# on small inputs and several times faster on large ones (docs/performance.md).
 COMPILED_MIN_CHANNELS = 8
 
 

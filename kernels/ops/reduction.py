@@ -1,16 +1,19 @@
-"""Reduction kernels (Sum, Mean, Prod, Max, Min, Any, All) and the scans (Cumsum, Cumprod),
-for the CPU and the GPU, written once against `ctx.xp`, with TF's axis checks.
+"""Reduction kernels (Sum, Mean, Prod, Max, Min, Any, All, EuclideanNorm), the scans
+(Cumsum, Cumprod) and ArgMax/ArgMin, for the CPU and the GPU, written once against
+`ctx.xp`, with TF's axis checks.
 
 Integer sums and products wrap in their own type; float sums accumulate in float64 (TF's
-tree reductions are that accurate; NumPy's float32 sums over leading axes are not), products of
-half types in float32; each result is rounded once. An empty reduction gives the reduction's identity (0, 1, the type's lowest
-or highest value, false, true), as TF does.
+tree reductions are that accurate; NumPy's float32 sums over leading axes are not),
+products of half types in float32; each result is rounded once. An empty reduction gives
+the reduction's identity (0, 1, the type's lowest or highest value, false, true), as TF
+does.
 """
 
 import numpy as np
 
-from graphops.kernels.support.kernel_util import DEVICES, computable_types, float_sum
 from graphops.kernels.ops.math import float32_if_half
+from graphops.kernels.support.kernel_util import computable_types, DEVICES, float_sum, sum_dtype
+from graphops.registry import dtypes
 from graphops.registry.errors import InvalidArgumentError
 from graphops.registry.kernel_registry import OpKernel, register_kernel
 from graphops.registry.op_defs.array import int_values
@@ -127,7 +130,8 @@ class AllOp(ReductionOp):
         return xp.all(x, axis=axes, keepdims=self._keep_dims)
 
 
-# ----------------------------------------------------------------------------- scans
+# -----------------------------------------------------------------------------
+# scans
 
 
 class ScanOp(OpKernel):
@@ -172,3 +176,60 @@ for _name, _scan, _identity in (("Cumsum", "cumsum", 0), ("Cumprod", "cumprod", 
     register_kernel(_name, DEVICES, type_constraints={"T": computable_types(_name)},
                     host_memory=("axis",))(
         type(_name + "Op", (ScanOp,), {"scan": _scan, "identity": _identity}))
+
+
+# -----------------------------------------------------------------------------
+# EuclideanNorm
+#
+# EuclideanNorm's kernel (CPU and GPU): squares summed as Sum sums them (integers wrap in
+# their own type, floats in float64, half types rounded once), then the square root
+# (truncated for integers, as C++'s cast of std::sqrt).
+@register_kernel("EuclideanNorm", DEVICES,
+                 type_constraints={"T": computable_types("EuclideanNorm")},
+                 host_memory=("reduction_indices",))
+class EuclideanNormOp(ReductionOp):
+    def reduce(self, xp, x, dtype, axes):
+        squares = x * xp.conj(x) if x.dtype.kind == "c" else x * x
+        total = xp.sum(squares, axis=axes, dtype=sum_dtype(x), keepdims=self._keep_dims)
+        if dtype.is_integer:
+            return xp.sqrt(total.astype(np.float64))
+        return xp.sqrt(total)
+
+
+# -----------------------------------------------------------------------------
+# ArgMax, ArgMin
+class ArgOpKernel(OpKernel):
+    """Index of the largest (`largest`) or smallest value along `dimension`: the first one on
+    ties; NaNs are skipped (an all-NaN row gives 0), as TF's CPU kernel does."""
+
+    largest = True
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.output_type = ctx.get_attr("output_type")
+
+    def compute(self, ctx):
+        x, dimension, xp = ctx.input(0), ctx.input(1), ctx.xp
+        if dimension.ndim != 0:
+            raise InvalidArgumentError(
+                f"dim must be a scalar, but received tensor of shape: "
+                f"{shape_str(dimension.shape)}")
+        axis = int(dimension)
+        if not -x.ndim <= axis < x.ndim:
+            raise InvalidArgumentError(
+                f"Expected dimension in the range [{-x.ndim}, {x.ndim}), but got {axis}")
+        if x.shape[axis] == 0:
+            raise InvalidArgumentError(
+                f"Reduction axis {axis} is empty in shape {shape_str(x.shape)}")
+        if x.dtype.kind == "f" or x.dtype == dtypes.bfloat16.np_dtype:
+            x = x.astype(np.promote_types(x.dtype, np.float32), copy=False)
+            x = xp.where(xp.isnan(x), -np.inf if self.largest else np.inf, x)
+        index = xp.argmax(x, axis=axis) if self.largest else xp.argmin(x, axis=axis)
+        ctx.set_output(0, index.astype(self.output_type.np_dtype))
+
+
+_ARG_TYPES = {"T": list(dtypes.type_set("realnumbertype")) + [dtypes.bool_]}
+register_kernel("ArgMax", DEVICES, host_memory=("dimension",), type_constraints=_ARG_TYPES)(
+    ArgOpKernel)
+register_kernel("ArgMin", DEVICES, host_memory=("dimension",), type_constraints=_ARG_TYPES)(
+    type("ArgMinKernel", (ArgOpKernel,), {"largest": False}))

@@ -6,7 +6,8 @@ gradient descent, momentum and Adam on large variables run as one fused compiled
 import numpy as np
 
 from graphops.kernels.compiled import loops
-from graphops.kernels.support.kernel_util import PARALLEL_MIN_SIZE, PARALLEL_MIN_SIZE_COMPUTE, compiled_cpu
+from graphops.kernels.support.kernel_util import (PARALLEL_MIN_SIZE, PARALLEL_MIN_SIZE_COMPUTE,
+                                                  compiled_cpu)
 
 from graphops.kernels.ops.state import check_dtype, locked, lookup_var, writable_value
 from graphops.registry import dtypes

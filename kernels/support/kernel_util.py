@@ -11,6 +11,7 @@ import numpy as np
 
 from graphops.kernels import compiled
 from graphops.kernels.compiled import loops
+from graphops.kernels.compiled.constants import CACHE_LINE_BYTES
 from graphops.kernels.support.parallelism import share_count
 
 from graphops.registry import dtypes
@@ -35,7 +36,6 @@ PARALLEL_MIN_SIZE_COMPUTE = 1 << 19
 STREAMING_MIN_CHANNELS = 32
 COMPILED_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 SUM_ROW_VALUES = 128    # float_sum: values summed side by side per row of the compiled loop
-CACHE_LINE_BYTES = 64
 
 
 def computable_types(op, attr="T"):

@@ -1,4 +1,5 @@
-"""Op definitions: every module of this package registers its ops on import."""
+"""Op definitions, one module per op family (the names of kernels/ops and
+graphops/autodiff/rules): every module of this package registers its ops on import."""
 
 import importlib
 import pkgutil

@@ -1,17 +1,14 @@
-"""Activation op definitions and their gradient ops (TF's nn_ops.cc): Relu6, Elu, Selu,
-LeakyRelu, Softplus, Softsign, LogSoftmax, and ReluGrad, Relu6Grad, EluGrad, SeluGrad,
-LeakyReluGrad, SoftplusGrad, SoftsignGrad. Relu itself lives in ``nn.py``."""
+"""Activation op definitions and their gradient ops (TF's nn_ops.cc): Relu, Relu6, Elu, Selu,
+LeakyRelu, Softplus, Softsign, Softmax, LogSoftmax, and ReluGrad, Relu6Grad, EluGrad,
+SeluGrad, LeakyReluGrad, SoftplusGrad, SoftsignGrad."""
 
 from graphops.registry.op_registry import register_op
+from graphops.registry.shape_inference import unchanged_shape
 
 _FLOAT = "T: {half, bfloat16, float, double}"
 _REAL = "T: realnumbertype"
 _ALPHA = "alpha: float = 0.2"
 _FLOAT_DEFAULT = "T: {half, bfloat16, float, double} = DT_FLOAT"
-
-
-def _same_shape(c):
-    c.set_output(0, c.input(0))
 
 
 def _merge_both_inputs(c):
@@ -27,7 +24,7 @@ def _activation(name, t_spec, doc, attrs=()):
     builder = register_op(name).input("features: T").output("activations: T")
     for spec in (*attrs, t_spec):
         builder.attr(spec)
-    builder.set_shape_fn(_same_shape).doc(doc)
+    builder.set_shape_fn(unchanged_shape).doc(doc)
 
 
 def _activation_grad(name, second_input, t_spec, doc, attrs=()):
@@ -89,3 +86,22 @@ _activation_grad("SoftsignGrad", "features", _FLOAT, """\
 Computes softsign gradients for a softsign operation.
 
 backprops: `gradients / (1 + abs(features)) ** 2`.""")
+
+register_op("Relu") \
+    .input("features: T") \
+    .output("activations: T") \
+    .attr("T: {realnumbertype, qint8}") \
+    .set_shape_fn(unchanged_shape) \
+    .doc("Computes rectified linear: `max(features, 0)`.")
+
+
+def _softmax_shape(c):
+    c.set_output(0, c.with_rank_at_least(c.input(0), 1))
+
+
+register_op("Softmax") \
+    .input("logits: T") \
+    .output("softmax: T") \
+    .attr("T: {half, bfloat16, float, double}") \
+    .set_shape_fn(_softmax_shape) \
+    .doc("Computes softmax activations: `exp(logits) / reduce_sum(exp(logits), -1)`.")

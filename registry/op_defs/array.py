@@ -7,7 +7,8 @@ Also holds shape helpers that other op modules share: `int_values`, `scalar_inpu
 
 from graphops.registry.errors import InvalidArgumentError
 from graphops.registry.op_registry import register_op
-from graphops.registry.shape_inference import divide_evenly, merge_shapes, with_value
+from graphops.registry.shape_inference import (divide_evenly, merge_shapes, scalar_shape,
+                                               unchanged_shape, with_value)
 from graphops.registry.tensor_shape import TensorShape, unknown_shape
 
 # ----------------------------------------------------------------------------- shape helpers
@@ -43,14 +44,6 @@ def shape_from_shape_tensor(c, i):
             raise InvalidArgumentError(f"Invalid value in tensor used for shape: {v}")
         dims.append(None if v == -1 else v)
     return TensorShape(dims)
-
-
-def _unchanged(c):
-    c.set_output(0, c.input(0))
-
-
-def _scalar(c):
-    c.set_output(0, TensorShape([]))
 
 
 # ----------------------------------------------------------------------------- sources
@@ -101,14 +94,14 @@ for _name, _doc in (("Identity", "Return a tensor with the same shape and conten
         .input("input: T") \
         .output("output: T") \
         .attr("T: type") \
-        .set_shape_fn(_unchanged) \
+        .set_shape_fn(unchanged_shape) \
         .doc(_doc)
 
 register_op("ZerosLike") \
     .input("x: T") \
     .output("y: T") \
     .attr("T: type") \
-    .set_shape_fn(_unchanged) \
+    .set_shape_fn(unchanged_shape) \
     .doc("Returns a tensor of zeros with the same shape and type as x.")
 
 register_op("OnesLike") \
@@ -116,7 +109,7 @@ register_op("OnesLike") \
     .output("y: T") \
     .attr("T: {bfloat16, half, float, double, int8, uint8, int16, uint16, int32, uint32, "
           "int64, uint64, complex64, complex128, bool}") \
-    .set_shape_fn(_unchanged) \
+    .set_shape_fn(unchanged_shape) \
     .doc("Returns a tensor of ones with the same shape and type as x.")
 
 
@@ -158,14 +151,14 @@ register_op("Size") \
     .output("output: out_type") \
     .attr("T: type") \
     .attr("out_type: {int32, int64} = DT_INT32") \
-    .set_shape_fn(_scalar) \
+    .set_shape_fn(scalar_shape) \
     .doc("Returns the size (number of elements) of a tensor.")
 
 register_op("Rank") \
     .input("input: T") \
     .output("output: int32") \
     .attr("T: type") \
-    .set_shape_fn(_scalar) \
+    .set_shape_fn(scalar_shape) \
     .doc("Returns the rank of a tensor.")
 
 
@@ -240,14 +233,19 @@ def _transpose_shape(c):
     c.set_output(0, TensorShape(dims))
 
 
-register_op("Transpose") \
-    .input("x: T") \
-    .input("perm: Tperm") \
-    .output("y: T") \
-    .attr("T: type") \
-    .attr("Tperm: {int32, int64} = DT_INT32") \
-    .set_shape_fn(_transpose_shape) \
-    .doc("Shuffle dimensions of x according to a permutation.")
+# ConjugateTranspose: what `tf.transpose(conjugate=True)` builds for complex tensors
+for _name, _doc in (
+        ("Transpose", "Shuffle dimensions of x according to a permutation."),
+        ("ConjugateTranspose", "Shuffle dimensions of x according to a permutation and "
+                               "conjugate the result.")):
+    register_op(_name) \
+        .input("x: T") \
+        .input("perm: Tperm") \
+        .output("y: T") \
+        .attr("T: type") \
+        .attr("Tperm: {int32, int64} = DT_INT32") \
+        .set_shape_fn(_transpose_shape) \
+        .doc(_doc)
 
 
 def _squeeze_shape(c):

@@ -9,8 +9,8 @@ at build time, so a bad combination fails while building as InvalidArgumentError
 from graphops.registry.conv_family import CONV_OPS, GENERIC_DATA_FORMATS, fixed_rank_format
 from graphops.registry.conv_generic import generic_conv
 from graphops.registry.conv_shapes import (backprop_geometry, check_valid_padding, conv_params,
-                                  format_dims, forward_geometry, is_channels_last, make_shape,
-                                  spatial_explicit_pads, windowed_output_dim)
+                                           format_dims, forward_geometry, is_channels_last,
+                                           make_shape, spatial_explicit_pads, windowed_output_dim)
 from graphops.registry.errors import InvalidArgumentError, OpError
 from graphops.registry.op_defs.array import shape_from_shape_tensor
 from graphops.registry.op_registry import register_op

@@ -7,7 +7,8 @@ from graphops.registry.errors import InvalidArgumentError
 from graphops.registry.op_defs.array import int_values, scalar_input_dim, shape_from_shape_tensor
 from graphops.registry.op_defs.math import broadcast_shapes
 from graphops.registry.op_registry import register_op
-from graphops.registry.shape_inference import merge_dim, merge_shapes, with_rank_at_most, with_value
+from graphops.registry.shape_inference import (merge_dim, merge_shapes, with_rank_at_most,
+                                               with_value)
 from graphops.registry.tensor_shape import TensorShape, unknown_shape
 
 _REVERSE_TYPES = ("uint8, int8, uint16, int16, uint32, int32, uint64, int64, bool, bfloat16, "

@@ -2,7 +2,7 @@
 a sharded Saver builds for its file names."""
 
 from graphops.registry.errors import InvalidArgumentError
-from graphops.registry.op_defs.math import _unchanged
+from graphops.registry.shape_inference import unchanged_shape
 from graphops.registry.op_registry import register_op
 from graphops.registry.shape_inference import merge_shapes, with_value
 from graphops.registry.tensor_shape import TensorShape, unknown_shape
@@ -107,6 +107,6 @@ register_op("StaticRegexFullMatch") \
     .input("input: string") \
     .output("output: bool") \
     .attr("pattern: string") \
-    .set_shape_fn(_unchanged) \
+    .set_shape_fn(unchanged_shape) \
     .doc("Check if the input matches the regex pattern (`pattern` fixed when the graph is "
          "built).")

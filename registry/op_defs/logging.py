@@ -3,7 +3,7 @@ prints its data when run), StringFormat (tensors formatted into a template) and 
 (prints a string scalar)."""
 
 from graphops.registry.errors import InvalidArgumentError
-from graphops.registry.op_defs.math import _unchanged
+from graphops.registry.shape_inference import unchanged_shape
 from graphops.registry.op_registry import register_op
 from graphops.registry.tensor_shape import TensorShape
 
@@ -32,7 +32,7 @@ register_op("Print") \
     .attr("first_n: int = -1") \
     .attr("summarize: int = 3") \
     .set_is_stateful() \
-    .set_shape_fn(_unchanged) \
+    .set_shape_fn(unchanged_shape) \
     .doc("Prints a list of tensors (the first `summarize` entries of each) after `message` "
          "when run, at most `first_n` times (-1: always); passes `input` through.")
 

@@ -51,36 +51,3 @@ register_op("SoftmaxCrossEntropyWithLogits") \
     .set_shape_fn(_xent_shape) \
     .doc("Computes softmax cross entropy cost and gradients to backpropagate.\n"
          "labels are probability rows, broadcast against features; backprop = softmax - labels.")
-
-
-def _arg_op_shape(c):
-    """TF's ArgOpShape: the input's shape without the (constant) reduced dimension."""
-    c.with_rank(c.input(1), 0)
-    src, dimension = c.input(0), c.input_value(1)
-    if src.rank is not None and src.rank <= 1:
-        c.set_output(0, TensorShape([]))
-    elif src.rank is None or dimension is None:
-        c.set_output(0, TensorShape(None if src.rank is None else [None] * (src.rank - 1)))
-    else:
-        axis = int(dimension)
-        if not -src.rank <= axis < src.rank:
-            raise InvalidArgumentError(
-                f"Dimension ({axis}) must be in the range [{-src.rank}, {src.rank}), where "
-                f"{src.rank} is the number of dimensions in the input.")
-        axis %= src.rank
-        c.set_output(0, TensorShape([d for i, d in enumerate(src.dims) if i != axis]))
-
-
-for _name, _index_types, _output_types, _which in (
-        ("ArgMax", "int16, int32, int64", "int16, uint16, int32, int64", "largest"),
-        ("ArgMin", "int32, int64", "int32, int64", "smallest")):
-    register_op(_name) \
-        .input("input: T") \
-        .input("dimension: Tidx") \
-        .output("output: output_type") \
-        .attr("T: {realnumbertype, quantizedtype, bool}") \
-        .attr(f"Tidx: {{{_index_types}}} = DT_INT32") \
-        .attr(f"output_type: {{{_output_types}}} = DT_INT64") \
-        .set_shape_fn(_arg_op_shape) \
-        .doc(f"Returns the index with the {_which} value across dimensions of a tensor.\n"
-             "Ties are resolved in favour of the smallest index; NaNs are skipped.")

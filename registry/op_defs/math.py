@@ -5,8 +5,7 @@ import numpy as np
 
 from graphops.registry.errors import InvalidArgumentError
 from graphops.registry.op_registry import register_op
-from graphops.registry.op_defs.array import int_values
-from graphops.registry.shape_inference import merge_dim, with_rank_at_most
+from graphops.registry.shape_inference import merge_dim, unchanged_shape
 from graphops.registry.tensor_shape import TensorShape, unknown_shape
 
 _UNARY = "{bfloat16, half, float, double, int8, int16, int32, int64, complex64, complex128}"
@@ -68,10 +67,6 @@ def _broadcast_binary_shape(c):
     error = c.get_attr("incompatible_shape_error") if c.has_attr("incompatible_shape_error") \
         else True
     c.set_output(0, broadcast_shapes(c.input(0), c.input(1), error))
-
-
-def _unchanged(c):
-    c.set_output(0, c.input(0))
 
 
 def _register_binary(name, types, out="T", commutative=False, doc=""):
@@ -146,7 +141,7 @@ for _name, _types, _doc in (
         .input("x: T") \
         .output("y: T") \
         .attr(f"T: {_types}") \
-        .set_shape_fn(_unchanged) \
+        .set_shape_fn(unchanged_shape) \
         .doc(_doc)
 
 for _name, _formula in (("SigmoidGrad", "dy * y * (1 - y)"), ("TanhGrad", "dy * (1 - y*y)"),
@@ -157,7 +152,7 @@ for _name, _formula in (("SigmoidGrad", "dy * y * (1 - y)"), ("TanhGrad", "dy * 
         .input("dy: T") \
         .output("z: T") \
         .attr(f"T: {_UNARY_COMPLEX}") \
-        .set_shape_fn(_unchanged) \
+        .set_shape_fn(unchanged_shape) \
         .doc(f"Computes the gradient of {_name[:-4].lower()} with respect to its input, given "
              f"its output y and the gradient dy: {_formula}.")
 
@@ -165,7 +160,7 @@ register_op("Conj") \
     .input("input: T") \
     .output("output: T") \
     .attr("T: {complex64, complex128, variant} = DT_COMPLEX64") \
-    .set_shape_fn(_unchanged) \
+    .set_shape_fn(unchanged_shape) \
     .doc("Returns the complex conjugate of a complex number.")
 
 
@@ -203,7 +198,7 @@ register_op("Cast") \
     .attr("SrcT: type") \
     .attr("DstT: type") \
     .attr("Truncate: bool = false") \
-    .set_shape_fn(_unchanged) \
+    .set_shape_fn(unchanged_shape) \
     .doc("Cast x of type SrcT to y of DstT.")
 
 
@@ -225,68 +220,6 @@ register_op("MatMul") \
     .attr("grad_b: bool = false") \
     .set_shape_fn(_matmul_shape) \
     .doc('Multiply the matrix "a" by the matrix "b".')
-
-
-def _reduction_shape(c):
-    """TF's ReductionShape: axes known at build time give the exact output shape."""
-    src = c.input(0)
-    with_rank_at_most(c.input(1), 1)
-    keep_dims, axes = c.get_attr("keep_dims"), c.input_value(1)
-    if axes is None or src.rank is None:
-        c.set_output(0, unknown_shape(src.rank) if keep_dims and src.rank is not None
-                     else unknown_shape())
-        return
-    rank, reduced = src.rank, set()
-    for axis in int_values(axes):
-        if not -rank <= axis < rank:
-            raise InvalidArgumentError(
-                f"Invalid reduction dimension {axis} for input with {rank} dimensions.")
-        reduced.add(axis % rank)
-    dims = [1 if i in reduced else d for i, d in enumerate(src.dims)
-            if keep_dims or i not in reduced]
-    c.set_output(0, TensorShape(dims))
-
-
-for _name, _type, _doc in (
-        ("Sum", "T", "Computes the sum of elements across dimensions of a tensor."),
-        ("Mean", "T", "Computes the mean of elements across dimensions of a tensor."),
-        ("Prod", "T", "Computes the product of elements across dimensions of a tensor."),
-        ("Max", "T", "Computes the maximum of elements across dimensions of a tensor."),
-        ("Min", "T", "Computes the minimum of elements across dimensions of a tensor."),
-        ("Any", "bool", 'Computes the "logical or" of elements across dimensions of a tensor.'),
-        ("All", "bool", 'Computes the "logical and" of elements across dimensions of a '
-                        'tensor.')):
-    builder = register_op(_name) \
-        .input(f"input: {_type}") \
-        .input("reduction_indices: Tidx") \
-        .output(f"output: {_type}") \
-        .attr("keep_dims: bool = false")
-    if _type == "T":
-        builder.attr("T: {realnumbertype, quantizedtype}" if _name in ("Max", "Min")
-                     else "T: numbertype")
-    builder \
-        .attr("Tidx: {int32, int64} = DT_INT32") \
-        .python_name("reduction_indices", "axis") \
-        .set_shape_fn(_reduction_shape) \
-        .doc(_doc)
-
-
-# the scans: one signature
-for _name, _doc in (
-        ("Cumsum", "Compute the cumulative sum of the tensor `x` along `axis`."),
-        ("Cumprod", "Compute the cumulative product of the tensor x along axis.\n"
-                    "exclusive: start from 1 (the first output is 1); reverse: run from the "
-                    "end.")):
-    register_op(_name) \
-        .input("x: T") \
-        .input("axis: Tidx") \
-        .output("out: T") \
-        .attr("exclusive: bool = false") \
-        .attr("reverse: bool = false") \
-        .attr("T: numbertype") \
-        .attr("Tidx: {int32, int64} = DT_INT32") \
-        .set_shape_fn(_unchanged) \
-        .doc(_doc)
 
 
 def range_size(start, limit, delta):
@@ -338,3 +271,58 @@ register_op("Range") \
     .set_shape_fn(_range_shape) \
     .doc("Creates a sequence of numbers: start, start + delta, ... up to but not including "
          "limit.")
+
+
+# ----------------------------------------------------------------------------- TF1's extras
+# FloorDiv, Rint, the logical ops, the float predicates IsNan/IsInf/IsFinite, ClipByValue
+_DIV = ("{bfloat16, half, float, double, uint8, int8, uint16, int16, int32, uint32, uint64, "
+        "int64, complex64, complex128}")
+
+register_op("FloorDiv") \
+    .input("x: T") \
+    .input("y: T") \
+    .output("z: T") \
+    .attr(f"T: {_DIV}") \
+    .set_shape_fn(_broadcast_binary_shape) \
+    .doc("Returns x // y element-wise (the floor of the quotient).")
+
+for _name, _doc in (("LogicalAnd", "Returns the truth value of x AND y element-wise."),
+                    ("LogicalOr", "Returns the truth value of x OR y element-wise.")):
+    register_op(_name) \
+        .input("x: bool") \
+        .input("y: bool") \
+        .output("z: bool") \
+        .set_is_commutative() \
+        .set_shape_fn(_broadcast_binary_shape) \
+        .doc(_doc)
+
+register_op("LogicalNot") \
+    .input("x: bool") \
+    .output("y: bool") \
+    .set_shape_fn(unchanged_shape) \
+    .doc("Returns the truth value of `NOT x` element-wise.")
+
+register_op("Rint") \
+    .input("x: T") \
+    .output("y: T") \
+    .attr(f"T: {_REAL_FLOATS}") \
+    .set_shape_fn(unchanged_shape) \
+    .doc("Returns the element-wise integer closest to x (halves to even).")
+
+for _name, _what in (("IsNan", "NaN"), ("IsInf", "Inf"), ("IsFinite", "finite")):
+    register_op(_name) \
+        .input("x: T") \
+        .output("y: bool") \
+        .attr(f"T: {_REAL_FLOATS}") \
+        .set_shape_fn(unchanged_shape) \
+        .doc(f"Returns which elements of x are {_what}.")
+
+register_op("ClipByValue") \
+    .input("t: T") \
+    .input("clip_value_min: T") \
+    .input("clip_value_max: T") \
+    .output("output: T") \
+    .attr("T: numbertype") \
+    .set_shape_fn(unchanged_shape) \
+    .doc("Clips tensor values to [clip_value_min, clip_value_max]; the bounds are scalars or "
+         "have t's shape.")

@@ -1,17 +1,8 @@
-"""Everyday neural-net op definitions (TF's nn_ops.cc): Relu, BiasAdd (V1 and its gradient
-op), Softmax."""
+"""The bias ops (TF's nn_ops.cc): BiasAdd, BiasAddV1 and BiasAdd's gradient op BiasAddGrad."""
 
 from graphops.registry.op_registry import register_op
 from graphops.registry.shape_inference import merge_dim
 from graphops.registry.tensor_shape import TensorShape, unknown_shape
-
-register_op("Relu") \
-    .input("features: T") \
-    .output("activations: T") \
-    .attr("T: {realnumbertype, qint8}") \
-    .set_shape_fn(lambda c: c.set_output(0, c.input(0))) \
-    .doc("Computes rectified linear: `max(features, 0)`.")
-
 
 def _channels_first(c):
     """BiasAddV1 has no data_format attr: it is always NHWC."""
@@ -70,15 +61,3 @@ register_op("BiasAddGrad") \
     .doc("""\
 The backward operation for BiasAdd: sums `out_backprop` over all but the channel dim (the
 last one for NHWC, dim 1 for NCHW).""")
-
-
-def _softmax_shape(c):
-    c.set_output(0, c.with_rank_at_least(c.input(0), 1))
-
-
-register_op("Softmax") \
-    .input("logits: T") \
-    .output("softmax: T") \
-    .attr("T: {half, bfloat16, float, double}") \
-    .set_shape_fn(_softmax_shape) \
-    .doc("Computes softmax activations: `exp(logits) / reduce_sum(exp(logits), -1)`.")

@@ -1,11 +1,7 @@
 """Resource-variable ops (TF's resource_variable_ops.cc): handles, reads and assignments."""
 
 from graphops.registry.op_registry import register_op
-from graphops.registry.tensor_shape import TensorShape
-
-
-def _scalar(c):
-    c.set_output(0, TensorShape([]))
+from graphops.registry.shape_inference import scalar_shape
 
 
 def _handle_scalar(c):
@@ -13,7 +9,8 @@ def _handle_scalar(c):
 
 
 def _read_shape(c):
-    """The handle carries no static shape here: graphops.autodiff.variables sets the read's shape."""
+    """The handle carries no static shape here: graphops.training.variables sets the read's
+    shape."""
     _handle_scalar(c)
 
 
@@ -26,7 +23,7 @@ register_op("VarHandleOp") \
     .attr("shape: shape") \
     .attr("allowed_devices: list(string) = []") \
     .set_is_stateful() \
-    .set_shape_fn(_scalar) \
+    .set_shape_fn(scalar_shape) \
     .doc("Creates a handle to a Variable resource named by `shared_name` (else the node name).")
 
 register_op("ReadVariableOp") \
@@ -66,5 +63,5 @@ register_op("VarIsInitializedOp") \
     .input("resource: resource") \
     .output("is_initialized: bool") \
     .set_is_stateful() \
-    .set_shape_fn(_scalar) \
+    .set_shape_fn(scalar_shape) \
     .doc("Checks whether a resource handle-based variable has been initialized.")

@@ -2,7 +2,7 @@
 TensorSummaryV2 and MergeSummary, each a scalar string holding a serialized `Summary`
 protocol buffer (TensorBoard's input)."""
 
-from graphops.registry.op_defs.array import _scalar
+from graphops.registry.shape_inference import scalar_shape
 from graphops.registry.op_registry import register_op
 
 _REAL = ("{float, double, int32, uint8, int16, int8, int64, bfloat16, uint16, half, uint32, "
@@ -14,7 +14,7 @@ register_op("ScalarSummary") \
     .input("values: T") \
     .output("summary: string") \
     .attr(f"T: {_REAL}") \
-    .set_shape_fn(_scalar) \
+    .set_shape_fn(scalar_shape) \
     .doc("A Summary with one `simple_value` per element of `values`, tagged by `tags` "
          "(same shape as `values`).")
 
@@ -23,7 +23,7 @@ register_op("HistogramSummary") \
     .input("values: T") \
     .output("summary: string") \
     .attr(f"T: {_REAL} = DT_FLOAT") \
-    .set_shape_fn(_scalar) \
+    .set_shape_fn(scalar_shape) \
     .doc("A Summary with a histogram of `values` (TF's default exponential buckets); "
          "NaN or infinity is an InvalidArgumentError.")
 
@@ -33,13 +33,13 @@ register_op("TensorSummaryV2") \
     .input("serialized_summary_metadata: string") \
     .output("summary: string") \
     .attr("T: type") \
-    .set_shape_fn(_scalar) \
+    .set_shape_fn(scalar_shape) \
     .doc("A Summary holding `tensor` as a TensorProto, with the given SummaryMetadata.")
 
 register_op("MergeSummary") \
     .input("inputs: N * string") \
     .output("summary: string") \
     .attr("N: int >= 1") \
-    .set_shape_fn(_scalar) \
+    .set_shape_fn(scalar_shape) \
     .doc("The union of the values of the serialized Summaries in `inputs`; a tag seen twice "
          "is an InvalidArgumentError.")

@@ -13,8 +13,9 @@ from hypothesis import given, settings, strategies as st
 
 from graphops.kernels.conv_algorithms import depthwise as conv_depthwise
 from graphops.kernels.support import parallelism
-from graphops.kernels.conv_algorithms.depthwise import (depthwise_backprop_filter, depthwise_backprop_input,
-                                    depthwise_forward)
+from graphops.kernels.conv_algorithms.depthwise import (depthwise_backprop_filter,
+                                                        depthwise_backprop_input,
+                                                        depthwise_forward)
 from tests.cache_lines import at_line_offset
 from tests.conv_tolerance import assert_conv_close
 from tests.reference_depthwise import (depthwise_backprop_filter_ref,

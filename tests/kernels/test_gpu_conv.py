@@ -16,9 +16,11 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import graphops as gp
 from graphops.runtime import devices
 from graphops.kernels.conv_algorithms import layout as conv_layout
-from graphops.kernels.conv_algorithms.dense import conv_backprop_filter, conv_backprop_input, conv_forward
-from graphops.kernels.conv_algorithms.depthwise import (depthwise_backprop_filter, depthwise_backprop_input,
-                                    depthwise_forward)
+from graphops.kernels.conv_algorithms.dense import (conv_backprop_filter, conv_backprop_input,
+                                                    conv_forward)
+from graphops.kernels.conv_algorithms.depthwise import (depthwise_backprop_filter,
+                                                        depthwise_backprop_input,
+                                                        depthwise_forward)
 from graphops.registry import errors, memory
 from graphops.registry.conv_shapes import CONV_OPS
 from tests.reference_conv import (conv_backprop_filter_ref, conv_backprop_input_ref,

@@ -1,16 +1,13 @@
-"""GPU kernels of the everyday ops (array, math, nn, loss, gradient support).
+"""GPU kernels of the everyday ops (array, math, nn, activations, loss, gradient support).
 
 Every op runs in one graph twice, pinned to /CPU:0 and to /GPU:0 (no soft placement) on the
 same random inputs, for each type of its GPU type list; the results must agree (exactly for
 integers and bools). The `gpu` fixture runs each test on the simulated GPU and, when there
-is one, on a real CUDA GPU. Also checked: every CPU kernel of the registry has a GPU twin,
-host-memory inputs and outputs never cross to the device, unpinned graphs go to the GPU,
-bfloat16 falls back to the CPU, and errors read the same on both devices.
+is one, on a real CUDA GPU. Also checked: every CPU kernel of the registry has a GPU twin.
+Host memory, placement and errors: test_gpu_placement.py.
 """
 
-import contextlib
 import itertools
-import re
 
 import numpy as np
 import pytest
@@ -18,19 +15,15 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import graphops as gp
-from graphops.testing.simulated_gpu import SimArray, xp as sim_xp
 from graphops.registry import dtypes, errors, get_op_def
-from graphops.registry.kernel_registry import (OpKernelConstruction, OpKernelContext, find_kernel,
-                                      registered_kernels)
+from graphops.registry.kernel_registry import find_kernel, registered_kernels
 from graphops.registry.op_registry import list_ops
-from tests import placement_log
-from tests.gpu_compare import assert_same, compare, gpu_types, ints, run_error, values
-from tests.placement_log import CPU_NAME, GPU_NAME
+from tests.gpu_compare import assert_same, compare, gpu_types, ints, values
 
 SETTINGS = settings(max_examples=15, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])
-MODULES = {f"graphops.kernels.ops.{m}" for m in ("array", "math", "nn", "loss", "gradient",
-                                                "pad", "reduction")}
+MODULES = {f"graphops.kernels.ops.{m}" for m in ("array", "math", "nn", "activations", "loss",
+                                                "gradient", "pad", "reduction")}
 
 
 # ----------------------------------------------------------------------------- one case per type
@@ -40,12 +33,73 @@ def _binary(few=False):
                                                                               few=few)}, {})
 
 
-def _reduction(keep_dims):
-    return lambda r, t: ({"input": values(r, t, (3, 4, 5)), "axis": ints(0, -1)},
+def _reduction(keep_dims, few=False):
+    return lambda r, t: ({"input": values(r, t, (3, 4, 5), few=few), "axis": ints(0, -1)},
                          {"keep_dims": keep_dims})
 
 
-CASES = {   # (op, case name): (type attr, make(rng, dtype) -> (inputs, attrs))
+def _norm(keep_dims):
+    """EuclideanNorm: small integers (0, 1, 2), whose squares' sums int8 holds."""
+    return lambda r, t: _reduction(keep_dims, few=t.is_integer)(r, t)
+
+
+def _nonzero(r, t, shape):
+    """Random values with every 0 made 1 (divisors)."""
+    x = values(r, t, shape)
+    x[x == 0] = 1
+    return x
+
+
+def _special(r, t, shape):
+    """Random values with a NaN, both infinities and both zeros."""
+    x = values(r, t, shape)
+    x.flat[:5] = [np.nan, np.inf, -np.inf, -0.0, 0.0]
+    return x
+
+
+def _halves(r, t, shape):
+    """Random values times 4, with exact halves (ties round to even)."""
+    x = values(r, t, shape) * t.np_dtype.type(4)
+    x.flat[:8] = [-3.5, -2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.5]
+    return x
+
+
+def _spread(r, t, shape):
+    """Random values reaching past 6 (Relu6's cap) and far into the exponentials' tails."""
+    x = values(r, t, shape)
+    return x * t.np_dtype.type(8) if t.is_floating else x
+
+
+def _unary_gradient(positive=False):
+    """y, dy of the y-based unary-gradient ops (y positive where they divide by it)."""
+    return lambda r, t: ({"y": values(r, t, (3, 4), positive=positive),
+                          "dy": values(r, t, (3, 4))}, {})
+
+
+def _activation_gradient(second, **attrs):
+    """gradients and the features (spread) or the outputs (Elu's and Selu's, mostly > -1)."""
+    spread = _spread if second == "features" else values
+    return lambda r, t: ({"gradients": values(r, t, (3, 4)), second: spread(r, t, (3, 4))},
+                         attrs)
+
+
+def _clip(per_element):
+    def make(r, t):
+        a, b = (values(r, t, (3, 4) if per_element else ()) for _ in range(2))
+        return {"t": values(r, t, (3, 4)), "clip_value_min": np.minimum(a, b),
+                "clip_value_max": np.maximum(a, b)}, {}
+    return make
+
+
+def _pow(r, t):
+    """Positive float bases; small integer bases and exponents >= 0 (no int8 overflow)."""
+    if t.is_integer:
+        return {"x": r.integers(-4, 5, (3, 1, 4)).astype(t.np_dtype),
+                "y": r.integers(0, 4, (2, 4)).astype(t.np_dtype)}, {}
+    return {"x": values(r, t, (3, 1, 4), positive=True), "y": values(r, t, (2, 4))}, {}
+
+
+CASES = {   # (op, case name): (type attr or None, make(rng, dtype) -> (inputs, attrs))
     ("Identity", ""): ("T", lambda r, t: ({"input": values(r, t, (2, 3))}, {})),
     ("StopGradient", ""): ("T", lambda r, t: ({"input": values(r, t, (2, 3))}, {})),
     ("PlaceholderWithDefault", ""): ("dtype", lambda r, t: (
@@ -160,8 +214,65 @@ CASES[("Cumprod", "")] = ("T", lambda r, t: ({"x": values(r, t, (3, 4), few=True
 CASES[("Cumsum", "")] = ("T", lambda r, t: ({"x": values(r, t, (3, 4), few=True),
                                              "axis": np.int32(0)}, {"reverse": True}))
 
+# math: the binary ops, the logical ops (no type attr: their bool inputs), the unary ops
+CASES[("SquaredDifference", "")] = ("T", _binary())
+for _op in ("LogicalAnd", "LogicalOr"):
+    CASES[(_op, "")] = (None, _binary())
+CASES[("FloorDiv", "")] = ("T", lambda r, t: ({"x": values(r, t, (3, 1, 4)),
+                                               "y": _nonzero(r, t, (2, 4))}, {}))
+CASES[("DivNoNan", "")] = ("T", lambda r, t: (      # zero divisors give 0
+    {"x": values(r, t, (3, 1, 4)), "y": values(r, t, (2, 4)) * (r.random((2, 4)) < 0.6)}, {}))
+CASES[("Pow", "")] = ("T", _pow)
+CASES[("AddN", "")] = ("T", lambda r, t: ({"inputs": [values(r, t, (2, 3)) for _ in range(3)]},
+                                          {}))
+CASES[("AddN", "one input")] = ("T", lambda r, t: ({"inputs": [values(r, t, (2, 3))]}, {}))
+CASES[("ClipByValue", "")] = ("T", _clip(False))
+CASES[("ClipByValue", "per element")] = ("T", _clip(True))
+CASES[("Conj", "")] = ("T", lambda r, t: ({"input": values(r, t, (3, 4))}, {}))
+CASES[("L2Loss", "")] = ("T", lambda r, t: ({"t": values(r, t, (3, 4))}, {}))
+CASES[("LogicalNot", "")] = (None, lambda r, t: ({"x": values(r, t, (3, 4))}, {}))
+CASES[("Rint", "")] = ("T", lambda r, t: ({"x": _halves(r, t, (3, 4))}, {}))
+for _op in ("IsNan", "IsInf", "IsFinite"):
+    CASES[(_op, "")] = ("T", lambda r, t: ({"x": _special(r, t, (3, 4))}, {}))
+for _op in ("SigmoidGrad", "TanhGrad", "ReciprocalGrad", "InvGrad"):
+    CASES[(_op, "")] = ("T", _unary_gradient())
+for _op in ("SqrtGrad", "RsqrtGrad"):
+    CASES[(_op, "")] = ("T", _unary_gradient(positive=True))
+# reduction
+CASES[("EuclideanNorm", "")] = ("T", _norm(False))
+CASES[("EuclideanNorm", "keep_dims")] = ("T", _norm(True))
+# array
+CASES[("ConjugateTranspose", "")] = ("T", lambda r, t: ({"x": values(r, t, (2, 3, 4)),
+                                                         "perm": ints(1, 2, 0)}, {}))
+CASES[("ConjugateTranspose", "int64 perm")] = ("T", lambda r, t: (
+    {"x": values(r, t, (2, 3, 4)), "perm": ints(2, 0, -2, dtype=np.int64)}, {}))
+# activations (tests/kernels/test_activation_ops.py checks their values)
+for _op in ("Relu6", "Elu", "Selu", "Softplus", "Softsign"):
+    CASES[(_op, "")] = ("T", lambda r, t: ({"features": _spread(r, t, (3, 4))}, {}))
+CASES[("LeakyRelu", "")] = ("T", lambda r, t: ({"features": _spread(r, t, (3, 4))}, {}))
+CASES[("LeakyRelu", "alpha")] = ("T", lambda r, t: ({"features": _spread(r, t, (3, 4))},
+                                                    {"alpha": 0.3}))
+for _op in ("ReluGrad", "Relu6Grad", "SoftplusGrad", "SoftsignGrad"):
+    CASES[(_op, "")] = ("T", _activation_gradient("features"))
+for _op in ("EluGrad", "SeluGrad"):
+    CASES[(_op, "")] = ("T", _activation_gradient("outputs"))
+CASES[("LeakyReluGrad", "")] = ("T", _activation_gradient("features"))
+CASES[("LeakyReluGrad", "alpha")] = ("T", _activation_gradient("features", alpha=0.3))
+CASES[("LogSoftmax", "")] = ("T", lambda r, t: ({"logits": values(r, t, (3, 5))}, {}))
+
+
+def _case_types(op, attr):
+    """The GPU types of a case's type attr; an op without one (attr None) runs once, on its
+    inputs' one fixed type."""
+    if attr:
+        return gpu_types(op, attr)
+    fixed = {arg.type for arg in get_op_def(op).input_arg}
+    assert len(fixed) == 1, (op, fixed)
+    return list(fixed)
+
+
 TYPED_CASES = [pytest.param(op, name, t, id=f"{op}-{name}-{t.name}" if name else f"{op}-{t.name}")
-               for (op, name), (attr, _) in CASES.items() for t in gpu_types(op, attr)]
+               for (op, name), (attr, _) in CASES.items() for t in _case_types(op, attr)]
 
 
 @pytest.mark.parametrize("op,name,dtype", TYPED_CASES)
@@ -361,202 +472,3 @@ def test_every_cpu_kernel_has_a_gpu_kernel_for_gpu_types():
                     break
     assert {"Conv2D", "MatMul", "Relu"} <= checked      # the filter above finds them
     assert sorted(missing) == []
-
-
-# ----------------------------------------------------------------------------- host memory
-
-def test_host_memory_args_never_cross_to_the_device(sim_gpu):
-    """Shape/axis/perm/multiples/begin/size inputs, Shape/Size/Rank outputs, int32 constants
-    and BroadcastGradientArgs stay in host memory: one run copies only the fed value in and
-    the fetched device value out, however often it runs."""
-    g = gp.Graph()
-    with g.as_default():
-        x = gp.placeholder(gp.float32, None)
-        with g.device("/GPU:0"):
-            y = gp.raw_ops.Reshape(tensor=x, shape=[2, 3])
-            y = gp.raw_ops.Transpose(x=y, perm=[1, 0])
-            y = gp.raw_ops.ExpandDims(input=y, axis=0)
-            y = gp.raw_ops.Tile(input=y, multiples=[2, 1, 1])
-            y = gp.raw_ops.ConcatV2(values=[y, y], axis=0)
-            y = gp.raw_ops.Slice(input=y, begin=[1, 0, 0], size=[-1, 2, 2])
-            shape = gp.raw_ops.Shape(input=y)
-            z = gp.raw_ops.Mul(x=gp.raw_ops.Fill(dims=shape, value=2.0), y=y)
-            kept = gp.raw_ops.Sum(input=z, axis=[0, 2], keep_dims=True)
-            _, r1 = gp.raw_ops.BroadcastGradientArgs(s0=shape, s1=gp.raw_ops.Shape(input=kept))
-            out = gp.raw_ops.Mean(input=z, axis=r1)
-            index = gp.raw_ops.ArgMax(input=out, dimension=0)
-            size, rank = gp.raw_ops.Size(input=out), gp.raw_ops.Rank(input=out)
-    feed = np.arange(6, dtype=np.float32)
-    with gp.Session(graph=g, allow_soft_placement=False) as sess:
-        for _ in range(2):
-            sim_gpu.reset()
-            got = sess.run([out, shape, size, rank, index], {x: feed})
-            assert (sim_gpu.to_device, sim_gpu.to_host) == (1, 2)
-    tiled = np.tile(feed.reshape(2, 3).T[None], (2, 1, 1))
-    mean = (2 * np.concatenate([tiled, tiled])[1:, :2, :2]).mean(axis=(0, 2))
-    for value, want in zip(got, [mean, [3, 2, 2], 2, 1, np.argmax(mean)]):
-        np.testing.assert_array_equal(value, want)
-
-
-def test_host_memory_registrations():
-    for op, names in [("Shape", ("output",)), ("Size", ("output",)), ("Rank", ("output",)),
-                      ("Reshape", ("shape",)), ("Transpose", ("perm",)), ("Fill", ("dims",)),
-                      ("ExpandDims", ("dim",)), ("ConcatV2", ("axis",)), ("Tile", ("multiples",)),
-                      ("Slice", ("begin", "size")), ("Sum", ("reduction_indices",)),
-                      ("Mean", ("reduction_indices",)), ("ArgMax", ("dimension",)),
-                      ("BroadcastGradientArgs", ("s0", "s1", "r0", "r1")),
-                      ("InvertPermutation", ("x", "y")), ("Pad", ("paddings",)),
-                      ("ConcatOffset", ("concat_dim", "shape", "offset"))]:
-        assert {k.host_memory for k in registered_kernels(op)} == {names}, op
-    assert find_kernel("Const", "GPU", {"dtype": gp.int32}).host_memory == ("output",)
-    assert find_kernel("Range", "GPU", {"Tidx": gp.int32}).host_memory == (
-        "start", "limit", "delta", "output")
-    for device, dtype in (("GPU", gp.int64), ("CPU", gp.int32)):
-        assert find_kernel("Range", device, {"Tidx": dtype}).host_memory == (
-            "start", "limit", "delta")
-    assert find_kernel("Const", "GPU", {"dtype": gp.int64}).host_memory == ()
-
-
-def test_const_is_uploaded_once_per_kernel():
-    """A GPU Const makes its device copy when the kernel is built and hands out that same
-    array on every run; an int32 one (host memory) is a read-only NumPy array."""
-    value = np.arange(6, dtype=np.float32).reshape(2, 3)
-    for dtype, host in ((gp.float32, False), (gp.int32, True)):
-        kdef = find_kernel("Const", "GPU", {"dtype": dtype})
-        construction = OpKernelConstruction(
-            get_op_def("Const"), "c", {"dtype": dtype, "value": value.astype(dtype.np_dtype)},
-            [], [dtype], device_type="GPU", xp=sim_xp, host_outputs={0} if host else ())
-        kernel = kdef.kernel_class(construction)
-        runs = []
-        for _ in range(2):
-            ctx = OpKernelContext(construction, [])
-            kernel.compute(ctx)
-            runs.append(ctx.outputs[0])
-        assert runs[0] is runs[1]
-        if host:
-            assert type(runs[0]) is np.ndarray and not runs[0].flags.writeable
-        else:
-            assert type(runs[0]) is SimArray
-            np.testing.assert_array_equal(runs[0].get(), value)
-
-
-# ----------------------------------------------------------------------------- placement
-
-def _placements(capsys):
-    """{node: device} from the log_device_placement lines printed so far."""
-    return {node: device for node, (_, device)
-            in placement_log.parse(capsys.readouterr().err).items()}
-
-
-def _model(x, labels, device):
-    """A small classifier graph of the everyday ops, built under `device` (None: unpinned)."""
-    with gp.get_default_graph().device(device) if device else contextlib.nullcontext():
-        w = gp.raw_ops.Reshape(tensor=gp.constant(np.linspace(-1, 1, 12, dtype=np.float32)),
-                               shape=[4, 3])
-        h = gp.raw_ops.Relu(features=gp.raw_ops.BiasAdd(
-            value=gp.raw_ops.MatMul(a=x, b=w), bias=gp.constant([0.1, -0.2, 0.3])))
-        probs = gp.raw_ops.Softmax(logits=gp.raw_ops.Tanh(x=h))
-        loss, _ = gp.raw_ops.SparseSoftmaxCrossEntropyWithLogits(features=h, labels=labels)
-        total = gp.raw_ops.Mean(input=gp.raw_ops.Square(x=loss), axis=[0])
-        best = gp.raw_ops.ArgMax(input=probs, dimension=1)
-        cast = gp.raw_ops.Cast(x=gp.raw_ops.Equal(x=best, y=gp.raw_ops.Cast(
-            x=labels, DstT=gp.int64)), DstT=gp.float32)
-        return [total, gp.raw_ops.Sum(input=cast, axis=[0]), probs]
-
-
-def test_unpinned_graph_runs_on_the_gpu(gpu, capsys):
-    rng = np.random.default_rng(3)
-    feed_x, feed_labels = rng.standard_normal((5, 4)).astype(np.float32), ints(0, 2, 1, 1, 0)
-    results = {}
-    for device in (None, "/CPU:0"):
-        g = gp.Graph()
-        with g.as_default():
-            x, labels = gp.placeholder(gp.float32, None), gp.placeholder(gp.int32, None)
-            fetches = _model(x, labels, device)
-        with gp.Session(graph=g, log_device_placement=True) as sess:
-            results[device] = sess.run(fetches, {x: feed_x, labels: feed_labels})
-        placed = _placements(capsys)
-        assert set(placed) == {op.name for op in g.get_operations() if op.type != "Placeholder"}
-        assert set(placed.values()) == {GPU_NAME if device is None else CPU_NAME}
-    assert_same(tuple(results[None]), tuple(results["/CPU:0"]))
-
-
-def test_bfloat16_ops_soft_place_to_the_cpu(gpu, capsys):
-    g = gp.Graph()
-    with g.as_default():
-        x = gp.placeholder(gp.bfloat16, None)
-        with g.device("/GPU:0"):
-            y = gp.raw_ops.Relu(features=gp.raw_ops.AddV2(x=x, y=x))
-            s = gp.raw_ops.Sum(input=y, axis=[0])
-            out = gp.raw_ops.Square(x=gp.raw_ops.Cast(x=s, DstT=gp.float32))
-    feed = np.array([[1.5, -2.0], [3.0, 0.25]], dtype=dtypes.bfloat16.np_dtype)
-    with gp.Session(graph=g, log_device_placement=True) as sess:
-        np.testing.assert_array_equal(sess.run(out, {x: feed}), [81.0, 0.25])
-    placed = _placements(capsys)
-    for node in ("AddV2", "Relu", "Sum", "Cast"):
-        assert placed[node] == CPU_NAME, node
-    assert (placed["Sum/reduction_indices"], placed["Square"]) == (GPU_NAME, GPU_NAME)
-    with gp.Session(graph=g, allow_soft_placement=False) as sess:
-        with pytest.raises(errors.InvalidArgumentError,
-                           match=re.escape("Cannot assign a device for operation AddV2: Could "
-                                           "not satisfy explicit device specification "
-                                           "'/device:GPU:0' because no supported kernel for "
-                                           "GPU devices is available.")):
-            sess.run(out, {x: feed})
-
-
-def test_placeholder_and_noop_run_on_the_gpu(gpu):
-    g = gp.Graph()
-    with g.as_default(), g.device("/GPU:0"):
-        p = gp.placeholder(gp.float32, [2], name="p")
-        noop = gp.raw_ops.NoOp()
-    with gp.Session(graph=g, allow_soft_placement=False) as sess:
-        assert sess.run(noop) is None
-        with pytest.raises(errors.InvalidArgumentError) as info:
-            sess.run(p)
-    assert f"(op: Placeholder, device: {GPU_NAME})" in info.value.message
-    assert "You must feed a value for placeholder tensor 'p' with dtype float and shape [2]" \
-        in info.value.message
-
-
-# ----------------------------------------------------------------------------- errors
-
-f32 = np.zeros((2, 3), np.float32)
-ERROR_CASES = [
-    ("Reshape", {"tensor": f32, "shape": ints(4, -1)}, {}),
-    ("Transpose", {"x": f32, "perm": ints(0, 0)}, {}),
-    ("Squeeze", {"input": f32}, {"axis": [1]}),
-    ("ExpandDims", {"input": f32, "axis": ints(4)}, {}),
-    ("Pack", {"values": [f32, f32.T]}, {}),
-    ("ConcatV2", {"values": [f32, f32.T], "axis": ints(1)}, {}),
-    ("Tile", {"input": f32, "multiples": ints(1, -1)}, {}),
-    ("Slice", {"input": f32, "begin": ints(0, 2), "size": ints(1, 2)}, {}),
-    ("Fill", {"dims": ints(2, -3), "value": np.float32(1)}, {}),
-    ("AddV2", {"x": f32, "y": f32.T}, {}),
-    ("Equal", {"x": f32, "y": f32.T}, {}),
-    ("MatMul", {"a": f32, "b": f32}, {}),
-    ("Sum", {"input": f32, "axis": ints(2)}, {}),
-    ("Mean", {"input": f32, "axis": ints(1, -1)}, {}),
-    ("BiasAdd", {"value": f32, "bias": np.zeros(2, np.float32)}, {}),
-    ("Softmax", {"logits": np.float32(1)}, {}),
-    ("SoftmaxCrossEntropyWithLogits", {"features": f32, "labels": f32.T}, {}),
-    ("SparseSoftmaxCrossEntropyWithLogits", {"features": f32, "labels": ints(1, 3)}, {}),
-    ("SparseSoftmaxCrossEntropyWithLogits", {"features": f32, "labels": ints(0, 1, 2)}, {}),
-    ("SparseSoftmaxCrossEntropyWithLogits", {"features": f32.T, "labels": ints(0, -1, 2)}, {}),
-    ("ArgMax", {"input": np.zeros((2, 0), np.float32), "dimension": np.int32(1)}, {}),
-    ("BroadcastGradientArgs", {"s0": ints(2, 3), "s1": ints(4)}, {}),
-]
-
-
-@pytest.mark.parametrize("op,inputs,attrs", ERROR_CASES,
-                         ids=[f"{c[0]}-{i}" for i, c in enumerate(ERROR_CASES)])
-def test_errors_read_the_same_on_both_devices(gpu, op, inputs, attrs):
-    assert run_error(op, inputs, attrs, "/GPU:0") == run_error(op, inputs, attrs, "/CPU:0")
-
-
-def test_out_of_range_labels_are_an_error_on_the_gpu(gpu):
-    """TF's GPU kernel would give NaN rows; ours keeps the CPU kernel's error everywhere."""
-    _, message = run_error("SparseSoftmaxCrossEntropyWithLogits",
-                           {"features": f32, "labels": ints(1, 3)}, {}, "/GPU:0")
-    assert "Received a label value of 3 which is outside the valid range of [0, 3).  " \
-           "Label values: 1 3" in message

@@ -7,7 +7,7 @@ from hypothesis import given, settings, strategies as st
 import graphops.registry  # noqa: F401  (registers the ops)
 from graphops.registry import errors
 from graphops.registry.conv_shapes import (check_valid_padding, conv_params, windowed_output_dim,
-                                  windowed_output_size)
+                                           windowed_output_size)
 from graphops.registry.op_registry import get_op_def
 from graphops.registry.shape_inference import run_shape_fn
 from graphops.registry.tensor_shape import TensorShape

@@ -7,8 +7,8 @@ import ml_dtypes
 from graphops.registry import dtypes, errors, memory
 from graphops.registry.attr_values import normalize_attr_value, validate_attr_value
 from graphops.registry.kernel_registry import (OpKernel, deregister_kernels, find_kernel,
-                                      kernels_registered_for_op, register_kernel,
-                                      supported_device_types)
+                                               kernels_registered_for_op, register_kernel,
+                                               supported_device_types)
 from graphops.registry.op_def import parse_attr_spec
 from graphops.registry.op_registry import deregister_op, get_op_def, list_ops, register_op
 from graphops.registry.shape_inference import run_shape_fn

@@ -1,4 +1,4 @@
-"""Gradients of the activations and of their gradient ops (TF's nn_grad.py).
+"""Gradients of the activations (Softmax included) and of their gradient ops (TF's nn_grad.py).
 
 Each activation's gradient is its gradient op (Relu -> ReluGrad, ...), as TF registers
 them, but Softplus's (grad * sigmoid(x)) and LogSoftmax's (a composition). The gradient ops'
@@ -86,3 +86,14 @@ def _softplus_grad_grad(op, grad):
         y=raw_ops.Exp(x=x))
     d2x = raw_ops.RealDiv(x=raw_ops.Mul(x=grad, y=dy), y=denominator)
     return [raw_ops.SoftplusGrad(gradients=grad, features=x), d2x]
+
+
+def _softmax_backprop(softmax, grad):
+    """(grad - sum(grad * softmax, -1)) * softmax: the softmax Jacobian applied to grad."""
+    dot = reduce_sum(raw_ops.Mul(x=grad, y=softmax), [-1], keep_dims=True)
+    return raw_ops.Mul(x=raw_ops.Sub(x=grad, y=dot), y=softmax)
+
+
+@RegisterGradient("Softmax")
+def _softmax_grad(op, grad):
+    return [_softmax_backprop(op.outputs[0], grad)]

@@ -1,5 +1,5 @@
 """Gradients of the array ops (TF's array_grad.py): identity-like ops, shape changes,
-Pack/ConcatV2/Slice/Pad/Tile, Fill.
+Pack/ConcatV2/Slice/Tile, Fill, ConjugateTranspose.
 
 Each uses constants where shapes, ranks, axes and perms are known while building (smaller
 graphs, exact static shapes) and nodes computing them at run time otherwise."""
@@ -9,8 +9,8 @@ from graphops.autodiff.gradients import NotDifferentiable, RegisterGradient
 from graphops.autodiff.rules.util import const, constant_list, constant_value, reduce_sum, shape_of
 from graphops.registry import dtypes
 
-for _op in ("Shape", "Size", "Rank", "ZerosLike", "OnesLike", "StopGradient",
-            "BroadcastGradientArgs", "InvertPermutation", "ConcatOffset"):
+
+for _op in ("Shape", "Size", "Rank", "ZerosLike", "OnesLike", "StopGradient"):
     NotDifferentiable(_op)
 
 
@@ -193,20 +193,7 @@ def _dynamic_slice_grad(op, grad):
     return raw_ops.Pad(input=grad, paddings=paddings)
 
 
-@RegisterGradient("Pad")
-@RegisterGradient("PadV2")
-def _pad_grad(op, grad):
-    """The input's part of the gradient: a Slice starting at the `before` paddings (PadV2's
-    constant_values gets none, as in TF)."""
-    x, paddings = op.inputs[:2]
-    known = constant_value(paddings)
-    if known is not None:
-        begin = const(known[:, 0], paddings.dtype)
-    else:
-        before = raw_ops.Slice(input=paddings, begin=const([0, 0], paddings.dtype),
-                               size=const([-1, 1], paddings.dtype))
-        begin = raw_ops.Reshape(tensor=before, shape=const([-1]))
-    size = (const(x.shape.as_list(), paddings.dtype) if x.shape.is_fully_defined()
-            else raw_ops.Shape(input=x, out_type=paddings.dtype))
-    return [raw_ops.Slice(input=grad, begin=begin, size=size)] + [None] * (len(op.inputs) - 1)
-
+@RegisterGradient("ConjugateTranspose")
+def _conjugate_transpose_grad(op, grad):
+    return [raw_ops.ConjugateTranspose(x=grad, perm=raw_ops.InvertPermutation(x=op.inputs[1])),
+            None]

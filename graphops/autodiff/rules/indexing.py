@@ -1,43 +1,12 @@
-"""Gradients of the array plumbing ops (TF's array_grad.py and math_grad.py): StridedSlice
-and StridedSliceGrad, Split/SplitV/Unpack, IdentityN, Select/SelectV2, Reverse/ReverseV2,
-BroadcastTo, Cumsum, ScatterNd; ShapeN, OneHot and Where have none. The gathers' gradients
-are in `gather`."""
+"""Gradients of the array plumbing ops (TF's array_grad.py): Split/SplitV/Unpack, IdentityN,
+Select/SelectV2, Reverse/ReverseV2, BroadcastTo; ShapeN, OneHot and Where have none."""
 
 from graphops.api import raw_ops
 from graphops.autodiff.gradients import NotDifferentiable, RegisterGradient
 from graphops.autodiff.rules.util import const, sum_to_operand
-from graphops.registry import dtypes
-from graphops.registry.op_defs.strided_slice import MASK_ATTRS
 
 for _op in ("ShapeN", "OneHot", "Where"):
     NotDifferentiable(_op)
-
-def _masks(op):
-    return {name: op.get_attr(name) for name in MASK_ATTRS}
-
-
-def _slice_index(tensor):
-    """StridedSliceGrad takes int32/int64 only: an int16 spec is widened."""
-    return raw_ops.Cast(x=tensor, DstT=dtypes.int32) if tensor.dtype == dtypes.int16 else tensor
-
-
-@RegisterGradient("StridedSlice")
-def _strided_slice_grad(op, grad):
-    x, begin, end, strides = op.inputs
-    begin, end, strides = (_slice_index(t) for t in (begin, end, strides))
-    if x.shape.is_fully_defined():
-        shape = const(x.shape.as_list(), begin.dtype)
-    else:
-        shape = raw_ops.Shape(input=x, out_type=begin.dtype)
-    return [raw_ops.StridedSliceGrad(shape=shape, begin=begin, end=end, strides=strides,
-                                     dy=grad, **_masks(op)), None, None, None]
-
-
-@RegisterGradient("StridedSliceGrad")
-def _strided_slice_grad_grad(op, grad):
-    _, begin, end, strides, _ = op.inputs
-    return [None] * 4 + [raw_ops.StridedSlice(input=grad, begin=begin, end=end,
-                                              strides=strides, **_masks(op))]
 
 
 @RegisterGradient("Split")
@@ -88,12 +57,6 @@ def _reverse_v2_grad(op, grad):
     return [raw_ops.ReverseV2(tensor=grad, axis=op.inputs[1]), None]
 
 
-@RegisterGradient("Cumsum")
-def _cumsum_grad(op, grad):
-    return [raw_ops.Cumsum(x=grad, axis=op.inputs[1], exclusive=op.get_attr("exclusive"),
-                           reverse=not op.get_attr("reverse")), None]
-
-
 @RegisterGradient("BroadcastTo")
 def _broadcast_to_grad(op, grad):
     """Sum over the axes BroadcastGradientArgs finds, reshaped to the input's shape."""
@@ -108,8 +71,3 @@ def _broadcast_to_grad(op, grad):
     _, axes = raw_ops.BroadcastGradientArgs(s0=shape, s1=x_shape)
     summed = raw_ops.Sum(input=grad, axis=axes, keep_dims=True)
     return [raw_ops.Reshape(tensor=summed, shape=x_shape), None]
-
-
-@RegisterGradient("ScatterNd")
-def _scatter_nd_grad(op, grad):
-    return [None, raw_ops.GatherNd(params=grad, indices=op.inputs[0]), None]

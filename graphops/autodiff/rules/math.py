@@ -1,10 +1,15 @@
 """Gradients of the math ops (TF's math_grad.py, nn_grad.py): the binary cwise ops (summed
-back over broadcast axes), MatMul, Cast, Conj, AddN and L2Loss. The unary cwise ops are in
-`unary_math`, the reductions in `reduction`, the batched products in `linalg`."""
+back over broadcast axes), MatMul, Cast, Conj, AddN, L2Loss, the unary cwise ops and their
+gradient ops, FloorDiv, Rint and ClipByValue; comparisons, Range, the logical ops and the
+float predicates have none. The reductions are in `reduction`, the batched products in
+`linalg`."""
+
+import numpy as np
 
 from graphops.api import raw_ops
 from graphops.autodiff.gradients import NotDifferentiable, RegisterGradient
 from graphops.autodiff.rules.util import conj, scalar_like, sum_to_operand
+
 
 for _op in ("Less", "LessEqual", "Greater", "GreaterEqual", "Equal", "NotEqual", "Range"):
     NotDifferentiable(_op)
@@ -139,3 +144,190 @@ def _add_n_grad(op, grad):
 @RegisterGradient("L2Loss")
 def _l2_loss_grad(op, grad):
     return [raw_ops.Mul(x=op.inputs[0], y=grad)]
+
+
+# -----------------------------------------------------------------------------
+# unary functions and their gradient ops
+#
+# Gradients of the unary cwise math ops (TF's math_grad.py) and of their gradient ops
+# (SigmoidGrad, TanhGrad, SqrtGrad, RsqrtGrad, ReciprocalGrad/InvGrad): the same nodes TF's
+# rules build, conjugating complex operands as TF does.
+def _mul(*factors):
+    """The left-to-right product of `factors` as Mul nodes."""
+    product = factors[0]
+    for factor in factors[1:]:
+        product = raw_ops.Mul(x=product, y=factor)
+    return product
+
+
+@RegisterGradient("Neg")
+def _neg_grad(op, grad):
+    return [raw_ops.Neg(x=grad)]
+
+
+@RegisterGradient("Square")
+def _square_grad(op, grad):
+    x = conj(op.inputs[0])
+    return [raw_ops.Mul(x=grad, y=raw_ops.Mul(x=x, y=scalar_like(2, x)))]
+
+
+@RegisterGradient("Exp")
+def _exp_grad(op, grad):
+    return [raw_ops.Mul(x=grad, y=conj(op.outputs[0]))]
+
+
+@RegisterGradient("Log")
+def _log_grad(op, grad):
+    return [raw_ops.Mul(x=grad, y=raw_ops.Reciprocal(x=conj(op.inputs[0])))]
+
+
+@RegisterGradient("Sigmoid")
+def _sigmoid_grad(op, grad):
+    return [raw_ops.SigmoidGrad(y=conj(op.outputs[0]), dy=grad)]
+
+
+@RegisterGradient("Tanh")
+def _tanh_grad(op, grad):
+    return [raw_ops.TanhGrad(y=conj(op.outputs[0]), dy=grad)]
+
+
+@RegisterGradient("Sqrt")
+def _sqrt_grad(op, grad):
+    return [raw_ops.SqrtGrad(y=op.outputs[0], dy=grad)]
+
+
+@RegisterGradient("Rsqrt")
+def _rsqrt_grad(op, grad):
+    return [raw_ops.RsqrtGrad(y=op.outputs[0], dy=grad)]
+
+
+@RegisterGradient("Reciprocal")
+@RegisterGradient("Inv")
+def _reciprocal_grad(op, grad):
+    return [raw_ops.ReciprocalGrad(y=op.outputs[0], dy=grad)]
+
+
+@RegisterGradient("SigmoidGrad")
+def _sigmoid_grad_grad(op, grad):
+    """z = b a (1 - a): dz/da = b - 2ab, dz/db = a (1 - a)."""
+    a, b = conj(op.inputs[0]), conj(op.inputs[1])
+    grad_b = raw_ops.Mul(x=grad, y=b)
+    return [raw_ops.Sub(x=grad_b, y=_mul(scalar_like(2, grad), grad_b, a)),
+            raw_ops.SigmoidGrad(y=a, dy=grad)]
+
+
+@RegisterGradient("TanhGrad")
+def _tanh_grad_grad(op, grad):
+    """z = b (1 - a^2): dz/da = -2ab, dz/db = 1 - a^2."""
+    a, b = conj(op.inputs[0]), conj(op.inputs[1])
+    return [_mul(grad, scalar_like(-2, grad), b, a), raw_ops.TanhGrad(y=a, dy=grad)]
+
+
+@RegisterGradient("SqrtGrad")
+def _sqrt_grad_grad(op, grad):
+    """z = 0.5 b / conj(a): dz/da = -z / a, dz/db = 0.5 / a."""
+    a, z = op.inputs[0], op.outputs[0]
+    grad_over_a = raw_ops.RealDiv(x=grad, y=a)
+    return [raw_ops.Mul(x=raw_ops.Neg(x=conj(grad_over_a)), y=z),
+            raw_ops.Mul(x=scalar_like(0.5, grad), y=grad_over_a)]
+
+
+@RegisterGradient("RsqrtGrad")
+def _rsqrt_grad_grad(op, grad):
+    """z = -0.5 b conj(a)^3: dz/da = -1.5 b a^2, dz/db = -0.5 a^3."""
+    a, b = conj(op.inputs[0]), op.inputs[1]
+    grad_a = _mul(scalar_like(-1.5, grad), conj(grad), b, raw_ops.Square(x=a))
+    return [grad_a, raw_ops.RsqrtGrad(y=a, dy=grad)]
+
+
+@RegisterGradient("ReciprocalGrad")
+@RegisterGradient("InvGrad")
+def _reciprocal_grad_grad(op, grad):
+    """z = -b conj(a)^2: dz/da = -2ab, dz/db = -a^2."""
+    a, b = conj(op.inputs[0]), op.inputs[1]
+    return [_mul(conj(grad), scalar_like(-2, grad), b, a), raw_ops.ReciprocalGrad(y=a, dy=grad)]
+
+
+@RegisterGradient("Abs")
+def _abs_grad(op, grad):
+    return [raw_ops.Mul(x=grad, y=raw_ops.Sign(x=op.inputs[0]))]
+
+
+@RegisterGradient("Sign")
+def _sign_grad(op, grad):
+    return [raw_ops.ZerosLike(x=op.inputs[0])]
+
+
+@RegisterGradient("Floor")
+@RegisterGradient("Ceil")
+@RegisterGradient("Round")
+def _step_grad(op, grad):
+    """Piecewise constant: TF returns no gradient (None), not zeros."""
+    return [None]
+
+
+@RegisterGradient("Sin")
+def _sin_grad(op, grad):
+    return [raw_ops.Mul(x=grad, y=raw_ops.Cos(x=conj(op.inputs[0])))]
+
+
+@RegisterGradient("Cos")
+def _cos_grad(op, grad):
+    return [raw_ops.Mul(x=raw_ops.Neg(x=grad), y=raw_ops.Sin(x=conj(op.inputs[0])))]
+
+
+@RegisterGradient("Log1p")
+def _log1p_grad(op, grad):
+    x = conj(op.inputs[0])
+    return [raw_ops.Mul(x=grad, y=raw_ops.Reciprocal(x=raw_ops.AddV2(x=scalar_like(1, x), y=x)))]
+
+
+@RegisterGradient("Expm1")
+def _expm1_grad(op, grad):
+    return [raw_ops.Mul(x=grad, y=raw_ops.Exp(x=conj(op.inputs[0])))]
+
+
+@RegisterGradient("Erf")
+def _erf_grad(op, grad):
+    """2 / sqrt(pi) exp(-x^2)."""
+    x = conj(op.inputs[0])
+    slope = raw_ops.Exp(x=raw_ops.Neg(x=raw_ops.Square(x=x)))
+    return [_mul(grad, scalar_like(2 / np.sqrt(np.pi), grad), slope)]
+
+
+@RegisterGradient("Erfc")
+def _erfc_grad(op, grad):
+    """-2 / sqrt(pi) exp(-x^2)."""
+    slope = raw_ops.Exp(x=raw_ops.Neg(x=raw_ops.Square(x=op.inputs[0])))
+    return [_mul(grad, scalar_like(-2 / np.sqrt(np.pi), grad), slope)]
+
+
+# -----------------------------------------------------------------------------
+# TF1's extras: FloorDiv, Rint, ClipByValue; the logical ops and predicates
+#
+# TF's math_grad.py: FloorDiv
+# and Rint have none (TF returns None), the logical ops and predicates are not
+# differentiable, ClipByValue routes the gradient to whichever input set each value.
+for _op in ("LogicalAnd", "LogicalOr", "LogicalNot", "IsNan", "IsInf", "IsFinite"):
+    NotDifferentiable(_op)
+
+
+@RegisterGradient("FloorDiv")
+def _floor_div_grad(op, grad):
+    return [None, None]
+
+
+@RegisterGradient("Rint")
+def _rint_grad(op, grad):
+    return [None]
+
+
+@RegisterGradient("ClipByValue")
+def _clip_by_value_grad(op, grad):
+    t, low, high = op.inputs
+    zeros = raw_ops.ZerosLike(x=grad)
+    below, above = raw_ops.Less(x=t, y=low), raw_ops.Greater(x=t, y=high)
+    grad_t = raw_ops.SelectV2(condition=raw_ops.LogicalOr(x=below, y=above), t=zeros, e=grad)
+    grad_low = raw_ops.SelectV2(condition=below, t=grad, e=zeros)
+    grad_high = raw_ops.SelectV2(condition=above, t=grad, e=zeros)
+    return [grad_t, sum_to_operand(grad_low, low, t), sum_to_operand(grad_high, high, t)]

@@ -1,16 +1,17 @@
 """Gradients of the reductions (TF's math_grad.py): Sum, Mean, Max/Min (the gradient split
 evenly between tied extrema), Prod (two exclusive cumulative products, so zeros are no
-special case) and Cumprod. Any, All and ArgMin have none."""
+special case), EuclideanNorm, Cumsum and Cumprod. Any, All, ArgMax and ArgMin have none."""
 
 import numpy as np
 
 from graphops.api import raw_ops
 from graphops.autodiff.gradients import NotDifferentiable, RegisterGradient
-from graphops.autodiff.rules.util import (conj, const, constant_list, reduced_shape,
-                                          scalar_like, shape_of)
+from graphops.autodiff.rules.util import (conj, const, constant_list, reduced_shape, scalar_like,
+                                          shape_of)
 from graphops.registry import dtypes
 
-for _op in ("Any", "All", "ArgMin"):
+
+for _op in ("Any", "All", "ArgMax", "ArgMin"):
     NotDifferentiable(_op)
 
 
@@ -152,3 +153,25 @@ def _cumprod_grad(op, grad):
     out = raw_ops.Cumsum(x=raw_ops.Mul(x=prod, y=grad), axis=axis, exclusive=exclusive,
                          reverse=not reverse)
     return [raw_ops.DivNoNan(x=out, y=x), None]
+
+
+@RegisterGradient("Cumsum")
+def _cumsum_grad(op, grad):
+    return [raw_ops.Cumsum(x=grad, axis=op.inputs[1], exclusive=op.get_attr("exclusive"),
+                           reverse=not op.get_attr("reverse")), None]
+
+
+# -----------------------------------------------------------------------------
+# EuclideanNorm
+#
+# Gradient of EuclideanNorm (TF's math_grad.py): x / (norm / grad), the norm and the
+# gradient first given the input's rank (kept dims) when the reduction dropped them.
+@RegisterGradient("EuclideanNorm")
+def _euclidean_norm_grad(op, grad):
+    x, axes = op.inputs
+    norm = op.outputs[0]
+    if not op.get_attr("keep_dims"):
+        kept = reduced_shape(shape_of(x), axes)
+        norm = raw_ops.Reshape(tensor=norm, shape=kept)
+        grad = raw_ops.Reshape(tensor=grad, shape=kept)
+    return [raw_ops.RealDiv(x=x, y=raw_ops.RealDiv(x=norm, y=grad)), None]

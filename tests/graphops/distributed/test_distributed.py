@@ -279,22 +279,14 @@ def test_an_interactive_session_stays_in_process():
         gp.InteractiveSession(target="dask://127.0.0.1:1")
 
 
-def _recipe(path, heading=None):
-    """The first ```py block of a Markdown file (under `heading` when given), or None."""
+def _recipe(path):
+    """The first ```py block of a Markdown file."""
     with open(path, encoding="utf-8") as f:
-        text = f.read()
-    if heading is not None:
-        if heading not in text:
-            return None
-        text = text.split(heading, 1)[1].split("\n## ", 1)[0]
-    blocks = re.findall(r"```py\n(.*?)```", text, flags=re.S)
-    return blocks[0] if blocks else None
+        return re.findall(r"```py\n(.*?)```", f.read(), flags=re.S)[0]
 
 
 def test_the_documented_recipe_runs_as_written():
     recipe = _recipe(os.path.join(ROOT, "docs", "distributed.md"))
-    readme = _recipe(os.path.join(ROOT, "README.md"), "## Distributed")
-    assert readme is None or readme == recipe, "README and docs/distributed.md differ"
     namespace = {}
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", "Port 8787 is already in use")

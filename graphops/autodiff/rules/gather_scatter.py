@@ -1,5 +1,5 @@
-"""Gradients of Gather, GatherV2, GatherNd and UnsortedSegmentSum (TF's array_grad.py and
-math_grad.py), built from the same ops as TF's.
+"""Gradients of Gather, GatherV2, GatherNd, UnsortedSegmentSum and ScatterNd (TF's
+array_grad.py and math_grad.py), built from the same ops as TF's.
 
 Where TF hands back IndexedSlices (a gather along axis 0, GatherNd with one index column),
 the rule builds the dense tensor TF converts them to when they are used: an
@@ -7,8 +7,7 @@ UnsortedSegmentSum of the values by the indices, `dense_shape[0]` segments."""
 
 from graphops.api import raw_ops
 from graphops.autodiff.gradients import RegisterGradient
-from graphops.autodiff.rules.util import (as_vector, const, constant_list, vector_item,
-                                         vector_slice)
+from graphops.autodiff.rules.util import as_vector, const, constant_list, vector_item, vector_slice
 from graphops.registry import dtypes
 
 
@@ -147,3 +146,8 @@ def _unsorted_segment_sum_grad(op, grad):
     is_positive = raw_ops.Reshape(tensor=is_positive, shape=_concat([positive_shape, ones]))
     zeros = raw_ops.ZerosLike(x=gathered)
     return [raw_ops.SelectV2(condition=is_positive, t=gathered, e=zeros), None, None]
+
+
+@RegisterGradient("ScatterNd")
+def _scatter_nd_grad(op, grad):
+    return [None, raw_ops.GatherNd(params=grad, indices=op.inputs[0]), None]
