@@ -2,8 +2,8 @@
 
 Derived from it: the conv checks' per-op facts (``registry.conv_shapes``), the gradient ops'
 shape functions (``registry/op_defs/conv.py``), the kernels' host-memory inputs
-(``kernels/conv_kernels.py``) and the gradient pairing (``graphops/autodiff/rules/conv.py``).
-``tests/test_conv_family.py`` checks the OpDefs against it.
+(``kernels/ops/conv.py``) and the gradient pairing (``graphops/autodiff/rules/conv.py``).
+``tests/registry/test_conv_family.py`` checks the OpDefs against it.
 """
 
 from dataclasses import dataclass

@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from graphops.registry import memory
-from graphops.registry.errors import AlreadyExistsError, InternalError, InvalidArgumentError, NotFoundError
+from graphops.registry.errors import (AlreadyExistsError, InternalError, InvalidArgumentError,
+                                      NotFoundError)
 from graphops.registry.op_def import format_attr_value
 from graphops.registry.resources import DEFAULT_RESOURCES
 
@@ -131,8 +132,9 @@ def deregister_kernels(op):
 
 
 def registered_kernels(op=None):
-    """All KernelDefs, or those of one op."""
-    return [k for key, defs in sorted(_kernels.items()) if op is None or key[0] == op for k in defs]
+    """All KernelDefs, or those of one op (in the order of their (op, device, label) keys)."""
+    keys = sorted(key for key in _kernels if op is None or key[0] == op)
+    return [k for key in keys for k in _kernels[key]]
 
 
 def kernels_registered_for_op(op):
@@ -307,9 +309,9 @@ class OpKernel:
     chain_stage = None    # x op a per-channel v: "mul" or "add" (v either input), "sub"
     #                       (x - v) or "bias_add" (v input 1, channels last); a constant
     #                       "mul" after a conv (and "bias_add") folds into it (fold_scales)
-    chain_activation = None   # ends a chain: the activation as kernel_util.channel_chain
-    #                           names it ("Relu"); after an "add" of two tensors: SumActivation
-    activation_cap = None     # the chain_activation's upper bound (6), None when none
+    chain_activation = None   # ends a chain: one of kernel_util.CHAIN_ACTIVATIONS ("Relu",
+    #                           "Relu6"; other names are not fused); after an "add" of two
+    #                           tensors: SumActivation
     swish_gate = False    # the logistic sigmoid: x times it (a "mul") fuses into Swish
     # -- convs
     channels_last_format = None   # a forward conv's channels-last data_format ("NHWC"),

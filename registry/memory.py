@@ -58,5 +58,5 @@ def check_allocation(shape, dtype, what="tensor"):
             f"OOM when allocating tensor with shape{list(map(int, shape))} and type "
             f"{np.dtype(getattr(dtype, 'np_dtype', dtype)).name} for {what}: "
             f"{n * itemsize} bytes exceed the memory budget of {_budget[0]} bytes "
-            "(registry.memory.set_memory_budget)")
+            "(gp.config.set_memory_budget)")
     return n

@@ -1,5 +1,5 @@
 """Slow, obvious float64 references of the pooling ops: explicit loops over every output
-position and window element, TF's CPU semantics spelled out (see kernels/pooling_math.py):
+position and window element, TF's CPU semantics spelled out (see kernels/pooling_windows.py):
 max pooling ignores NaN and never goes below the dtype's lowest value; the argmax rule takes
 the first valid position, then any later strictly greater one; MaxPool3DGrad routes to every
 position within 1e-5 of orig_output; MaxPoolGradGrad reads the first one; average pooling divides

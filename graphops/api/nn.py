@@ -20,31 +20,29 @@ as a list of [before, after] pairs becomes ``padding="EXPLICIT"``; ``conv2d`` br
     random_ops        dropout
 """
 
-from graphops.api.nn_activations import (bias_add, crelu, elu, leaky_relu, log_softmax, relu,
-                                         relu6, relu_layer, selu, sigmoid, softmax, softplus,
-                                         softsign, tanh, xw_plus_b)
+from graphops.api.nn_activations import (  # noqa: F401
+    bias_add, crelu, elu, leaky_relu, log_softmax, relu, relu6, relu_layer, selu, sigmoid,
+    softmax, softplus, softsign, tanh, xw_plus_b)
 from graphops.api.nn_args import convert_padding, deprecated_argument_lookup  # noqa: F401
-from graphops.api.nn_conv import (atrous_conv2d, conv1d, conv2d, conv2d_backprop_filter,
-                                  conv2d_backprop_input, conv3d, conv3d_backprop_filter,
-                                  conv3d_backprop_filter_v2, conv3d_backprop_input_v2, convolution,
-                                  depthwise_conv2d_backprop_filter,
-                                  depthwise_conv2d_backprop_input, depthwise_conv2d_native,
-                                  depthwise_conv2d_native_backprop_filter,
-                                  depthwise_conv2d_native_backprop_input)
+from graphops.api.nn_conv import (  # noqa: F401
+    atrous_conv2d, conv1d, conv2d, conv2d_backprop_filter, conv2d_backprop_input, conv3d,
+    conv3d_backprop_filter, conv3d_backprop_filter_v2, conv3d_backprop_input_v2, convolution,
+    depthwise_conv2d_backprop_filter, depthwise_conv2d_backprop_input, depthwise_conv2d_native,
+    depthwise_conv2d_native_backprop_filter, depthwise_conv2d_native_backprop_input)
 from graphops.api.nn_conv_dilated import depthwise_conv2d, separable_conv2d  # noqa: F401
-from graphops.api.nn_conv_transpose import (atrous_conv2d_transpose, conv1d_transpose,
-                                            conv2d_transpose, conv3d_transpose)
+from graphops.api.nn_conv_transpose import (  # noqa: F401
+    atrous_conv2d_transpose, conv1d_transpose, conv2d_transpose, conv3d_transpose)
 from graphops.api.nn_embedding import embedding_lookup  # noqa: F401
-from graphops.api.nn_losses import (l2_loss, sigmoid_cross_entropy_with_logits,
-                                    softmax_cross_entropy_with_logits,
-                                    softmax_cross_entropy_with_logits_v2,
-                                    sparse_softmax_cross_entropy_with_logits,
-                                    weighted_cross_entropy_with_logits)
-from graphops.api.nn_normalization import (batch_normalization, fused_batch_norm, l2_normalize,
-                                           local_response_normalization, lrn, moments,
-                                           weighted_moments, zero_fraction)
-from graphops.api.nn_pooling import (avg_pool, avg_pool2d, avg_pool3d, depth_to_space, max_pool,
-                                     max_pool2d, max_pool3d, max_pool_with_argmax, space_to_depth)
+from graphops.api.nn_losses import (  # noqa: F401
+    l2_loss, sigmoid_cross_entropy_with_logits, softmax_cross_entropy_with_logits,
+    softmax_cross_entropy_with_logits_v2, sparse_softmax_cross_entropy_with_logits,
+    weighted_cross_entropy_with_logits)
+from graphops.api.nn_normalization import (  # noqa: F401
+    batch_normalization, fused_batch_norm, l2_normalize, local_response_normalization, lrn,
+    moments, weighted_moments, zero_fraction)
+from graphops.api.nn_pooling import (  # noqa: F401
+    avg_pool, avg_pool2d, avg_pool3d, depth_to_space, max_pool, max_pool2d, max_pool3d,
+    max_pool_with_argmax, space_to_depth)
 from graphops.api.nn_top_k import in_top_k, top_k  # noqa: F401
 from graphops.api.random_ops import dropout  # noqa: F401  (tf.nn.dropout)
 from graphops.api.tf1_names import missing_tf1_attribute

@@ -21,7 +21,7 @@ from graphops.building.graph import DefaultController, DefaultStack, get_default
 from graphops.building.tensor import Operation, Tensor
 from graphops.kernels.support.parallelism import set_intra_op_threads
 from graphops.registry.errors import (CancelledError, DeadlineExceededError, InvalidArgumentError,
-                             UnimplementedError)
+                                      UnimplementedError)
 from graphops.registry.resources import ResourceMgr
 
 _tensor_key = executor.tensor_key

@@ -43,8 +43,9 @@ import math
 
 import numpy as np
 
-from graphops.kernels.support.kernel_util import (CHAIN_CHUNK, PARALLEL_MIN_SIZE_COMPUTE,
-                                                  chain_tiles, channel_chain, compiled_cpu,
+from graphops.kernels.support.kernel_util import (CHAIN_ACTIVATIONS, CHAIN_CHUNK,
+                                                  PARALLEL_MIN_SIZE_COMPUTE, chain_tiles,
+                                                  channel_chain, compiled_cpu,
                                                   compiled_elementwise)
 from graphops.registry import memory
 from graphops.registry.conv_shapes import conv_params, forward_geometry
@@ -114,12 +115,13 @@ class Chain:
 class SumActivation:
     """A fused ``relu(a + b)`` (or Relu6): an "add" of two run-time tensors read only by
     the activation (a residual block's), with a Chain's ``inputs`` ([a, b]), ``ops`` and
-    ``parts`` (for the nodes' own kernels); ``kind`` and ``cap``: the activation kernel's
-    ``chain_activation`` and ``activation_cap``."""
+    ``parts`` (for the nodes' own kernels); ``kind``: the activation kernel's
+    ``chain_activation``, whose cap ``CHAIN_ACTIVATIONS`` gives."""
 
-    def __init__(self, add, activation, kind, cap):
+    def __init__(self, add, activation, kind):
         self.inputs, self.ops = list(add.inputs), [add, activation]
         self.parts = [(add, 0, 1, ("add", 1)), (activation, 0, None, ("activation", kind))]
+        cap = CHAIN_ACTIVATIONS[kind]
         self.bounded, self.cap = cap is not None, 0 if cap is None else cap
 
     def accepts(self, values):
@@ -293,11 +295,10 @@ class _Fusion:
                 and not any(isinstance(self.operand(add, j), np.ndarray) for j in (0, 1))):
             return None
         act, read = self.only_reader(add.outputs[0])
-        if (act is None or self.declared(act, "chain_activation") is None
+        if (act is None or self.declared(act, "chain_activation") not in CHAIN_ACTIVATIONS
                 or read.op._id != add._id or not self.runs_here(act)):
             return None
-        kernel = self.kernels[act._id]
-        return SumActivation(add, act, kernel.chain_activation, kernel.activation_cap)
+        return SumActivation(add, act, self.kernels[act._id].chain_activation)
 
     def swish(self, gate):      # x * sigmoid(x) or x * sigmoid(x * beta)
         if not (self.declared(gate, "swish_gate") and self.runs_here(gate)
@@ -363,7 +364,7 @@ class _Fusion:
         if not self.runs_here(op):
             return None
         kernel = self.kernels[op._id]
-        if kernel.chain_activation is not None:
+        if kernel.chain_activation in CHAIN_ACTIVATIONS:
             x = op.inputs[0]
             return (x, 0, None, ("activation", kernel.chain_activation)
                     ) if chained in (None, x) else None

@@ -1,6 +1,6 @@
 """Graph-mode variables (TF1's resource variables): a handle op plus reads and assignments.
 
-The value lives in the Session's ResourceMgr (kernels/state_kernels.py), so each Session has
+The value lives in the Session's ResourceMgr (kernels/ops/state.py), so each Session has
 its own state and must run `initializer` (or `global_variables_initializer()`) first;
 reading before that raises FailedPreconditionError naming the variable. Gradients w.r.t. a
 Variable flow through its handle, so every read of it contributes. Variables register in

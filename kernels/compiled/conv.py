@@ -105,7 +105,7 @@ def small_forward(xp, w, y, stride, dilations, parts, tiled, kinds, activation):
 
 @njit(cache=True, nogil=True)
 def _chain_plane(out, tiled, kinds, activation, zero, six):
-    """``loops_elementwise.chain_rows`` on an output plane ``[Q2, Q3, O]`` of any strides
+    """``compiled.elementwise.chain_rows`` on an output plane ``[Q2, Q3, O]`` of any strides
     (a phase view of dx among them), element by element: stage j of channel o takes
     ``tiled[j, o]``."""
     q2n, q3n, outs = out.shape

@@ -1,5 +1,5 @@
 """Compiled loops of the depthwise conv ops (numba): forward, filter and input gradients,
-for the ops ``loops_depthwise_vectors`` does not take (float16, bfloat16 and float64, and
+for the ops ``compiled.depthwise_vectors`` does not take (float16, bfloat16 and float64, and
 depth multipliers above 1).
 
 Each op is one pass over its operands. Output rows are split into ``parts`` contiguous
@@ -42,7 +42,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
 from graphops.kernels.compiled.casts import (bfloat16_bits, bfloat16_value, converted_half_bits,
-                                 converted_half_value, half_bits, half_value)
+                                             converted_half_value, half_bits, half_value)
 from graphops.kernels.compiled.constants import CACHE_LINE_BYTES
 from graphops.kernels.compiled.ir import fence
 

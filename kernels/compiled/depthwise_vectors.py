@@ -43,7 +43,7 @@ from numba import njit, prange
 from numba.extending import intrinsic
 
 from graphops.kernels.compiled import ir as loops_ir
-from graphops.kernels.compiled.constants import LANES
+from graphops.kernels.compiled.constants import CACHE_LINE_BYTES, LANES
 from graphops.kernels.compiled.ir import VectorAccess, fence
 
 TAPS = 9          # taps a kernel call holds in registers (a 3x3 filter)
@@ -276,7 +276,7 @@ def line_rotation(flat, channels, step):
     line."""
     if step != channels or channels % LANES or flat.ctypes.data % 4:
         return 0
-    return (-flat.ctypes.data) % 64 // 4
+    return (-flat.ctypes.data) % CACHE_LINE_BYTES // 4
 
 
 @njit(cache=True, nogil=True)
@@ -340,7 +340,7 @@ def forward(x, w, y, geometry, parts):
     first, stop = _interior(w_total, -pl, (kw - 1) * dw - pl, sw, ow_total)
     rotation = line_rotation(xf, channels, sw * channels)
     wf, pitch = _wrapped(w.reshape(w.size), channels, rotation)
-    stream = channels % LANES == 0 and (yf.ctypes.data + 4 * rotation) % 64 == 0
+    stream = channels % LANES == 0 and (yf.ctypes.data + 4 * rotation) % CACHE_LINE_BYTES == 0
     for part in prange(parts):
         starts = np.empty(kh * kw, np.int64)
         w_starts = np.empty(kh * kw, np.int64)
@@ -381,7 +381,7 @@ def backprop_input(dy, w, dx, geometry, parts):
     rows = n_total * h_total
     rotation = line_rotation(dyf, channels, sw * channels)
     wf, pitch = _wrapped(w.reshape(w.size), channels, rotation)
-    stream = channels % LANES == 0 and (dxf.ctypes.data + 4 * rotation) % 64 == 0
+    stream = channels % LANES == 0 and (dxf.ctypes.data + 4 * rotation) % CACHE_LINE_BYTES == 0
     for part in prange(parts):
         starts = np.empty(kh * kw, np.int64)
         w_starts = np.empty(kh * kw, np.int64)

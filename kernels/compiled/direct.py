@@ -162,7 +162,7 @@ def _fill_slab(x, n, first1, rows1, first2, rows2, first3, columns, source, slab
     planes ``first1 ..`` of the padded input, and in each the rows ``first2 ..`` (rows2 of
     them) and columns ``first3 ..`` (``columns``) that the windows read; the rest is left
     as it was. ``source``: (S1, S2, S3, b1, b2, b3, ...), x's sizes and the padding before.
-    Flat unsigned indices, as ``loops_conv.pad`` takes them (a signed index keeps the copy
+    Flat unsigned indices, as ``compiled.conv.pad`` takes them (a signed index keeps the copy
     from vectorizing)."""
     size1, size2, size3, before1, before2, before3 = source[:6]
     inner = max(first3, before3)                          # the columns that hold x
@@ -210,7 +210,7 @@ def forward(x, offsets, w, y, geometry, source, bands, parts, tiled, kinds, acti
     first; an input without padding is read in place). A call takes up to ROWS positions of a block of BLOCK, which may span rows, so
     narrow rows still fill the accumulators. A finished block goes through the epilogue
     ``(tiled, kinds, activation)`` while it is in the cache
-    (``loops_elementwise.chain_rows``; no kinds and activation 0 for none)."""
+    (``compiled.elementwise.chain_rows``; no kinds and activation 0 for none)."""
     n_total, q1n, q2n, q3n, outs, p1, p2, p3, channels, s1, s2, s3 = geometry
     span1, span2, span3 = source[6:9]
     unpadded = _unpadded(geometry, source)

@@ -1,6 +1,6 @@
-"""Building blocks of the numba intrinsics written in LLVM IR (``loops_direct``,
-``loops_depthwise_vectors``, ``loops_planar``, ``loops_transpose``): a counted loop carrying
-values in registers, a switch on a run-time count, fused multiply-adds of vectors, vector
+"""Building blocks of the numba intrinsics written in LLVM IR (``compiled.direct``,
+``compiled.depthwise_vectors``, ``compiled.planar``, ``compiled.transpose``): a counted loop
+carrying values in registers, a switch on a run-time count, fused multiply-adds of vectors, vector
 loads and stores (plain, masked or non-temporal), a memory fence for after non-temporal
 stores, an intrinsic's typing and its arguments as pointers."""
 

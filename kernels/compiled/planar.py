@@ -264,7 +264,7 @@ def forward(xp, steps, w, y, geometry, tiled, kinds, activation):
     OUTPUTS). ``geometry``: (N, Q1, Q2, Q3, O, C, P1, P2, P3, s1): stride s1 along the first
     spatial dim, 1 along the others. The threads take the output planes (n, q1) one at a
     time; a finished plane goes through the epilogue ``(tiled, kinds, activation)`` while
-    it is in the cache (``loops_elementwise.chain_rows``; no kinds and activation 0 for
+    it is in the cache (``compiled.elementwise.chain_rows``; no kinds and activation 0 for
     none)."""
     n_total, q1n, q2n, q3n, outs, channels, p1, p2, p3, s1 = geometry
     rows_max = rows_per_call(outs)

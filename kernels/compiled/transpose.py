@@ -18,7 +18,7 @@ from numba import njit, prange
 from numba.extending import intrinsic
 
 from graphops.kernels.compiled import ir as loops_ir
-from graphops.kernels.compiled.constants import LANES
+from graphops.kernels.compiled.constants import CACHE_LINE_BYTES, LANES
 from graphops.kernels.compiled.ir import fence
 
 TILE = 64       # rows and columns a thread's tile spans at most
@@ -64,7 +64,7 @@ def _block_kernel(stream):
                 rows = _round(builder, rows, h)
             for j, row in enumerate(rows):
                 store = builder.store(row, pointer(dst, dst_at, j, dst_pitch),
-                                      align=64 if stream else 4)
+                                      align=CACHE_LINE_BYTES if stream else 4)
                 if stream:
                     store.set_metadata("nontemporal", builder.module.add_metadata([_MASK(1)]))
             return context.get_dummy_value()
@@ -84,7 +84,7 @@ def transpose(src, dst, count, rows, columns):
     transposed matrix by matrix; float32 arrays (or any 4-byte type viewed as float32)."""
     tile_rows, tile_columns = -(-rows // TILE), -(-columns // TILE)
     tiles = tile_rows * tile_columns
-    stream = rows % LANES == 0 and rows <= TILE and dst.ctypes.data % 64 == 0
+    stream = rows % LANES == 0 and rows <= TILE and dst.ctypes.data % CACHE_LINE_BYTES == 0
     for item in prange(count * tiles):
         n, tile = item // tiles, item % tiles
         first_row, first_column = tile // tile_columns * TILE, tile % tile_columns * TILE

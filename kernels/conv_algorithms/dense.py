@@ -10,12 +10,12 @@ Each op picks the first path that applies (``conv_forward`` and friends read top
   strided, small, or of any size where Winograd does not take them (``_direct``: dilated
   and 5x5 stride-1 convs run twice as fast here as on the scatter GEMMs; the filter
   gradient, which takes this path before the scalar few-channel loops (1.5x faster on a
-  1 -> 8 channel 3-D layer; ``loops_planar`` 1.5x faster again), with an output plane for
+  1 -> 8 channel 3-D layer; ``compiled.planar`` 1.5x faster again), with an output plane for
   every thread), and the stride-1 input gradient with input channels so
   (``_input_as_forward``, the forward of dy with the filter flipped, which takes the
   few-channel loops above where dx has few channels): register-blocked micro-kernels
   reading the padded input in place (``conv_direct``);
-* CPU, 3x3(x3) stride-1 float convs of 16-128 channels (``conv_winograd.applies``): Winograd
+* CPU, 3x3(x3) stride-1 float convs of 16-128 channels (``winograd.applies``): Winograd
   (its products on the same micro-kernels where the output channels come in groups of 8),
   redone on the next path when a result comes out non-finite;
 * CPU, strided input gradients with at most ``PHASE_MAX_DEPTH`` dy channels (transposed
@@ -24,7 +24,7 @@ Each op picks the first path that applies (``conv_forward`` and friends read top
 * CPU, the input gradient (and the stride-1 forward with ``SCATTER_MIN_DEPTH``+ input
   channels) with at most ``POOL_MAX_CHANNELS`` output channels: one GEMM per block with
   taps x channels columns, ``dy[rows, O] @ w.T[O, taps*C]`` (or ``x[rows, C] @
-  w[C, taps*O]`` with the filter flipped), whose products ``loops_conv.add_taps``
+  w[C, taps*O]`` with the filter flipped), whose products ``compiled.conv.add_taps``
   scatter-adds into place (``_scatter_products``: runs of whole images, or first-dim slabs
   thick enough that slabs two apart never meet, even ones then odd ones, on the pool);
 * otherwise GEMMs against a patch matrix ("im2col"): rows are output positions, columns
@@ -59,12 +59,14 @@ from graphops.kernels.conv_algorithms import few_channels as conv_few_channels
 from graphops.kernels.conv_algorithms import phases as conv_phases
 from graphops.kernels.conv_algorithms import winograd as conv_winograd
 from graphops.kernels.compiled import loops, usable
-from graphops.kernels.conv_algorithms.layout import (blocks, channels_last_copy, channels_last_shape, chunk_bytes,
-                                 compute_dtype, conv_output_size, flipped_filter,
-                                 from_channels_last, pad_spatial, padded_for_windows,
-                                 window_view)
+from graphops.kernels.conv_algorithms.layout import (blocks, channels_last_copy,
+                                                     channels_last_shape, chunk_bytes,
+                                                     compute_dtype, conv_output_size,
+                                                     flipped_filter, from_channels_last,
+                                                     pad_spatial, padded_for_windows, window_view)
 from graphops.kernels.support.kernel_util import astype, channel_chain
-from graphops.kernels.support.parallelism import intra_op_threads, one_thread, pool_map, share_count
+from graphops.kernels.support.parallelism import (intra_op_threads, one_thread, pool_map,
+                                                  share_count)
 
 CHUNK_BYTES = 8 << 20  # CPU im2col block size (measured best at 4-16 MB)
 # The forward GEMM takes the filter as a transposed view (faster in OpenBLAS) once it has
@@ -269,7 +271,7 @@ def _sampled(out_sp, strides):
 
 def _few_channels(xp, ct, kernel, strides, dilations, in_channels, out_channels, out_sp,
                   accumulates=False):
-    """Whether a conv runs as the direct loops for few channels (``loops_conv.small_*``): CPU,
+    """Whether a conv runs as the direct loops for few channels (``compiled.conv.small_*``): CPU,
     up to 3 spatial dims, at most ``SMALL_MAX_CHANNEL_PAIRS`` input x output channels (measured:
     beyond, the GEMM paths win), stride 1 along all but the first of 3 spatial dims (along all
     of fewer), and an output plane on the padded width (a thread's buffers) within
@@ -287,7 +289,7 @@ def _few_channels(xp, ct, kernel, strides, dilations, in_channels, out_channels,
 
 def _direct(xp, ct, kernel, strides, dilations, in_channels, out_channels, out_shape):
     """Whether a conv of ``out_shape`` ``(N, *out_sp)`` runs on the direct micro-kernels
-    (``conv_direct.applies``): strided or small, or at any size where Winograd does not
+    (``direct.applies``): strided or small, or at any size where Winograd does not
     take it (dilated and 5x5 stride-1 convs: 2x faster here than on the scatter GEMMs)."""
     return conv_direct.applies(
         xp, ct, kernel, strides, out_channels, out_shape, in_channels,
@@ -357,7 +359,7 @@ def _pooled(xp, out_channels):
 
 
 def _blocks(grid, row_bytes, out_channels, xp):
-    """The output grid's blocks ``(idx, rows)`` (see ``conv_layout.blocks``): about
+    """The output grid's blocks ``(idx, rows)`` (see ``layout.blocks``): about
     ``chunk_bytes`` each, and small enough for every pool share to get one when pooled."""
     budget = chunk_bytes(xp, CHUNK_BYTES)
     if _pooled(xp, out_channels):
@@ -440,7 +442,7 @@ def _forward_by_scatter(xc, w, out_sp, dilations, pads):
 def _scatter_products(src, wt, out, taps, strides, dilations, before, tap_first):
     """out[n, q*s + (t0+t)*d - before] += src[n, q] @ wt[:, t] for every source position q
     and offset t (``taps`` per dim, ``tap_first`` the first): one GEMM per block of source
-    positions and a compiled scatter-add of its products (``loops_conv.add_taps``), on the
+    positions and a compiled scatter-add of its products (``compiled.conv.add_taps``), on the
     intra-op pool. Spatial dims are padded to three with size-1 dims after the first. The
     pool's units are whole images, or slabs of the first spatial dim thick enough that units
     two apart never add into one place: then even units run first, odd ones after."""

@@ -4,8 +4,8 @@ Two paths. With NumPy (``xp=np``, the default) each op is one fused pass of comp
 (numba, imported on first use) over channels-last, C-contiguous operands: NHWC operands go
 in as they are, NCHW ones and strided views are copied once on the way in and the result
 once on the way out. float32 with multiplier 1 runs on vector kernels that read their
-operands in place (``kernels/loops_depthwise_vectors.py``); the rest on loops over a
-row cache (``kernels/loops_depthwise.py``), where float16/bfloat16 stay in their dtype: the
+operands in place (``kernels/compiled/depthwise_vectors.py``); the rest on loops over a
+row cache (``kernels/compiled/depthwise.py``), where float16/bfloat16 stay in their dtype: the
 loops widen rows to float32 as they load them and round results as rows finish, so no
 pass of its own casts them. The loops split the rows into
 ``parallelism.share_count()`` blocks that threads take as they come free; the
@@ -26,9 +26,11 @@ import ml_dtypes
 import numpy as np
 
 from graphops.kernels.compiled import loops, usable
-from graphops.kernels.conv_algorithms.layout import (blocks, channels_last_copy, channels_last_shape, chunk_bytes,
-                                 compute_dtype, conv_output_size, from_channels_last,
-                                 padded_for_windows, tap_index, to_channels_last, window_view)
+from graphops.kernels.conv_algorithms.layout import (blocks, channels_last_copy,
+                                                     channels_last_shape, chunk_bytes,
+                                                     compute_dtype, conv_output_size,
+                                                     from_channels_last, padded_for_windows,
+                                                     tap_index, to_channels_last, window_view)
 from graphops.kernels.support.kernel_util import aligned_empty
 from graphops.kernels.support.parallelism import share_count
 
@@ -93,7 +95,7 @@ def _run(name, source, w, out_shape, strides, dilations, pads):
     """The channels-last ``out_shape`` output of the compiled loop ``name`` (forward or
     backprop_input) from ``source``, or zeros when there is nothing to sum. It starts on a
     cache line, or where the vector kernels read ``source`` as one stream of vectors on its
-    lines (``loops_depthwise_vectors.line_rotation``), at ``source``'s offset within a line, so
+    lines (``compiled.depthwise_vectors.line_rotation``), at ``source``'s offset within a line, so
     that its stores take whole lines too."""
     size = math.prod(out_shape)
     if not (size and source.size and w.size):
@@ -115,7 +117,7 @@ def _run(name, source, w, out_shape, strides, dilations, pads):
 
 
 def _on_vectors(dtype, multiplier):
-    """Whether the vector kernels (``loops_depthwise_vectors``) take an op: float32 with
+    """Whether the vector kernels (``compiled.depthwise_vectors``) take an op: float32 with
     multiplier 1; the row-cache loops take the rest."""
     return np.dtype(dtype) == np.float32 and multiplier == 1
 

@@ -1,12 +1,12 @@
 """The dense forward conv, its filter gradient and its input gradient computed directly on
-register-blocked micro-kernels (``loops_direct``): no patch matrix, every input value read
+register-blocked micro-kernels (``compiled.direct``): no patch matrix, every input value read
 in place through per-tap offsets into the zero-padded input (which the forward conv and the
 filter gradient pad slab by slab inside their parallel loops).
 
 On this 2-core AVX-512 machine the micro-kernel runs at 220-245 GFLOP/s a core, where
 OpenBLAS's SGEMM (on its AVX2 kernels) runs at about 120 and the patch-matrix GEMMs of a
 conv with 16 output channels at 80-95, plus the copy (it runs Winograd's products too,
-``loops_direct.batched_gemm``). Measured against the other paths (with one vector of
+``compiled.direct.batched_gemm``). Measured against the other paths (with one vector of
 output channels a call; two made the direct path 1.2-1.4x faster still where the channels
 allow):
 
@@ -36,7 +36,7 @@ from graphops.kernels.conv_algorithms.layout import pad_spatial
 from graphops.kernels.support.kernel_util import epilogue_arguments
 from graphops.kernels.support.parallelism import intra_op_threads, share_count
 
-VECTOR_CHANNELS = 8         # output channels come in groups of this (loops_direct.HALF_LANES)
+VECTOR_CHANNELS = 8         # output channels come in groups of this (compiled.direct.HALF_LANES)
 MIN_WIDTH = 4               # output columns (last spatial dim) the kernels need at least
 MAX_FILTER_BYTES = 1 << 20  # float32 filters up to this size stay in the cache
 MAX_UNIT_STRIDE_MACS = 1 << 29   # multiply-adds up to which stride-1 convs run here
@@ -66,7 +66,7 @@ def forward(xc, w, strides, dilations, pads, out_sp, epilogue=None):
     *out_sp, O]``, through ``epilogue`` (``kernel_util.epilogue_arguments``) as it is
     written. Each output element sums its taps in row-major order, channels fastest, with
     fused multiply-adds. The output planes are cut into bands of positions until there are
-    ``MIN_ITEMS_PER_THREAD`` items a thread (each band at least ``loops_direct.ROWS``
+    ``MIN_ITEMS_PER_THREAD`` items a thread (each band at least ``compiled.direct.ROWS``
     positions)."""
     x, offsets, geometry, source = _layout(xc, w.shape, strides, dilations, pads, out_sp)
     y = np.empty((xc.shape[0], *out_sp, w.shape[-1]), np.float32)
@@ -97,7 +97,7 @@ def backprop_filter(xc, dyc, filter_shape, strides, dilations, pads):
 def backprop_input_strided(dyc, w, in_shape, strides, dilations, pads):
     """The input gradient ``in_shape`` ``[N, *I, C]`` of a strided conv from channels-last
     float32 ``dyc`` ``[N, *Q, O]`` and ``w`` ``[*K, C, O]``, phase by phase of dx
-    (``conv_phases.phase_plans``: each phase a stride-1 conv of dy with its taps of the
+    (``phases.phase_plans``: each phase a stride-1 conv of dy with its taps of the
     filter, flipped and transposed), all phases in one parallel pass over dy padded once,
     every dx position written where it lies. Each element sums its (tap, dy channel) pairs
     in order with fused multiply-adds. With few channels, the last dim's phases are folded

@@ -3,8 +3,8 @@ compiled loops that compute each output plane on the padded width, every kernel 
 contiguous run over a zero-padded, channel-planar copy of the input.
 
 float32 with a power of two of output channels (``PLANAR_OUTPUTS``) runs on
-``loops_planar``'s vector kernels, positions along the lanes; the rest on
-``loops_conv.small_forward`` and ``small_filter_grad``. The filter gradient sums in float64
+``compiled.planar``'s vector kernels, positions along the lanes; the rest on
+``compiled.conv.small_forward`` and ``small_filter_grad``. The filter gradient sums in float64
 per block of output planes, added in block order.
 """
 
@@ -16,12 +16,12 @@ from graphops.kernels.compiled import loops
 from graphops.kernels.support.kernel_util import epilogue_arguments
 from graphops.kernels.support.parallelism import share_count
 
-PLANAR_OUTPUTS = (1, 2, 4, 8, 16)   # float32 output channel counts of loops_planar
+PLANAR_OUTPUTS = (1, 2, 4, 8, 16)   # float32 output channel counts of compiled.planar
 PLANAR_FILTER_MAX_OUTPUTS = 8      # filter gradient: past it the direct kernels do better
 
 
 def planar(ct, out_channels, filter_grad=False):
-    """Whether the few-channel loops run on ``loops_planar``'s vector kernels: float32 with
+    """Whether the few-channel loops run on ``compiled.planar``'s vector kernels: float32 with
     a power of two up to 16 output channels, the filter gradient up to
     ``PLANAR_FILTER_MAX_OUTPUTS`` (1.5x faster than the direct micro-kernels on a 1 -> 8
     channel 3-D layer, 1.3-1.8x slower with 16)."""
@@ -30,9 +30,9 @@ def planar(ct, out_channels, filter_grad=False):
 
 
 def forward(xc, w, out_sp, strides, dilations, pads, ct, out=None, epilogue=None):
-    """The forward conv for a few input channels (``loops_planar.forward`` for float32
+    """The forward conv for a few input channels (``compiled.planar.forward`` for float32
     with a power of two up to 16 output channels and a C-contiguous result, else
-    ``loops_conv.small_forward``), into ``out`` (a view of any strides) when given,
+    ``compiled.conv.small_forward``), into ``out`` (a view of any strides) when given,
     through ``epilogue`` (see ``dense.conv_forward``)."""
     kernel, dil3, before, out3, stride, extents = _grid(w.shape[:-2], strides, dilations,
                                                         pads, out_sp)
@@ -52,8 +52,8 @@ def forward(xc, w, out_sp, strides, dilations, pads, ct, out=None, epilogue=None
 
 
 def backprop_filter(xc, dyc, filter_shape, strides, dilations, pads, ct):
-    """The filter gradient for a few input channels (``loops_planar.filter_grad`` where
-    ``planar``, else ``loops_conv.small_filter_grad``): float64 sums per block of output
+    """The filter gradient for a few input channels (``compiled.planar.filter_grad`` where
+    ``planar``, else ``compiled.conv.small_filter_grad``): float64 sums per block of output
     planes, added in block order."""
     kernel, dil3, before, out3, stride, extents = _grid(
         filter_shape[:-2], strides, dilations, pads, dyc.shape[1:-1])

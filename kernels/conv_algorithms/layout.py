@@ -70,7 +70,7 @@ def from_channels_last(y, channels_last, xp=np):
 def _transposed(src, dst, channels_first):
     """Whether ``dst`` (C-contiguous) now holds C-contiguous ``src`` moved between [N, C,
     *S] (``channels_first``: src's layout) and [N, *S, C] by the compiled transposes
-    (``loops_transpose``: 4-byte values, ``COMPILED_TRANSPOSE_MIN_SIZE`` of them at least;
+    (``compiled.transpose``: 4-byte values, ``COMPILED_TRANSPOSE_MIN_SIZE`` of them at least;
     2x NumPy's rate); False where they do not take it."""
     if not (src.dtype.itemsize == 4 and src.flags.c_contiguous
             and src.size >= COMPILED_TRANSPOSE_MIN_SIZE and usable()):

@@ -37,7 +37,7 @@ def backprop_input_by_phases(dyc, w, in_shape, strides, dilations, pads, forward
     """The input gradient ``[N, *I, C]`` of channels-last ``dyc`` ``[N, *Q, O]`` and the
     filter ``w`` ``[*K, C, O]``: per phase of dx, ``forward_into(dx_phase, dy_window,
     w_phase, dilations, pads)`` (a stride-1 channels-last forward conv written into the
-    phase's strided view of dx, see ``conv_dense._forward_into``). Phases that no offset
+    phase's strided view of dx, see ``dense._forward_into``). Phases that no offset
     reaches, or that read padding alone, are zero."""
     kernel = w.shape[:-2]
     dx = np.empty(in_shape, dyc.dtype)

@@ -10,9 +10,9 @@ filter's), so float32 results stay within a few units in the last place of the d
 Tiles go through in blocks of whole tile rows of the first spatial dim, sized so that a
 block's transformed tiles and products stay in the cache (each alpha's slab one zero tile
 longer, ``_block_views``), spread over the intra-op pool
-(each thread transforms its blocks with compiled loops, ``loops_winograd.py``, and runs
+(each thread transforms its blocks with compiled loops, ``compiled.winograd.py``, and runs
 single-threaded GEMMs: float32 with output channels in groups of 8 on the direct convs'
-register-blocked micro-kernels, ``loops_direct.batched_gemm``, at about twice the rate of
+register-blocked micro-kernels, ``compiled.direct.batched_gemm``, at about twice the rate of
 OpenBLAS's SGEMM on the AVX2 kernels this machine's environment selects; else NumPy's
 matmul). The input
 gradient of such a conv is this forward conv of dy with the filter flipped and its channel
@@ -135,7 +135,7 @@ def winograd_backprop_filter(x, dy, pads):
 
 
 def _compiled_gemm(dtype, columns):
-    """The micro-kernel GEMMs (``loops_direct.batched_gemm``) where they take the
+    """The micro-kernel GEMMs (``compiled.direct.batched_gemm``) where they take the
     products: float32 with output channels in groups of 8 (they run at about twice the
     rate of OpenBLAS's SGEMM on the AVX2 kernels this machine's environment selects); else
     None, and NumPy's matmul takes them."""

@@ -147,7 +147,7 @@ _FORMULAS = {
     "SeluGrad": _selu_grad, "LeakyReluGrad": _leaky_relu_grad,
     "SoftplusGrad": _softplus_grad, "SoftsignGrad": _softsign_grad,
 }
-_CHAIN = {"Relu6": {"chain_activation": "Relu6", "activation_cap": 6}}   # OpKernel's
+_CHAIN = {"Relu6": {"chain_activation": "Relu6"}}   # OpKernel's
 
 for _name, _fn in _FORMULAS.items():
     register_kernel(_name, DEVICES, type_constraints={"T": computable_types(_name)})(

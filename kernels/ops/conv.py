@@ -4,7 +4,7 @@
 Constructors check attrs as TF's kernels do (``registry.conv_shapes.conv_params``);
 ``compute`` reads the sizes vectors (host memory on every device), runs the shape checks
 of ``registry.conv_shapes``, bounds every buffer by the memory budget, then calls
-``kernels.conv_dense`` or ``kernels.conv_depthwise`` with the device's array module
+``conv_algorithms.dense`` or ``conv_algorithms.depthwise`` with the device's array module
 (``ctx.xp``: NumPy on CPU, CuPy on GPU; the GPU kernels take every T but bfloat16).
 Unlike TF's CPU build these kernels also compute channels-first layouts, dilations in
 every op, stride with dilation, unequal depthwise strides and grouped dense convolutions

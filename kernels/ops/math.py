@@ -37,7 +37,7 @@ def float32_if_half(x, dtype):
 
 def _sigmoid(xp, x):
     """1 / (1 + exp(-x)) without overflow; large CPU float32 arrays in one compiled pass
-    (``loops_elementwise.sigmoid``: correctly rounded in tests, ~10x NumPy's five passes)."""
+    (``compiled.elementwise.sigmoid``: correctly rounded in tests, ~10x NumPy's five passes)."""
     if x.dtype.kind == "c":
         return 1 / (1 + xp.exp(-x))
     if compiled_cpu(xp, x, dtypes=(np.dtype(np.float32),)):

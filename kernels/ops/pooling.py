@@ -3,7 +3,7 @@
 Each kernel validates its attrs with ``registry.pool_geometry`` (in the constructor, or in
 ``compute`` for the V2 ops whose ksize/strides are host-memory inputs), checks its input
 shapes with TF's messages, resolves the output shape and pads, checks the memory budget,
-moves channels-first data to channels-last and runs ``kernels.pooling_math``. NCHW/NCDHW,
+moves channels-first data to channels-last and runs ``numerics.pooling_windows``. NCHW/NCDHW,
 which TF's CPU build refuses, are computed as well; half types run in float32.
 """
 
@@ -128,7 +128,7 @@ class MaxPoolOp(_Forward):
 
 
 def compiled_max_pool(x, floor, ksize, strides, pads, out_cl):
-    """``loops_pooling.max_pool`` of channels-last ``x`` (2-D pools as 3-D of depth 1), on
+    """``compiled.pooling.max_pool`` of channels-last ``x`` (2-D pools as 3-D of depth 1), on
     one thread below ``SERIAL_MAX_OUTPUTS`` outputs (waking the others costs more)."""
     lead = 3 - len(ksize)
     x5 = x.reshape(x.shape[:1] + (1,) * lead + x.shape[1:])

@@ -1,4 +1,4 @@
-"""Kernels of the random ops, on `kernels.philox`, with TF's validation and messages.
+"""Kernels of the random ops, on `random_numbers.philox`, with TF's validation and messages.
 
 Stateful ops (RandomUniform, RandomStandardNormal, TruncatedNormal, RandomUniformInt) keep
 their generator where TF keeps it, in the kernel object: a `PhiloxStream` seeded from the

@@ -1,7 +1,7 @@
 """Optimizer update kernels (TF's training_ops.cc): in-place updates of resource variables,
 on the CPU and the GPU (wherever the variables live), written against `ctx.xp`. On the CPU,
 gradient descent, momentum and Adam on large variables run as one fused compiled pass
-(`loops_training`)."""
+(`compiled.training`)."""
 
 import numpy as np
 

@@ -46,7 +46,7 @@ def skip(counter, count):
 def blocks(key, counter, offsets, xp=np):
     """Philox4x32-10 of the counters `counter + offsets` (offsets: a uint64 array):
     uint32 array of shape offsets.shape + (4,). On the CPU a compiled loop
-    (`loops_random`) where compiled loops run, else the rounds as array operations."""
+    (`compiled.random`) where compiled loops run, else the rounds as array operations."""
     offsets = xp.asarray(offsets, dtype=xp.uint64)
     if xp is np and usable():
         out = np.empty(offsets.shape + (4,), np.uint32)

@@ -113,7 +113,7 @@ _HALF_CASTS = {(_HALF, _SINGLE): "half_to_float", (_SINGLE, _HALF): "float_to_ha
 
 def astype(xp, x, dtype, copy=False):
     """`x.astype(dtype, copy=copy)`. A large contiguous CPU float16/bfloat16 <-> float32
-    conversion runs as compiled bit conversions on all cores (`loops_casts`; NumPy's are
+    conversion runs as compiled bit conversions on all cores (`compiled.casts`; NumPy's are
     up to 10x slower), with the same results bit for bit."""
     dtype = np.dtype(dtype)
     name = _HALF_CASTS.get((x.dtype, dtype))
@@ -169,7 +169,8 @@ def add_bias(xp, value, bias, channel):
     return out
 
 
-ACTIVATION_CODES = {None: 0, "Relu": 1, "Relu6": 2}   # channel_chain's activations
+CHAIN_ACTIVATIONS = {"Relu": None, "Relu6": 6}   # channel_chain's activations: their caps
+ACTIVATION_CODES = {None: 0, "Relu": 1, "Relu6": 2}
 CHAIN_KINDS = {"mul": 1, "add": 2, "sub": 3}
 CHAIN_CHUNK = 2048     # values a channel_chain chunk holds (whole rows): it stays in L1
 
@@ -187,7 +188,8 @@ def chain_tiles(stages, cols, dtype):
 def epilogue_arguments(epilogue, dtype, cols):
     """What the conv loops take for a conv's ``epilogue`` (``(stages, activation, tiles)``
     as ``channel_chain`` takes them, on rows of ``cols`` channels; None for none): the tiled
-    stage values, their kind codes and the activation code (``loops_elementwise.chain_rows``)."""
+    stage values, their kind codes and the activation code
+    (``compiled.elementwise.chain_rows``)."""
     if epilogue is None:
         return np.zeros((0, 1), dtype), np.zeros(0, np.int64), 0
     stages, activation, tiles = epilogue
@@ -234,7 +236,7 @@ def where(xp, condition, a, b):
 
 
 def compiled_elementwise(name, like, *arguments, parallel_from=PARALLEL_MIN_SIZE):
-    """A new array like ``like`` filled by the compiled loop ``loops_elementwise.<name>``,
+    """A new array like ``like`` filled by the compiled loop ``compiled.elementwise.<name>``,
     given the arrays among ``arguments`` as flat views (scalars as they are), then the
     output's; on one thread below ``parallel_from`` elements."""
     out = np.empty_like(like)

@@ -1,6 +1,5 @@
 """`python -m graphops`: ops, kernels, devices, dot."""
 
-import os
 import subprocess
 import sys
 
@@ -15,7 +14,6 @@ from graphops.registry import OpKernel, register_kernel, register_op
 from graphops.registry.kernel_registry import deregister_kernels
 from graphops.registry.op_registry import deregister_op, get_op_def, list_ops
 from tests.paths import ROOT
-
 
 
 def _run(capsys, *argv):

@@ -11,7 +11,8 @@ from graphops.kernels.conv_algorithms import dense as conv_dense
 from graphops.kernels.conv_algorithms import direct as conv_direct
 from graphops.kernels.compiled import loops
 from graphops.kernels.support.parallelism import intra_op_threads
-from graphops.kernels.conv_algorithms.dense import conv_backprop_filter, conv_backprop_input, conv_forward
+from graphops.kernels.conv_algorithms.dense import (conv_backprop_filter, conv_backprop_input,
+                                                    conv_forward)
 from tests.kernels.dense_conv_cases import (  # noqa: F401 (on_every_thread: autouse)
     FLOAT_DTYPES, SETTINGS, arrays, check_close, check_close_non_finite, conv_cases,
     flips_to_forward, on_every_thread)
@@ -248,7 +249,7 @@ def test_phase_plans_cover_every_offset_once(in_size, out_size, k, s, d, before)
        columns=st.sampled_from([8, 16, 24, 32, 40, 56, 64, 72, 120, 136]), transposed=st.booleans(),
        add=st.booleans(), seed=st.integers(0, 2**32 - 1))
 def test_micro_kernel_gemm_matches_matmul(batch, rows, depth, columns, transposed, add, seed):
-    """``loops_direct.batched_gemm`` (Winograd's products): every row count, column group
+    """``compiled.direct.batched_gemm`` (Winograd's products): every row count, column group
     and A layout against a float64 matmul, adding to what out holds or not."""
     rng = np.random.default_rng(seed)
     a = rng.uniform(-1, 1, (batch, depth, rows) if transposed else (batch, rows, depth))
@@ -265,7 +266,7 @@ def test_micro_kernel_gemm_matches_matmul(batch, rows, depth, columns, transpose
                                            ((2, 4, 16, 15, 8), ((1, 1), (1, 0), (1, 1)))])
 @pytest.mark.parametrize("parts", [1, 3, 6])
 def test_direct_filter_gradient_writes_every_partial_sum(x_shape, pads, parts):
-    """``loops_direct.filter_grad`` stores each part's first sums and adds the rest: partials
+    """``compiled.direct.filter_grad`` stores each part's first sums and adds the rest: partials
     that start as NaN come out as the float64 reference's part sums. 64 output channels make
     chunks of 64 of a plane's 15x15 positions (the last one short), two vector groups of
     channels and 216 (tap, channel) pairs, 27 blocks of 8; 1-8 planes a part, read in place
@@ -278,8 +279,8 @@ def test_direct_filter_gradient_writes_every_partial_sum(x_shape, pads, parts):
     flat, offsets, geometry, source = conv_direct._layout(x, shape, (1, 1, 1), (1, 1, 1), pads,
                                                           dy.shape[1:-1])
     partials = np.full((parts, np.prod(shape)), np.nan, np.float32)
-    loops("direct", chunk=1).filter_grad(flat, offsets, dy.reshape(-1), partials,
-                                               geometry, source)
+    loops("direct", chunk=1).filter_grad(flat, offsets, dy.reshape(-1), partials, geometry,
+                                         source)
     planes = 2 * q[0]
     x64, dy64 = x.astype(np.float64), dy.astype(np.float64)
     for p in range(parts):
@@ -288,3 +289,4 @@ def test_direct_filter_gradient_writes_every_partial_sum(x_shape, pads, parts):
         mask.reshape(-1)[first:stop] = True
         want = conv_backprop_filter_ref(x64, dy64 * mask[..., None, None, None], shape,
                                         (1, 1, 1), (1, 1, 1), pads)
+        np.testing.assert_allclose(partials[p], want.reshape(-1), rtol=0, atol=2e-4)

@@ -1,5 +1,5 @@
 """Property tests: the dense conv's few-channel loops (``conv_few_channels``: the scalar
-direct loops and ``loops_planar``'s vector kernels), forced on, against the slow float64
+direct loops and ``compiled.planar``'s vector kernels), forced on, against the slow float64
 reference, NaN and infinity reaching exactly the outputs they feed."""
 
 import numpy as np
@@ -9,7 +9,8 @@ from hypothesis import assume, given, settings, strategies as st
 from graphops.kernels.conv_algorithms import dense as conv_dense
 from graphops.kernels.conv_algorithms import few_channels as conv_few_channels
 from graphops.kernels.compiled import loops
-from graphops.kernels.conv_algorithms.dense import conv_backprop_filter, conv_backprop_input, conv_forward
+from graphops.kernels.conv_algorithms.dense import (conv_backprop_filter, conv_backprop_input,
+                                                    conv_forward)
 from graphops.kernels.support.kernel_util import channel_chain
 from tests.kernels.dense_conv_cases import (  # noqa: F401 (on_every_thread: autouse)
     FLOAT_DTYPES, SETTINGS, arrays, check_close_non_finite, conv_cases, flips_to_forward,
@@ -48,7 +49,7 @@ def test_few_channel_direct_loops_match_reference(case, dtype, non_finite):
        width=st.integers(1, 40), height=st.integers(1, 19), non_finite=st.booleans())
 def test_planar_vector_kernels_match_reference(case, outs, width, height, non_finite):
     """The float32 few-channel forward and filter gradient on the vector kernels with
-    positions along the lanes (``loops_planar``: 1-16 output channels, the filter gradient
+    positions along the lanes (``compiled.planar``: 1-16 output channels, the filter gradient
     up to 8, rows of any width, whole vectors and a masked rest, any row and pair count a
     call): against the reference, NaN and infinity in x reaching exactly the outputs they
     feed; the forward's epilogue gives the bits of the chain run after."""

@@ -1,4 +1,4 @@
-"""Property tests: kernels.conv_dense against the slow float64 reference, whatever path each
+"""Property tests: conv_algorithms.dense against the slow float64 reference, whatever path each
 case takes, and its GEMM paths forced on (patch matrices, GEMMs scattered by compiled loops);
 integer, empty, chunked and half-type cases. The fast CPU paths' own tests are in
 test_conv_dense_few_channels and test_conv_dense_direct."""
@@ -10,7 +10,8 @@ from hypothesis import given, settings, strategies as st
 
 from graphops.kernels.conv_algorithms import dense as conv_dense
 from graphops.kernels.conv_algorithms import layout as conv_layout
-from graphops.kernels.conv_algorithms.dense import conv_backprop_filter, conv_backprop_input, conv_forward
+from graphops.kernels.conv_algorithms.dense import (conv_backprop_filter, conv_backprop_input,
+                                                    conv_forward)
 from tests.kernels.dense_conv_cases import (  # noqa: F401 (on_every_thread: autouse)
     FLOAT_DTYPES, SETTINGS, arrays, check_close, conv_cases, layout, on_every_thread)
 from tests.module_settings import module_settings

@@ -1,4 +1,4 @@
-"""Property tests: kernels.conv_depthwise against the slow float64 reference."""
+"""Property tests: conv_algorithms.depthwise against the slow float64 reference."""
 
 import concurrent.futures
 import multiprocessing
@@ -129,7 +129,7 @@ def vector_cases(draw):
 @settings(max_examples=80, deadline=None)
 @given(case=vector_cases(), parts=st.integers(1, 5))
 def test_vector_kernels_match_reference(case, parts):
-    """float32 with multiplier 1 runs on loops_depthwise_vectors: row interiors, edges,
+    """float32 with multiplier 1 runs on compiled.depthwise_vectors: row interiors, edges,
     tap groups, channel groups and row blocks all against the reference."""
     x, w, dy, geo, x_shape = _arrays(case, np.float32)
     cl = case["channels_last"]

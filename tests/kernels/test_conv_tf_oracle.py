@@ -15,8 +15,8 @@ tf = pytest.importorskip("tensorflow")
 import graphops as gp  # noqa: E402
 from graphops.registry.conv_shapes import CONV_OPS  # noqa: E402
 from tests.kernels.test_conv_ops import Case, op_kwargs, same_pads  # noqa: E402
-from tests.kernels.test_conv_validation import (ATTR_CASES, SHAPE_CASES, _VALID_INPUTS,
-                                                default_attrs, eager_error)
+from tests.kernels.test_conv_validation import (  # noqa: E402
+    ATTR_CASES, SHAPE_CASES, _VALID_INPUTS, default_attrs, eager_error)
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

@@ -1,4 +1,4 @@
-"""The compiled layout moves (kernels/loops_transpose.py) and the conv layout helpers that use
+"""The compiled layout moves (kernels/compiled/transpose.py) and the conv layout helpers that use
 them, against NumPy's transposes."""
 
 import numpy as np

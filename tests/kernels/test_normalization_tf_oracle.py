@@ -17,8 +17,9 @@ tf = pytest.importorskip("tensorflow")
 
 import graphops as gp  # noqa: E402
 from tests.reference_normalization import batch_norm_inputs, grad_inputs  # noqa: E402
-from tests.kernels.test_normalization_ops import (BATCH_NORM_ERRORS, BN_SHAPES, GRAD_ERRORS,
-                                                  GRAD_SHAPES, LRN_ERRORS, _grad, _static, _v3)
+from tests.kernels.test_normalization_ops import (BATCH_NORM_ERRORS, BN_SHAPES,  # noqa: E402
+                                          GRAD_ERRORS, GRAD_SHAPES, LRN_ERRORS, _grad,
+                                          _static, _v3)
 
 R = gp.raw_ops
 TOLERANCE = {np.float32: 1e-4, np.float16: 2e-3}

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import graphops as gp
 from graphops.kernels.ops import pooling as pooling_kernels
-from graphops.kernels.numerics import pooling_windows as pooling_math
+from graphops.kernels.numerics import pooling_windows
 from tests import reference_pooling as ref
 from tests.module_settings import module_settings
 from tests.op_runners import invalid, make_runner
@@ -182,7 +182,7 @@ def test_compiled_max_pool_loop_equals_the_strided_passes(channels, dtype):
               zip(x.shape[1:3], ksize, strides, pads)]
     got = pooling_kernels.compiled_max_pool(x, floor, ksize, strides, pads,
                                             (3, *out_sp, channels))
-    want = pooling_math.max_pool(pooling_math.clamp_lowest(x, floor, np), floor, ksize,
+    want = pooling_windows.max_pool(pooling_windows.clamp_lowest(x, floor, np), floor, ksize,
                                  strides, pads, out_sp, np)
     np.testing.assert_array_equal(got, want)
 

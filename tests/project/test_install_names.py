@@ -22,9 +22,10 @@ def test_every_installed_package_is_inside_graphops():
 
 def test_every_package_folder_is_installed():
     """A new room (a folder with __init__.py) installs without being listed anywhere."""
-    folders = {path.parent for folder in setup.FOLDERS.values()
-               for path in (ROOT / folder).rglob("__init__.py")}
-    assert len(folders) == len(setup.installed_packages())
+    expected = {".".join([name, *path.parent.relative_to(ROOT / folder).parts])
+                for name, folder in setup.FOLDERS.items()
+                for path in (ROOT / folder).rglob("__init__.py")}
+    assert expected == set(setup.installed_packages())
 
 
 def test_graphops_imports_without_top_level_registry_or_kernels(tmp_path):

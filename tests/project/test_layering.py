@@ -14,7 +14,6 @@ cannot hide an upward edge.
 """
 
 import ast
-import pathlib
 
 import networkx as nx
 import pytest

@@ -5,7 +5,7 @@ BatchMatMulV2/V3 (matmuls of the gradient, summed over broadcast batch dims) and
 from graphops.api import raw_ops
 from graphops.autodiff.gradients import RegisterGradient
 from graphops.autodiff.rules.util import (conj, const, reduced_shape, shape_of, vector_item,
-                                         vector_slice)
+                                          vector_slice)
 
 ELLIPSIS = "..."
 

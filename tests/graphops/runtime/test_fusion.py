@@ -10,7 +10,7 @@ from graphops.runtime import executor, fusion
 from graphops.kernels.conv_algorithms import dense as conv_dense
 from graphops.kernels.ops import conv as conv_kernels
 from graphops.kernels.support.kernel_util import (COMPILED_MIN_SIZE, PARALLEL_MIN_SIZE,
-                                 PARALLEL_MIN_SIZE_COMPUTE, STREAMING_MIN_SIZE)
+                                                  PARALLEL_MIN_SIZE_COMPUTE, STREAMING_MIN_SIZE)
 
 
 @pytest.fixture(autouse=True)

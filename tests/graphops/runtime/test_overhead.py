@@ -11,6 +11,7 @@ import graphops as gp
 from graphops.registry import errors, register_op
 from graphops.registry.memory import get_memory_budget, set_memory_budget
 from graphops.registry.op_registry import deregister_op
+from tests.paths import LIBRARY_DIRS
 
 ROOT = __file__.rsplit("/tests/", 1)[0]
 
@@ -51,8 +52,7 @@ def test_creation_sites_follow_the_calling_lines():
     assert sites[3][-2:] == [f"{__file__}:{here + 7}", f"{__file__}:{first}"]
     assert sites[4][-1] == f"{__file__}:{here + 7}"
     assert sites[5][-1] == f"{__file__}:{here + 8}"
-    library = tuple(f"{ROOT}/{folder}/" for folder in ("graphops", "registry", "kernels"))
-    assert not any(s.startswith(library) for t in sites for s in t)
+    assert not any(s.startswith(LIBRARY_DIRS) for t in sites for s in t)
 
 
 @pytest.fixture

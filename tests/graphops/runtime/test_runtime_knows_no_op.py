@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import graphops as gp
-from graphops.registry import OpKernel, TensorShape, errors, list_ops, register_kernel, \
-    register_op
+from graphops.registry import (OpKernel, TensorShape, errors, list_ops, register_kernel,
+                               register_op)
 from graphops.registry.kernel_registry import deregister_kernels
 from graphops.registry.op_defs.math import broadcast_shapes
 from graphops.registry.op_registry import deregister_op
@@ -153,6 +153,23 @@ def test_a_new_op_declaring_a_chain_stage_fuses(monkeypatch):
     np.testing.assert_array_equal(got, np.maximum(values * scale + np.float32(1), 0))
     monkeypatch.setattr(MulKernel, "chain_stage", None)
     assert [step.op.type for step in _kernel_steps([out], [x])] == ["RtMul", "RtRelu"]
+
+
+def test_an_activation_channel_chain_cannot_apply_is_not_fused(monkeypatch):
+    """A chain_activation outside kernel_util.CHAIN_ACTIVATIONS ends no chain: the nodes run
+    their own kernels and give the kernel's values (here Relu's kernel under another name
+    would otherwise be applied as Relu6)."""
+    x = gp.placeholder(gp.float32, [None, 4])
+    out = gp.raw_ops.RtRelu(x=gp.raw_ops.RtMul(x=x, y=gp.constant(np.float32([1, 2, 3, 4]))))
+    monkeypatch.setattr(ReluKernel, "chain_activation", "Tanh")
+    assert [step.op.type for step in _kernel_steps([out], [x])] == ["RtMul", "RtRelu"]
+    add = gp.raw_ops.AddV2(x=x, y=x)
+    assert [step.op.type for step in _kernel_steps([gp.raw_ops.RtRelu(x=add)], [x])] == [
+        "AddV2", "RtRelu"]
+    values = np.linspace(-8, 8, 4 << 12, dtype=np.float32).reshape(-1, 4)
+    with gp.Session() as sess:
+        got = sess.run(out, {x: values})
+    np.testing.assert_array_equal(got, np.maximum(values * np.float32([1, 2, 3, 4]), 0))
 
 
 def test_a_new_op_declaring_a_mul_stage_folds_into_a_conv_s_filter(monkeypatch):

@@ -6,7 +6,6 @@ update formulas; the loss kernels with an explicit log-sum-exp per row.
 
 import importlib.util
 import math
-import pathlib
 
 import ml_dtypes
 import numpy as np
