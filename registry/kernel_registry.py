@@ -296,7 +296,8 @@ class OpKernel:
 
     Class attributes declare what a plan may do with the kernel's node: the runtime
     (constant folding, fusion, pruning) reads them from the node's kernel and knows no op
-    by name.
+    by name. A kernel may withdraw one for its node in ``__init__`` (a channels-first
+    BiasAdd or conv sets its chain declarations to None).
     """
 
     # -- folding and feeds (graphops/runtime/constant_folding.py, executor.py)

@@ -137,8 +137,7 @@ def fold_scales(ops, placements, kernels, folded, fed, readers):
                 continue
             if bias_add is not None:
                 bias = constant(bias_add.inputs[1])
-                if (bias is None or bias.dtype != w.dtype or bias.size != factor.size
-                        or bias_add.attrs.get("data_format", "NHWC") != "NHWC"):
+                if bias is None or bias.dtype != w.dtype or bias.size != factor.size:
                     continue
                 inputs[bias_add._id] = {1: _read_only(bias * factor.reshape(-1))}
             inputs[conv._id] = {1: _read_only(w * factor)}
@@ -152,8 +151,7 @@ def _channel_factor(conv, kernel, w, scale):
     channels (a vector of them, or a scalar) of the conv in its ``kernel``'s
     ``channels_last_format``, else None."""
     layout = kernel.channels_last_format
-    if (conv.attrs.get("data_format") != layout
-            or w is None or scale is None or w.dtype != scale.dtype
+    if (w is None or scale is None or w.dtype != scale.dtype
             or w.dtype not in (np.float32, np.float64)
             or scale.ndim > len(layout)
             or any(d != 1 for d in scale.shape[:-1])):

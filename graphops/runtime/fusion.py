@@ -353,7 +353,6 @@ class _Fusion:
         reader, read = self.only_reader(source)
         return (self.declared(conv, "chain_epilogue") and self.runs_here(conv)
                 and conv._id not in self.replaced
-                and conv.attrs.get("data_format") == self.declared(conv, "channels_last_format")
                 and source.dtype.np_dtype == np.float32 and reader is first
                 and read.op._id == conv._id)
 
@@ -378,8 +377,7 @@ class _Fusion:
         """``part`` of a "bias_add": input 1 a vector along x's last dim, channels last."""
         x, bias = op.inputs[0], self.operand(op, 1)
         dims = x.shape.as_list() if x.shape.rank is not None else []
-        if (op.attrs.get("data_format", "NHWC") != "NHWC"
-                or chained not in (None, x) or bias is None or len(_shape(bias)) != 1
+        if (chained not in (None, x) or bias is None or len(_shape(bias)) != 1
                 or len(dims) < 2 or dims[-1] != _shape(bias)[0]):
             return None                  # (the kernel's own checks stay where they apply)
         return x, 0, bias, ("bias_add", bias)

@@ -138,6 +138,11 @@ class _ConvKernel(OpKernel):
 class _ForwardKernel(_ConvKernel):
     """Conv2D, Conv3D, DepthwiseConv2dNative: (input, filter) -> output."""
 
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        if not self.params.channels_last:   # the runtime's declarations hold channels last
+            self.channels_last_format, self.chain_epilogue = None, False
+
     def compute(self, ctx):
         x, w = ctx.input(0), ctx.input(1)
         geo = forward_geometry(self.op_type, self.params, x.shape, w.shape)

@@ -28,6 +28,11 @@ class BiasAddOp(_BiasKernel):
 
     chain_stage = "bias_add"
 
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        if self._channels_first:
+            self.chain_stage = None      # fused chains run along the last dim only
+
     def compute(self, ctx):
         value, bias = ctx.input(0), ctx.input(1)
         _check_at_least_2d(value)
