@@ -31,6 +31,7 @@ from graphops.building.graph import (Graph, control_dependencies, device, execut
                                      get_default_graph, name_scope, reset_default_graph)
 from graphops.building.scope import Scope
 from graphops.building.tensor import Operation, Tensor
+from graphops.building.indexed_slices import IndexedSlices, IndexedSlicesValue
 from graphops.client.client_session import ClientSession
 from graphops.client.config_proto import ConfigProto, GPUOptions
 from graphops.client.session import RunOptions, Session, get_default_session
@@ -38,6 +39,7 @@ from graphops.client.default_session import InteractiveSession
 from graphops import interchange  # noqa: F401  (installs Graph.as_graph_def and Graph.to_dot)
 from graphops import framework_kernels  # noqa: F401  (registers their kernels)
 from graphops.api import io, nn, raw_ops, scope_ops as ops
+from graphops.api import graph_util
 from graphops.api import app, compat, flags, gen_ops
 from graphops.api import losses
 from graphops.api.snake_case_ops import load_op_library
@@ -95,8 +97,13 @@ from graphops.training.variables import (all_variables, assign, assign_add, assi
                                          is_variable_initialized, local_variables,
                                          local_variables_initializer, model_variables,
                                          report_uninitialized_variables)
+from graphops.training.ref_variable import (
+    disable_resource_variables, enable_resource_variables, resource_variables_enabled,
+    scatter_add, scatter_div, scatter_max, scatter_min, scatter_mul, scatter_nd_add,
+    scatter_nd_sub, scatter_nd_update, scatter_sub, scatter_update)
 from graphops.training.variable_scope import (AUTO_REUSE, VariableScope, get_local_variable,
                                               get_variable, get_variable_scope, variable_scope)
+from graphops import saved_model
 from graphops import distributed  # noqa: F401  (gp.train.ClusterSpec, Session(target=dask))
 from graphops.testing import checks as test
 
@@ -107,7 +114,8 @@ __all__ = [
     "OpKernel", "register_kernel", "register_op", "RegisterGradient", "NoGradient",
     "NotDifferentiable", "config", "to_numpy", "constant", "convert_to_tensor", "placeholder",
     "Graph", "control_dependencies", "device", "get_default_graph", "name_scope",
-    "reset_default_graph", "Scope", "Operation", "Tensor", "ClientSession", "Session",
+    "reset_default_graph", "Scope", "Operation", "Tensor", "IndexedSlices", "IndexedSlicesValue",
+    "ClientSession", "Session",
     "RunOptions", "ConfigProto", "GPUOptions", "distributed",
     "import_graph_def", "graph_def_from_json", "graph_def_to_json", "visualize", "io", "nn",
     "raw_ops", "ops", "argmax", "cast", "equal", "reduce_mean", "reduce_sum", "train",
@@ -147,6 +155,10 @@ __all__ = [
     "local_variables", "local_variables_initializer", "model_variables",
     "report_uninitialized_variables", "AUTO_REUSE", "VariableScope", "get_local_variable",
     "get_variable", "get_variable_scope", "variable_scope",
+    "scatter_add", "scatter_div", "scatter_max", "scatter_min", "scatter_mul",
+    "scatter_nd_add", "scatter_nd_sub", "scatter_nd_update", "scatter_sub", "scatter_update",
+    "graph_util", "GraphDef", "NodeDef", "AttrValue",
+    "saved_model",
 ]
 
 # GraphDef interchange and pictures load on first use (they pull in json, subprocess, ...).
@@ -154,6 +166,8 @@ _LAZY = {"import_graph_def": "graphops.interchange.graph_def",
          "graph_def_from_json": "graphops.interchange.graph_json",
          "graph_def_to_json": "graphops.interchange.graph_json",
          "visualize": "graphops.interchange.pictures",
+         "GraphDef": "graphops.interchange.messages", "NodeDef": "graphops.interchange.messages",
+         "AttrValue": "graphops.interchange.messages",
          "Summary": "graphops.api.summary", "HistogramProto": "graphops.api.summary",
          "Event": "graphops.api.summary", "SessionLog": "graphops.api.summary"}
 

@@ -9,14 +9,33 @@ import numpy as np
 class DType:
     """A tensor element type: TF's enum and names plus the NumPy dtype that stores it."""
 
-    __slots__ = ("enum", "name", "short_name", "_np", "kind")
+    __slots__ = ("enum", "name", "short_name", "_np", "kind", "_base", "_ref")
 
-    def __init__(self, enum, name, short_name, np_type, kind):
+    def __init__(self, enum, name, short_name, np_type, kind, base=None):
         self.enum = enum
         self.name = name                  # "float32", as tf.float32.name
         self.short_name = short_name      # "float", as TF's DataTypeString
         self._np = np.dtype(np_type)
         self.kind = kind                  # "float", "int", "uint", "bool", "complex", ...
+        self._base = self if base is None else base   # float32 for float32_ref
+        self._ref = None
+
+    @property
+    def is_ref(self):
+        """True for a reference type (`float32_ref`: a TF1 variable's mutable tensor)."""
+        return self._base is not self
+
+    _is_ref_dtype = is_ref              # TF's name
+
+    @property
+    def base_dtype(self):
+        """The non-reference type (itself unless a reference type)."""
+        return self._base
+
+    @property
+    def _as_ref(self):
+        """The reference type of this type (`float32_ref` for float32 and float32_ref)."""
+        return self._base._ref
 
     @property
     def as_numpy_dtype(self):
@@ -55,7 +74,9 @@ class DType:
         return _limits(self)[1]
 
     def is_compatible_with(self, other):
-        return self is as_dtype(other)
+        """TF's rule: `other` is this type or the reference type of it."""
+        other = as_dtype(other)
+        return self is other or self is other.base_dtype
 
     def __repr__(self):
         return "gp." + self.name
@@ -102,13 +123,24 @@ _ALL = [
     DType(23, "uint64", "uint64", np.uint64, "uint"),
 ]
 
+
+def _make_ref(base):
+    """TF's DT_*_REF: the base enum plus 100, the base name plus "_ref"."""
+    ref = DType(base.enum + 100, base.name + "_ref", base.short_name + "_ref", base.np_dtype,
+                base.kind, base)
+    base._ref = ref
+    return ref
+
+
+_REFS = [_make_ref(_d) for _d in _ALL]
+
 _BY_NAME = {}
-for _d in _ALL:
+for _d in _ALL + _REFS:
     _BY_NAME[_d.name] = _d
     _BY_NAME[_d.short_name] = _d
     _BY_NAME[_d.tf_name] = _d
     globals()[_d.name] = _d
-_BY_ENUM = {d.enum: d for d in _ALL}
+_BY_ENUM = {d.enum: d for d in _ALL + _REFS}
 
 half = float16              # noqa: F821 (defined through globals() above)
 double = float64            # noqa: F821

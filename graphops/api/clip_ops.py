@@ -11,6 +11,7 @@ from graphops.api.math_ops import all_axes
 from graphops.api.nn_args import op_scope
 from graphops.api.shape_ops import ones_like
 from graphops.api.tensor_args import graph_of, static_shape, to_tensor
+from graphops.building.indexed_slices import IndexedSlices
 from graphops.building.values import dtype_of
 
 
@@ -57,9 +58,15 @@ def _tensor_list(t_list):
     return list(t_list)
 
 
+def _dense_part(t):
+    """What TF's norms read of a list entry: an IndexedSlices' values, else the entry."""
+    return t.values if isinstance(t, IndexedSlices) else t
+
+
 def global_norm(t_list, name=None):
-    """sqrt(sum of the squared L2 norms of the tensors in `t_list`) (None entries skipped)."""
-    t_list = _tensor_list(t_list)
+    """sqrt(sum of the squared L2 norms of the tensors in `t_list`) (None entries skipped;
+    of an IndexedSlices, its values)."""
+    t_list = [_dense_part(t) for t in _tensor_list(t_list)]
     with op_scope(name, "global_norm", t_list) as scope:
         graph = graph_of(t_list)
         values = [None if t is None else to_tensor(t, graph, name=f"t_{i}")
@@ -74,8 +81,10 @@ def global_norm(t_list, name=None):
 
 def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
     """The tensors of `t_list` scaled by clip_norm / max(global_norm, clip_norm), and the
-    global norm (NaN scale when the norm is not finite)."""
-    t_list = _tensor_list(t_list)
+    global norm (NaN scale when the norm is not finite); an IndexedSlices gives one with
+    its values scaled."""
+    given = _tensor_list(t_list)
+    t_list = [_dense_part(t) for t in given]
     if use_norm is None:
         use_norm = global_norm(t_list, name)
     with op_scope(name, "clip_by_global_norm", t_list + [clip_norm]) as scope:
@@ -98,4 +107,6 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
             product = raw_ops.Mul(x=to_tensor(t, graph, name=f"t_{i}"), y=scale, name="mul")
             clipped.append(raw_ops.Identity(input=product,
                                             name=f"{scope}_{i}" if scope else None))
+        clipped = [IndexedSlices(c, t.indices, t.dense_shape) if isinstance(t, IndexedSlices)
+                   else c for c, t in zip(clipped, given)]
         return clipped, use_norm

@@ -1,6 +1,8 @@
 """TF1's ``tf.compat.v1.nn.embedding_lookup`` for one (unpartitioned) params tensor: a
-GatherV2 of the rows `ids` names, then an Identity, under the scope "embedding_lookup";
-rows optionally clipped to an L2 norm of at most `max_norm` (clip_by_norm, as TF)."""
+GatherV2 of the rows `ids` names (a resource variable's ResourceGather, through its
+`sparse_read`, as TF's `array_ops.gather`), then an Identity, under the scope
+"embedding_lookup"; rows optionally clipped to an L2 norm of at most `max_norm`
+(clip_by_norm, as TF)."""
 
 import numpy as np
 
@@ -28,8 +30,12 @@ def embedding_lookup(params, ids, partition_strategy="mod", name=None, validate_
     if partition_strategy not in ("mod", "div"):
         raise ValueError(f"Unrecognized partition strategy: {partition_strategy}")
     with op_scope(name, "embedding_lookup", [params, ids]) as scope:
-        params, ids = convert_value(params), convert_value(ids)
-        rows = raw_ops.GatherV2(params=params, indices=ids, axis=np.int32(0), name=scope)
+        if hasattr(params, "sparse_read"):
+            ids = convert_value(ids)
+            rows = params.sparse_read(ids, name=scope)
+        else:
+            params, ids = convert_value(params), convert_value(ids)
+            rows = raw_ops.GatherV2(params=params, indices=ids, axis=np.int32(0), name=scope)
         if max_norm is not None:
             rows = _clip_rows(rows, ids, max_norm)
         return raw_ops.Identity(input=rows)

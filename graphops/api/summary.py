@@ -20,6 +20,7 @@ from graphops.api.tensor_args import graph_of
 from graphops.api.tf1_names import missing_tf1_attribute
 from graphops.building.graph import get_default_graph
 from graphops.building.graph_collections import GraphKeys
+from graphops.building.indexed_slices import IndexedSlices, to_dense
 from graphops.building.values import convert_value, dtype_of
 from graphops.registry import dtypes
 
@@ -74,7 +75,11 @@ def scalar(name, tensor, collections=None, family=None):
 
 
 def histogram(name, values, collections=None, family=None):
-    """A HistogramSummary of `values` (TF's default buckets; NaN/Inf fail at run time)."""
+    """A HistogramSummary of `values` (TF's default buckets; NaN/Inf fail at run time); an
+    IndexedSlices is made dense first, as TF's conversion does."""
+    if isinstance(values, IndexedSlices):
+        with values.graph.as_default():
+            values = to_dense(values)
     graph = graph_of(values)
     with _summary_scope(graph, name, family, "HistogramSummary") as (tag, scope):
         value = raw_ops.HistogramSummary(tag=tag, values=values, name=scope)

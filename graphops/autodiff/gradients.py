@@ -5,13 +5,20 @@ output (None where nothing flows back) and returns one gradient per input (None 
 inputs that get none). `gradients` visits the ops between `xs` and `ys` in reverse
 topological order, sums the gradients reaching a tensor from several consumers and builds
 every gradient node under a `gradients/<op name>_grad/` name scope.
+
+A gradient may be an `IndexedSlices` (a gather's). Only the functions marked
+`accepts_indexed_slices` (those whose TF counterparts handle them: Identity, reads,
+casts) receive one; the others get its dense form, as TF's rules convert it. Gradients
+reaching one tensor add up as TF's `_AggregatedGrads`: dense ones in a sum, IndexedSlices
+concatenated, a mix made dense in an AddN.
 """
 
 import collections
 import threading
 
-from graphops.api import raw_ops
+from graphops.api import group_ops, raw_ops
 from graphops.building.constant_op import convert_to_tensor
+from graphops.building.indexed_slices import IndexedSlices
 from graphops.building.tensor import Tensor, as_graph_element
 from graphops.registry import dtypes
 
@@ -48,6 +55,12 @@ def NotDifferentiable(op_type):  # noqa: N802  (TF's name)
 
 
 NoGradient = NotDifferentiable
+
+
+def accepts_indexed_slices(fn):
+    """Marks a gradient function that takes IndexedSlices output gradients as they come."""
+    fn.accepts_indexed_slices = True
+    return fn
 
 
 def deregister_gradient(op_type):
@@ -112,10 +125,29 @@ def _aggregated(grads, tensor_op, index):
     if not parts:
         return None
     total = parts[0]
-    for part in parts[1:]:
-        total = raw_ops.AddV2(x=total, y=part, name=f"{tensor_op.name}_sum")
+    if len(parts) > 1 and any(isinstance(p, IndexedSlices) for p in parts):
+        total = _aggregate_indexed_slices(parts)
+    else:
+        for part in parts[1:]:
+            total = raw_ops.AddV2(x=total, y=part, name=f"{tensor_op.name}_sum")
     grads[tensor_op][index] = [total]
     return total
+
+
+def _aggregate_indexed_slices(parts):
+    """TF's AggregateIndexedSlicesGradients: with any dense part, an AddN of all parts made
+    dense; else one IndexedSlices of the concatenated values and indices (indices as int64
+    when their types differ)."""
+    if any(not isinstance(p, IndexedSlices) for p in parts):
+        return raw_ops.AddN(inputs=[convert_to_tensor(p) for p in parts])
+    index_types = {p.indices.dtype for p in parts}
+    if len(index_types) > 1:
+        parts = [IndexedSlices(p.values, raw_ops.Cast(x=p.indices, DstT=dtypes.int64),
+                               p.dense_shape) if p.indices.dtype != dtypes.int64 else p
+                 for p in parts]
+    values = raw_ops.ConcatV2(values=[p.values for p in parts], axis=0, name="concat")
+    indices = raw_ops.ConcatV2(values=[p.indices for p in parts], axis=0, name="concat")
+    return IndexedSlices(values, indices, parts[0].dense_shape)
 
 
 def _as_tensors(values, what, read_variables=False):
@@ -141,9 +173,11 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
     `grad_ys` seeds the backward pass (ones by default); `stop_gradients` are tensors
     treated as constants; an `x` not connected to `ys` gets None, or zeros when
     `unconnected_gradients="zero"`. Variables in `xs` are differentiated through their
-    handle, so every read of the variable contributes. TF1's `colocate_gradients_with_ops`,
-    `gate_gradients` and `aggregation_method` are accepted for compatibility and have no
-    effect (placement is per node; sums are always AddV2 chains).
+    handle, so every read of the variable contributes. `gate_gradients` passes an op's input
+    gradients through a `tuple` (TF's GATE_OP), so none is used before all are computed: a
+    graph with reference variables then runs in TF without racing its in-place updates.
+    TF1's `colocate_gradients_with_ops` and `aggregation_method` are accepted for
+    compatibility and have no effect (placement is per node; sums are always AddV2 chains).
     """
     if unconnected_gradients not in ("none", "zero"):
         raise ValueError(f"Unknown value for unconnected_gradients: '{unconnected_gradients}'")
@@ -170,7 +204,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
             dict.fromkeys(y.op for y in ys if y.op in between and pending[y.op] == 0))
         while queue:
             op = queue.popleft()
-            _backprop_op(op, grads, stop_ops)
+            _backprop_op(op, grads, stop_ops, gate_gradients)
             for t in op.inputs:
                 pending[t.op] -= 1
                 if pending[t.op] == 0 and t.op in between:
@@ -178,8 +212,9 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
         return [_result(x, grads, unconnected_gradients) for x in xs]
 
 
-def _backprop_op(op, grads, stop_ops):
-    """Builds `op`'s input gradients from its (aggregated) output gradients."""
+def _backprop_op(op, grads, stop_ops, gate_gradients=False):
+    """Builds `op`'s input gradients from its (aggregated) output gradients, gated together
+    when asked and more than one exists."""
     if op in stop_ops:
         return
     graph = op.graph
@@ -192,14 +227,19 @@ def _backprop_op(op, grads, stop_ops):
     with graph.name_scope(op.name + "_grad"):
         out_grads = [raw_ops.ZerosLike(x=t) if g is None and _gets_zero_gradient(t) else g
                      for t, g in zip(op.outputs, out_grads)]
+        if not getattr(grad_fn, "accepts_indexed_slices", False):
+            out_grads = [convert_to_tensor(g) if isinstance(g, IndexedSlices) else g
+                         for g in out_grads]
         in_grads = _as_list(grad_fn(op, *out_grads))
+        if gate_gradients and sum(g is not None for g in in_grads) > 1:
+            in_grads = group_ops.tuple(in_grads)
     if len(in_grads) != len(op.inputs):
         raise ValueError(f"Num gradients {len(in_grads)} generated for op {op.node_def} do "
                          f"not match num inputs {len(op.inputs)}")
     for i, (t, g) in enumerate(zip(op.inputs, in_grads)):
         if g is None:
             continue
-        if t.dtype is not dtypes.resource:
+        if t.dtype is not dtypes.resource and not isinstance(g, IndexedSlices):
             try:
                 g.set_shape(t.shape)
             except ValueError:

@@ -60,3 +60,36 @@ def get_collection(key, scope=None):
 def get_collection_ref(key):
     """`Graph.get_collection_ref` on the default graph."""
     return get_default_graph().get_collection_ref(key)
+
+
+# ------------------------------------------------------------------ proto functions
+
+_PROTO_FUNCTIONS = {}     # collection name -> (proto type, to_proto, from_proto)
+
+
+def register_proto_function(collection_name, proto_type=None, to_proto=None,
+                            from_proto=None):
+    """Registers how the items of `collection_name` travel in a MetaGraphDef (TF's
+    `ops.register_proto_function`): `to_proto(item, export_scope=None)` -> a `proto_type`
+    message, serialized into the collection's bytes_list; `from_proto(message,
+    import_scope=None)` -> the item again."""
+    if to_proto and not callable(to_proto):
+        raise TypeError("to_proto must be callable.")
+    if from_proto and not callable(from_proto):
+        raise TypeError("from_proto must be callable.")
+    _PROTO_FUNCTIONS[collection_name] = (proto_type, to_proto, from_proto)
+
+
+def get_collection_proto_type(collection_name):
+    """The message class registered for `collection_name`, or None."""
+    return _PROTO_FUNCTIONS.get(collection_name, (None, None, None))[0]
+
+
+def get_to_proto_function(collection_name):
+    """The registered to_proto function of `collection_name`, or None."""
+    return _PROTO_FUNCTIONS.get(collection_name, (None, None, None))[1]
+
+
+def get_from_proto_function(collection_name):
+    """The registered from_proto function of `collection_name`, or None."""
+    return _PROTO_FUNCTIONS.get(collection_name, (None, None, None))[2]

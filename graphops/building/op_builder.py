@@ -10,6 +10,7 @@ outside any graph context, with no graph tensor among the inputs, the op runs at
 """
 
 import collections
+import re
 import sys
 import warnings
 
@@ -37,7 +38,7 @@ class _Signature:
     """What building needs of an OpDef besides the OpDef, derived once per OpDef."""
 
     __slots__ = ("op_def", "inputs", "attrs", "type_defaults", "plain_outputs", "output_tuple",
-                 "output_kinds", "shared_type_inputs")
+                 "output_kinds", "shared_type_inputs", "ref_arg")
 
     def __init__(self, op_def):
         self.op_def = op_def
@@ -51,20 +52,25 @@ class _Signature:
         self.output_tuple = None
         if self.plain_outputs and len(op_def.output_arg) > 1:
             self.output_tuple = _output_tuple(op_def)
-        # per output of a plain op: its fixed DType, or the name of its type attr
-        self.output_kinds = [a.type or a.type_attr for a in op_def.output_arg]
+        # per output of a plain op: its fixed DType, or the name of its type attr; and
+        # whether it is a reference (`Ref(T)`: a `float32_ref` tensor)
+        self.output_kinds = [(a.type or a.type_attr, a.is_ref) for a in op_def.output_arg]
         # the inputs whose type attr (T) several values share: eager calls look among them
         # for an array to take T from (see `_seed_eager_type_attrs`)
         uses = collections.Counter(a.type_attr for a in op_def.input_arg if a.type_attr
                                    for _ in range(2 if a.number_attr else 1))
         self.shared_type_inputs = [(a, k) for a, k in self.inputs
                                    if a.type_attr and uses[a.type_attr] > 1]
+        # the first `Ref(T)` arg (outputs first, as TF's generated wrappers check): no eager
+        self.ref_arg = next((a.name for a in (*op_def.output_arg, *op_def.input_arg)
+                             if a.is_ref), None)
 
     def output_types(self, attrs):
         """The flat output DTypes of a node with these attrs (as `output_types`)."""
         if not self.plain_outputs:
             return output_types(self.op_def, attrs)[0]
-        return [attrs[k] if type(k) is str else k for k in self.output_kinds]
+        types = [attrs[k] if type(k) is str else k for k, _ in self.output_kinds]
+        return [t._as_ref if ref else t for t, (_, ref) in zip(types, self.output_kinds)]
 
     def result(self, flat, op=None, attrs=None):
         """The output structure (see `restructure`) of the flat outputs of one node; `attrs`
@@ -75,6 +81,12 @@ class _Signature:
         if len(flat) == 1:
             return flat[0]
         return self.output_tuple(*flat) if flat else op
+
+
+def _dtype_of(value):
+    """The DType of a Tensor or array as an input sees it: a reference tensor (a TF1
+    variable's `float32_ref`) reads as its base type."""
+    return dtype_of(value).base_dtype
 
 
 def _signature(op_def):
@@ -113,13 +125,16 @@ class _Inputs:
         self.eager = make_const is None
 
     def convert(self, value, dtype=None, preferred_dtype=None):
+        if (type(value) is Tensor and value.dtype.is_ref
+                and dtype in (None, value.dtype.base_dtype)):
+            return value              # a TF1 variable's reference serves as a plain tensor
         return convert_value(value, dtype, preferred_dtype, arrays_are_tensors=self.eager)
 
     def ready_dtype(self, value):
         """The dtype of a value that is used as it is (a graph Tensor; in eager mode also a
         NumPy array of a tensor dtype), else None."""
         if type(value) is Tensor:
-            return value.dtype
+            return value.dtype.base_dtype
         if self.eager and type(value) is np.ndarray:
             try:
                 return dtypes.as_dtype(value.dtype)
@@ -132,7 +147,7 @@ class _Inputs:
         value = as_graph_element(value)
         eager_array = isinstance(value, (np.ndarray, np.generic)) or is_device_array(value)
         if isinstance(value, Tensor) or (self.eager and eager_array):
-            return dtype_of(value)
+            return _dtype_of(value)
         return None
 
     def finish(self, value, name):
@@ -157,13 +172,13 @@ def _convert_list(op_def, arg, input_name, values, attrs, defaults, inputs):
             default_dtype = defaults.get(arg.type_attr)
     try:
         converted = [inputs.convert(v, dtype, default_dtype) for v in values]
-        if arg.number_attr and len({dtype_of(v) for v in converted}) > 1:
+        if arg.number_attr and len({_dtype_of(v) for v in converted}) > 1:
             raise TypeError("types differ")
     except (TypeError, ValueError):
         observed = []
         for value in values:
             try:
-                observed.append(dtype_of(inputs.convert(value)).name)
+                observed.append(_dtype_of(inputs.convert(value)).name)
             except (TypeError, ValueError):
                 observed.append("<NOT CONVERTIBLE TO TENSOR>")
         prefix = (f"Tensors in list passed to '{input_name}' of '{op_type}' Op have types "
@@ -196,7 +211,7 @@ def _convert_single(op_def, arg, input_name, value, attrs, inferred_from, defaul
                 inferred = inputs.convert(value)
             except TypeError:
                 inferred = None
-            if inferred is not None and dtype_of(inferred) in allowed:
+            if inferred is not None and _dtype_of(inferred) in allowed:
                 converted = inferred
             else:
                 converted = inputs.convert(value, None, default_dtype)
@@ -210,7 +225,7 @@ def _convert_single(op_def, arg, input_name, value, attrs, inferred_from, defaul
                         f"Error: {err}") from None
     except ValueError:
         try:
-            observed = dtype_of(inputs.convert(value)).name
+            observed = _dtype_of(inputs.convert(value)).name
         except ValueError as err:
             raise InvalidArgumentError(f"Tried to convert '{input_name}' to a tensor and "
                                        f"failed. Error: {err}") from None
@@ -224,7 +239,20 @@ def _convert_single(op_def, arg, input_name, value, attrs, inferred_from, defaul
         raise TypeError(f"{prefix} type {attrs[key].name} of argument "
                         f"'{inferred_from[key]}'.") from None
     converted = inputs.finish(converted, arg.name)
-    return converted, dtype_of(converted)
+    return converted, _dtype_of(converted)
+
+
+def _convert_ref(op_def, input_name, value):
+    """(node input, its base DType) for a `Ref(T)` input: a reference tensor, or a TF1
+    variable's own (its `_ref()`); anything else is TF's TypeError."""
+    to_ref = getattr(value, "_ref", None)
+    if to_ref is not None and not isinstance(value, type):
+        value = to_ref()
+    value = as_graph_element(value)
+    if not (isinstance(value, Tensor) and value.dtype.is_ref):
+        raise TypeError(f"'{op_def.name}' Op requires that input '{input_name}' be a mutable "
+                        "tensor (e.g.: a tf.Variable)")
+    return value, value.dtype.base_dtype
 
 
 def _infer_type_attr(op_def, arg, input_name, dtype, attrs, inferred_from):
@@ -243,7 +271,7 @@ def _infer_type_attr(op_def, arg, input_name, dtype, attrs, inferred_from):
 def _infer_list_attrs(op_def, arg, input_name, values, attrs, inferred_from, defaults):
     """Sets or checks the attrs a list input determines (N and T, or a type list)."""
     op_type = op_def.name
-    types = [dtype_of(v) for v in values]
+    types = [_dtype_of(v) for v in values]
     if arg.number_attr:
         n = len(values)
         if arg.number_attr in attrs:
@@ -323,8 +351,9 @@ def extract_inputs_and_attrs(op_def, keywords, inputs):
             _infer_list_attrs(op_def, arg, input_name, values, attrs, inferred_from, defaults)
             flat.extend(values)
         else:
-            value, dtype = _convert_single(op_def, arg, input_name, values, attrs, inferred_from,
-                                           defaults, inputs)
+            value, dtype = (_convert_ref(op_def, input_name, values) if arg.is_ref else
+                            _convert_single(op_def, arg, input_name, values, attrs,
+                                            inferred_from, defaults, inputs))
             if arg.type_attr:
                 _infer_type_attr(op_def, arg, input_name, dtype, attrs, inferred_from)
             flat.append(value)
@@ -348,9 +377,30 @@ def extract_inputs_and_attrs(op_def, keywords, inputs):
     return flat, attrs
 
 
+def _with_refs(args, flat, structure):
+    """`flat` with the DTypes of `Ref(T)` args made reference types (`float32_ref`)."""
+    if not any(a.is_ref for a in args):
+        return flat
+    marked, i = [], 0
+    for arg, n in zip(args, structure):
+        count = 1 if n is None else n
+        marked.extend(t._as_ref if arg.is_ref else t for t in flat[i:i + count])
+        i += count
+    return marked
+
+
 def output_types(op_def, attrs):
-    """(flat output dtypes, structure): None per single output, a length per list output."""
-    return arg_types(op_def.output_arg, attrs)
+    """(flat output dtypes, structure): None per single output, a length per list output;
+    a `Ref(T)` output has a reference dtype."""
+    flat, structure = arg_types(op_def.output_arg, attrs)
+    return _with_refs(op_def.output_arg, flat, structure), structure
+
+
+def input_types(op_def, attrs):
+    """The flat input dtypes a node with these attrs expects (reference types for `Ref(T)`
+    inputs)."""
+    flat, structure = arg_types(op_def.input_arg, attrs)
+    return _with_refs(op_def.input_arg, flat, structure)
 
 
 def restructure(op_def, flat, structure, op=None):
@@ -445,7 +495,7 @@ def _build(graph, op_type, name, keywords):
     stack, scope = graph._scope_for(graph._checked_scope_name(name or op_type))
 
     def make_const(array, input_name):
-        return build_op(graph, "Const", name=input_name, value=array, dtype=dtype_of(array))
+        return build_op(graph, "Const", name=input_name, value=array, dtype=_dtype_of(array))
 
     with graph._set("name_stack", stack):     # inputs made while converting go in the scope
         op = create_node(graph, op_def, scope[:-1], keywords, make_const)
@@ -462,7 +512,9 @@ def _graph_of_inputs(op_type, keywords):
                     continue
                 item = as_graph_element(item)
                 if not isinstance(item, (Tensor, Operation)):
-                    continue
+                    item = getattr(item, "values", None)      # an IndexedSlices' graph
+                    if not isinstance(item, Tensor):
+                        continue
             if found is None:
                 found = item
             elif item.graph is not found.graph:
@@ -473,6 +525,11 @@ def _graph_of_inputs(op_type, keywords):
 
 def _run_eagerly(op_type, name, keywords):
     op_def = get_op_def(op_type)
+    ref_arg = _signature(op_def).ref_arg
+    if ref_arg is not None:
+        snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", op_type).lower()
+        raise RuntimeError(f"{snake} op does not support eager execution. Arg '{ref_arg}' is "
+                           "a ref.")
     if op_def.deprecation is not None:
         warn_deprecated(op_def)
     inputs, attrs = extract_inputs_and_attrs(op_def, keywords, _Inputs())

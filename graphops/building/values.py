@@ -161,7 +161,7 @@ def convert_value(value, dtype=None, preferred_dtype=None, arrays_are_tensors=Fa
             return convert_value(value, None, None, arrays_are_tensors)
     value = as_graph_element(value)
     if isinstance(value, Tensor):
-        if dtype is not None and value.dtype != dtype:
+        if dtype is not None and not dtypes.as_dtype(dtype).is_compatible_with(value.dtype):
             raise InvalidArgumentError(f"Tensor conversion requested dtype {dtype.name} for "
                                        f"Tensor with dtype {value.dtype.name}: {value!r}")
         return value

@@ -1,7 +1,8 @@
 """Session: TF1's `Session.run` semantics over cached execution plans.
 
 Fetches may be any nesting of lists, tuples, namedtuples and mappings whose leaves are
-tensors, operations (run as targets, value None) or their names; feeds are keyed by tensor
+tensors, operations (run as targets, value None), their names, or IndexedSlices (fetched as
+an IndexedSlicesValue); feeds are keyed by tensor
 or tensor name, and any tensor may be fed. One plan is cached per (feeds, fetches, targets),
 with a second, order-insensitive key as TF's DirectSession has; plans are dropped when the
 graph (or the device table) changes. `run` may be called from several threads at once;
@@ -17,6 +18,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from graphops.runtime import devices, executor
+from graphops.building.indexed_slices import IndexedSlices, IndexedSlicesValue
 from graphops.building.graph import DefaultController, DefaultStack, get_default_graph
 from graphops.building.tensor import Operation, Tensor
 from graphops.kernels.support.parallelism import set_intra_op_threads
@@ -93,6 +95,10 @@ class FetchHandler:
                     out[key] = sub(values)
                 return out
             return build
+        if isinstance(fetch, IndexedSlices):
+            parts = [self._mapper(graph, part) if part is not None else _none
+                     for part in (fetch.values, fetch.indices, fetch.dense_shape)]
+            return lambda values: IndexedSlicesValue(*[part(values) for part in parts])
         element = self._resolve(graph, fetch)
         if isinstance(element, Operation):
             if element._id not in self._target_ids:

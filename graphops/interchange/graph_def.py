@@ -16,15 +16,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from graphops.building.graph import VALID_NODE_NAME, get_default_graph
-from graphops.building.op_builder import (output_types, shape_fn_error, summarize_node,
-                                          warn_deprecated)
+from graphops.building.op_builder import (input_types, output_types, shape_fn_error,
+                                          summarize_node, warn_deprecated)
 from graphops.building.tensor import Operation, Tensor, as_graph_element
 from graphops.interchange import graph_json, messages
 from graphops.runtime.devices import canonical_device
 from graphops.registry import dtypes
 from graphops.registry.attr_values import validate_attr_value
 from graphops.registry.errors import InvalidArgumentError, UnimplementedError
-from graphops.registry.op_def import arg_types
 from graphops.registry.op_registry import get_op_def
 from graphops.registry.shape_inference import merge_shapes, run_shape_fn
 from graphops.registry.tensor_shape import TensorShape
@@ -264,7 +263,7 @@ def _plan_node(node, name, data, control, plans, input_map, names):
     op_def = get_op_def(node["op"])
     attrs = _check_attrs(node, op_def, name)
     types, _ = output_types(op_def, attrs)
-    expected, _ = arg_types(op_def.input_arg, attrs)
+    expected = input_types(op_def, attrs)
     if len(expected) != len(data):
         raise InvalidArgumentError(
             f"NodeDef expected inputs '{', '.join(t.short_name for t in expected)}' do not "
@@ -281,7 +280,8 @@ def _plan_node(node, name, data, control, plans, input_map, names):
                     f"{source} which has {n_out} outputs.")
             ref = (source, index)
         dtype, shape, value, label = _source(ref, plans)
-        if dtype != expected[i]:
+        if dtype is not expected[i] and (expected[i].is_ref
+                                         or dtype.base_dtype is not expected[i]):
             raise InvalidArgumentError(
                 f"Input {i} of node {name} was passed {dtype.short_name} from {label} "
                 f"incompatible with expected {expected[i].short_name}.")

@@ -1,8 +1,9 @@
 """GraphDef files: binary protobuf (`.pb`), protobuf text (`.pbtxt`) or JSON (`.json`).
 
-`read_graph_def(path)` gives the GraphDef dict (as `Graph.as_graph_def()` does),
+`read_graph_def(path)` gives the GraphDef dict (graphops' internal form),
 `write_graph(graph_or_graph_def, logdir, name, as_text=True)` writes one as TF's
-`tf.io.write_graph` does, `graph_def_to_proto` gives the protobuf message. Reading is bounded:
+`tf.io.write_graph` does, `graph_def_to_proto` gives the protobuf message and
+`graph_to_proto` the message `Graph.as_graph_def()` returns. Reading is bounded:
 the file must fit the memory budget and protobuf's 2 GiB message limit, and anything
 malformed (truncated bytes, wrong wire types, bad text) is an InvalidArgumentError.
 """
@@ -28,8 +29,19 @@ def graph_def_to_proto(graph_or_graph_def):
     """The GraphDef message of a Graph, a GraphDef dict or a GraphDef message (ours as is,
     TensorFlow's converted)."""
     if isinstance(graph_or_graph_def, Graph):
-        graph_or_graph_def = as_graph_def(graph_or_graph_def)
+        return graph_to_proto(graph_or_graph_def)
     return messages.graph_def_to_proto(graph_or_graph_def)
+
+
+def graph_to_proto(graph, add_shapes=False):
+    """The GraphDef message of a Graph as TF's `Graph.as_graph_def` gives it: with
+    `add_shapes`, `_output_shapes` on the nodes that have outputs (none on the others)."""
+    proto = messages.graph_def_to_proto(as_graph_def(graph, add_shapes))
+    if add_shapes:
+        for node in proto.node:
+            if not node.attr["_output_shapes"].list.shape:
+                del node.attr["_output_shapes"]
+    return proto
 
 
 def graph_def_from_bytes(data):
@@ -101,9 +113,14 @@ def read_graph_def(path):
 
 
 def write_graph(graph_or_graph_def, logdir, name, as_text=True):
-    """Writes a Graph or GraphDef (dict or message) to `logdir/name`, as protobuf text or
-    binary, creating `logdir` if needed; returns the path (TF's `tf.io.write_graph`)."""
-    proto = graph_def_to_proto(graph_or_graph_def)
+    """Writes a Graph or GraphDef (message or dict) to `logdir/name`, as protobuf text or
+    binary, creating `logdir` if needed; returns the path (TF's `tf.io.write_graph`, which
+    writes any other message it is given as it is, too)."""
+    if isinstance(graph_or_graph_def, (Graph, dict)) or \
+            not hasattr(graph_or_graph_def, "SerializeToString"):
+        proto = graph_def_to_proto(graph_or_graph_def)
+    else:
+        proto = graph_or_graph_def
     os.makedirs(logdir, exist_ok=True)
     path = os.path.join(logdir, name)
     data = (text_format.MessageToString(proto).encode("utf-8") if as_text

@@ -24,13 +24,16 @@ from google.protobuf import json_format
 from graphops.interchange.proto.attr_value_pb2 import AttrValue
 from graphops.interchange.proto.function_pb2 import FunctionDef
 from graphops.interchange.proto.graph_pb2 import GraphDef
+from graphops.interchange.proto.node_def_pb2 import NodeDef
 from graphops.interchange.proto.tensor_pb2 import TensorProto
+from graphops.interchange.proto.versions_pb2 import VersionDef
 from graphops.registry import dtypes, memory
 from graphops.registry.errors import InvalidArgumentError
 from graphops.registry.tensor_shape import TensorShape
 
-__all__ = ["GraphDef", "graph_def_to_proto", "graph_def_from_proto", "function_to_proto",
-           "tensor_to_proto", "tensor_from_proto", "attr_to_proto", "attr_from_proto"]
+__all__ = ["GraphDef", "NodeDef", "AttrValue", "VersionDef", "graph_def_to_proto",
+           "graph_def_from_proto", "function_to_proto", "tensor_to_proto",
+           "tensor_from_proto", "attr_to_proto", "attr_from_proto"]
 
 
 def _fail(path, problem):

@@ -93,16 +93,19 @@ def _clusters(names):
 
 
 def to_dot(graph_or_graph_def, rankdir="TB"):
-    """Graphviz DOT text for a Graph, a GraphDef dict or GraphDef JSON text."""
+    """Graphviz DOT text for a Graph, a GraphDef (message or dict) or GraphDef JSON text."""
     source = graph_or_graph_def
     if isinstance(source, (str, bytes)):
         source = graph_json.graph_def_from_json(source)
+    elif hasattr(source, "SerializeToString"):      # a message: protobuf is loaded already
+        from graphops.interchange.messages import graph_def_from_proto
+        source = graph_def_from_proto(source)
     if isinstance(source, Graph):
         nodes = _nodes_of_graph(source)
     elif isinstance(source, dict):
         nodes = _nodes_of_graph_def(source)
     else:
-        raise TypeError(f"to_dot expects a gp.Graph, a GraphDef dict or JSON text, got "
+        raise TypeError(f"to_dot expects a gp.Graph, a GraphDef or JSON text, got "
                         f"{type(source).__name__}")
     devices = sorted({d for _, _, d, _, _ in nodes if d})
     colour = {d: _PALETTE[i % len(_PALETTE)] for i, d in enumerate(devices)}

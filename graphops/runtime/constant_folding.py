@@ -8,9 +8,10 @@ What may fold is declared by each node's kernel (``OpKernel``): no node whose ke
 not ``foldable`` (a placeholder) folds. A node whose kernel is ``invariant`` (a Const, a
 handle op: its outputs never change) folds unless an output is fed, off the host only when
 its outputs are handles. Any other node folds when it runs on the host, is not stateful,
-takes and gives no handles (resources, variants), has no function attrs (calls, If,
-While), has outputs that something reads, none of them fed, and inputs that all fold
-too: a node without inputs folds only if its kernel is invariant. Its control
+takes and gives no handles (resources, variants) nor references (a TF1 variable's
+``float32_ref`` tensor), has no function attrs (calls, If, While), has outputs that
+something reads, none of them fed, and inputs that all fold too: a node without inputs
+folds only if its kernel is invariant. Its control
 inputs need not fold: they stay steps, and a plan runs its steps in the graph's order, so
 whatever reads a folded value still runs after them. As in TF, an op with side effects must
 be registered stateful to run every time.
@@ -76,8 +77,8 @@ def _foldable(op, placed, kernel, folded, fed):
     if (not placed.device.type.is_host or op.op_def.is_stateful or not op.outputs
             or not op.inputs):
         return False
-    if any(t.dtype.kind == "handle" for t in (*op.inputs, *op.outputs)):
-        return False
+    if any(t.dtype.kind == "handle" or t.dtype.is_ref for t in (*op.inputs, *op.outputs)):
+        return False     # a handle or a reference names state: reading it is no constant
     if any(a.base_type == "func" for a in op.op_def.attr):
         return False
     return all((t.op._id, t.value_index) not in fed and t.op._id in folded for t in op.inputs)

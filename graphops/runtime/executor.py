@@ -14,8 +14,9 @@ right after its last reader. `Plan.run` is then a short loop: `for step in steps
 import numpy as np
 
 from graphops.runtime import constant_folding, devices, fusion, host_memory, placement
-from graphops.runtime.kernel_call import (compute, error_cause, host_memory_indices, instantiate,
-                                          node_error)
+from graphops.runtime.kernel_call import (compute, dereference, error_cause,
+                                          host_memory_indices, instantiate, node_error,
+                                          ref_indices)
 from graphops.registry.errors import CancelledError, InternalError, InvalidArgumentError
 from graphops.registry.kernel_registry import registered_kernels
 
@@ -32,7 +33,8 @@ def _instantiate(op, placed, resources):
     """(construction, kernel) of a graph node; constructor errors name the node. Call
     kernels see the graph's function library."""
     try:
-        return instantiate(op.op_def, op.name, op.attrs, [t.dtype for t in op.inputs],
+        return instantiate(op.op_def, op.name, op.attrs,
+                           [t.dtype.base_dtype for t in op.inputs],
                            [t.dtype for t in op.outputs], placed, resources,
                            op.graph._functions)
     except Exception as exc:
@@ -126,6 +128,31 @@ class _CopyStep:
             raise InternalError(f"Copying tensor '{self.tensor.name}' from {where[0]} to "
                                 f"{where[1]} failed: {type(exc).__name__}: {exc}",
                                 op=op, node_def=op.node_def) from exc
+        for slot in self.frees:
+            buf[slot] = None
+
+
+class _DerefStep:
+    """Reads a TF1 variable's current value off a reference edge for a plain input (of
+    `op`, or a fetch when None), as TF's executor does when a ref output feeds a non-ref
+    input; an uninitialized variable fails naming the reader."""
+
+    __slots__ = ("tensor", "src_slot", "dst_slot", "op", "device", "frees")
+
+    def __init__(self, tensor, src_slot, dst_slot, op, device):
+        self.tensor, self.src_slot, self.dst_slot = tensor, src_slot, dst_slot
+        self.op, self.device, self.frees = op, device, ()
+
+    def reads(self):
+        return (self.src_slot,)
+
+    def __call__(self, buf):
+        value = buf[self.src_slot]
+        try:
+            buf[self.dst_slot] = dereference(value)
+        except Exception as exc:
+            op = self.op if self.op is not None else self.tensor.op
+            raise_node_error(exc, op, self.device, [value])
         for slot in self.frees:
             buf[slot] = None
 
@@ -280,8 +307,7 @@ def build_plan(feeds, fetches, targets, allow_soft_placement=True,
             layout.alias(op, aliases[op._id])
         else:
             layout.step(op, placed, kernel)
-    fetch_slots = [layout.slot_at(t, None if fetch_to_host else layout.where[tensor_key(t)])
-                   for t in fetches]
+    fetch_slots = [layout.fetch_slot(t, fetch_to_host) for t in fetches]
     steps = layout.steps
     read = _schedule_frees(steps, set(fetch_slots))
     return Plan(steps, layout.count, feed_slots, fetch_slots, ops, placements,
@@ -306,6 +332,7 @@ class _Layout:
         self.kernel_of = {op._id: kernel for op, kernel in zip(ops, kernels)}
         self.chains, self.replaced = chains, replaced
         self.slots, self.where, self.steps, self.constants, self.count = {}, {}, [], [], 0
+        self.device_of = {}     # op id -> the Device of its step
 
     def new_slot(self, key, loc):
         self.slots[(key, loc)] = self.count
@@ -320,6 +347,26 @@ class _Layout:
             self.steps.append(_CopyStep(t, self.slots[(key, src)], self.new_slot(key, loc),
                                         src, loc))
         return self.slots[(key, loc)]
+
+    def deref_slot(self, t, loc, op, device):
+        """A new slot holding, at ``loc``, the value read off reference ``t`` when ``op``
+        runs (a dereference step, then a copy when ``loc`` is not where ``t`` is)."""
+        key, src = tensor_key(t), self.where[tensor_key(t)]
+        slot = self.count
+        self.count += 1
+        self.steps.append(_DerefStep(t, self.slots[(key, src)], slot, op, device))
+        if loc == src:
+            return slot
+        self.steps.append(_CopyStep(t, slot, self.count, src, loc))
+        self.count += 1
+        return self.count - 1
+
+    def fetch_slot(self, t, to_host):
+        """The slot a fetch of ``t`` reads (a reference: the variable's value, read last)."""
+        loc = None if to_host else self.where[tensor_key(t)]
+        if t.dtype.is_ref:
+            return self.deref_slot(t, loc, None, self.device_of.get(t.op._id))
+        return self.slot_at(t, loc)
 
     def feed(self, t):
         self.where[tensor_key(t)] = None
@@ -342,14 +389,19 @@ class _Layout:
         """The node's kernel step (its fused chain's, when it ends one)."""
         construction, instance = kernel
         device = placed.device
+        self.device_of[op._id] = device
         loc = None if device.type.is_host else device
         chain = self.chains.get(op._id)
         if chain is not None:        # the fused chain's one step reads its inputs alone
-            sources, host_in = chain.inputs, ()
+            sources, host_in, ref_in = chain.inputs, (), ()
         else:
             sources = op.inputs
             host_in = host_memory_indices(placed.kernel_def, op.op_def.input_arg, op.attrs)
-        ins = [self.slot_at(t, None if j in host_in else loc) for j, t in enumerate(sources)]
+            ref_in = ref_indices(op.op_def.input_arg, op.attrs)
+        ins = [self.deref_slot(t, None if j in host_in else loc, op, device)
+               if t.dtype.is_ref and j not in ref_in
+               else self.slot_at(t, None if j in host_in else loc)
+               for j, t in enumerate(sources)]
         for j, value in self.replaced.get(op._id, {}).items():   # a scaled filter or bias
             ins[j] = self.new_slot(("scaled", op._id, j), None)
             self.constants.append((ins[j], value))

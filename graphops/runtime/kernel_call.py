@@ -43,6 +43,21 @@ def host_memory_indices(kernel_def, arg_defs, attrs):
     return frozenset(indices)
 
 
+def ref_indices(arg_defs, attrs):
+    """Flat indices of the `Ref(T)` args (TF1 variable references: the kernel gets the
+    variable itself)."""
+    ranges = _arg_ranges(arg_defs, attrs)
+    return frozenset(i for arg in arg_defs if arg.is_ref for i in ranges[arg.name])
+
+
+def dereference(value):
+    """What a plain input reads from a reference edge: the variable's current value (a
+    read-only view; FailedPreconditionError when uninitialized). A fed value passes as it
+    is."""
+    read = getattr(value, "ref_value", None)
+    return value if read is None else read()
+
+
 def describe_value(value):
     """`float32[2,3]` for an array (what error messages show of each input)."""
     dtype, shape = getattr(value, "dtype", None), getattr(value, "shape", None)

@@ -6,15 +6,18 @@ CPU). A pinned node goes where it is pinned when that device exists and has a ke
 otherwise soft placement (on by default) falls back to the unpinned choice, and without it
 the pin is an InvalidArgumentError. `log_device_placement` prints every decision to stderr.
 
-Resource edges colocate, as in TF: a variable's handle op and every op reading or updating
-it (over the whole graph, so that each run places them alike) go to one device, the best
-type all of them have kernels for, honouring the handle op's pin (else any member's).
+Resource edges colocate, as in TF (and so do reference edges into `Ref(T)` inputs: a TF1
+variable and its Assign and Scatter ops): a variable's handle op and every op reading or
+updating it (over the whole graph, so that each run places them alike) go to one device,
+the best type all of them have kernels for, honouring the handle op's pin (else any
+member's).
 """
 
 import sys
 from typing import NamedTuple
 
 from graphops.runtime import devices
+from graphops.runtime.kernel_call import ref_indices
 from graphops.registry import kernel_registry
 from graphops.registry.errors import InvalidArgumentError, NotFoundError
 
@@ -94,14 +97,23 @@ def place(ops, allow_soft_placement=True, log_device_placement=False):
             for op in ops]
 
 
+def _ref_input(op, j):
+    """Whether input `j` of `op` is a `Ref(T)` arg (TF colocates along such edges)."""
+    return j in ref_indices(op.op_def.input_arg, op.attrs)
+
+
 def _resource_neighbours(op):
-    """Ops joined to `op` by a resource edge (either direction)."""
-    for t in op.inputs:
-        if t.dtype.kind == "handle":
+    """Ops joined to `op` by a resource edge, or a reference edge into a `Ref(T)` input
+    (either direction)."""
+    for j, t in enumerate(op.inputs):
+        if t.dtype.kind == "handle" or (t.dtype.is_ref and _ref_input(op, j)):
             yield t.op
     for t in op.outputs:
         if t.dtype.kind == "handle":
             yield from t.consumers()
+        elif t.dtype.is_ref:
+            yield from (c for c in t.consumers()
+                        if any(x is t and _ref_input(c, j) for j, x in enumerate(c.inputs)))
 
 
 def _colocation_group(op, seen):

@@ -15,6 +15,7 @@ from graphops.api import raw_ops
 from graphops.autodiff.gradients import get_gradient_function, gradients
 from graphops.building.constant_op import constant, placeholder
 from graphops.building.graph import Graph
+from graphops.building.indexed_slices import IndexedSlices, to_dense
 from graphops.building.tensor import as_graph_element
 from graphops.client.session import Session, get_default_session
 from graphops.runtime.devices import to_host
@@ -97,7 +98,8 @@ def compute_gradient(x, x_shape, y, y_shape, x_init_value=None, delta=1e-3,
     graph = y.graph
     with graph.as_default():
         dy = placeholder(y.dtype, shape=y_shape, name="compute_gradient_dy")
-        dxs = gradients(y, xs, grad_ys=dy)
+        dxs = [to_dense(dx) if isinstance(dx, IndexedSlices) else dx     # as TF's checker
+               for dx in gradients(y, xs, grad_ys=dy)]
     feeds = dict(zip(xs, values))
     feeds.update(extra_feed_dict or {})
     results = []

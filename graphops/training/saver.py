@@ -10,7 +10,7 @@ a PlaceholderWithDefault fed by `save`/`restore`), `save/SaveV2` and
 AssignVariableOp per variable, grouped by `save/restore_all`; with `sharded=True` also TF's
 temporary-prefix, ShardedFilename and MergeV2Checkpoints nodes. Files are TF's: TF reads
 graphops' checkpoints and the other way round. `save` also writes "<prefix>.meta", a
-MetaGraphDef (graph and SaverDef, no collections) that `import_meta_graph` reads back.
+MetaGraphDef (graph, SaverDef and collections) that `gp.train.import_meta_graph` reads back.
 """
 
 import importlib
@@ -34,8 +34,9 @@ def _saver_def_module():
     return importlib.import_module("graphops.interchange.proto.saver_pb2")
 
 
-def _meta_graph_module():
-    return importlib.import_module("graphops.interchange.meta_graph")
+def _meta_graph_io():
+    """graphops.training.meta_graph_io, which builds on this module (loaded on first use)."""
+    return importlib.import_module("graphops.training.meta_graph_io")
 
 
 class SaverDef:
@@ -219,14 +220,13 @@ class Saver:
                           export_scope=None, clear_devices=False,
                           clear_extraneous_savers=False, strip_default_attrs=False,
                           save_debug_info=False):
-        """The MetaGraphDef of the default graph with this Saver's SaverDef, also written to
-        `filename` when given. Collections are not exported (`collection_list`,
-        `export_scope` and the other options are accepted and ignored)."""
-        meta_graph = _meta_graph_module()
-        meta = meta_graph.meta_graph_def(get_default_graph(), self.saver_def, clear_devices)
-        if filename:
-            meta_graph.write_meta_graph(filename, meta, as_text)
-        return meta
+        """The MetaGraphDef of the default graph (collections included) with this Saver's
+        SaverDef, also written to `filename` when given (`gp.train.export_meta_graph`)."""
+        return _meta_graph_io().export_meta_graph(
+            filename=filename, saver_def=self.saver_def, collection_list=collection_list,
+            as_text=as_text, export_scope=export_scope, clear_devices=clear_devices,
+            clear_extraneous_savers=clear_extraneous_savers,
+            strip_default_attrs=strip_default_attrs, save_debug_info=save_debug_info)
 
     def restore(self, sess, save_path):
         """Assigns the checkpoint's values at `save_path` to the variables."""
@@ -350,13 +350,13 @@ def _sharded_save(prefix, shards):
 
 
 def _restore(prefix, named, reshape, name):
-    """RestoreV2 (on the CPU) of every key, each value assigned to its Variable; one NoOp
-    `name` grouping the assignments."""
+    """RestoreV2 (on the CPU) of every key, each value assigned to its Variable (an Assign
+    for a reference variable); one NoOp `name` grouping the assignments."""
     graph = get_default_graph()
     with graph.device(_CPU):
         values = raw_ops.RestoreV2(prefix=prefix, tensor_names=list(named),
                                    shape_and_slices=[""] * len(named),
-                                   dtypes=[var.dtype for var in named.values()])
+                                   dtypes=[var.dtype.base_dtype for var in named.values()])
     if not isinstance(values, (list, tuple)):
         values = [values]
     assigns = []
@@ -364,34 +364,12 @@ def _restore(prefix, named, reshape, name):
         if reshape:
             value = raw_ops.Reshape(tensor=value, shape=var.shape.as_list())
         with graph.device(var.op.device):
+            if var.dtype.is_ref:       # a TF1 reference variable: TF's save/Assign
+                validate = not reshape and var.shape.is_fully_defined()
+                assigns.append(raw_ops.Assign(ref=var._ref(), value=value,
+                                              validate_shape=validate).op)
+                continue
             value = raw_ops.Identity(input=value)
             assigns.append(raw_ops.AssignVariableOp(resource=var.handle, value=value))
     with graph.control_dependencies(assigns):
         return raw_ops.NoOp(name=name)
-
-
-def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None, **kwargs):
-    """Imports the graph of a MetaGraphDef (a `.meta` file or the message) into the default
-    graph; returns a Saver built from its SaverDef, or None when it has none. Variables are
-    not recreated as gp.Variable objects (collections are not read); the Saver restores
-    them by node name."""
-    meta_graph = _meta_graph_module()
-    meta = meta_graph_or_file
-    if isinstance(meta_graph_or_file, (str, os.PathLike)):
-        meta = meta_graph.read_meta_graph(os.fspath(meta_graph_or_file))
-    graph_def = meta.graph_def
-    if clear_devices:
-        graph_def = type(graph_def).FromString(graph_def.SerializeToString())
-        for node in graph_def.node:
-            node.device = ""
-    import_graph_def = importlib.import_module(
-        "graphops.interchange.graph_def").import_graph_def
-    import_graph_def(graph_def, name=import_scope or "")
-    if not meta.HasField("saver_def"):
-        return None
-    saver_def = _saver_def_module().SaverDef()
-    saver_def.CopyFrom(meta.saver_def)
-    if import_scope:
-        for field in ("filename_tensor_name", "save_tensor_name", "restore_op_name"):
-            setattr(saver_def, field, f"{import_scope}/{getattr(saver_def, field)}")
-    return Saver(saver_def=saver_def)

@@ -121,11 +121,13 @@ class VariableScope:
         initializer = initializer if initializer is not None else self._initializer
         constraint = constraint if constraint is not None else self._constraint
         dtype = self._dtype if dtype is None else dtypes.as_dtype(dtype)
+        use_resource = self._use_resource if use_resource is None else use_resource
         full_name = f"{self._name}/{name}" if self._name else name
         kwargs = dict(shape=shape, dtype=dtype, initializer=initializer,
                       regularizer=regularizer, reuse=reuse, trainable=trainable,
                       collections=collections, caching_device=caching_device,
-                      validate_shape=validate_shape, constraint=constraint)
+                      validate_shape=validate_shape, use_resource=use_resource,
+                      constraint=constraint)
         graph = get_default_graph()
         with graph.name_scope(None):      # variable names depend on variable scopes only
             if custom_getter is None:
@@ -144,8 +146,8 @@ class _VariableStore:
 
     def get_variable(self, name, shape=None, dtype=dtypes.float32, initializer=None,
                      regularizer=None, reuse=None, trainable=None, collections=None,
-                     caching_device=None, validate_shape=True, constraint=None,
-                     **unused):
+                     caching_device=None, validate_shape=True, use_resource=None,
+                     constraint=None, **unused):
         """The variable `name`: existing (unless reuse is False) or new (unless reuse is
         True). `unused` takes the arguments custom getters pass on that mean nothing here."""
         from_value = initializer is not None and not callable(initializer)
@@ -185,7 +187,7 @@ class _VariableStore:
         variable = Variable(initial_value, name=name, trainable=trainable,
                             collections=collections, caching_device=caching_device,
                             dtype=variable_dtype, validate_shape=validate_shape,
-                            constraint=constraint, shape=shape)
+                            constraint=constraint, shape=shape, use_resource=use_resource)
         self.variables[name] = variable
         if regularizer is not None:
             graph = variable.graph
@@ -203,7 +205,7 @@ class _VariableStore:
         if shape is not None and not shape.is_compatible_with(found.get_shape()):
             raise ValueError(f"Trying to share variable {name}, but specified shape {shape} "
                              f"and found shape {found.get_shape()}.")
-        if dtype != found.dtype:
+        if not dtype.is_compatible_with(found.dtype):
             raise ValueError(f"Trying to share variable {name}, but specified dtype "
                              f"{dtype.name} and found dtype {found.dtype.name}.")
         return found

@@ -7,8 +7,8 @@ Variable flow through its handle, so every read of it contributes. Variables reg
 the graph's collections (`gp.GraphKeys`), which `global_variables()` and friends read.
 
 TF 2.21's `compat.v1` builds these same nodes (VarHandleOp, ...) after
-`disable_eager_execution()`; after `disable_v2_behavior()` it builds reference variables
-(VariableV2), which graphops does not have.
+`disable_eager_execution()`. `use_resource=False` (or `variable_scope(use_resource=False)`)
+builds TF1's reference variables instead (VariableV2: graphops.training.ref_variable).
 """
 
 import numpy as np
@@ -19,6 +19,7 @@ from graphops.building.graph import get_default_graph
 from graphops.building.graph_collections import GraphKeys
 from graphops.building.tensor import Tensor
 from graphops.client.session import get_default_session
+from graphops.training import variable_def_io
 from graphops.registry import dtypes
 from graphops.registry.tensor_shape import as_shape, unknown_shape
 
@@ -30,19 +31,36 @@ class Variable:
     A Variable converts to a new read of its value wherever a tensor is expected (so a read
     made inside `control_dependencies` runs after them, as in TF) and supports the
     arithmetic operators; `sess.run(var)` returns a NumPy copy of its value.
-    `caching_device`, `expected_shape`, `use_resource`, `synchronization` and
-    `aggregation` are accepted and have no effect (variables are always resource variables).
+    `use_resource=False` makes it a `RefVariable` (see `__new__`); `variable_def` wraps the
+    existing nodes a VariableDef names (`from_proto`). `caching_device`, `expected_shape`,
+    `synchronization` and `aggregation` are accepted and have no effect.
     """
 
     _should_act_as_resource_variable = True     # TF's mark: gradients take the handle
+
+    # (wants_ref(args, kwargs), RefVariable), set by graphops.training.ref_variable
+    _reference_kind = None
+
+    def __new__(cls, *args, **kwargs):
+        """TF1's choice of kind: a reference variable (`RefVariable`: VariableV2) for
+        `use_resource=False` (or a `variable_scope(use_resource=False)`) or a VariableDef
+        that is not a resource's; else a resource variable."""
+        kind = Variable._reference_kind
+        if cls is Variable and kind is not None and kind[0](args, kwargs):
+            cls = kind[1]
+        return super().__new__(cls)
 
     def __init__(self, initial_value=None, trainable=None, collections=None,
                  validate_shape=True, caching_device=None, name=None, variable_def=None,
                  dtype=None, expected_shape=None, import_scope=None, constraint=None,
                  use_resource=None, synchronization=None, aggregation=None, shape=None):
-        if variable_def is not None or import_scope is not None:
-            raise NotImplementedError("gp.Variable cannot be restored from a VariableDef "
-                                      "(variable_def / import_scope).")
+        if variable_def is not None:
+            if initial_value is not None:
+                raise ValueError(f"The variable_def and initial_value args to `tf.Variable` "
+                                 f"are mutually exclusive, but got both: variable_def="
+                                 f"{variable_def},\ninitial_value={initial_value}")
+            variable_def_io.init_from_proto(self, variable_def, import_scope)
+            return
         if initial_value is None:
             raise ValueError("The `initial_value` arg to `tf.Variable` must be specified "
                              "except when you are not providing a `variable_def`. You "
@@ -168,6 +186,24 @@ class Variable:
     def assign_sub(self, delta, use_locking=None, name=None, read_value=True):
         return self._update("AssignSubVariableOp", delta, read_value, name)
 
+    def sparse_read(self, indices, name=None):
+        """The rows `indices` of the variable (a ResourceGather, as TF's)."""
+        from graphops.training.sparse_updates import sparse_read
+        return sparse_read(self, indices, name)
+
+    def scatter_add(self, sparse_delta, use_locking=False, name=None):
+        """Adds an IndexedSlices to the variable's rows; returns the new value."""
+        from graphops.training.sparse_updates import scatter
+        return scatter(self, "add", sparse_delta, name)
+
+    def scatter_sub(self, sparse_delta, use_locking=False, name=None):
+        from graphops.training.sparse_updates import scatter
+        return scatter(self, "sub", sparse_delta, name)
+
+    def scatter_update(self, sparse_delta, use_locking=False, name=None):
+        from graphops.training.sparse_updates import scatter
+        return scatter(self, "update", sparse_delta, name)
+
     def load(self, value, session=None):
         """Assigns `value` (a NumPy value) by running the initializer with it fed."""
         session = session or get_default_session()
@@ -179,6 +215,18 @@ class Variable:
     def eval(self, session=None):
         """The variable's value, computed by `session` or the default session."""
         return self._graph_element.eval(session=session)
+
+    def to_proto(self, export_scope=None):
+        """The VariableDef naming this variable's nodes (without `export_scope/`), or None
+        when the variable lies outside `export_scope`."""
+        return variable_def_io.to_proto(self, self._handle, self._graph_element, True,
+                                        export_scope)
+
+    @staticmethod
+    def from_proto(variable_def, import_scope=None):
+        """The Variable (resource or reference, as `variable_def` says) wrapping existing
+        nodes of the default graph named by `variable_def` under `import_scope/`."""
+        return Variable(variable_def=variable_def, import_scope=import_scope)
 
     def __repr__(self):
         return f"<gp.Variable '{self.name}' shape={self._shape} dtype={self._dtype.name}>"
@@ -208,18 +256,33 @@ for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__
 
 # ------------------------------------------------------------------- functions
 
+def _ref_update(op_type, ref, value, name, **attrs):
+    """The reference op `op_type` on a reference variable or tensor: its output reference."""
+    attrs = {k: v for k, v in attrs.items() if v is not None}
+    with get_default_graph().as_default():
+        return getattr(raw_ops, op_type)(ref=ref, value=value, name=name, **attrs)
+
+
 def assign(ref, value, validate_shape=None, use_locking=None, name=None):
-    """tf.assign: `ref.assign(value)`, the new value read after the assignment."""
+    """tf.compat.v1.assign: an Assign on a reference (variable or tensor), returning the
+    reference after it; else `ref.assign(value)`, the new value read after it."""
+    if ref.dtype.is_ref:
+        return _ref_update("Assign", ref, value, name, validate_shape=validate_shape,
+                           use_locking=use_locking)
     return ref.assign(value, name=name)
 
 
 def assign_add(ref, value, use_locking=None, name=None):
-    """tf.assign_add: `ref.assign_add(value)`."""
+    """tf.compat.v1.assign_add: an AssignAdd on a reference, else `ref.assign_add(value)`."""
+    if ref.dtype.is_ref:
+        return _ref_update("AssignAdd", ref, value, name, use_locking=use_locking)
     return ref.assign_add(value, name=name)
 
 
 def assign_sub(ref, value, use_locking=None, name=None):
-    """tf.assign_sub: `ref.assign_sub(value)`."""
+    """tf.compat.v1.assign_sub: an AssignSub on a reference, else `ref.assign_sub(value)`."""
+    if ref.dtype.is_ref:
+        return _ref_update("AssignSub", ref, value, name, use_locking=use_locking)
     return ref.assign_sub(value, name=name)
 
 
@@ -275,7 +338,11 @@ initialize_local_variables = local_variables_initializer
 
 
 def is_variable_initialized(variable):
-    """A bool tensor: whether `variable` is initialized (a new VarIsInitializedOp)."""
+    """A bool tensor: whether `variable` is initialized (a new IsVariableInitialized of a
+    reference variable or tensor, else a new VarIsInitializedOp)."""
+    if variable.dtype.is_ref:
+        with get_default_graph().as_default():
+            return raw_ops.IsVariableInitialized(ref=variable)
     return variable.is_initialized()
 
 

@@ -10,8 +10,11 @@ import math
 
 import numpy as np
 
-from graphops.kernels.support.kernel_util import DEVICES, computable_types, nonnegative_dims
+from graphops.kernels.support.kernel_util import (DEVICES, computable_types, host_copy,
+                                                  nonnegative_dims)
 from graphops.kernels.ops.math import float32_if_half
+from graphops.kernels.ops.state import (check_dtype, locked, lookup_var, read_only,
+                                        writable_value)
 from graphops.registry import dtypes
 from graphops.registry.errors import InvalidArgumentError
 from graphops.registry.kernel_registry import OpKernel, register_kernel
@@ -61,6 +64,44 @@ def segment_sum(xp, ids, rows, num_rows):
     return out
 
 
+_COMBINE = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
+            "min": np.minimum, "max": np.maximum}
+SCATTER_MODES = ("update",) + tuple(_COMBINE)
+
+
+def scatter_into(target, indices, updates, mode):
+    """TF's CPU ScatterFunctor, in place: row ``indices[i]`` of ``target`` (rows along axis
+    0) combined by ``mode`` (one of ``SCATTER_MODES``) with row i of ``updates`` (shaped
+    ``indices.shape + target.shape[1:]``, or a scalar for every row), in index order
+    (duplicates combine one after the other; with "update" the last wins). A bad index
+    stops it as TF's loop does: the rows before it are applied, then InvalidArgumentError
+    "indices[0] = 7 is not in [0, 5)"."""
+    if mode not in SCATTER_MODES:
+        raise InvalidArgumentError(f"Unknown scatter mode {mode!r}")
+    flat = np.asarray(indices).reshape(-1).astype(np.int64)
+    limit = target.shape[0]
+    bad = _first_bad(np, (flat < 0) | (flat >= limit))
+    count = flat.size if bad is None else bad
+    rows = flat[:count]
+    if np.ndim(updates) == 0:
+        values = np.broadcast_to(np.asarray(updates, dtype=target.dtype),
+                                 (count,) + target.shape[1:])
+    else:
+        values = np.asarray(updates).reshape((flat.size,) + target.shape[1:])[:count]
+    if count and mode == "update":
+        last = count - 1 - np.unique(rows[::-1], return_index=True)[1]
+        target[rows[last]] = values[last]
+    elif count and mode == "div" and target.dtype.kind in "iu":
+        for row, value in zip(rows, values):      # C++'s truncating integer division
+            quotient = np.abs(target[row]) // np.abs(value)
+            target[row] = np.where((target[row] < 0) != (value < 0), -quotient, quotient)
+    elif count:
+        _COMBINE[mode].at(target, rows, values.astype(target.dtype, copy=False))
+    if bad is not None:
+        raise InvalidArgumentError(f"indices{slice_debug_string(np.shape(indices), bad)} = "
+                                   f"{int(flat[bad])} is not in [0, {limit})")
+
+
 # ----------------------------------------------------------------------------- gathers
 
 class _GatherBase(OpKernel):
@@ -74,7 +115,10 @@ class _GatherBase(OpKernel):
         return 0
 
     def compute(self, ctx):
-        params, indices = ctx.input(0), ctx.input(1)
+        self.gather(ctx, ctx.input(0), ctx.input(1))
+
+    def gather(self, ctx, params, indices):
+        """Sets output 0 to the rows of `params` at `indices` along the op's axis."""
         batch_dims, xp = self._batch_dims, ctx.xp
         if params.ndim < 1:
             raise InvalidArgumentError("params must be at least 1 dimensional")
@@ -183,7 +227,11 @@ class GatherNdOp(OpKernel):
         self._ignore_bad = _policy(ctx) == "IGNORE"
 
     def compute(self, ctx):
-        params, indices, xp = ctx.input(0), ctx.input(1), ctx.xp
+        self.gather_nd(ctx, ctx.input(0), ctx.input(1))
+
+    def gather_nd(self, ctx, params, indices):
+        """Sets output 0 to the slices of `params` the rows of `indices` name."""
+        xp = ctx.xp
         if params.ndim < 1:
             raise InvalidArgumentError("params must be at least a vector")
         if indices.ndim < 1:
@@ -226,16 +274,21 @@ def _valid_empty(num_output, num_indices, num_updates):
         num_output and num_indices and num_updates)
 
 
-def _validate_scatter_nd(indices, updates, shape_t):
-    """TF's checks of ScatterNd's inputs, in TF's order (its ScatterNdOp, then DoScatterNd's
-    PrepareAndValidateInputs): the output shape. (TF's own checks leave 1-D indices of
-    length >= 1 no valid updates shape.)"""
+def _check_nd_ranks(indices, updates):
+    """TF's first ScatterNd checks: indices and updates of rank at least one."""
     if indices.ndim < 1:
         raise InvalidArgumentError(
             f"Indices shape must have rank at least one. Found:{shape_str(indices.shape)}")
     if updates.ndim < 1:
         raise InvalidArgumentError(
             f"Updates shape must have rank at least one. Found:{shape_str(updates.shape)}")
+
+
+def _validate_scatter_nd(indices, updates, shape_t):
+    """TF's checks of ScatterNd's inputs, in TF's order (its ScatterNdOp, then DoScatterNd's
+    PrepareAndValidateInputs): the output shape. (TF's own checks leave 1-D indices of
+    length >= 1 no valid updates shape.)"""
+    _check_nd_ranks(indices, updates)
     shape = nonnegative_dims(int_values(shape_t))
     if not _valid_empty(shape_t.size, indices.size, updates.size):
         raise InvalidArgumentError("Indices and updates specified for empty output shape")
@@ -357,3 +410,142 @@ class UnsortedSegmentSumOp(OpKernel):
         keep = flat_ids >= 0
         out = segment_sum(xp, flat_ids[keep], rows[keep], num)
         ctx.set_output(0, out.astype(dtype.np_dtype, copy=False).reshape(out_shape))
+
+
+# ------------------------------------------------------------------ on resource variables
+
+def on_host(xp, params, update):
+    """`update(host_array)` applied to a variable's buffer: in place for a NumPy buffer; a
+    device buffer is updated through a host copy (as TF's deterministic GPU scatters run on
+    the CPU), written back even when `update` stops half-way at a bad index."""
+    if isinstance(params, np.ndarray):
+        update(params)
+        return
+    host = params.get()
+    try:
+        update(host)
+    finally:
+        params[...] = xp.asarray(host)
+
+
+def _variable_value(ctx, dtype):
+    """A read-only view of the variable behind input 0 (checked to hold `dtype`)."""
+    var = lookup_var(ctx, 0)
+    check_dtype(var, dtype, "read")
+    with var.lock:
+        return read_only(var.checked_value())
+
+
+@register_kernel("ResourceGather", DEVICES)
+class ResourceGatherOp(_GatherBase):
+    """Gather (axis 0, batch_dims) of a variable's rows."""
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self._dtype = ctx.get_attr("dtype")
+
+    def _axis(self, ctx):
+        return self._batch_dims         # TF's ResourceGather gathers along batch_dims
+
+    def compute(self, ctx):
+        self.gather(ctx, _variable_value(ctx, self._dtype), ctx.input(1))
+
+
+@register_kernel("ResourceGatherNd", DEVICES)
+class ResourceGatherNdOp(GatherNdOp):
+    def __init__(self, ctx):
+        OpKernel.__init__(self, ctx)
+        self._ignore_bad = False
+        self._dtype = ctx.get_attr("dtype")
+
+    def compute(self, ctx):
+        self.gather_nd(ctx, _variable_value(ctx, self._dtype), ctx.input(1))
+
+
+class _ResourceScatterOp(OpKernel):
+    """TF's ResourceScatterUpdateOp: `scatter_into` the variable, in place, after TF's
+    checks in TF's order (and a check TF lacks: updates' trailing dims must be the
+    variable's)."""
+
+    mode = "update"
+
+    def compute(self, ctx):
+        indices, updates = host_copy(ctx.input(1)), host_copy(ctx.input(2))
+        var = lookup_var(ctx, 0)
+        if var.dtype.np_dtype != updates.dtype:
+            raise InvalidArgumentError("DType of scatter resource and updates does not match.")
+        with locked([var]):
+            params = writable_value(var)
+            scalar = updates.ndim == 0
+            if not scalar and (updates.ndim != indices.ndim + params.ndim - 1 or
+                               updates.shape[indices.ndim:] != params.shape[1:]):
+                raise InvalidArgumentError(
+                    f"Must have updates.shape = indices.shape + params.shape[1:] or "
+                    f"updates.shape = [], got updates.shape {shape_str(updates.shape)}, "
+                    f"indices.shape {shape_str(indices.shape)}, params.shape "
+                    f"{shape_str(params.shape)}")
+            if self.mode == "div" and not bool(np.all(updates != 0)):
+                raise InvalidArgumentError("updates must not contain 0")
+            if indices.size == 0:
+                return
+            if not scalar and updates.shape[:indices.ndim] != indices.shape:
+                raise InvalidArgumentError(
+                    f"The shape of indices ({shape_str(indices.shape)}) must be a prefix of "
+                    f"the shape of updates ({shape_str(updates.shape)})")
+            on_host(ctx.xp, params, lambda p: scatter_into(p, indices, updates, self.mode))
+
+
+for _mode in SCATTER_MODES:
+    _op = "ResourceScatter" + _mode.capitalize()
+    register_kernel(_op, DEVICES)(
+        type(_op + "Op", (_ResourceScatterOp,), {"mode": _mode, "__module__": __name__}))
+
+
+class _ResourceScatterNdOp(OpKernel):
+    """TF's ScatterNdUpdateOp on a resource: rows of `indices` (N-d) combined into the
+    variable in order; at the first bad row the ones before it stay applied."""
+
+    combine = None
+
+    def compute(self, ctx):
+        indices, updates = host_copy(ctx.input(1)), host_copy(ctx.input(2))
+        var = lookup_var(ctx, 0)
+        check_dtype(var, dtypes.as_dtype(updates.dtype), "update")
+        with locked([var]):
+            params = writable_value(var)
+            _check_nd_update_shapes(params, indices, updates)
+            on_host(ctx.xp, params, lambda p: self._scatter(p, indices, updates))
+
+    def _scatter(self, params, indices, updates):
+        """The update on a host buffer, row by row of its [cells, slice] view."""
+        depth = indices.shape[-1]
+        rows = indices.reshape(-1, depth).astype(np.int64)
+        count = rows.shape[0]
+        values = updates.reshape((count,) + params.shape[depth:])
+        bad = _first_bad(np, _bad_rows(np, rows, params.shape[:depth]))
+        good = count if bad is None else bad
+        linear = _linear_index(np, rows[:good], params.shape[:depth])
+        flat = params.reshape((math.prod(params.shape[:depth]),) + params.shape[depth:])
+        scatter_into(flat, linear, values[:good], self.combine)
+        if bad is not None:
+            raise _index_error(rows, indices.shape[:-1], bad,
+                               f"does not index into shape {shape_str(params.shape)}")
+
+
+def _check_nd_update_shapes(params, indices, updates):
+    """TF's PrepareAndValidateInputs for the in-place ScatterNd ops."""
+    _check_nd_ranks(indices, updates)
+    outer, depth = indices.ndim - 1, indices.shape[-1]
+    if depth > params.ndim:
+        raise InvalidArgumentError(
+            f"Output must be at least {depth}-D, got shape: {shape_str(params.shape)}")
+    if indices.shape[:outer] != updates.shape[:outer]:
+        raise _scatter_shape_error("prefix", indices, updates, params.shape, outer, depth)
+    if updates.shape[outer:] != params.shape[depth:]:
+        raise _scatter_shape_error("suffix", indices, updates, params.shape, outer, depth)
+
+
+for _op, _mode in (("ResourceScatterNdUpdate", "update"), ("ResourceScatterNdAdd", "add"),
+                   ("ResourceScatterNdSub", "sub")):
+    register_kernel(_op, DEVICES)(
+        type(_op + "Op", (_ResourceScatterNdOp,), {"combine": _mode, "__module__": __name__}))

@@ -23,12 +23,15 @@ from graphops.registry.tensor_shape import shape_str
 
 
 class Var:
-    """One variable's storage on `device`; `lock` guards `value` (None until first assigned)."""
+    """One variable's storage on `device`; `lock` guards `value` (None until first assigned).
+    `shape`: the declared shape a reference variable (VariableV2) checks its first Assign
+    against, None when not fully known."""
 
-    def __init__(self, name, dtype, device):
+    def __init__(self, name, dtype, device, shape=None):
         self.name = name
         self.dtype = dtype
         self.device = device
+        self.shape = shape
         self.value = None
         self.lock = threading.Lock()
 
@@ -37,6 +40,13 @@ class Var:
         if self.value is None:
             raise uninitialized(self.name)
         return self.value
+
+    def ref_value(self):
+        """The current value, as a consumer of a reference edge that wants a plain tensor
+        reads it (the runtime calls this): a read-only view; FailedPreconditionError if
+        unset."""
+        with self.lock:
+            return read_only(self.checked_value())
 
 
 def _references(var):
@@ -80,6 +90,21 @@ def _check_device(resource, ctx):
         raise InvalidArgumentError(
             f"Trying to access resource {resource.name} located in device {resource.device} "
             f"from device {ctx.device_name}")
+
+
+def input_ref(ctx, i):
+    """The Var a reference input `i` (a `Ref(T)` arg: VariableV2's output) carries."""
+    var = ctx.input(i)
+    if not isinstance(var, Var):
+        raise InvalidArgumentError(
+            f"Input {i} of {ctx.op_type} must be a reference to a variable, got "
+            f"{type(var).__name__}")
+    return var
+
+
+def set_output_ref(ctx, i, var):
+    """Sets output `i`, a `Ref(T)` arg, to the Var itself (a reference, not an array)."""
+    ctx.outputs[i] = var
 
 
 def lookup_var(ctx, i):
@@ -207,17 +232,22 @@ class _UpdateVariableKernel(OpKernel):
     def compute(self, ctx):
         var = lookup_var(ctx, 0)
         check_dtype(var, self.dtype, "update")
-        delta = ctx.input(1)
-        with var.lock:
-            value = writable_value(var)
-            if value.shape != delta.shape:
-                raise InvalidArgumentError(
-                    f"Cannot update variable with shape {shape_str(value.shape)} using a "
-                    f"Tensor with shape {shape_str(delta.shape)}, shapes must be equal.")
-            if self.sign > 0:
-                value += delta
-            else:
-                value -= delta
+        add_in_place(var, ctx.input(1), self.sign, lambda shape, delta_shape: (
+            f"Cannot update variable with shape {shape_str(shape)} using a "
+            f"Tensor with shape {shape_str(delta_shape)}, shapes must be equal."))
+
+
+def add_in_place(var, delta, sign, mismatch):
+    """Adds (`sign` > 0) or subtracts `delta` in place in `var`'s writable buffer, under its
+    lock; `mismatch(shape, delta_shape)` is the message when the shapes differ."""
+    with var.lock:
+        value = writable_value(var)
+        if value.shape != delta.shape:
+            raise InvalidArgumentError(mismatch(value.shape, delta.shape))
+        if sign > 0:
+            value += delta
+        else:
+            value -= delta
 
 
 @register_kernel("AssignAddVariableOp", _DEVICES)
@@ -239,3 +269,25 @@ class VarIsInitializedOpKernel(OpKernel):
         except NotFoundError:
             var = None
         ctx.set_output(0, np.array(isinstance(var, Var) and var.value is not None))
+
+
+@register_kernel("DisableCopyOnRead", _DEVICES)
+class DisableCopyOnReadKernel(OpKernel):
+    """Reads here return views of the buffer and copy on write, so there is nothing to turn
+    off; the variable must exist, as in TF."""
+
+    def compute(self, ctx):
+        ctx.resources.lookup(input_handle(ctx, 0).name)
+
+
+@register_kernel("VariableShape", _DEVICES, host_memory=("output",))
+class VariableShapeKernel(OpKernel):
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.out_type = ctx.get_attr("out_type")
+
+    def compute(self, ctx):
+        var = lookup_var(ctx, 0)
+        with var.lock:
+            shape = var.checked_value().shape
+        ctx.set_output(0, np.array(shape, dtype=self.out_type.np_dtype))

@@ -1,31 +1,72 @@
-"""Optimizer update kernels (TF's training_ops.cc): in-place updates of resource variables,
-on the CPU and the GPU (wherever the variables live), written against `ctx.xp`. On the CPU,
-gradient descent, momentum and Adam on large variables run as one fused compiled pass
-(`compiled.training`)."""
+"""Optimizer update kernels (TF's training_ops.cc), one kernel class per op, made from one
+table (`registry.op_defs.training.UPDATES`): the variable and its slots come from resource
+handles (`ResourceApply*`, `ResourceSparseApply*`) or reference inputs (`Apply*`,
+`SparseApply*`, whose output is the variable itself), are locked, checked with TF's
+messages in TF's order, and updated in place by the math of
+`kernels.numerics.optimizer_updates`; float16/bfloat16 are computed in float32 and rounded
+once. The dense kernels run on the CPU and the GPU (written against `ctx.xp`); the sparse
+ones update a device variable through host copies (as TF's deterministic GPU scatters)."""
 
 import numpy as np
 
-from graphops.kernels.compiled import loops
-from graphops.kernels.support.kernel_util import (PARALLEL_MIN_SIZE, PARALLEL_MIN_SIZE_COMPUTE,
-                                                  compiled_cpu)
-
-from graphops.kernels.ops.state import check_dtype, locked, lookup_var, writable_value
+from graphops.kernels.numerics import optimizer_updates as math
+from graphops.kernels.ops.state import (check_dtype, input_ref, locked, lookup_var,
+                                        writable_value)
+from graphops.kernels.ops.state_ref import set_output_ref
+from graphops.kernels.support.kernel_util import host_copy
 from graphops.registry import dtypes
 from graphops.registry.errors import InvalidArgumentError
 from graphops.registry.kernel_registry import OpKernel, register_kernel
+from graphops.registry.op_defs.training import UPDATES, op_name
 from graphops.registry.tensor_shape import shape_str
 
 _FLOATS = {"T": list(dtypes.FLOAT_TYPES)}
+_LABELS = {"l1": "l1 regularization strength", "l2": "l2 regularization strength",
+           "l2_shrinkage": "l2 shrinkage regularization strength"}
+_PROXIMAL = ("Ftrl", "FtrlV2", "ProximalAdagrad", "ProximalGradientDescent")
+# TF's sparse loops that update each row as they check its index (a bad index leaves
+# the rows before it updated); the others check every index first.
+_UPDATES_WHILE_CHECKING = ("Momentum", "Ftrl", "FtrlV2", "ProximalAdagrad",
+                           "ProximalGradientDescent")
+_SLOT_LABELS = {("Adadelta", True, "accum"): "accum_grad"}
 
 
-def _flat(array):
-    return array.reshape(-1)
+def _scalar_rule(base, sparse, name):
+    """(label, requirement, separator, test) of TF's check of scalar input `name`."""
+    label = _LABELS.get(name, name) if base in _PROXIMAL else name
+    if base == "ProximalGradientDescent" and sparse and name == "alpha":
+        label = "lr"
+    separator = ": "
+    if name == "lr" and ((base == "Momentum" and sparse) or
+                         (base in ("RMSProp", "CenteredRMSProp") and not sparse)):
+        separator = " : "
+    if base in ("Ftrl", "FtrlV2") and not sparse and name == "lr_power":
+        separator = ""
+    requirement, test = "scalar", None
+    if base == "ProximalAdagrad" or (base in ("Ftrl", "FtrlV2") and sparse):
+        if name == "lr":
+            requirement, test = "positive scalar", "positive"
+            if base != "ProximalAdagrad":
+                requirement += " (or zero if multiply_linear_by_lr is set)"
+        elif name in _LABELS:
+            requirement, test = "non-negative scalar", "non-negative"
+        elif name == "lr_power":
+            requirement, test = "non-positive scalar", "non-positive"
+    return label, requirement, separator, test
 
 
-def _updates(var, parallel_from=PARALLEL_MIN_SIZE):
-    """The compiled update loops, on one thread for a variable below ``parallel_from``
-    values (see ``kernel_util.PARALLEL_MIN_SIZE``)."""
-    return loops("training", single=var.size < parallel_from)
+def _check_scalar(rule, value, attrs):
+    label, requirement, separator, test = rule
+    ok = value.ndim == 0
+    if ok and test == "positive":
+        ok = bool(value > 0) or (attrs.get("multiply_linear_by_lr", False) and value == 0)
+    elif ok and test == "non-negative":
+        ok = bool(value >= 0)
+    elif ok and test == "non-positive":
+        ok = bool(value <= 0)
+    if not ok:
+        raise InvalidArgumentError(
+            f"{label} is not a {requirement}{separator}{shape_str(value.shape)}")
 
 
 def _same_shape(a, b, names):
@@ -35,154 +76,143 @@ def _same_shape(a, b, names):
 
 
 class _ApplyKernel(OpKernel):
-    """Shared set-up: the variables behind the resource inputs (`var_names`) are locked,
-    checked and updated in place by `update(values, inputs)`; float16/bfloat16 are computed
-    in float32 and rounded once."""
+    """One update op: `base` names its row of UPDATES; `ref` whether its variables are
+    reference inputs; `sparse` whether it updates rows `indices`."""
 
-    var_names = ("var",)
-    scalar_names = ()          # names of the other inputs that must be scalars ("" = the gradient)
-    grad_name = "grad"
+    base, ref, sparse = "GradientDescent", False, False
 
     def __init__(self, ctx):
         super().__init__(ctx)
+        update = UPDATES[self.base]
         self.dtype = ctx.get_attr("T")
-        self.use_nesterov = ctx.get_attr("use_nesterov") if ctx.has_attr("use_nesterov") else False
+        self.attrs = {name: ctx.get_attr(name) for name, _ in update.attrs}
+        self.slot_names = update.slots
+        self.names = update.input_names(self.sparse)
+        self.rules = {n: _scalar_rule(self.base, self.sparse, n) for n in self.names
+                      if n not in ("grad", "delta", "indices")}
         self.wide = np.float32 if self.dtype.size == 2 else None
 
-    def compute(self, ctx):
-        num_vars = len(self.var_names)
-        inputs = [ctx.input(i) for i in range(num_vars, ctx.num_inputs)]
-        for name, value in zip(self.scalar_names, inputs):
-            if name and value.ndim != 0:
-                raise InvalidArgumentError(f"{name} is not a scalar: {shape_str(value.shape)}")
-        variables = [lookup_var(ctx, i) for i in range(num_vars)]
+    def _variables(self, ctx):
+        count = 1 + len(self.slot_names)
+        if self.ref:
+            return [input_ref(ctx, i) for i in range(count)]
+        variables = [lookup_var(ctx, i) for i in range(count)]
         for var in variables:
             check_dtype(var, self.dtype, "update")
+        return variables
+
+    def compute(self, ctx):
+        variables = self._variables(ctx)
+        offset = len(variables)
+        inputs = {n: ctx.input(offset + i) for i, n in enumerate(self.names)}
         with locked(variables):
             stored = [writable_value(var) for var in variables]
-            for name, value in zip(self.var_names[1:], stored[1:]):
-                _same_shape(stored[0], value, f"var and {name}")
-            _same_shape(stored[0], inputs[self.scalar_names.index("")], f"var and {self.grad_name}")
-            if self.wide is None:
-                self.update(ctx.xp, stored, inputs)
-                return
-            work = [v.astype(self.wide) for v in stored]
-            self.update(ctx.xp, work, [v.astype(self.wide) for v in inputs])
+            for name, value in zip(self.slot_names, stored[1:]):
+                label = _SLOT_LABELS.get((self.base, self.sparse, name), name)
+                _same_shape(stored[0], value, f"var and {label}")
+            if self.sparse:
+                self._sparse_anywhere(ctx.xp, stored,
+                                      {k: host_copy(v) for k, v in inputs.items()})
+            else:
+                self._dense(ctx.xp, stored, inputs)
+        if self.ref:
+            set_output_ref(ctx, 0, variables[0])
+
+    def _scalars(self, inputs, names):
+        for name in names:
+            if name in self.rules:
+                _check_scalar(self.rules[name], inputs[name], self.attrs)
+
+    def _working(self, inputs):
+        """The scalar inputs as NumPy scalars of the working type."""
+        return {n: (v.astype(self.wide) if self.wide else v)[()] for n, v in inputs.items()
+                if n in self.rules}
+
+    def _dense(self, xp, stored, inputs):
+        grad_name = "delta" if "delta" in self.names else "grad"
+        self._scalars(inputs, self.names[:self.names.index(grad_name)])
+        grad = inputs[grad_name]
+        _same_shape(stored[0], grad, f"var and {grad_name}")
+        self._scalars(inputs, self.names[self.names.index(grad_name):])
+        update = math.DENSE[self.base]
+        if self.wide is None:
+            update(xp, stored, self._working(inputs), grad, self.attrs)
+            return
+        work = [v.astype(self.wide) for v in stored]
+        update(xp, work, self._working(inputs), grad.astype(self.wide), self.attrs)
+        for target, value in zip(stored, work):
+            target[...] = value
+
+    def _sparse_anywhere(self, xp, stored, inputs):
+        """The sparse update of NumPy buffers in place, of device buffers through host
+        copies written back (also when a bad index stops it half-way)."""
+        if isinstance(stored[0], np.ndarray):
+            self._sparse(np, stored, inputs)
+            return
+        hosts = [value.get() for value in stored]
+        try:
+            self._sparse(np, hosts, inputs)
+        finally:
+            for value, host in zip(stored, hosts):
+                value[...] = xp.asarray(host)
+
+    def _sparse(self, xp, stored, inputs):
+        var, grad, indices = stored[0], inputs["grad"], inputs["indices"]
+        if var.ndim < 1:
+            raise InvalidArgumentError("var must be at least 1 dimensional")
+        before = self.names[:self.names.index("grad")]
+        self._scalars(inputs, before)
+        if indices.ndim != 1:
+            raise InvalidArgumentError("indices must be one-dimensional")
+        _check_rows(var, grad, indices)
+        self._scalars(inputs, [n for n in self.names if n not in before])
+        flat = np.asarray(indices).astype(np.int64)
+        bad = np.flatnonzero((flat < 0) | (flat >= var.shape[0]))
+        first_bad = int(bad[0]) if bad.size else None
+        if first_bad is not None and self.base not in _UPDATES_WHILE_CHECKING:
+            raise _index_error(flat, first_bad)
+        count = flat.size if first_bad is None else first_bad
+        self._apply_rows(xp, stored, self._working(inputs), grad[:count], flat[:count],
+                         single=var.size // max(var.shape[0], 1) == 1)
+        if first_bad is not None:
+            raise _index_error(flat, first_bad)
+
+    def _apply_rows(self, xp, stored, scalars, grad, indices, single):
+        update = math.SPARSE[self.base]
+        for positions in math.occurrence_rounds(indices):
+            rows = indices[positions]
+            work = [v[rows] for v in stored]
+            g = grad[positions]
+            if self.wide is not None:
+                work, g = [w.astype(self.wide) for w in work], g.astype(self.wide)
+            update(xp, work, scalars, g, self.attrs, single)
             for target, value in zip(stored, work):
-                target[...] = value
-
-    def update(self, xp, values, inputs):
-        raise NotImplementedError
+                target[rows] = value
 
 
-@register_kernel("ResourceApplyGradientDescent", ("CPU", "GPU"), _FLOATS)
-class ResourceApplyGradientDescentKernel(_ApplyKernel):
-    scalar_names = ("alpha", "")
-    grad_name = "delta"
-
-    def update(self, xp, values, inputs):
-        (var,), (alpha, delta) = values, inputs
-        if compiled_cpu(xp, var):
-            _updates(var).gradient_descent(_flat(var), alpha[()], _flat(delta))
-        else:
-            var -= alpha * delta
+def _check_rows(var, grad, indices):
+    for d in range(1, var.ndim):
+        if grad.ndim <= d or var.shape[d] != grad.shape[d]:
+            raise InvalidArgumentError(f"var and grad must match in dimension {d}")
+    if grad.ndim < 1 or grad.shape[0] != indices.shape[0]:
+        raise InvalidArgumentError(
+            "grad must be the same size as indices in the first dimension.")
 
 
-@register_kernel("ResourceApplyMomentum", ("CPU", "GPU"), _FLOATS)
-class ResourceApplyMomentumKernel(_ApplyKernel):
-    var_names = ("var", "accum")
-    scalar_names = ("lr", "", "momentum")
-
-    def update(self, xp, values, inputs):
-        (var, accum), (lr, grad, momentum) = values, inputs
-        if compiled_cpu(xp, var, accum):
-            _updates(var).momentum(_flat(var), _flat(accum), lr[()], _flat(grad), momentum[()],
-                                   self.use_nesterov)
-            return
-        accum *= momentum
-        accum += grad
-        if self.use_nesterov:
-            var -= grad * lr + accum * momentum * lr
-        else:
-            var -= lr * accum
+def _index_error(indices, offset):
+    return InvalidArgumentError(
+        f"Index {int(indices[offset])} at offset {offset} in indices is out of range")
 
 
-@register_kernel("ResourceApplyAdam", ("CPU", "GPU"), _FLOATS)
-class ResourceApplyAdamKernel(_ApplyKernel):
-    var_names = ("var", "m", "v")
-    scalar_names = ("beta1_power", "beta2_power", "lr", "beta1", "beta2", "epsilon", "")
-
-    def update(self, xp, values, inputs):
-        (var, m, v), (beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad) = values, inputs
-        beta1, beta2, epsilon = beta1[()], beta2[()], epsilon[()]    # scalars: fast arithmetic
-        one = var.dtype.type(1)
-        lr_t = lr[()] * xp.sqrt(one - beta2_power[()]) / (one - beta1_power[()])
-        if compiled_cpu(xp, var, m, v):
-            _updates(var, PARALLEL_MIN_SIZE_COMPUTE).adam(
-                _flat(var), _flat(m), _flat(v), _flat(grad), lr_t, beta1, one - beta1,
-                one - beta2, epsilon, self.use_nesterov)
-            return
-        m += (grad - m) * (one - beta1)
-        v += (grad * grad - v) * (one - beta2)
-        if self.use_nesterov:
-            var -= (grad * (one - beta1) + beta1 * m) * lr_t / (xp.sqrt(v) + epsilon)
-        else:
-            var -= m * lr_t / (xp.sqrt(v) + epsilon)
+def _register_all():
+    for base, update in UPDATES.items():
+        for ref in (True, False):
+            for sparse in ((False, True) if update.sparse else (False,)):
+                name = op_name(base, ref, sparse)
+                cls = type(name + "Kernel", (_ApplyKernel,),
+                           {"base": base, "ref": ref, "sparse": sparse,
+                            "__module__": __name__})
+                register_kernel(name, ("CPU", "GPU"), _FLOATS)(cls)
 
 
-@register_kernel("ResourceApplyRMSProp", ("CPU", "GPU"), _FLOATS)
-class ResourceApplyRMSPropKernel(_ApplyKernel):
-    var_names = ("var", "ms", "mom")
-    scalar_names = ("lr", "rho", "momentum", "epsilon", "")
-
-    def update(self, xp, values, inputs):
-        (var, ms, mom), (lr, rho, momentum, epsilon, grad) = values, inputs
-        ms += (grad * grad - ms) * (xp.ones((), var.dtype) - rho)
-        mom *= momentum
-        mom += grad * lr / xp.sqrt(ms + epsilon)
-        var -= mom
-
-
-@register_kernel("ResourceApplyCenteredRMSProp", ("CPU", "GPU"), _FLOATS)
-class ResourceApplyCenteredRMSPropKernel(_ApplyKernel):
-    var_names = ("var", "mg", "ms", "mom")
-    scalar_names = ("lr", "rho", "momentum", "epsilon", "")
-
-    def update(self, xp, values, inputs):
-        (var, mg, ms, mom), (lr, rho, momentum, epsilon, grad) = values, inputs
-        one_minus_rho = xp.ones((), var.dtype) - rho
-        ms += (grad * grad - ms) * one_minus_rho
-        mg += (grad - mg) * one_minus_rho
-        mom *= momentum
-        mom += grad * lr / xp.sqrt(ms - mg * mg + epsilon)
-        var -= mom
-
-
-class _AdagradKernel(_ApplyKernel):
-    var_names = ("var", "accum")
-
-    def __init__(self, ctx):
-        super().__init__(ctx)
-        self.update_slots = ctx.get_attr("update_slots")
-
-
-@register_kernel("ResourceApplyAdagrad", ("CPU", "GPU"), _FLOATS)
-class ResourceApplyAdagradKernel(_AdagradKernel):
-    scalar_names = ("lr", "")
-
-    def update(self, xp, values, inputs):
-        (var, accum), (lr, grad) = values, inputs
-        if self.update_slots:
-            accum += grad * grad
-        var -= grad * lr / xp.sqrt(accum)
-
-
-@register_kernel("ResourceApplyAdagradV2", ("CPU", "GPU"), _FLOATS)
-class ResourceApplyAdagradV2Kernel(_AdagradKernel):
-    scalar_names = ("lr", "epsilon", "")
-
-    def update(self, xp, values, inputs):
-        (var, accum), (lr, epsilon, grad) = values, inputs
-        if self.update_slots:
-            accum += grad * grad
-        var -= grad * lr / (xp.sqrt(accum) + epsilon)
+_register_all()

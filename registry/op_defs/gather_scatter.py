@@ -168,3 +168,95 @@ register_op("UnsortedSegmentSum") \
     .attr("Tnumsegments: {int32, int64} = DT_INT32") \
     .set_shape_fn(_unsorted_segment_shape) \
     .doc("Computes the sum along segments of a tensor.")
+
+
+# ------------------------------------------------------------------ on resource variables
+
+def _resource_gather_shape(c):
+    """TF's ResourceGather shape fn; the handle carries no shape here, so the output's
+    shape is unknown (the Python wrappers set it)."""
+    c.with_rank(c.input(0), 0)
+    batch_dims = c.get_attr("batch_dims")
+    if batch_dims < 0:
+        raise InvalidArgumentError(f"batch_dims is negative ({batch_dims})")
+    c.with_rank_at_least(c.input(1), batch_dims)
+    c.set_output(0, unknown_shape())
+
+
+register_op("ResourceGather") \
+    .input("resource: resource") \
+    .input("indices: Tindices") \
+    .output("output: dtype") \
+    .attr("batch_dims: int = 0") \
+    .attr("validate_indices: bool = true") \
+    .attr("dtype: type") \
+    .attr("Tindices: {int32, int64}") \
+    .set_is_stateful() \
+    .set_shape_fn(_resource_gather_shape) \
+    .doc("Gather slices from the variable pointed to by `resource` according to `indices`.")
+
+
+def _resource_gather_nd_shape(c):
+    c.with_rank(c.input(0), 0)
+    c.with_rank_at_least(c.input(1), 1)
+    c.set_output(0, unknown_shape())
+
+
+register_op("ResourceGatherNd") \
+    .input("resource: resource") \
+    .input("indices: Tindices") \
+    .output("output: dtype") \
+    .attr("dtype: type") \
+    .attr("Tindices: {int32, int64}") \
+    .set_is_stateful() \
+    .set_shape_fn(_resource_gather_nd_shape) \
+    .doc("GatherNd on the variable pointed to by `resource`.")
+
+
+def _resource_scatter_shape(c):
+    """TF's ResourceScatterUpdateShape, as far as an unshaped handle allows."""
+    c.with_rank(c.input(0), 0)
+
+
+for _name, _types, _doc in (
+        ("ResourceScatterAdd", "numbertype", "Adds sparse updates to the variable."),
+        ("ResourceScatterSub", "numbertype", "Subtracts sparse updates from the variable."),
+        ("ResourceScatterMul", "numbertype", "Multiplies sparse updates into the variable."),
+        ("ResourceScatterDiv", "numbertype", "Divides the variable by sparse updates."),
+        ("ResourceScatterMin", "numbertype", "Reduces sparse updates into the variable (min)."),
+        ("ResourceScatterMax", "numbertype", "Reduces sparse updates into the variable (max)."),
+        ("ResourceScatterUpdate", "type", "Assigns sparse updates to the variable.")):
+    register_op(_name) \
+        .input("resource: resource") \
+        .input("indices: Tindices") \
+        .input("updates: dtype") \
+        .attr(f"dtype: {_types}") \
+        .attr("Tindices: {int32, int64}") \
+        .set_is_stateful() \
+        .set_shape_fn(_resource_scatter_shape) \
+        .doc(_doc)
+
+
+def _resource_scatter_nd_shape(c):
+    """TF's ScatterNdUpdateShape with the variable's shape unknown: indices' outer dims
+    against updates' leading dims."""
+    c.with_rank(c.input(0), 0)
+    indices = c.with_rank_at_least(c.input(1), 1)
+    updates = c.with_rank_at_least(c.input(2), 1)
+    _check_scatter_nd(indices, updates, unknown_shape())
+
+
+for _name, _doc in (("ResourceScatterNdUpdate", "Assigns sparse updates (by N-d index)."),
+                    ("ResourceScatterNdAdd", "Adds sparse updates (by N-d index)."),
+                    ("ResourceScatterNdSub", "Subtracts sparse updates (by N-d index).")):
+    register_op(_name) \
+        .input("ref: resource") \
+        .input("indices: Tindices") \
+        .input("updates: T") \
+        .attr("T: type") \
+        .attr("Tindices: {int32, int64}") \
+        .attr("use_locking: bool = true") \
+        .attr("bad_indices_policy: string = ''") \
+        .set_is_stateful() \
+        .set_shape_fn(_resource_scatter_nd_shape) \
+        .doc(_doc)

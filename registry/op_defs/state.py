@@ -2,6 +2,7 @@
 
 from graphops.registry.op_registry import register_op
 from graphops.registry.shape_inference import scalar_shape
+from graphops.registry.tensor_shape import unknown_shape
 
 
 def _handle_scalar(c):
@@ -43,6 +44,13 @@ register_op("AssignVariableOp") \
     .set_shape_fn(_handle_scalar) \
     .doc("Assigns a new value to a variable (creating its storage on first use).")
 
+register_op("DisableCopyOnRead") \
+    .input("resource: resource") \
+    .set_is_stateful() \
+    .set_shape_fn(_handle_scalar) \
+    .doc("Turns off copy-on-read for a variable (TF's save functions run it before reading); "
+         "reads here never copy, so it only checks that the variable exists.")
+
 register_op("AssignAddVariableOp") \
     .input("resource: resource") \
     .input("value: dtype") \
@@ -65,3 +73,18 @@ register_op("VarIsInitializedOp") \
     .set_is_stateful() \
     .set_shape_fn(scalar_shape) \
     .doc("Checks whether a resource handle-based variable has been initialized.")
+
+
+def _variable_shape(c):
+    """A vector: the handle carries no static shape here, so its length is unknown."""
+    _handle_scalar(c)
+    c.set_output(0, unknown_shape(1))
+
+
+register_op("VariableShape") \
+    .input("input: resource") \
+    .output("output: out_type") \
+    .attr("out_type: {int32, int64} = DT_INT32") \
+    .set_is_stateful() \
+    .set_shape_fn(_variable_shape) \
+    .doc("Returns the shape of the variable pointed to by `resource`.")

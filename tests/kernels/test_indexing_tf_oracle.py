@@ -159,7 +159,7 @@ def _gradient_op_types(module, make, shape, placeholder, gradients):
         y = make(module, x)
         dx, = gradients(y, [x])
         if hasattr(dx, "values") and hasattr(dx, "indices"):
-            dx = tf.convert_to_tensor(dx)
+            dx = module.convert_to_tensor(dx)
     return {op.type for op in g.get_operations() if op.name.startswith("gradients")}
 
 

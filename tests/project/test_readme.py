@@ -40,6 +40,7 @@ def test_readme_snippets_run(no_zero_out):
     assert namespace["grad"].shape == (3, 3, 3, 1, 8)
     np.testing.assert_allclose(namespace["probs"].sum(axis=1), [1, 1], rtol=1e-5)
     assert namespace["path"].endswith("ckpt-10")
+    assert namespace["served"].shape == (4, 2) and (namespace["served"] >= 0).all()  # relu
     namespace["gp"].enable_eager_execution()      # the TF1 snippet switched it off
     zeroed = namespace["gp"].raw_ops.ZeroOut(to_zero=np.array([5, 6, 7], np.int32))
     assert zeroed.tolist() == [5, 0, 0]

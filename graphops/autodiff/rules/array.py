@@ -5,7 +5,7 @@ Each uses constants where shapes, ranks, axes and perms are known while building
 graphs, exact static shapes) and nodes computing them at run time otherwise."""
 
 from graphops.api import raw_ops
-from graphops.autodiff.gradients import NotDifferentiable, RegisterGradient
+from graphops.autodiff.gradients import NotDifferentiable, RegisterGradient, accepts_indexed_slices
 from graphops.autodiff.rules.util import const, constant_list, constant_value, reduce_sum, shape_of
 from graphops.registry import dtypes
 
@@ -15,6 +15,7 @@ for _op in ("Shape", "Size", "Rank", "ZerosLike", "OnesLike", "StopGradient"):
 
 
 @RegisterGradient("Identity")
+@accepts_indexed_slices
 def _identity_grad(op, grad):
     return [grad]
 

@@ -1,38 +1,43 @@
-"""Gradients of Gather, GatherV2, GatherNd, UnsortedSegmentSum and ScatterNd (TF's
-array_grad.py and math_grad.py), built from the same ops as TF's.
-
-Where TF hands back IndexedSlices (a gather along axis 0, GatherNd with one index column),
-the rule builds the dense tensor TF converts them to when they are used: an
-UnsortedSegmentSum of the values by the indices, `dense_shape[0]` segments."""
+"""Gradients of the gather and scatter ops (TF's array_grad.py, math_grad.py and
+resource_variable_ops.py), built from the same ops as TF's: a gather along axis 0
+(Gather, GatherV2, ResourceGather) and a GatherNd with one index column give
+IndexedSlices, as in TF; the resource scatters have none."""
 
 from graphops.api import raw_ops
-from graphops.autodiff.gradients import RegisterGradient
+from graphops.autodiff.gradients import NotDifferentiable, RegisterGradient
 from graphops.autodiff.rules.util import as_vector, const, constant_list, vector_item, vector_slice
+from graphops.building.indexed_slices import IndexedSlices
 from graphops.registry import dtypes
+
+for _op in ("ResourceScatterAdd", "ResourceScatterSub", "ResourceScatterMul",
+            "ResourceScatterDiv", "ResourceScatterMin", "ResourceScatterMax",
+            "ResourceScatterUpdate", "ResourceScatterNdUpdate", "ResourceScatterNdAdd",
+            "ResourceScatterNdSub"):
+    NotDifferentiable(_op)
 
 
 def _concat(parts):
     return raw_ops.ConcatV2(values=parts, axis=const(0))
 
 
-def _dense_slices(values, indices, dense_shape):
-    """The dense form of IndexedSlices(values, indices, dense_shape)."""
-    return raw_ops.UnsortedSegmentSum(data=values, segment_ids=indices,
-                                      num_segments=vector_item(dense_shape, 0))
-
-
-def _axis0_grad(params, indices, grad):
-    """TF's IndexedSlices gradient of a gather along axis 0, made dense."""
-    params_shape = raw_ops.Shape(input=params)
+def _axis0_slices(params_shape, indices, grad):
+    """TF's IndexedSlices gradient of a gather along axis 0: the gradient's rows, one per
+    index, of a tensor of shape `params_shape`."""
     size = raw_ops.ExpandDims(input=raw_ops.Size(input=indices), axis=const(0))
     values = raw_ops.Reshape(tensor=grad, shape=_concat([size, vector_slice(params_shape, 1)]))
-    flat = raw_ops.Reshape(tensor=indices, shape=size)
-    return _dense_slices(values, flat, params_shape)
+    return IndexedSlices(values, raw_ops.Reshape(tensor=indices, shape=size), params_shape)
 
 
 @RegisterGradient("Gather")
 def _gather_grad(op, grad):
-    return [_axis0_grad(op.inputs[0], op.inputs[1], grad), None]
+    return [_axis0_slices(raw_ops.Shape(input=op.inputs[0]), op.inputs[1], grad), None]
+
+
+@RegisterGradient("ResourceGather")
+def _resource_gather_grad(op, grad):
+    """TF's: IndexedSlices shaped like the variable (VariableShape), batch_dims ignored."""
+    shape = raw_ops.VariableShape(input=op.inputs[0])
+    return [_axis0_slices(shape, op.inputs[1], grad), None]
 
 
 def _batch_indices(params_shape, indices, batch_dims):
@@ -87,9 +92,9 @@ def _gather_v2_grad(op, grad):
                 "batch_dims or use tf.ensure_shape to update the shape of indices when calling "
                 f"tf.gather. Got batch_dims={batch_dims} and indices={indices}")
         batch_dims += indices.shape.rank
-    if constant_list(axis) == [0]:
-        return [_axis0_grad(params, indices, grad), None, None]
     params_shape = raw_ops.Shape(input=params)
+    if constant_list(axis) == [0]:
+        return [_axis0_slices(params_shape, indices, grad), None, None]
     if axis.dtype != dtypes.int32:
         axis = raw_ops.Cast(x=axis, DstT=dtypes.int32)
     outer_shape = vector_slice(params_shape, end=axis)
@@ -118,19 +123,32 @@ def _gather_v2_grad(op, grad):
     return [raw_ops.Reshape(tensor=params_grad, shape=raw_ops.Shape(input=params)), None, None]
 
 
-@RegisterGradient("GatherNd")
-def _gather_nd_grad(op, grad):
-    """IndexedSlices for one index column (made dense), else a ScatterNd of the gradient."""
-    params, indices = op.inputs
-    index_type = dtypes.int64 if indices.dtype == dtypes.int64 else dtypes.int32
-    if indices.dtype != index_type:
-        indices = raw_ops.Cast(x=indices, DstT=index_type)
-    params_shape = raw_ops.Shape(input=params, out_type=index_type)
+def _gather_nd_grad(grad, indices, ref_shape, **policy):
+    """IndexedSlices for one index column, else a ScatterNd of the gradient (TF's)."""
+    if indices.dtype != ref_shape.dtype:
+        indices = raw_ops.Cast(x=indices, DstT=ref_shape.dtype)
     if indices.shape.rank == 2 and indices.shape[-1] == 1:
-        rows = raw_ops.Squeeze(input=indices, axis=[-1])
-        return [_dense_slices(grad, rows, params_shape), None]
-    return [raw_ops.ScatterNd(indices=indices, updates=grad, shape=params_shape,
-                              bad_indices_policy=op.get_attr("bad_indices_policy")), None]
+        return IndexedSlices(grad, raw_ops.Squeeze(input=indices, axis=[-1]), ref_shape)
+    return raw_ops.ScatterNd(indices=indices, updates=grad, shape=ref_shape, **policy)
+
+
+def _shape_index_type(indices):
+    return dtypes.int64 if indices.dtype == dtypes.int64 else dtypes.int32
+
+
+@RegisterGradient("GatherNd")
+def _gather_nd_params_grad(op, grad):
+    params, indices = op.inputs
+    shape = raw_ops.Shape(input=params, out_type=_shape_index_type(indices))
+    return [_gather_nd_grad(grad, indices, shape,
+                            bad_indices_policy=op.get_attr("bad_indices_policy")), None]
+
+
+@RegisterGradient("ResourceGatherNd")
+def _resource_gather_nd_grad(op, grad):
+    handle, indices = op.inputs
+    shape = raw_ops.VariableShape(input=handle, out_type=_shape_index_type(indices))
+    return [_gather_nd_grad(grad, indices, shape), None]
 
 
 @RegisterGradient("UnsortedSegmentSum")

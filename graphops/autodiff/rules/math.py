@@ -7,8 +7,9 @@ float predicates have none. The reductions are in `reduction`, the batched produ
 import numpy as np
 
 from graphops.api import raw_ops
-from graphops.autodiff.gradients import NotDifferentiable, RegisterGradient
+from graphops.autodiff.gradients import NotDifferentiable, RegisterGradient, accepts_indexed_slices
 from graphops.autodiff.rules.util import conj, scalar_like, sum_to_operand
+from graphops.building.indexed_slices import IndexedSlices
 
 
 for _op in ("Less", "LessEqual", "Greater", "GreaterEqual", "Equal", "NotEqual", "Range"):
@@ -72,10 +73,16 @@ def _floor_mod_grad(op, grad):
 
 
 @RegisterGradient("Cast")
+@accepts_indexed_slices
 def _cast_grad(op, grad):
     src, dst = op.get_attr("SrcT"), op.get_attr("DstT")
     differentiable = (src.is_floating or src.is_complex) and (dst.is_floating or dst.is_complex)
-    return [raw_ops.Cast(x=grad, DstT=src) if differentiable else None]
+    if not differentiable:
+        return [None]
+    if isinstance(grad, IndexedSlices):         # TF's math_ops.cast keeps the slices
+        return [IndexedSlices(raw_ops.Cast(x=grad.values, DstT=src), grad.indices,
+                              grad.dense_shape)]
+    return [raw_ops.Cast(x=grad, DstT=src)]
 
 
 @RegisterGradient("MatMul")

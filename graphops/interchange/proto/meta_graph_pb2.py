@@ -23,20 +23,72 @@ from graphops.interchange.proto.pool import POOL as _POOL
 _sym_db = _symbol_database.Default()
 
 
+from google.protobuf import any_pb2 as google_dot_protobuf_dot_any__pb2
 from graphops.interchange.proto import graph_pb2 as graphops_dot_interchange_dot_proto_dot_graph__pb2
 from graphops.interchange.proto import op_def_pb2 as graphops_dot_interchange_dot_proto_dot_op__def__pb2
 from graphops.interchange.proto import saver_pb2 as graphops_dot_interchange_dot_proto_dot_saver__pb2
+from graphops.interchange.proto import tensor_pb2 as graphops_dot_interchange_dot_proto_dot_tensor__pb2
+from graphops.interchange.proto import tensor_shape_pb2 as graphops_dot_interchange_dot_proto_dot_tensor__shape__pb2
+from graphops.interchange.proto import types_pb2 as graphops_dot_interchange_dot_proto_dot_types__pb2
 
 
-DESCRIPTOR = _POOL.AddSerializedFile(b'\n+graphops/interchange/proto/meta_graph.proto\x12\ntensorflow\x1a&graphops/interchange/proto/graph.proto\x1a\'graphops/interchange/proto/op_def.proto\x1a&graphops/interchange/proto/saver.proto\"\xe1\x02\n\x0cMetaGraphDef\x12;\n\rmeta_info_def\x18\x01 \x01(\x0b\x32$.tensorflow.MetaGraphDef.MetaInfoDef\x12\'\n\tgraph_def\x18\x02 \x01(\x0b\x32\x14.tensorflow.GraphDef\x12\'\n\tsaver_def\x18\x03 \x01(\x0b\x32\x14.tensorflow.SaverDef\x1a\xc1\x01\n\x0bMetaInfoDef\x12\x1a\n\x12meta_graph_version\x18\x01 \x01(\t\x12,\n\x10stripped_op_list\x18\x02 \x01(\x0b\x32\x12.tensorflow.OpList\x12\x0c\n\x04tags\x18\x04 \x03(\t\x12\x1a\n\x12tensorflow_version\x18\x05 \x01(\t\x12\x1e\n\x16tensorflow_git_version\x18\x06 \x01(\t\x12\x1e\n\x16stripped_default_attrs\x18\x07 \x01(\x08\x62\x06proto3')
+DESCRIPTOR = _POOL.AddSerializedFile(b'\n+graphops/interchange/proto/meta_graph.proto\x12\ntensorflow\x1a\x19google/protobuf/any.proto\x1a&graphops/interchange/proto/graph.proto\x1a\'graphops/interchange/proto/op_def.proto\x1a&graphops/interchange/proto/saver.proto\x1a\'graphops/interchange/proto/tensor.proto\x1a-graphops/interchange/proto/tensor_shape.proto\x1a&graphops/interchange/proto/types.proto\"\xf0\x06\n\x0cMetaGraphDef\x12;\n\rmeta_info_def\x18\x01 \x01(\x0b\x32$.tensorflow.MetaGraphDef.MetaInfoDef\x12\'\n\tgraph_def\x18\x02 \x01(\x0b\x32\x14.tensorflow.GraphDef\x12\'\n\tsaver_def\x18\x03 \x01(\x0b\x32\x14.tensorflow.SaverDef\x12\x43\n\x0e\x63ollection_def\x18\x04 \x03(\x0b\x32+.tensorflow.MetaGraphDef.CollectionDefEntry\x12\x41\n\rsignature_def\x18\x05 \x03(\x0b\x32*.tensorflow.MetaGraphDef.SignatureDefEntry\x12\x30\n\x0e\x61sset_file_def\x18\x06 \x03(\x0b\x32\x18.tensorflow.AssetFileDef\x1a\xf6\x02\n\x0bMetaInfoDef\x12\x1a\n\x12meta_graph_version\x18\x01 \x01(\t\x12,\n\x10stripped_op_list\x18\x02 \x01(\x0b\x32\x12.tensorflow.OpList\x12&\n\x08\x61ny_info\x18\x03 \x01(\x0b\x32\x14.google.protobuf.Any\x12\x0c\n\x04tags\x18\x04 \x03(\t\x12\x1a\n\x12tensorflow_version\x18\x05 \x01(\t\x12\x1e\n\x16tensorflow_git_version\x18\x06 \x01(\t\x12\x1e\n\x16stripped_default_attrs\x18\x07 \x01(\x08\x12S\n\x10\x66unction_aliases\x18\x08 \x03(\x0b\x32\x39.tensorflow.MetaGraphDef.MetaInfoDef.FunctionAliasesEntry\x1a\x36\n\x14\x46unctionAliasesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1aO\n\x12\x43ollectionDefEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12(\n\x05value\x18\x02 \x01(\x0b\x32\x19.tensorflow.CollectionDef:\x02\x38\x01\x1aM\n\x11SignatureDefEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\'\n\x05value\x18\x02 \x01(\x0b\x32\x18.tensorflow.SignatureDef:\x02\x38\x01\"\xdf\x03\n\rCollectionDef\x12\x37\n\tnode_list\x18\x01 \x01(\x0b\x32\".tensorflow.CollectionDef.NodeListH\x00\x12\x39\n\nbytes_list\x18\x02 \x01(\x0b\x32#.tensorflow.CollectionDef.BytesListH\x00\x12\x39\n\nint64_list\x18\x03 \x01(\x0b\x32#.tensorflow.CollectionDef.Int64ListH\x00\x12\x39\n\nfloat_list\x18\x04 \x01(\x0b\x32#.tensorflow.CollectionDef.FloatListH\x00\x12\x35\n\x08\x61ny_list\x18\x05 \x01(\x0b\x32!.tensorflow.CollectionDef.AnyListH\x00\x1a\x19\n\x08NodeList\x12\r\n\x05value\x18\x01 \x03(\t\x1a\x1a\n\tBytesList\x12\r\n\x05value\x18\x01 \x03(\x0c\x1a\x1e\n\tInt64List\x12\x11\n\x05value\x18\x01 \x03(\x03\x42\x02\x10\x01\x1a\x1e\n\tFloatList\x12\x11\n\x05value\x18\x01 \x03(\x02\x42\x02\x10\x01\x1a.\n\x07\x41nyList\x12#\n\x05value\x18\x01 \x03(\x0b\x32\x14.google.protobuf.AnyB\x06\n\x04kind\"\xa0\x02\n\nTensorInfo\x12\x0e\n\x04name\x18\x01 \x01(\tH\x00\x12\x36\n\ncoo_sparse\x18\x04 \x01(\x0b\x32 .tensorflow.TensorInfo.CooSparseH\x00\x12#\n\x05\x64type\x18\x02 \x01(\x0e\x32\x14.tensorflow.DataType\x12\x32\n\x0ctensor_shape\x18\x03 \x01(\x0b\x32\x1c.tensorflow.TensorShapeProto\x1a\x65\n\tCooSparse\x12\x1a\n\x12values_tensor_name\x18\x01 \x01(\t\x12\x1b\n\x13indices_tensor_name\x18\x02 \x01(\t\x12\x1f\n\x17\x64\x65nse_shape_tensor_name\x18\x03 \x01(\tB\n\n\x08\x65ncoding\"\xa4\x03\n\x0cSignatureDef\x12\x34\n\x06inputs\x18\x01 \x03(\x0b\x32$.tensorflow.SignatureDef.InputsEntry\x12\x36\n\x07outputs\x18\x02 \x03(\x0b\x32%.tensorflow.SignatureDef.OutputsEntry\x12\x13\n\x0bmethod_name\x18\x03 \x01(\t\x12\x38\n\x08\x64\x65\x66\x61ults\x18\x04 \x03(\x0b\x32&.tensorflow.SignatureDef.DefaultsEntry\x1a\x45\n\x0bInputsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12%\n\x05value\x18\x02 \x01(\x0b\x32\x16.tensorflow.TensorInfo:\x02\x38\x01\x1a\x46\n\x0cOutputsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12%\n\x05value\x18\x02 \x01(\x0b\x32\x16.tensorflow.TensorInfo:\x02\x38\x01\x1aH\n\rDefaultsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12&\n\x05value\x18\x02 \x01(\x0b\x32\x17.tensorflow.TensorProto:\x02\x38\x01\"M\n\x0c\x41ssetFileDef\x12+\n\x0btensor_info\x18\x01 \x01(\x0b\x32\x16.tensorflow.TensorInfo\x12\x10\n\x08\x66ilename\x18\x02 \x01(\tb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'graphops.interchange.proto.meta_graph_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_METAGRAPHDEF']._serialized_start=181
-  _globals['_METAGRAPHDEF']._serialized_end=534
-  _globals['_METAGRAPHDEF_METAINFODEF']._serialized_start=341
-  _globals['_METAGRAPHDEF_METAINFODEF']._serialized_end=534
+  _globals['_METAGRAPHDEF_METAINFODEF_FUNCTIONALIASESENTRY']._loaded_options = None
+  _globals['_METAGRAPHDEF_METAINFODEF_FUNCTIONALIASESENTRY']._serialized_options = b'8\001'
+  _globals['_METAGRAPHDEF_COLLECTIONDEFENTRY']._loaded_options = None
+  _globals['_METAGRAPHDEF_COLLECTIONDEFENTRY']._serialized_options = b'8\001'
+  _globals['_METAGRAPHDEF_SIGNATUREDEFENTRY']._loaded_options = None
+  _globals['_METAGRAPHDEF_SIGNATUREDEFENTRY']._serialized_options = b'8\001'
+  _globals['_COLLECTIONDEF_INT64LIST'].fields_by_name['value']._loaded_options = None
+  _globals['_COLLECTIONDEF_INT64LIST'].fields_by_name['value']._serialized_options = b'\020\001'
+  _globals['_COLLECTIONDEF_FLOATLIST'].fields_by_name['value']._loaded_options = None
+  _globals['_COLLECTIONDEF_FLOATLIST'].fields_by_name['value']._serialized_options = b'\020\001'
+  _globals['_SIGNATUREDEF_INPUTSENTRY']._loaded_options = None
+  _globals['_SIGNATUREDEF_INPUTSENTRY']._serialized_options = b'8\001'
+  _globals['_SIGNATUREDEF_OUTPUTSENTRY']._loaded_options = None
+  _globals['_SIGNATUREDEF_OUTPUTSENTRY']._serialized_options = b'8\001'
+  _globals['_SIGNATUREDEF_DEFAULTSENTRY']._loaded_options = None
+  _globals['_SIGNATUREDEF_DEFAULTSENTRY']._serialized_options = b'8\001'
+  _globals['_METAGRAPHDEF']._serialized_start=336
+  _globals['_METAGRAPHDEF']._serialized_end=1216
+  _globals['_METAGRAPHDEF_METAINFODEF']._serialized_start=682
+  _globals['_METAGRAPHDEF_METAINFODEF']._serialized_end=1056
+  _globals['_METAGRAPHDEF_METAINFODEF_FUNCTIONALIASESENTRY']._serialized_start=1002
+  _globals['_METAGRAPHDEF_METAINFODEF_FUNCTIONALIASESENTRY']._serialized_end=1056
+  _globals['_METAGRAPHDEF_COLLECTIONDEFENTRY']._serialized_start=1058
+  _globals['_METAGRAPHDEF_COLLECTIONDEFENTRY']._serialized_end=1137
+  _globals['_METAGRAPHDEF_SIGNATUREDEFENTRY']._serialized_start=1139
+  _globals['_METAGRAPHDEF_SIGNATUREDEFENTRY']._serialized_end=1216
+  _globals['_COLLECTIONDEF']._serialized_start=1219
+  _globals['_COLLECTIONDEF']._serialized_end=1698
+  _globals['_COLLECTIONDEF_NODELIST']._serialized_start=1525
+  _globals['_COLLECTIONDEF_NODELIST']._serialized_end=1550
+  _globals['_COLLECTIONDEF_BYTESLIST']._serialized_start=1552
+  _globals['_COLLECTIONDEF_BYTESLIST']._serialized_end=1578
+  _globals['_COLLECTIONDEF_INT64LIST']._serialized_start=1580
+  _globals['_COLLECTIONDEF_INT64LIST']._serialized_end=1610
+  _globals['_COLLECTIONDEF_FLOATLIST']._serialized_start=1612
+  _globals['_COLLECTIONDEF_FLOATLIST']._serialized_end=1642
+  _globals['_COLLECTIONDEF_ANYLIST']._serialized_start=1644
+  _globals['_COLLECTIONDEF_ANYLIST']._serialized_end=1690
+  _globals['_TENSORINFO']._serialized_start=1701
+  _globals['_TENSORINFO']._serialized_end=1989
+  _globals['_TENSORINFO_COOSPARSE']._serialized_start=1876
+  _globals['_TENSORINFO_COOSPARSE']._serialized_end=1977
+  _globals['_SIGNATUREDEF']._serialized_start=1992
+  _globals['_SIGNATUREDEF']._serialized_end=2412
+  _globals['_SIGNATUREDEF_INPUTSENTRY']._serialized_start=2197
+  _globals['_SIGNATUREDEF_INPUTSENTRY']._serialized_end=2266
+  _globals['_SIGNATUREDEF_OUTPUTSENTRY']._serialized_start=2268
+  _globals['_SIGNATUREDEF_OUTPUTSENTRY']._serialized_end=2338
+  _globals['_SIGNATUREDEF_DEFAULTSENTRY']._serialized_start=2340
+  _globals['_SIGNATUREDEF_DEFAULTSENTRY']._serialized_end=2412
+  _globals['_ASSETFILEDEF']._serialized_start=2414
+  _globals['_ASSETFILEDEF']._serialized_end=2491
 # @@protoc_insertion_point(module_scope)

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 import graphops as gp
-from graphops.interchange.messages import graph_def_to_proto
 
 tf = pytest.importorskip("tensorflow")
 v1 = tf.compat.v1
@@ -142,7 +141,7 @@ def test_tensorflow_runs_graphops_graph_defs():
         ours = sess.run(fetches, {x: XV, p: True})
     tg = tf.Graph()
     with tg.as_default():
-        proto = graph_def_to_proto(graph.as_graph_def()).SerializeToString()
+        proto = graph.as_graph_def().SerializeToString()
         v1.import_graph_def(tf.compat.v1.GraphDef.FromString(proto), name="")
         with v1.Session(graph=tg) as sess:
             sess.run(v.initializer.name)

@@ -16,6 +16,7 @@ import pytest
 
 import graphops as gp
 from graphops.interchange import crc32c, event_file
+from graphops.interchange.graph_def import as_graph_def
 from graphops.interchange.proto import event_pb2, summary_pb2
 from graphops.building.graph_collections import GraphKeys
 from graphops.registry import errors
@@ -400,7 +401,7 @@ def test_file_writer_round_trip(tmp_path):
     stamp = name.split(".")[3]
     assert name == f"events.out.tfevents.{stamp}.{socket.gethostname()}.v2" and len(stamp) == 10
     assert events[0].file_version == "brain.Event:2" and events[0].wall_time == int(stamp)
-    graph_def = gp.io.graph_def_to_proto(g.as_graph_def(add_shapes=True))
+    graph_def = g.as_graph_def(add_shapes=True)
     assert events[1].graph_def == graph_def.SerializeToString()
     steps = [(e.step, [(v.tag, v.simple_value) for v in e.summary.value if v.HasField(
         "simple_value")]) for e in events[2:6]]
@@ -468,10 +469,10 @@ def test_add_event_keeps_its_time_and_a_graph_def_dict_is_written(tmp_path):
         gp.constant(1.0, name="c")
     with gp.summary.FileWriter(str(tmp_path)) as writer:
         writer.add_event(gp.Event(wall_time=12.5, step=4, summary=_scalar("e", 1.0)))
-        writer.add_graph(None, global_step=6, graph_def=g.as_graph_def())
+        writer.add_graph(None, global_step=6, graph_def=as_graph_def(g))    # the dict form
     _, events = _events(tmp_path)
     assert (events[1].wall_time, events[1].step, events[1].summary.value[0].tag) == (12.5, 4, "e")
-    graph_def = gp.io.graph_def_to_proto(g.as_graph_def())
+    graph_def = g.as_graph_def()
     assert events[2].step == 6 and events[2].graph_def == graph_def.SerializeToString()
 
 

@@ -351,7 +351,11 @@ WITHOUT_GRADIENT = {
     "Conv2DBackpropFilterV2", "Placeholder", "Const", "NoOp",
     "Conv", "SoftsignGrad",     # TF registers no gradient for these either
     "LRNGrad", "ResizeNearestNeighborGrad",
-    "MaxPoolGradGradV2", "MaxPoolGradWithArgmax"}
+    "MaxPoolGradGradV2", "MaxPoolGradWithArgmax",
+    # TF1 reference ops TF neither differentiates nor marks (state_grad.py skips them)
+    "ScatterUpdate", "ScatterMin", "ScatterMax", "IsVariableInitialized",
+    "DestroyTemporaryVariable",
+    "DisableCopyOnRead"}       # no outputs; TF registers no gradient
 
 
 BUILT_IN_OPS = {n for n in list_ops() if get_op_def(n).module.startswith("graphops.registry.op_defs.")}

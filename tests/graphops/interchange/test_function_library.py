@@ -98,9 +98,8 @@ def test_library_round_trips_through_bytes_and_graphs():
     with g.as_default():
         gp.import_graph_def(gd, name="")
     exported = g.as_graph_def()
-    assert [f["signature"]["name"] for f in exported["library"]["function"]] == \
-        ["scale_add", "outer"]
-    data = gp.io.graph_def_to_proto(exported).SerializeToString()
+    assert [f.signature.name for f in exported.library.function] == ["scale_add", "outer"]
+    data = exported.SerializeToString()
     back = graph_def_from_bytes(data)
     assert gp.io.graph_def_to_proto(back) == gp.io.graph_def_to_proto(exported)
     x = np.ones(3, np.float32)

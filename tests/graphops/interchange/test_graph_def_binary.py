@@ -372,7 +372,7 @@ def test_tf_written_files_read_and_run_here(tmp_path, as_text):
         want = sess.run("probs:0", FEED)
     ours = _imported(gp.io.read_graph_def(path))
     np.testing.assert_allclose(_run(ours, "probs:0", FEED), want, rtol=1e-5, atol=1e-6)
-    assert gp.io.graph_def_to_proto(ours.as_graph_def()).node[0].name == "x"
+    assert ours.as_graph_def().node[0].name == "x"
 
 
 @pytest.mark.parametrize("as_text", [False, True])

@@ -163,3 +163,11 @@ def test_json_text_is_accepted_by_visualize(tmp_path):
     text = graph_def_to_json(as_graph_def(_graph()))
     assert json.loads(text)["node"]
     assert vis.visualize(text) == vis.to_dot(_graph())
+
+
+def test_a_graph_def_message_is_drawn_like_its_graph():
+    with gp.Graph().as_default() as graph:
+        x = gp.placeholder(gp.float32, [2, 3], name="x")
+        gp.nn.relu(x, name="y")
+    dot = vis.to_dot(graph.as_graph_def())
+    assert '"x"' in dot and '"y"' in dot and "Relu" in dot

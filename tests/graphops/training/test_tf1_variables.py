@@ -108,7 +108,8 @@ def test_variable_tf1_arguments(graph):
         gp.Variable(1.0, collections="variables")
     with pytest.raises(ValueError, match="Argument `constraint` must be None or a callable"):
         gp.Variable(1.0, constraint=3)
-    with pytest.raises(NotImplementedError, match="VariableDef"):
+    with pytest.raises(ValueError, match="variable_def and initial_value args to `tf.Variable` "
+                                         "are mutually exclusive"):
         gp.Variable(1.0, variable_def={"variable_name": "v"})
     with pytest.raises(ValueError, match="`initial_value` arg to `tf.Variable` must be"):
         gp.Variable()

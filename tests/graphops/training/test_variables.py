@@ -168,3 +168,16 @@ def test_update_sequences_match_numpy(steps):
                 state = value.copy() if kind == "assign" else \
                     state + value if kind == "add" else state - value
             np.testing.assert_array_equal(sess.run(v), state)
+
+
+def test_disable_copy_on_read_checks_the_variable_exists_and_changes_no_value():
+    """TF's save functions run DisableCopyOnRead before reading; reads here never copy."""
+    with gp.Graph().as_default():
+        var = gp.Variable(np.arange(3, dtype=np.float32))
+        disable = gp.raw_ops.DisableCopyOnRead(resource=var.handle)
+        with gp.Session() as sess:
+            with pytest.raises(gp.errors.NotFoundError, match="does not exist"):
+                sess.run(disable)
+            sess.run(var.initializer)
+            sess.run(disable)
+            np.testing.assert_array_equal(sess.run(var), [0, 1, 2])
