@@ -306,6 +306,9 @@ class OpKernel:
     foldable = True       # False: never computed when a plan is built (placeholders)
     feed_satisfies_control = False   # a feed of the node satisfies control edges from it
     #                                  too, as TF rewrites a fed Placeholder
+    # -- steps a plan leaves out (executor.py: its steps run in order, one at a time)
+    forwards_input = False   # output 0 is input 0 unchanged: its slot is the input's
+    does_nothing = False     # no outputs, no effect: only ordering, which the plan keeps
     # -- fused chains (graphops/runtime/fusion.py): activation(x op v op v ...)
     chain_stage = None    # x op a per-channel v: "mul" or "add" (v either input), "sub"
     #                       (x - v) or "bias_add" (v input 1, channels last); a constant

@@ -305,7 +305,7 @@ def build_plan(feeds, fetches, targets, allow_soft_placement=True,
             continue
         elif op._id in aliases:        # the conv before it wrote the scaled values
             layout.alias(op, aliases[op._id])
-        else:
+        elif not layout.left_out(op, placed, kernel[1]):
             layout.step(op, placed, kernel)
     fetch_slots = [layout.fetch_slot(t, fetch_to_host) for t in fetches]
     steps = layout.steps
@@ -384,6 +384,25 @@ class _Layout:
         key, loc = tensor_key(op.outputs[0]), self.where[source]
         self.where[key] = loc
         self.slots[(key, loc)] = self.slots[(source, loc)]
+
+    def left_out(self, op, placed, instance):
+        """Whether the node needs no step: a NoOp (the steps run in order), or an Identity
+        whose output then shares its input's slot (at the node's device)."""
+        if op._id in self.chains or op._id in self.replaced:
+            return False
+        if instance.does_nothing:
+            return True
+        if not instance.forwards_input or op.inputs[0].dtype.is_ref:
+            return False
+        key = tensor_key(op.outputs[0])
+        if key in self.where:                 # fed: keeps its fed value
+            return False
+        device = placed.device
+        loc = None if device.type.is_host or 0 in host_memory_indices(
+            placed.kernel_def, op.op_def.input_arg, op.attrs) else device
+        self.where[key] = loc
+        self.slots[(key, loc)] = self.slot_at(op.inputs[0], loc)
+        return True
 
     def step(self, op, placed, kernel):
         """The node's kernel step (its fused chain's, when it ends one)."""

@@ -12,6 +12,12 @@ variable to `_resource_apply_dense` (ResourceApply*), of a reference variable to
 `_resource_apply_sparse_duplicate_indices` / `_apply_sparse_duplicate_indices`, which sum
 the rows of repeated indices (TF's `_deduplicate_indexed_slices`: Unique and
 UnsortedSegmentSum) and call `_resource_apply_sparse` / `_apply_sparse`.
+
+GATE_OP (the default) gates each op's input gradients together where some variable is a
+reference variable: there it keeps TF's executor from reading a weight that an update has
+already changed in place. Resource variables are read as snapshots, here and in TF, so
+their graphs are built without the gates (and without computing the gradients only a gate
+would need, such as a first conv's input gradient).
 """
 
 from graphops.api import group_ops, raw_ops
@@ -86,8 +92,10 @@ class Optimizer:
                 raise TypeError(f"Argument is not a gp.Variable: {v!r}")
         if not var_list:
             raise ValueError("No variables to optimize.")
+        gate_ops = gate_gradients == self.GATE_OP and not all(map(is_resource_variable,
+                                                                    var_list))
         grads = gradients(loss, var_list, grad_ys=None if grad_loss is None else [grad_loss],
-                          gate_gradients=gate_gradients == self.GATE_OP,
+                          gate_gradients=gate_ops,
                           aggregation_method=aggregation_method,
                           colocate_gradients_with_ops=colocate_gradients_with_ops)
         if gate_gradients == self.GATE_GRAPH:

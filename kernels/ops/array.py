@@ -42,7 +42,10 @@ class PlaceholderOp(OpKernel):
 @register_kernel("Identity", DEVICES)
 @register_kernel("StopGradient", DEVICES)
 class IdentityOp(OpKernel):
-    """Forwards its input unchanged (no copy: kernels never write into inputs)."""
+    """Forwards its input unchanged (no copy: kernels never write into inputs); a plan
+    gives its output the input's slot and runs no step."""
+
+    forwards_input = True
 
     def compute(self, ctx):
         ctx.set_output(0, ctx.input(0))
@@ -57,6 +60,10 @@ class PlaceholderWithDefaultOp(IdentityOp):
 
 @register_kernel("NoOp", DEVICES)
 class NoOp(OpKernel):
+    """Only orders (its control inputs): a plan's steps already run in order."""
+
+    does_nothing = True
+
     def compute(self, ctx):
         pass
 

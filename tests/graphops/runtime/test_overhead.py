@@ -122,3 +122,32 @@ def test_broadcast_outputs_are_bounded_before_allocating(mode):
     np.testing.assert_array_equal(small, [[11, 21, 31], [12, 22, 32]])
     with pytest.raises(errors.InvalidArgumentError, match=r"Incompatible shapes: \[2\] vs. \[3\]"):
         gp.raw_ops.AddV2(x=np.ones(2, np.float32), y=np.ones(3, np.float32))
+
+
+def _plan_steps(session, fetches, feeds=()):
+    plan = session._plan(list(feeds), list(fetches), [])
+    return [getattr(step, "op", None) for step in plan.steps]
+
+
+def test_identities_share_their_inputs_slot_and_no_ops_take_no_step():
+    """A forwarding kernel (Identity) and one that only orders (NoOp) get no step; the
+    values, fetches of the Identity, feeds of it and its ordering stay TF's."""
+    with gp.Graph().as_default():
+        x = gp.placeholder(gp.float32, [2], name="x")
+        v = gp.Variable([1.0, 2.0], name="v")
+        doubled = gp.multiply(x, 2.0, name="doubled")
+        with gp.control_dependencies([doubled]):
+            passed = gp.identity(doubled, name="passed")
+            order = gp.no_op(name="order")
+        with gp.control_dependencies([order]):
+            bump = v.assign_add(passed)
+        with gp.Session() as sess:
+            sess.run(v.initializer)
+            steps = _plan_steps(sess, [bump, passed], [x])
+            assert {op.type for op in steps if op is not None} >= {"Mul"}
+            assert not {op.type for op in steps if op is not None} & {"Identity", "NoOp"}
+            got_bump, got_passed = sess.run([bump, passed], {x: [1.0, 3.0]})
+            np.testing.assert_array_equal(got_passed, [2.0, 6.0])
+            np.testing.assert_array_equal(got_bump, [3.0, 8.0])
+            fed = sess.run(passed, {x: [1.0, 1.0], passed: [5.0, 5.0]})     # a fed Identity
+            np.testing.assert_array_equal(fed, [5.0, 5.0])

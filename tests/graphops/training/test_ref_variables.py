@@ -267,3 +267,15 @@ def test_a_reference_tensor_converts_to_its_base_dtype(graph):
     with pytest.raises(ValueError, match="requested dtype int32 for Tensor with dtype "
                                          "float32_ref"):
         gp.convert_to_tensor(v._ref(), dtype=gp.int32)
+
+
+@pytest.mark.parametrize("use_resource", [False, True])
+def test_optimizers_gate_gradients_where_a_variable_is_a_reference(use_resource):
+    """GATE_OP's tuples guard in-place updates of reference variables (as TF builds them);
+    resource variables are read as snapshots, so their graphs go without."""
+    with gp.Graph().as_default() as g:
+        w = gp.Variable(np.ones((3, 1), np.float32), name="w", use_resource=use_resource)
+        loss = gp.reduce_sum(gp.matmul(gp.constant(np.ones((2, 3), np.float32)), w))
+        gp.train.GradientDescentOptimizer(0.1).minimize(loss)
+        names = {op.name for op in g.get_operations()}
+    assert ("gradients/MatMul_grad/tuple/group_deps" in names) == (not use_resource)
