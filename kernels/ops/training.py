@@ -91,6 +91,11 @@ class _ApplyKernel(OpKernel):
         self.rules = {n: _scalar_rule(self.base, self.sparse, n) for n in self.names
                       if n not in ("grad", "delta", "indices")}
         self.wide = np.float32 if self.dtype.size == 2 else None
+        # the dense path's checks in TF's order: the scalars before the gradient, then after
+        self.grad_name = "delta" if "delta" in self.names else "grad"
+        split = self.names.index(self.grad_name)
+        self.checks_before = [(n, self.rules[n]) for n in self.names[:split] if n in self.rules]
+        self.checks_after = [(n, self.rules[n]) for n in self.names[split:] if n in self.rules]
 
     def _variables(self, ctx):
         count = 1 + len(self.slot_names)
@@ -125,15 +130,17 @@ class _ApplyKernel(OpKernel):
 
     def _working(self, inputs):
         """The scalar inputs as NumPy scalars of the working type."""
-        return {n: (v.astype(self.wide) if self.wide else v)[()] for n, v in inputs.items()
-                if n in self.rules}
+        if self.wide is None:
+            return {n: inputs[n][()] for n in self.rules}
+        return {n: inputs[n].astype(self.wide)[()] for n in self.rules}
 
     def _dense(self, xp, stored, inputs):
-        grad_name = "delta" if "delta" in self.names else "grad"
-        self._scalars(inputs, self.names[:self.names.index(grad_name)])
-        grad = inputs[grad_name]
-        _same_shape(stored[0], grad, f"var and {grad_name}")
-        self._scalars(inputs, self.names[self.names.index(grad_name):])
+        for name, rule in self.checks_before:
+            _check_scalar(rule, inputs[name], self.attrs)
+        grad = inputs[self.grad_name]
+        _same_shape(stored[0], grad, f"var and {self.grad_name}")
+        for name, rule in self.checks_after:
+            _check_scalar(rule, inputs[name], self.attrs)
         update = math.DENSE[self.base]
         if self.wide is None:
             update(xp, stored, self._working(inputs), grad, self.attrs)

@@ -18,6 +18,14 @@ COLLECTIONS = ("variables", "trainable_variables", "local_variables", "model_var
                "global_step", "train_op", "summaries", "notes", "counts", "rates")
 
 
+
+def _session(t):
+    """A Session of `t`; TF's runs one op at a time, as graphops' do: TF1's in-place updates
+    of reference variables otherwise race reads of the same weights now and then."""
+    if t is gp:
+        return gp.Session()
+    return t.Session(config=t.ConfigProto(inter_op_parallelism_threads=1))
+
 def _program(t, train=True, use_resource=None):
     """The same model in TF's tf.compat.v1 or in graphops (`t`); `train=False` leaves out
     the optimizer, `use_resource=False` makes reference variables."""
@@ -42,7 +50,7 @@ def _save(t, path, steps=2, train=True, use_resource=None):
     with t.Graph().as_default():
         _program(t, train, use_resource)
         saver = t.train.Saver()
-        with t.Session() as sess:
+        with _session(t) as sess:
             sess.run([t.global_variables_initializer(), t.local_variables_initializer()])
             for _ in range(steps):
                 sess.run(t.get_collection("train_op"))
@@ -61,7 +69,7 @@ def _continue(t, path, steps=3):
         found = {k: [_name(v) for v in t.get_collection(k)] for k in COLLECTIONS}
         loss = graph.get_tensor_by_name("loss:0")
         more = t.train.GradientDescentOptimizer(0.05).minimize(loss, name="More")
-        with t.Session() as sess:
+        with _session(t) as sess:
             saver.restore(sess, path)
             for _ in range(steps):
                 sess.run(t.get_collection("train_op"))
@@ -108,7 +116,7 @@ def test_tf_ref_variable_meta_graph(tmp_path):
             ours = sess.run(gp.global_variables())
     with tf.Graph().as_default():
         saver = tf1.train.import_meta_graph(path + ".meta")
-        with tf1.Session() as sess:
+        with _session(tf1) as sess:
             saver.restore(sess, path)
             for mine, theirs in zip(ours, sess.run(tf1.global_variables())):
                 np.testing.assert_array_equal(mine, theirs)
