@@ -1,5 +1,8 @@
 """gp.constant, gp.placeholder and gp.convert_to_tensor: nodes of the default graph made
-from values converted by TF's rules (`values`)."""
+from values converted by TF's rules (`values`); `constant_value`, what a tensor is known to
+hold while building."""
+
+import numpy as np
 
 from graphops.building import graph as graph_lib
 from graphops.building.op_builder import build_op
@@ -33,3 +36,14 @@ def placeholder(dtype, shape=None, name=None):
     """A Placeholder of the default graph: a value that must be fed when run."""
     return build_op(graph_lib.get_default_graph(), "Placeholder", name=name,
                     dtype=dtypes.as_dtype(dtype), shape=as_shape(shape))
+
+
+def constant_value(tensor):
+    """The value of `tensor` as a NumPy array when known while building (a Const, or the
+    Shape of a tensor of fully known shape), else None."""
+    op = tensor.op
+    if op.type == "Const":
+        return op.get_attr("value")
+    if op.type == "Shape" and op.inputs[0].shape.is_fully_defined():
+        return np.asarray(op.inputs[0].shape.as_list(), op.get_attr("out_type").np_dtype)
+    return None

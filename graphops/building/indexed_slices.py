@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 
+from graphops.building.constant_op import constant_value
 from graphops.building.op_builder import build_op
 from graphops.registry import dtypes
 from graphops.registry.tensor_shape import TensorShape, unknown_shape
@@ -52,7 +53,7 @@ class IndexedSlices:
         """The dense tensor's TensorShape, as far as `dense_shape` is known while building."""
         if self._dense_shape is None:
             return unknown_shape()
-        known = _constant_value(self._dense_shape)
+        known = constant_value(self._dense_shape)
         if known is not None:
             return TensorShape([int(d) for d in known])
         rank = self._dense_shape.shape[0] if self._dense_shape.shape.rank == 1 else None
@@ -110,7 +111,7 @@ def to_dense(value, dtype=None, name=None):
     if value.dense_shape is None:
         raise ValueError("Tensor conversion requested for IndexedSlices for argument `value` "
                          f"without dense_shape: {value!s}")
-    known = _constant_value(value.dense_shape)
+    known = constant_value(value.dense_shape)
     if known is not None:
         num_elements = int(np.prod(known, dtype=np.int64))
         if num_elements >= LARGE_SPARSE_NUM_ELEMENTS:
@@ -134,15 +135,4 @@ def first_item(vector, name="strided_slice"):
                   for const_name, value in (("stack", 0), ("stack_1", 1), ("stack_2", 1))]
         return build_op(graph, "StridedSlice", name=scope, input=vector, begin=bounds[0],
                         end=bounds[1], strides=bounds[2], shrink_axis_mask=1)
-
-
-def _constant_value(tensor):
-    """The value of `tensor` when known while building (a Const, or the Shape of a tensor
-    of fully known shape), else None."""
-    op = tensor.op
-    if op.type == "Const":
-        return np.asarray(op.get_attr("value"))
-    if op.type == "Shape" and op.inputs[0].shape.is_fully_defined():
-        return np.asarray(op.inputs[0].shape.as_list())
-    return None
 

@@ -60,7 +60,8 @@ def _raw_from_dict(value, message, path):
 
 # ----------------------------------------------------------------------------- shapes
 
-def _shape_to_proto(shape, proto):
+def shape_to_proto(shape, proto):
+    """Fills TensorShapeProto `proto` from TensorShape `shape` (unknown sizes as -1)."""
     if shape.rank is None:
         proto.unknown_rank = True
     else:
@@ -104,7 +105,7 @@ def tensor_to_proto(array, proto=None):
         array = array.astype(array.dtype.newbyteorder("="))
     dtype = dtypes.as_dtype(array.dtype)
     proto.dtype = dtype.enum
-    _shape_to_proto(TensorShape(array.shape), proto.tensor_shape)
+    shape_to_proto(TensorShape(array.shape), proto.tensor_shape)
     if array.size > 1 and dtype.name not in _NO_CONTENT:
         proto.tensor_content = array.astype(array.dtype.newbyteorder("<")).tobytes()
         return proto
@@ -241,7 +242,7 @@ def _scalar_item(field, value):
 
 def _set_attr_item(field, value, proto):
     if field == "shape":
-        _shape_to_proto(value, proto)
+        shape_to_proto(value, proto)
     elif field == "tensor":
         tensor_to_proto(value, proto)
     else:

@@ -7,8 +7,7 @@ from graphops.interchange.proto.meta_graph_pb2 import SignatureDef
 from graphops.registry import dtypes
 from graphops.registry.errors import NotFoundError
 from graphops.saved_model import signature_constants as sc
-from graphops.saved_model.utils import (build_tensor_info, build_tensor_info_from_op,
-                                        get_element_from_tensor_info)
+from graphops.saved_model.utils import build_tensor_info, get_element_from_tensor_info
 
 _STRING, _FLOAT = dtypes.string.enum, dtypes.float32.enum
 
@@ -146,12 +145,6 @@ def is_valid_signature(signature_def):
         return False
     return (_is_valid_classification(signature_def) or _is_valid_regression(signature_def)
             or _is_valid_predict(signature_def))
-
-
-def op_signature_def(op, key):
-    """A SignatureDef whose one output `key` names `op` (SavedModels' init and train
-    ops)."""
-    return build_signature_def(outputs={key: build_tensor_info_from_op(op)})
 
 
 def load_op_from_signature_def(signature_def, key, import_scope=None):

@@ -2,6 +2,7 @@
 `tf.compat.v1.saved_model.utils`)."""
 
 from graphops.building.graph import executing_eagerly, get_default_graph
+from graphops.interchange.messages import shape_to_proto
 from graphops.interchange.meta_graph import prepend_name_scope
 from graphops.interchange.proto.meta_graph_pb2 import TensorInfo
 from graphops.registry import dtypes
@@ -9,22 +10,12 @@ from graphops.registry.errors import UnimplementedError
 from graphops.registry.tensor_shape import as_shape
 
 
-def _shape_proto(shape, proto):
-    shape = as_shape(shape)
-    if shape.rank is None:
-        proto.unknown_rank = True
-        return
-    proto.SetInParent()
-    for d in shape.as_list():
-        proto.dim.add(size=-1 if d is None else d)
-
-
 def build_tensor_info(tensor):
     """The TensorInfo of a graph Tensor (or Variable): its name, dtype and static shape."""
     if executing_eagerly():
         raise RuntimeError("`build_tensor_info` is not supported in eager execution.")
     info = TensorInfo(name=tensor.name, dtype=dtypes.as_dtype(tensor.dtype).enum)
-    _shape_proto(tensor.get_shape(), info.tensor_shape)
+    shape_to_proto(as_shape(tensor.get_shape()), info.tensor_shape)
     return info
 
 

@@ -13,7 +13,7 @@ import numpy as np
 from graphops.kernels.support.kernel_util import (DEVICES, computable_types, host_copy,
                                                   nonnegative_dims)
 from graphops.kernels.ops.math import float32_if_half
-from graphops.kernels.ops.state import (check_dtype, locked, lookup_var, read_only,
+from graphops.kernels.ops.state import (check_dtype, locked, lookup_var, read_variable,
                                         writable_value)
 from graphops.registry import dtypes
 from graphops.registry.errors import InvalidArgumentError
@@ -414,26 +414,20 @@ class UnsortedSegmentSumOp(OpKernel):
 
 # ------------------------------------------------------------------ on resource variables
 
-def on_host(xp, params, update):
-    """`update(host_array)` applied to a variable's buffer: in place for a NumPy buffer; a
-    device buffer is updated through a host copy (as TF's deterministic GPU scatters run on
-    the CPU), written back even when `update` stops half-way at a bad index."""
+def on_host(xp, params, update, *more):
+    """`update(params, *more)` applied to variable buffers: in place for NumPy buffers;
+    device buffers are updated through host copies (as TF's deterministic GPU scatters run
+    on the CPU), written back even when `update` stops half-way at a bad index."""
+    buffers = (params,) + more
     if isinstance(params, np.ndarray):
-        update(params)
+        update(*buffers)
         return
-    host = params.get()
+    hosts = [buffer.get() for buffer in buffers]
     try:
-        update(host)
+        update(*hosts)
     finally:
-        params[...] = xp.asarray(host)
-
-
-def _variable_value(ctx, dtype):
-    """A read-only view of the variable behind input 0 (checked to hold `dtype`)."""
-    var = lookup_var(ctx, 0)
-    check_dtype(var, dtype, "read")
-    with var.lock:
-        return read_only(var.checked_value())
+        for buffer, host in zip(buffers, hosts):
+            buffer[...] = xp.asarray(host)
 
 
 @register_kernel("ResourceGather", DEVICES)
@@ -448,7 +442,7 @@ class ResourceGatherOp(_GatherBase):
         return self._batch_dims         # TF's ResourceGather gathers along batch_dims
 
     def compute(self, ctx):
-        self.gather(ctx, _variable_value(ctx, self._dtype), ctx.input(1))
+        self.gather(ctx, read_variable(ctx, 0, self._dtype), ctx.input(1))
 
 
 @register_kernel("ResourceGatherNd", DEVICES)
@@ -459,7 +453,7 @@ class ResourceGatherNdOp(GatherNdOp):
         self._dtype = ctx.get_attr("dtype")
 
     def compute(self, ctx):
-        self.gather_nd(ctx, _variable_value(ctx, self._dtype), ctx.input(1))
+        self.gather_nd(ctx, read_variable(ctx, 0, self._dtype), ctx.input(1))
 
 
 class _ResourceScatterOp(OpKernel):

@@ -42,9 +42,8 @@ class Var:
         return self.value
 
     def ref_value(self):
-        """The current value, as a consumer of a reference edge that wants a plain tensor
-        reads it (the runtime calls this): a read-only view; FailedPreconditionError if
-        unset."""
+        """The current value as a read sees it (a read-only view; FailedPreconditionError
+        if unset): what ReadVariableOp outputs and a plain input of a reference edge gets."""
         with self.lock:
             return read_only(self.checked_value())
 
@@ -120,6 +119,14 @@ def lookup_var(ctx, i):
     return var
 
 
+def read_variable(ctx, i, dtype):
+    """A read-only view of the value of the variable behind input `i`, checked to hold
+    `dtype` (what ReadVariableOp outputs and the resource gathers read)."""
+    var = lookup_var(ctx, i)
+    check_dtype(var, dtype, "read")
+    return var.ref_value()
+
+
 def check_dtype(var, dtype, what):
     """`var` (a Var or a ResourceHandle) must hold `dtype`."""
     if var.dtype is not dtype:
@@ -190,11 +197,7 @@ class ReadVariableOpKernel(OpKernel):
         self.dtype = ctx.get_attr("dtype")
 
     def compute(self, ctx):
-        var = lookup_var(ctx, 0)
-        check_dtype(var, self.dtype, "read")
-        with var.lock:
-            value = read_only(var.checked_value())
-        ctx.set_output(0, value)
+        ctx.set_output(0, read_variable(ctx, 0, self.dtype))
 
 
 @register_kernel("AssignVariableOp", _DEVICES)

@@ -10,6 +10,7 @@ ones update a device variable through host copies (as TF's deterministic GPU sca
 import numpy as np
 
 from graphops.kernels.numerics import optimizer_updates as math
+from graphops.kernels.ops.gather_scatter import on_host
 from graphops.kernels.ops.state import (check_dtype, input_ref, locked, lookup_var,
                                         writable_value)
 from graphops.kernels.ops.state_ref import set_output_ref
@@ -91,7 +92,7 @@ class _ApplyKernel(OpKernel):
         self.rules = {n: _scalar_rule(self.base, self.sparse, n) for n in self.names
                       if n not in ("grad", "delta", "indices")}
         self.wide = np.float32 if self.dtype.size == 2 else None
-        # the dense path's checks in TF's order: the scalars before the gradient, then after
+        # the scalar checks in TF's order: those before the gradient, then those after
         self.grad_name = "delta" if "delta" in self.names else "grad"
         split = self.names.index(self.grad_name)
         self.checks_before = [(n, self.rules[n]) for n in self.names[:split] if n in self.rules]
@@ -116,17 +117,17 @@ class _ApplyKernel(OpKernel):
                 label = _SLOT_LABELS.get((self.base, self.sparse, name), name)
                 _same_shape(stored[0], value, f"var and {label}")
             if self.sparse:
-                self._sparse_anywhere(ctx.xp, stored,
-                                      {k: host_copy(v) for k, v in inputs.items()})
+                inputs = {k: host_copy(v) for k, v in inputs.items()}
+                on_host(ctx.xp, stored[0], lambda *hosts: self._sparse(list(hosts), inputs),
+                        *stored[1:])
             else:
                 self._dense(ctx.xp, stored, inputs)
         if self.ref:
             set_output_ref(ctx, 0, variables[0])
 
-    def _scalars(self, inputs, names):
-        for name in names:
-            if name in self.rules:
-                _check_scalar(self.rules[name], inputs[name], self.attrs)
+    def _check(self, checks, inputs):
+        for name, rule in checks:
+            _check_scalar(rule, inputs[name], self.attrs)
 
     def _working(self, inputs):
         """The scalar inputs as NumPy scalars of the working type."""
@@ -135,12 +136,10 @@ class _ApplyKernel(OpKernel):
         return {n: inputs[n].astype(self.wide)[()] for n in self.rules}
 
     def _dense(self, xp, stored, inputs):
-        for name, rule in self.checks_before:
-            _check_scalar(rule, inputs[name], self.attrs)
+        self._check(self.checks_before, inputs)
         grad = inputs[self.grad_name]
         _same_shape(stored[0], grad, f"var and {self.grad_name}")
-        for name, rule in self.checks_after:
-            _check_scalar(rule, inputs[name], self.attrs)
+        self._check(self.checks_after, inputs)
         update = math.DENSE[self.base]
         if self.wide is None:
             update(xp, stored, self._working(inputs), grad, self.attrs)
@@ -150,36 +149,23 @@ class _ApplyKernel(OpKernel):
         for target, value in zip(stored, work):
             target[...] = value
 
-    def _sparse_anywhere(self, xp, stored, inputs):
-        """The sparse update of NumPy buffers in place, of device buffers through host
-        copies written back (also when a bad index stops it half-way)."""
-        if isinstance(stored[0], np.ndarray):
-            self._sparse(np, stored, inputs)
-            return
-        hosts = [value.get() for value in stored]
-        try:
-            self._sparse(np, hosts, inputs)
-        finally:
-            for value, host in zip(stored, hosts):
-                value[...] = xp.asarray(host)
-
-    def _sparse(self, xp, stored, inputs):
+    def _sparse(self, stored, inputs):
+        """The update of rows `indices` of host buffers `stored`."""
         var, grad, indices = stored[0], inputs["grad"], inputs["indices"]
         if var.ndim < 1:
             raise InvalidArgumentError("var must be at least 1 dimensional")
-        before = self.names[:self.names.index("grad")]
-        self._scalars(inputs, before)
+        self._check(self.checks_before, inputs)
         if indices.ndim != 1:
             raise InvalidArgumentError("indices must be one-dimensional")
         _check_rows(var, grad, indices)
-        self._scalars(inputs, [n for n in self.names if n not in before])
+        self._check(self.checks_after, inputs)
         flat = np.asarray(indices).astype(np.int64)
         bad = np.flatnonzero((flat < 0) | (flat >= var.shape[0]))
         first_bad = int(bad[0]) if bad.size else None
         if first_bad is not None and self.base not in _UPDATES_WHILE_CHECKING:
             raise _index_error(flat, first_bad)
         count = flat.size if first_bad is None else first_bad
-        self._apply_rows(xp, stored, self._working(inputs), grad[:count], flat[:count],
+        self._apply_rows(np, stored, self._working(inputs), grad[:count], flat[:count],
                          single=var.size // max(var.shape[0], 1) == 1)
         if first_bad is not None:
             raise _index_error(flat, first_bad)

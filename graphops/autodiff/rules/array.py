@@ -6,7 +6,8 @@ graphs, exact static shapes) and nodes computing them at run time otherwise."""
 
 from graphops.api import raw_ops
 from graphops.autodiff.gradients import NotDifferentiable, RegisterGradient, accepts_indexed_slices
-from graphops.autodiff.rules.util import const, constant_list, constant_value, reduce_sum, shape_of
+from graphops.autodiff.rules.util import const, constant_list, reduce_sum, shape_of
+from graphops.building.constant_op import constant_value
 from graphops.registry import dtypes
 
 

@@ -3,7 +3,8 @@ paddings."""
 
 from graphops.api import raw_ops
 from graphops.autodiff.gradients import RegisterGradient
-from graphops.autodiff.rules.util import const, constant_value
+from graphops.autodiff.rules.util import const
+from graphops.building.constant_op import constant_value
 
 
 @RegisterGradient("Pad")

@@ -8,6 +8,7 @@ to nodes computing it: Shape, Rank, BroadcastGradientArgs, Range, `reduced_shape
 import numpy as np
 
 from graphops.api import raw_ops
+from graphops.building.constant_op import constant_value
 from graphops.registry import dtypes
 from graphops.registry.op_registry import get_op_def
 
@@ -56,16 +57,6 @@ def vector_item(vector, i):
     return raw_ops.StridedSlice(input=vector, begin=as_vector(i), end=as_vector(after),
                                 strides=const([1]), end_mask=int(isinstance(i, int) and i == -1),
                                 shrink_axis_mask=1)
-
-
-def constant_value(tensor):
-    """The value of `tensor` as a NumPy array when known while building, else None."""
-    op = tensor.op
-    if op.type == "Const":
-        return op.get_attr("value")
-    if op.type == "Shape" and op.inputs[0].shape.is_fully_defined():
-        return np.asarray(op.inputs[0].shape.as_list(), op.get_attr("out_type").np_dtype)
-    return None
 
 
 def shape_of(tensor):
