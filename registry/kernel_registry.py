@@ -367,6 +367,10 @@ class OpKernel:
     #                           "Relu6"; other names are not fused); after an "add" of two
     #                           tensors: SumActivation
     swish_gate = False    # the logistic sigmoid: x times it (a "mul") fuses into Swish
+    # -- elementwise clusters (graphops/runtime/elementwise_clusters.py): one compiled pass
+    elementwise = None    # the float kernel is this instruction of constants.FUSED_OPCODES
+    #                       ("add", "tanh", ...; its inputs broadcast as NumPy's), or
+    #                       "bias_add" (a channels-last BiasAdd)
     # -- convs
     channels_last_format = None   # a forward conv's channels-last data_format ("NHWC"),
     #                               its filter input 1: a constant per-output-channel scale

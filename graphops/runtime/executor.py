@@ -5,7 +5,8 @@ following data and control edges), orders it topologically, places every node,
 instantiates its kernel, folds the constant nodes (`constant_folding`: computed once, their
 values placed in their slots at the start of every run, and a constant per-channel Mul
 after a conv folded into its filter), fuses elementwise chains (`fusion`: a per-channel
-scale, shift and Relu(6) in one step) and lays out a flat list of steps over numbered
+scale, shift and Relu(6) in one step) and clusters (`elementwise_clusters`: one compiled
+pass) and lays out a flat list of steps over numbered
 buffer slots: one kernel step per other node, plus one copy step per tensor and
 destination whenever a value crosses between host and device memory. Each slot is released
 right after its last reader. `Plan.run` is then a short loop: `for step in steps: step(buf)`.
@@ -13,11 +14,11 @@ right after its last reader. `Plan.run` is then a short loop: `for step in steps
 
 import numpy as np
 
-from graphops.runtime import (constant_folding, devices, fusion, host_memory, placement,
-                              shape_folding)
+from graphops.runtime import (constant_folding, devices, elementwise_clusters, fusion,
+                              host_memory, placement, shape_folding)
 from graphops.runtime.frame_executor import FramePlan
 from graphops.runtime.kernel_call import host_memory_indices, instantiate, ref_indices
-from graphops.runtime.steps import (ChainStep, CopyStep, DerefStep, KernelStep,
+from graphops.runtime.steps import (ChainStep, ClusterStep, CopyStep, DerefStep, KernelStep,
                                     ShapeGuardStep, kernel_step, raise_node_error)
 from graphops.registry.errors import CancelledError, InvalidArgumentError
 from graphops.registry.kernel_registry import (cancellation, control_flow_role,
@@ -260,7 +261,9 @@ class _PlanMaker:
         feed_slots = [layout.feed(t) for t in self.feeds]
         inside = {m._id for chain in chains.values() for m in chain.ops[:-1]}   # never run
         inside |= {mul for mul, scaled in aliases.items() if scaled._id in inside}
-        for op, placed, kernel in zip(ops, placements, kernels):
+        placed_kernel = {op._id: pair for op, *pair in zip(ops, placements, kernels)}
+        for op in elementwise_clusters.contracted_order(ops, chains):
+            placed, kernel = placed_kernel[op._id]
             if op._id in folded:
                 layout.constants_of(op, folded[op._id])
                 if guards.get(op._id):
@@ -387,6 +390,8 @@ class _Layout:
         self.device_of[op._id] = device
         loc = None if device.type.is_host else device
         chain = self.chains.get(op._id)
+        if isinstance(chain, elementwise_clusters.Cluster):
+            return self.cluster_step(chain, op, device)
         if chain is not None:        # the fused chain's one step reads its inputs alone
             sources, host_in, ref_in = chain.inputs, (), ()
         else:
@@ -412,6 +417,19 @@ class _Layout:
         else:
             members = [self.kernel_of[member._id] for member in chain.ops]
             self.steps.append(ChainStep(chain, members, construction, op, device, ins, outs))
+
+
+    def cluster_step(self, cluster, op, device):
+        """The step of an elementwise cluster (on the host) in place of its last node."""
+        ins = [self.slot_at(t, None) for t in cluster.inputs]
+        outs = []
+        for k, m in enumerate(cluster.outputs):
+            key = tensor_key(cluster.ops[m].outputs[0])
+            self.where[key] = None
+            outs.append((k, self.new_slot(key, None)))
+        members = [self.kernel_of[member._id] for member in cluster.ops]
+        self.steps.append(ClusterStep(cluster, members, self.kernel_of[op._id][0], op, device,
+                                      ins, outs))
 
 
 def _device_feeds(steps, feed_slots, fetched):

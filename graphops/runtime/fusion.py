@@ -49,6 +49,7 @@ from graphops.kernels.support.kernel_util import (CHAIN_ACTIVATIONS, CHAIN_CHUNK
                                                   compiled_elementwise)
 from graphops.registry import memory
 from graphops.registry.conv_shapes import conv_params, forward_geometry
+from graphops.runtime import elementwise_clusters
 
 FUSED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 MAX_STAGES = 3
@@ -225,7 +226,8 @@ def fuse_chains(ops, placements, kernels, folded, fed, readers, aliases, replace
     ``readers``: ``constant_folding.reader_counts``; ``aliases`` and ``replaced``:
     ``constant_folding.fold_scales``' rewrites. A folded-away product is seen through (the
     chain reads on from the output it stands for) and a scaled bias stands for its
-    constant. ``SumActivation``, ``Swish`` and ``ConvChain`` steps come in the same dict."""
+    constant. ``SumActivation``, ``Swish`` and ``ConvChain`` steps come in the same dict, and
+    then the ``elementwise_clusters`` of the nodes left."""
     return _Fusion(ops, placements, kernels, folded, fed, readers, aliases, replaced).run()
 
 
@@ -246,12 +248,14 @@ class _Fusion:
                 self.consumers[(t.op._id, t.value_index)].append(op)
             self.controlling.update(c._id for c in op.control_inputs)
         self.fused, self.taken = {}, set()
+        self.position = {op._id: i for i, op in enumerate(ops)}
 
     def run(self):
         for op in self.ops:     # residual sums and swishes first: the chains cannot take them
             self.claim(self.sum_activation(op) or self.swish(op))
         for op in self.ops:
             self.claim(self.chain_from(op))
+        self.fused.update(elementwise_clusters.find_clusters(self))
         return self.fused
 
     def claim(self, fused):     # the fused step stands for its last node; its nodes are taken

@@ -1,6 +1,6 @@
 """The steps a Plan runs, each over the plan's buffer of numbered slots: a node's kernel
 (`KernelStep`; `HostKernelStep` calls a host kernel with no device to activate), a fused
-chain (`ChainStep`), a copy between host and device memory (`CopyStep`), a read off a TF1
+chain (`ChainStep`), an elementwise cluster (`ClusterStep`), a copy between host and device memory (`CopyStep`), a read off a TF1
 variable reference (`DerefStep`) and the check that a tensor has the shape its plan was
 specialised to (`ShapeGuardStep`). A step frees the slots it read last (``frees``).
 """
@@ -8,7 +8,7 @@ specialised to (`ShapeGuardStep`). A step frees the slots it read last (``frees`
 from graphops.runtime import devices
 from graphops.runtime.kernel_call import (compute, dereference, error_cause, node_error,
                                           unset_output)
-from graphops.registry.errors import InternalError
+from graphops.registry.errors import InternalError, OpError
 from graphops.registry.kernel_registry import OpKernelContext
 from graphops.registry.tensor_shape import shape_str
 
@@ -119,6 +119,52 @@ class ChainStep(KernelStep):
         (``fusion.ConvChain``: the conv applies the rest of the chain as it writes)."""
         construction, kernel = self.members[0]
         return compute(kernel, construction, inputs, self.device, epilogue)[0]
+
+
+class ClusterStep(KernelStep):
+    """Runs an elementwise cluster (``elementwise_clusters.Cluster``, its kernel) in place
+    of its last node: its recipe for the inputs' shapes where there is one, else the
+    members' own kernels (``members``: their ``(construction, kernel)``) one after the
+    other; each failure names its node."""
+
+    __slots__ = ("members",)
+
+    def __init__(self, cluster, members, construction, op, device, ins, outs):
+        super().__init__(cluster, construction, op, device, ins, outs)
+        self.members = members
+
+    def __call__(self, buf):
+        cluster, values = self.kernel, [buf[i] for i in self.ins]
+        recipe = cluster.recipe(values)
+        if recipe is not None:
+            try:
+                outputs = recipe.run(cluster, values, self._run_member)
+            except OpError:              # a member's kernel failed, naming its node
+                raise
+            except Exception as exc:
+                raise_node_error(exc, self.op, self.device, values)
+        else:
+            outputs = self._run_members(values)
+        for k, slot in self.outs:
+            buf[slot] = outputs[k]
+        for slot in self.frees:
+            buf[slot] = None
+
+    def _run_member(self, m, inputs):
+        """Output 0 of member m's kernel on ``inputs``; an error names the member."""
+        construction, kernel = self.members[m]
+        try:
+            return compute(kernel, construction, inputs, self.device)[0]
+        except Exception as exc:
+            raise_node_error(exc, self.kernel.ops[m], self.device, inputs)
+
+    def _run_members(self, values):
+        """The cluster's outputs from the members' kernels, one after the other."""
+        cluster, results = self.kernel, []
+        for m, refs in enumerate(cluster.operands):
+            results.append(self._run_member(m, [values[i] if where == "input" else results[i]
+                                                for where, i in refs]))
+        return [results[m] for m in cluster.outputs]
 
 
 class CopyStep:

@@ -107,15 +107,23 @@ def _chain_chunk(dst, tiled, kinds, activation, zero, six):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _sigmoid_wide(value):
-    """1 / (1 + exp(-value)) in float64 for a widened float32 ``value`` (see ``sigmoid``)."""
-    t = max(-abs(value), -200.0)              # exp(-200) rounds every result to 0 or 1
+def exp_wide(t):
+    """exp(t) in float64 for a widened float32 ``t``: range reduction t = k ln2 + r
+    (|r| <= ln2/2), then a degree-11 polynomial (error ~1e-14), which vectorizes where the
+    C library's exp does not. Beyond +-200 every float32 result is 0 or inf."""
+    t = min(max(t, -200.0), 200.0)
     k = np.floor(t * _LOG2E + 0.5)
     r = (t - k * _LN2_HI) - k * _LN2_LO
     p = _INV_FACTORIALS[11]
     for j in range(10, -1, -1):
         p = p * r + _INV_FACTORIALS[j]
-    e = p * double_from_bits(np.int64(k + 1023) << np.int64(52))
+    return p * double_from_bits(np.int64(k + 1023) << np.int64(52))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def sigmoid_wide(value):
+    """1 / (1 + exp(-value)) in float64 for a widened float32 ``value`` (see ``sigmoid``)."""
+    e = exp_wide(-abs(value))
     return value if value != value else (1.0 if value >= 0 else e) / (1.0 + e)
 
 
@@ -128,7 +136,7 @@ def sigmoid(x, out):
     polynomial's steps are fused multiply-adds (1.6x faster, and no less accurate: k ln2's
     high part is exact, so only the rounding of r * p + c changes, to one rounding)."""
     for i in prange(out.size):
-        out[i] = np.float32(_sigmoid_wide(np.float64(x[i])))
+        out[i] = np.float32(sigmoid_wide(np.float64(x[i])))
 
 
 @njit(cache=True, parallel=True, nogil=True, fastmath={"contract"})
@@ -138,7 +146,7 @@ def swish(x, beta, out):
     Sigmoid and Mul round them, in one pass."""
     for i in prange(out.size):
         value = x[i]
-        out[i] = value * np.float32(_sigmoid_wide(np.float64(value * beta)))
+        out[i] = value * np.float32(sigmoid_wide(np.float64(value * beta)))
 
 
 @njit(cache=True, parallel=True, nogil=True)

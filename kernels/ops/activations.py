@@ -149,7 +149,7 @@ _FORMULAS = {
     "SeluGrad": _selu_grad, "LeakyReluGrad": _leaky_relu_grad,
     "SoftplusGrad": _softplus_grad, "SoftsignGrad": _softsign_grad,
 }
-_CHAIN = {"Relu6": {"chain_activation": "Relu6"}}   # OpKernel's
+_CHAIN = {"Relu6": {"chain_activation": "Relu6", "elementwise": "relu6"}}   # OpKernel's
 
 for _name, _fn in _FORMULAS.items():
     register_kernel(_name, DEVICES, type_constraints={"T": computable_types(_name)})(
@@ -163,6 +163,7 @@ class ReluOp(OpKernel):
     turns to +0); large CPU floats in one compiled pass."""
 
     chain_activation = "Relu"
+    elementwise = "relu"
 
     def compute(self, ctx):
         x = ctx.input(0)

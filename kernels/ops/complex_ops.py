@@ -4,8 +4,7 @@
 overflow for large parts). As in TF, only float/complex64 and double/complex128 pairs
 have kernels: a node mixing precisions finds none."""
 
-from graphops.kernels.ops.math import broadcast_shape
-from graphops.kernels.support.kernel_util import DEVICES
+from graphops.kernels.support.kernel_util import DEVICES, broadcast_shape
 from graphops.registry import dtypes
 from graphops.registry.errors import InvalidArgumentError
 from graphops.registry.kernel_registry import OpKernel, register_kernel

@@ -10,9 +10,8 @@ BroadcastTo's shape, ShapeN's outputs).
 import numpy as np
 
 from graphops.kernels.ops.array import pack_axis
-from graphops.kernels.support.kernel_util import (COMPILED_MIN_SIZE, DEVICES, computable_types,
-                                                  make_shape, where)
-from graphops.kernels.ops.math import broadcast_shape
+from graphops.kernels.support.kernel_util import (COMPILED_MIN_SIZE, DEVICES, broadcast_shape,
+                                                  computable_types, make_shape, where)
 from graphops.kernels.ops.strided_slice import index_key
 from graphops.registry import dtypes, memory
 from graphops.registry.errors import InvalidArgumentError, UnimplementedError

@@ -16,7 +16,8 @@ import functools
 import numpy as np
 
 from graphops.kernels.numerics.erf import erf, erfc
-from graphops.kernels.support.kernel_util import (astype, compiled_cpu, compiled_elementwise,
+from graphops.kernels.support.kernel_util import (astype, broadcast_shape, compiled_cpu,
+                                                  compiled_elementwise,
                                                   computable_types, DEVICES,
                                                   PARALLEL_MIN_SIZE_COMPUTE, UINT_OF_SIZE)
 from graphops.kernels.support.tensor_list import add_variants
@@ -126,27 +127,19 @@ class UnaryOp(OpKernel):
         ctx.set_output(0, y.astype(dtype.np_dtype, copy=False))
 
 
+_FUSED_UNARY = {"Neg": "neg", "Abs": "abs", "Square": "square", "Sqrt": "sqrt",
+                "Rsqrt": "rsqrt", "Reciprocal": "reciprocal", "Inv": "reciprocal",
+                "Exp": "exp", "Log": "log", "Tanh": "tanh", "Sigmoid": "sigmoid"}
+
 for _name, _fn in _UNARY.items():
     register_kernel(_name, DEVICES, type_constraints={"T": computable_types(_name)})(
         type(_name + "Op", (UnaryOp,),
-             {"fn": staticmethod(_fn), "swish_gate": _fn is _sigmoid}))
+             {"fn": staticmethod(_fn), "swish_gate": _fn is _sigmoid,
+              "elementwise": _FUSED_UNARY.get(_name)}))
 
 
 # -----------------------------------------------------------------------------
 # binary
-
-def broadcast_shape(*shapes):
-    """NumPy/TF broadcasting of concrete shapes (a list), or None when they are incompatible."""
-    out = [1] * max(map(len, shapes))
-    for shape in shapes:
-        for i, d in enumerate(shape, len(out) - len(shape)):
-            if d != out[i]:
-                if out[i] != 1 and d != 1:
-                    return None
-                if out[i] == 1:
-                    out[i] = d
-    return out
-
 
 _BINARY = {
     "AddV2": "add", "Add": "add", "Sub": "subtract", "Mul": "multiply", "RealDiv": "true_divide",
@@ -156,6 +149,8 @@ _BINARY = {
 }
 _REAL_DIV_TYPES = [t for t in computable_types("RealDiv") if t.is_floating or t.is_complex]
 _CHAIN_STAGES = {"AddV2": "add", "Sub": "sub", "Mul": "mul"}   # OpKernel.chain_stage
+_FUSED_BINARY = {"AddV2": "add", "Add": "add", "Sub": "sub", "Mul": "mul", "RealDiv": "div",
+                 "Maximum": "max", "Minimum": "min"}            # OpKernel.elementwise
 
 
 class BinaryOp(OpKernel):
@@ -202,7 +197,8 @@ for _name, _ufunc in _BINARY.items():
         _types = computable_types(_name)
         register_kernel(_name, DEVICES, type_constraints={"T": _types} if _types else None)(
             type(_name + "Op", (BinaryOp,),
-                 {"ufunc": _ufunc, "chain_stage": _CHAIN_STAGES.get(_name)}))
+                 {"ufunc": _ufunc, "chain_stage": _CHAIN_STAGES.get(_name),
+                  "elementwise": _FUSED_BINARY.get(_name)}))
 
 
 class ComputedBinaryOp(BinaryOp):
@@ -269,6 +265,7 @@ class RealDivOp(BinaryOp):
     """x / y; a complex x / 0 is NaN + NaN i, as TF's (Div's `divide`)."""
 
     ufunc = "true_divide"
+    elementwise = "div"
 
     def __init__(self, ctx):
         super().__init__(ctx)

@@ -29,12 +29,12 @@ class _BiasKernel(OpKernel):
 class BiasAddOp(_BiasKernel):
     """value + bias along the channel dim."""
 
-    chain_stage = "bias_add"
+    chain_stage = elementwise = "bias_add"
 
     def __init__(self, ctx):
         super().__init__(ctx)
-        if self._channels_first:
-            self.chain_stage = None      # fused chains run along the last dim only
+        if self._channels_first:         # fused chains and clusters run along the last dim
+            self.chain_stage = self.elementwise = None
 
     def compute(self, ctx):
         value, bias = ctx.input(0), ctx.input(1)

@@ -13,11 +13,11 @@ import math
 import numpy as np
 
 from graphops.kernels.numerics.gamma_sample_grad import gamma_sample_der_alpha, libm_function
-from graphops.kernels.ops.math import broadcast_shape
 from graphops.kernels.ops.random import (RNG_ALG_PHILOX, PhiloxStream, key_counter_alg,
                                          seed_pair)
 from graphops.kernels.random_numbers import libm_double, philox, tf_shards
-from graphops.kernels.support.kernel_util import DEVICES, host_copy, make_shape
+from graphops.kernels.support.kernel_util import (DEVICES, broadcast_shape, host_copy,
+                                                  make_shape)
 from graphops.registry import dtypes
 from graphops.registry.errors import InvalidArgumentError
 from graphops.registry.kernel_registry import OpKernel, register_kernel

@@ -235,6 +235,19 @@ def where(xp, condition, a, b):
     return compiled_elementwise("select", a, condition, a, b)
 
 
+def broadcast_shape(*shapes):
+    """NumPy/TF broadcasting of concrete shapes (a list), or None when they are incompatible."""
+    out = [1] * max(map(len, shapes))
+    for shape in shapes:
+        for i, d in enumerate(shape, len(out) - len(shape)):
+            if d != out[i]:
+                if out[i] != 1 and d != 1:
+                    return None
+                if out[i] == 1:
+                    out[i] = d
+    return out
+
+
 def compiled_elementwise(name, like, *arguments, parallel_from=PARALLEL_MIN_SIZE):
     """A new array like ``like`` filled by the compiled loop ``compiled.elementwise.<name>``,
     given the arrays among ``arguments`` as flat views (scalars as they are), then the

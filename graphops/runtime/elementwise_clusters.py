@@ -1,0 +1,414 @@
+"""Clusters of elementwise nodes run as one step, as XLA's loop fusion runs them: an LSTM
+cell's gates, a batch norm's arithmetic, an attention block's scaling and masking.
+
+When a plan is built (after ``fusion``'s named chains have taken their nodes), host
+nodes whose kernels declare ``elementwise`` (an instruction of
+``constants.FUSED_OPCODES``, or "bias_add" for a channels-last BiasAdd), of one float
+dtype, with no control edges, group with the elementwise nodes they read. Two groups merge
+only where no path leaves one and re-enters the other through a node outside them (the
+step would wait on itself). A cluster of ``MIN_MEMBERS`` or more nodes, reading at most
+``FUSED_MAX_INPUTS`` tensors and giving at most ``FUSED_MAX_OUTPUTS`` read elsewhere (or
+fetched), becomes one step (``steps.ClusterStep``) in place of its last node.
+
+At run time its inputs' shapes pick a ``Recipe`` (kept per shape signature): the members
+whose output has the cluster's full shape run as one compiled program
+(``compiled.fused_elementwise``) over a rows x cols grid every input broadcasts onto with
+two strides; members of smaller shapes (a batch norm's per-channel factors) run their own
+kernels first and enter the program as inputs. Shapes the kernels would refuse (or that
+break the budget, or no grid fits) give no recipe: the members' own kernels run one after
+the other, each error naming its node. The runtime knows no op by name: it reads the
+declarations of each node's kernel.
+"""
+
+import collections
+import heapq
+import math
+
+import numpy as np
+
+from graphops.kernels.compiled import loops, usable
+from graphops.kernels.compiled.constants import (FUSED_BINARY, FUSED_MAX_INPUTS,
+                                                 FUSED_MAX_OUTPUTS, FUSED_OPCODES,
+                                                 FUSED_UNARY)
+from graphops.kernels.support.kernel_util import PARALLEL_MIN_SIZE_COMPUTE, broadcast_shape
+from graphops.registry import memory
+
+MIN_MEMBERS = 2
+MAX_MEMBERS = 64
+SIGNATURES = 16       # shape signatures a cluster keeps its recipes for
+BIAS_ADD = "bias_add"
+WIDE = frozenset(("exp", "log", "tanh", "sigmoid"))   # computed through float64
+# Rough costs (ns) in the cache of the 2-core reference machine (docs/performance.md):
+# a program's call, a kernel step's, one pass of an instruction over an element, and of
+# a float32 transcendental through float64.
+CALL_NS, STEP_NS, PASS_NS, WIDE_NS = 1500, 2300, 0.12, 0.7
+
+
+class Cluster:
+    """Fused elementwise nodes: ``ops`` (topologically ordered; the last stands for the
+    cluster), ``kinds`` (each one's declared instruction), ``operands`` (per member, its
+    inputs as ``("input", k)`` into ``inputs`` or ``("member", m)``), ``inputs`` (the
+    tensors read from outside) and ``outputs`` (the member indices whose values are read
+    outside or fetched, in that order)."""
+
+    def __init__(self, ops, kinds, dtype, outputs_read):
+        self.ops, self.kinds, self.dtype = ops, kinds, dtype
+        index = {op._id: m for m, op in enumerate(ops)}
+        self.inputs, self.operands, where = [], [], {}
+        for op in ops:
+            refs = []
+            for t in op.inputs:
+                if t.op._id in index:
+                    refs.append(("member", index[t.op._id]))
+                else:
+                    key = (t.op._id, t.value_index)
+                    if key not in where:
+                        where[key] = len(self.inputs)
+                        self.inputs.append(t)
+                    refs.append(("input", where[key]))
+            self.operands.append(refs)
+        self.outputs = [m for m, op in enumerate(ops) if outputs_read(op)]
+        self.recipes = {}
+
+    def recipe(self, values):
+        """The Recipe for input ``values`` (None: the members' kernels run instead)."""
+        if not usable() or not all(type(v) is np.ndarray and v.dtype == self.dtype
+                                   for v in values):
+            return None
+        key = (tuple(v.shape for v in values), memory.get_memory_budget())
+        recipe = self.recipes.get(key, False)
+        if recipe is False:
+            if len(self.recipes) >= SIGNATURES:
+                self.recipes.clear()
+            recipe = self.recipes[key] = Recipe.make(self, [v.shape for v in values], key[1])
+        return recipe
+
+
+class Recipe:
+    """How one shape signature runs: ``small`` (member indices run by their kernels
+    first), ``sources`` (the program's inputs: ``("input", k)`` or ``("member", m)``),
+    ``shape`` and ``size`` (the full shape's), ``plan`` (the grid and the program, as
+    ``compiled.fused_elementwise.run`` takes them), ``single`` (one thread) and
+    ``outputs`` (per cluster output: ``("program", k)`` or ``("member", m)``)."""
+
+    @staticmethod
+    def make(cluster, input_shapes, budget):
+        shapes = _member_shapes(cluster, input_shapes, budget)
+        if shapes is None:
+            return None
+        full = _broadcast(shapes)
+        if full is None or full not in shapes:
+            return None
+        recipe = Recipe()
+        recipe.shape, recipe.size = full, math.prod(full)
+        recipe.small = [m for m, shape in enumerate(shapes) if shape != full]
+        big = [m for m, shape in enumerate(shapes) if shape == full]
+        recipe.sources = _sources(cluster, big, set(recipe.small))
+        exported = [m for m in cluster.outputs if m not in recipe.small]
+        if len(recipe.sources) > FUSED_MAX_INPUTS or len(exported) > FUSED_MAX_OUTPUTS:
+            return None
+        source_shapes = [input_shapes[i] if kind == "input" else shapes[i]
+                         for kind, i in recipe.sources]
+        grid = _grid(full, source_shapes)
+        if grid is None or not _pays(cluster, big, len(recipe.sources) + len(exported),
+                                     recipe.size):
+            return None
+        recipe.plan = _plan(grid, _program(cluster, big, recipe.sources, exported),
+                            cluster.dtype, len(recipe.sources), len(exported))
+        recipe.single = recipe.size < PARALLEL_MIN_SIZE_COMPUTE
+        recipe.outputs = [("program", exported.index(m)) if m in exported else ("member", m)
+                          for m in cluster.outputs]
+        return recipe
+
+    def run(self, cluster, values, run_member):
+        """The cluster's output values for input ``values``; ``run_member(m, inputs)``
+        runs member m's kernel."""
+        member_values = {}
+        for m in self.small:
+            member_values[m] = run_member(m, [
+                values[i] if kind == "input" else member_values[i]
+                for kind, i in cluster.operands[m]])
+        out = np.empty((int(self.plan[3]),) + self.shape, cluster.dtype)
+        if self.size:
+            sources = [_flat(values[i] if kind == "input" else member_values[i])
+                       for kind, i in self.sources]
+            sources += [sources[0]] * (FUSED_MAX_INPUTS - len(sources))
+            module = loops("fused_elementwise", single=self.single)
+            (module.run if self.single else module.run_parallel)(
+                self.plan, out.reshape(len(out), self.size), *sources)
+        return [out[i] if kind == "program" else member_values[i] for kind, i in self.outputs]
+
+
+def _pays(cluster, big, transfers, size):
+    """Whether the program is likely faster than the kernels of members ``big``: it saves
+    a step's cost per kernel, and costs a pass per input load and output store on top of
+    one per instruction (its float32 transcendentals through float64 cost about twice
+    NumPy's). Below ``PARALLEL_MIN_SIZE_COMPUTE`` elements (large ones: passes over
+    memory cost more than these estimates, which hold in the cache)."""
+    if size >= PARALLEL_MIN_SIZE_COMPUTE:
+        return True
+    wide = sum(cluster.kinds[m] in WIDE for m in big)
+    program = CALL_NS + size * (PASS_NS * (transfers + len(big) - wide) + WIDE_NS * wide)
+    kernels = STEP_NS * len(big) + size * (PASS_NS * (len(big) - wide) + WIDE_NS / 2 * wide)
+    return program < kernels
+
+
+def _member_shapes(cluster, input_shapes, budget):
+    """Each member's output shape for these input shapes; None where a kernel would
+    refuse them (incompatible shapes, a BiasAdd's bias, the memory budget)."""
+    shapes, itemsize = [], cluster.dtype.itemsize
+    for kind, refs in zip(cluster.kinds, cluster.operands):
+        operand_shapes = [input_shapes[i] if where == "input" else shapes[i]
+                          for where, i in refs]
+        if kind == BIAS_ADD:
+            value, bias = operand_shapes
+            if len(bias) != 1 or len(value) < 2 or bias[0] != value[-1]:
+                return None
+        shape = _broadcast(operand_shapes)
+        if shape is None or math.prod(shape) * itemsize > budget:
+            return None
+        shapes.append(shape)
+    return shapes
+
+
+def _broadcast(shapes):
+    shape = broadcast_shape(*shapes)
+    return None if shape is None else tuple(shape)
+
+
+def _sources(cluster, big, small):
+    """The program's inputs: what its members read from outside it or from small
+    members, each once, in order of first use."""
+    sources = []
+    for m in big:
+        for ref in cluster.operands[m]:
+            if (ref[0] == "input" or ref[1] in small) and ref not in sources:
+                sources.append(ref)
+    return sources
+
+
+def _grid(full, source_shapes):
+    """(rows, cols, strides): the split of ``full`` into leading dims (rows) and trailing
+    ones (cols), with as many trailing dims as every source allows (each one either has
+    those dims or is 1 along all of them, and the same of the leading dims), and each
+    source's (row stride, column stride) in elements; None when no split fits."""
+    rank = len(full)
+    padded = [(1,) * (rank - len(s)) + tuple(s) for s in source_shapes]
+    for split in range(rank + 1):
+        strides = []
+        rows, cols = math.prod(full[:split]), math.prod(full[split:])
+        for shape in padded:
+            has_rows = shape[:split] == full[:split]
+            has_cols = shape[split:] == full[split:]
+            if not (has_rows or all(d == 1 for d in shape[:split])):
+                break
+            if not (has_cols or all(d == 1 for d in shape[split:])):
+                break
+            col_stride = 1 if has_cols else 0
+            strides.append(((cols if has_cols else 1) if has_rows else 0, col_stride))
+        else:
+            return rows, cols, strides
+    return None
+
+
+def _program(cluster, big, sources, exported):
+    """(instructions, output registers, register count) computing members ``big`` in
+    order, sources in registers 0.., a register reused by the instructions after the one
+    that reads its value last (the outputs' stay to the end)."""
+    last_use = {}
+    for step, m in enumerate(big):
+        for ref in cluster.operands[m]:
+            last_use[ref] = step
+    register = {ref: r for r, ref in enumerate(sources)}
+    free, count = [], len(sources)
+    instructions = []
+    for step, m in enumerate(big):
+        refs = cluster.operands[m]
+        args = [register[ref] for ref in refs]
+        if free:               # never an operand's register: in place, loops run unvectorized
+            target = free.pop()
+        else:
+            target, count = count, count + 1
+        for ref in dict.fromkeys(refs):
+            if last_use[ref] == step and not (ref[0] == "member" and ref[1] in exported):
+                free.append(register[ref])
+        register[("member", m)] = target
+        kind = "add" if cluster.kinds[m] == BIAS_ADD else cluster.kinds[m]
+        instructions += [FUSED_OPCODES[kind], target, args[0], args[-1]]
+    return instructions, [register[("member", m)] for m in exported], count
+
+
+def _plan(grid, program, dtype, n_in, n_out):
+    """The compiled function's ``plan`` (see ``fused_elementwise.run``)."""
+    (rows, cols, strides), (instructions, out_regs, registers) = grid, program
+    header = [rows, cols, n_in, n_out, registers, int(dtype == np.float32),
+              len(instructions) // 4]
+    strides = [x for pair in strides for x in pair] + [0] * 2 * (FUSED_MAX_INPUTS - n_in)
+    out_regs = out_regs + [0] * (FUSED_MAX_OUTPUTS - n_out)
+    return np.array(header + strides + out_regs + instructions, np.int64)
+
+
+def _flat(value):
+    """A C-contiguous flat view of ``value`` (a copy when it is strided)."""
+    return value.reshape(-1) if value.flags.c_contiguous else np.ascontiguousarray(value).reshape(-1)
+
+
+# -- finding clusters when a plan is built
+
+def find_clusters(fusion):
+    """{op id of each cluster's last node: its Cluster} among the nodes ``fusion`` (a
+    ``fusion._Fusion`` whose chains are claimed) leaves to run."""
+    finder = _Finder(fusion)
+    for op in fusion.ops:
+        finder.visit(op)
+    return finder.clusters()
+
+
+class _Finder:
+    """Grows clusters in topological order, each up to ``MAX_MEMBERS`` nodes and
+    ``FUSED_MAX_INPUTS`` tensors read: ``parent`` (union-find over cluster ids),
+    ``upstream`` (per node: the clusters it depends on), ``entry`` (per cluster: the
+    clusters that reach it through nodes outside it)."""
+
+    def __init__(self, fusion):
+        self.fusion = fusion
+        self.cluster_of, self.parent, self.upstream, self.entry = {}, {}, {}, {}
+        self.inputs = {}      # per cluster: the tensor keys it reads from outside
+        self.members = collections.defaultdict(list)
+
+    def find(self, c):
+        while self.parent[c] != c:
+            self.parent[c] = self.parent[self.parent[c]]
+            c = self.parent[c]
+        return c
+
+    def kind(self, op):
+        """The node's elementwise instruction when it may join a cluster, else None."""
+        fusion = self.fusion
+        kind = fusion.declared(op, "elementwise")
+        if (kind is None or not fusion.runs_here(op) or op.control_inputs
+                or op._id in fusion.controlling or op._id in fusion.replaced):
+            return None
+        dtype = op.outputs[0].dtype
+        arity = 1 if kind in FUSED_UNARY else 2
+        if len(op.inputs) != arity or any(t.dtype != dtype for t in op.inputs):
+            return None
+        return kind if kind in FUSED_UNARY + FUSED_BINARY + (BIAS_ADD,) else None
+
+    def reach(self, op_id):
+        """The clusters a path through node ``op_id`` comes from (its own, if any)."""
+        found = set(self.upstream.get(op_id, ()))
+        if op_id in self.cluster_of:
+            found.add(self.cluster_of[op_id])
+        return found
+
+    def visit(self, op):
+        sources = [t.op._id for t in op.inputs] + [c._id for c in op.control_inputs]
+        self.upstream[op._id] = set().union(*(self.reach(s) for s in sources))
+        kind = self.kind(op)
+        if kind is None:
+            return
+        near = {self.find(self.cluster_of[s]) for s in sources if s in self.cluster_of}
+        biggest_first = sorted(near, key=lambda c: -len(self.members[c]))
+        for joined in [near] + [{c} for c in biggest_first] + [set()]:
+            outside = self.outside(sources, joined)
+            reads = self.reads(op, joined)
+            if (not joined & outside         # else the step would wait on itself
+                    and len(reads) <= FUSED_MAX_INPUTS
+                    and sum(len(self.members[c]) for c in joined) < MAX_MEMBERS):
+                self.place(op, kind, joined, outside, reads)
+                return
+
+    def reads(self, op, joined):
+        """The tensors (keys) the merge of ``joined`` and ``op`` would read from outside."""
+        members = {m._id for c in joined for m, _ in self.members[c]}
+        found = set().union(*(self.inputs[c] for c in joined))
+        found.update((t.op._id, t.value_index) for t in op.inputs)
+        return {key for key in found if key[0] not in members}
+
+    def outside(self, sources, joined):
+        """The clusters (roots) that reach a node reading ``sources`` through nodes outside
+        the clusters ``joined``, or that reach those clusters so."""
+        found = set()
+        for s in sources:
+            if s not in self.cluster_of or self.find(self.cluster_of[s]) not in joined:
+                found |= self.reach(s)
+        for c in joined:
+            found |= self.entry[c]
+        return {self.find(c) for c in found}
+
+    def place(self, op, kind, joined, outside, reads):
+        """Puts ``op`` into the merge of clusters ``joined`` (a new cluster if none)."""
+        if joined:
+            root = min(joined)
+            for c in joined - {root}:
+                self.parent[c] = root
+                self.members[root] += self.members.pop(c)
+                self.entry[root] |= self.entry.pop(c)
+                del self.inputs[c]
+        else:
+            root = op._id
+            self.parent[root], self.entry[root] = root, set()
+        self.entry[root] |= outside - {root}
+        self.inputs[root] = reads
+        self.members[root].append((op, kind))
+        self.cluster_of[op._id] = root
+
+    def clusters(self):
+        found = {}
+        for members in self.members.values():
+            if len(members) < MIN_MEMBERS:
+                continue
+            members.sort(key=lambda pair: self.fusion.position[pair[0]._id])
+            ops = [op for op, _ in members]
+            ids = {op._id for op in ops}
+            cluster = Cluster(ops, [kind for _, kind in members],
+                              ops[-1].outputs[0].dtype.np_dtype,
+                              lambda op: self.read_outside(op, ids))
+            if 0 < len(cluster.outputs) <= FUSED_MAX_OUTPUTS:
+                found[ops[-1]._id] = cluster
+        return found
+
+    def read_outside(self, op, ids):
+        """Whether op's output is fetched or read by a node outside the cluster ``ids``."""
+        key = (op._id, 0)
+        inside = sum(1 for reader in self.fusion.consumers[key] if reader._id in ids)
+        return self.fusion.readers[key] > inside
+
+
+def contracted_order(ops, fused):
+    """``ops`` reordered so that each cluster's outside readers come after its last node
+    (where its step runs): a topological order of the graph with each cluster one node,
+    keeping the given order wherever it can."""
+    clusters = [c for c in fused.values() if isinstance(c, Cluster)]
+    if not clusters:
+        return ops
+    unit = {op._id: op._id for op in ops}
+    for cluster in clusters:
+        for op in cluster.ops:
+            unit[op._id] = cluster.ops[-1]._id
+    position = {op._id: i for i, op in enumerate(ops)}
+    waiting = collections.Counter()
+    readers = collections.defaultdict(set)
+    for op in ops:
+        me = unit[op._id]
+        for source in [t.op for t in op.inputs] + list(op.control_inputs):
+            if source._id in unit and unit[source._id] != me and (
+                    me not in readers[unit[source._id]]):
+                readers[unit[source._id]].add(me)
+                waiting[me] += 1
+    members = collections.defaultdict(list)
+    for op in ops:
+        members[unit[op._id]].append(op)
+    heap = [position[u] for u in members if waiting[u] == 0]
+    heapq.heapify(heap)
+    by_position = {position[u]: u for u in members}
+    order = []
+    while heap:
+        u = by_position[heapq.heappop(heap)]
+        order += members[u]
+        for reader in readers[u]:
+            waiting[reader] -= 1
+            if waiting[reader] == 0:
+                heapq.heappush(heap, position[reader])
+    return order
