@@ -33,7 +33,7 @@ from graphops.kernels.compiled.constants import (FUSED_BINARY, FUSED_MAX_INPUTS,
 from graphops.kernels.support.kernel_util import PARALLEL_MIN_SIZE_COMPUTE, broadcast_shape
 from graphops.registry import memory
 
-MIN_MEMBERS = 2
+MIN_MEMBERS = 3       # fewer: the program's call and loads cost what it saves
 MAX_MEMBERS = 64
 SIGNATURES = 16       # shape signatures a cluster keeps its recipes for
 BIAS_ADD = "bias_add"
@@ -143,8 +143,12 @@ def _pays(cluster, big, transfers, size):
     """Whether the program is likely faster than the kernels of members ``big``: it saves
     a step's cost per kernel, and costs a pass per input load and output store on top of
     one per instruction (its float32 transcendentals through float64 cost about twice
-    NumPy's). Below ``PARALLEL_MIN_SIZE_COMPUTE`` elements (large ones: passes over
-    memory cost more than these estimates, which hold in the cache)."""
+    NumPy's). A program of fewer than ``MIN_MEMBERS`` instructions never pays; one over at
+    least
+    ``PARALLEL_MIN_SIZE_COMPUTE`` elements always does (passes over memory then cost more
+    than these estimates, which hold in the cache)."""
+    if len(big) < MIN_MEMBERS:
+        return False
     if size >= PARALLEL_MIN_SIZE_COMPUTE:
         return True
     wide = sum(cluster.kinds[m] in WIDE for m in big)
@@ -249,8 +253,11 @@ def _plan(grid, program, dtype, n_in, n_out):
 
 
 def _flat(value):
-    """A C-contiguous flat view of ``value`` (a copy when it is strided)."""
-    return value.reshape(-1) if value.flags.c_contiguous else np.ascontiguousarray(value).reshape(-1)
+    """A writable C-contiguous flat view of ``value``: a copy when it is strided, or
+    read-only (a folded constant), so that the compiled program sees one type."""
+    flags = value.flags
+    flat = value if flags.c_contiguous and flags.writeable else np.array(value, order="C")
+    return flat.reshape(-1)
 
 
 # -- finding clusters when a plan is built
@@ -357,7 +364,7 @@ class _Finder:
     def clusters(self):
         found = {}
         for members in self.members.values():
-            if len(members) < MIN_MEMBERS:
+            if not _enough_full([op for op, _ in members]):
                 continue
             members.sort(key=lambda pair: self.fusion.position[pair[0]._id])
             ops = [op for op, _ in members]
@@ -374,6 +381,17 @@ class _Finder:
         key = (op._id, 0)
         inside = sum(1 for reader in self.fusion.consumers[key] if reader._id in ids)
         return self.fusion.readers[key] > inside
+
+
+def _enough_full(ops):
+    """Whether ``MIN_MEMBERS`` of the nodes may have the cluster's full shape: their static
+    shapes equal the last node's (unknown ranks: the run decides). A squeeze-and-excite
+    gate (a bias and a sigmoid on [N, 1, 1, C], then a product on [N, H, W, C]) has one."""
+    shapes = [op.outputs[0].shape for op in ops]
+    if any(shape.rank is None for shape in shapes):
+        return len(ops) >= MIN_MEMBERS
+    last = shapes[-1].as_list()
+    return sum(shape.as_list() == last for shape in shapes) >= MIN_MEMBERS
 
 
 def contracted_order(ops, fused):

@@ -1,8 +1,9 @@
 """The steps a Plan runs, each over the plan's buffer of numbered slots: a node's kernel
 (`KernelStep`; `HostKernelStep` calls a host kernel with no device to activate), a fused
-chain (`ChainStep`), an elementwise cluster (`ClusterStep`), a copy between host and device memory (`CopyStep`), a read off a TF1
-variable reference (`DerefStep`) and the check that a tensor has the shape its plan was
-specialised to (`ShapeGuardStep`). A step frees the slots it read last (``frees``).
+chain (`ChainStep`), an elementwise cluster (`ClusterStep`), a copy between host and
+device memory (`CopyStep`), a read off a TF1 variable reference (`DerefStep`) and the
+check that a tensor has the shape its plan was specialised to (`ShapeGuardStep`). A step
+frees the slots it read last (``frees``).
 """
 
 from graphops.runtime import devices
