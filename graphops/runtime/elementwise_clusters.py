@@ -6,12 +6,14 @@ nodes whose kernels declare ``elementwise`` (an instruction of
 ``constants.FUSED_OPCODES``, or "bias_add" for a channels-last BiasAdd), of one float
 dtype, with no control edges, group with the elementwise nodes they read. Two groups merge
 only where no path leaves one and re-enters the other through a node outside them (the
-step would wait on itself). A cluster of ``MIN_MEMBERS`` or more nodes, reading at most
-``FUSED_MAX_INPUTS`` tensors and giving at most ``FUSED_MAX_OUTPUTS`` read elsewhere (or
-fetched), becomes one step (``steps.ClusterStep``) in place of its last node.
+step would wait on itself). A cluster with ``MIN_MEMBERS`` nodes of its full shape,
+reading at most ``FUSED_MAX_INPUTS`` tensors and giving at most ``FUSED_MAX_OUTPUTS``
+read elsewhere (or fetched), becomes one step (``steps.ClusterStep``) in place of its
+last node.
 
-At run time its inputs' shapes pick a ``Recipe`` (kept per shape signature): the members
-whose output has the cluster's full shape run as one compiled program
+At run time its inputs' shapes pick a ``Recipe`` (kept per shape signature) where a rough
+cost estimate says the program pays: the members whose output has the cluster's full
+shape run as one compiled program
 (``compiled.fused_elementwise``) over a rows x cols grid every input broadcasts onto with
 two strides; members of smaller shapes (a batch norm's per-channel factors) run their own
 kernels first and enter the program as inputs. Shapes the kernels would refuse (or that
