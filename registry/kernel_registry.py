@@ -389,10 +389,11 @@ class OpKernel:
         raise NotImplementedError(f"{type(self).__name__}.compute")
 
     def checked_once(self, key, check):
-        """``check()``'s answer, computed again only when ``key`` (everything the check
-        reads: input shapes, index inputs' bytes, the memory budget) differs from the last
-        call's: the one thing ``compute`` may keep (see the class docstring). A check that
-        raises keeps nothing, so it raises again."""
+        """``check()``'s answer, computed again only when ``key`` (everything else the
+        check reads: input shapes, index inputs' bytes) or the memory budget differs from
+        the last call's: the one thing ``compute`` may keep (see the class docstring). A
+        check that raises keeps nothing, so it raises again."""
+        key = (key, memory.get_memory_budget())
         last = self._last_checked
         if last is None or last[0] != key:
             last = self._last_checked = (key, check())

@@ -10,6 +10,7 @@ import pytest
 
 import graphops as gp
 from graphops.registry import dtypes, errors, get_op_def
+from graphops.runtime import executor
 
 
 def is_input(op_def, name):
@@ -134,3 +135,9 @@ def session_run(fetches, feeds=None):
     """`fetches` run once by a fresh Session of the default graph."""
     with gp.Session() as sess:
         return sess.run(fetches, feeds)
+
+
+def plan_kernel_steps(fetches, feeds=()):
+    """The kernel steps (copy steps left out) of the plan for `fetches` given `feeds`."""
+    plan = executor.build_plan(list(feeds), fetches, [])
+    return [step for step in plan.steps if hasattr(step, "op")]

@@ -40,21 +40,21 @@ def reader_counts(ops, fetched):
     return counts
 
 
-def fold(ops, placements, kernels, fed, readers, facts=None, known=None, held=0):
+def fold(ops, placements, kernels, fed, readers, facts, known, held):
     """``(folded, guards, held)``: {op id: output values} of the foldable nodes among ``ops``
     (topologically ordered, with their placements and ``(construction, kernel)`` pairs)
     whose values are read (by another node or a fetch: a node run as a target alone keeps
     running), and {op id: [(input tensor, shape)]} of the nodes folded for their inputs'
     shapes (``shape_folding``); ``fed``: the fed tensor keys, ``readers``:
-    ``reader_counts``, ``facts``: the ``shape_folding.ShapeFacts`` the plan assumes (None:
-    no shape folds), ``known``: ``(folded, guards)`` of the same nodes for fewer known
-    shapes (the generic plan of a specialisation), reused as they are; ``held``: the new
+    ``reader_counts``, ``facts``: the ``shape_folding.ShapeFacts`` the plan assumes,
+    ``known``: ``(folded, guards)`` of the same nodes for fewer known shapes (the generic
+    plan of a specialisation; None for the generic plan), reused as they are; ``held``: the new
     bytes folded values already hold (a plan's other specialisations: all of them share
     PLAN_FOLD_MAX_BYTES), and the total returned."""
     folded, guards = {}, {}
     known, known_guards = known or ({}, {})
     shape_readers = [i for i, (_, kernel) in enumerate(kernels) if kernel.reads_shape_only]
-    last_shape_reader = shape_readers[-1] if facts is not None and shape_readers else -1
+    last_shape_reader = shape_readers[-1] if shape_readers else -1
     host_memory.kernels_starting()
     with np.errstate(all="ignore"):
         for i, (op, placed, (construction, kernel)) in enumerate(zip(ops, placements,
@@ -67,7 +67,7 @@ def fold(ops, placements, kernels, fed, readers, facts=None, known=None, held=0)
             elif read and _foldable(op, placed, kernel, folded, fed):
                 held = _fold_node(op, placed, construction, kernel, folded, held,
                                   [folded[t.op._id][t.value_index] for t in op.inputs])
-            elif read and facts is not None and shape_only_foldable(op, placed, kernel, fed):
+            elif read and shape_only_foldable(op, placed, kernel, fed):
                 shapes = facts.known_input_shapes(op)
                 if shapes is not None:
                     held = _fold_node(op, placed, construction, kernel, folded, held,
@@ -126,7 +126,7 @@ def _new_bytes(outputs, inputs):
                            for i in inputs))
 
 
-def fold_scales(ops, placements, kernels, folded, fed, readers, memo=None):
+def fold_scales(ops, placements, kernels, folded, fed, readers, memo):
     """Products folded into the conv before them, as TF's grappler folds a frozen model's
     batch-norm scale (rounding once where it rounded twice): a float conv whose kernel
     declares its ``channels_last_format`` (Conv2D, Conv3D, DepthwiseConv2dNative), in that
@@ -137,7 +137,6 @@ def fold_scales(ops, placements, kernels, folded, fed, readers, memo=None):
     index: the scaled constant it reads instead}} (the filter, and the bias); ``kernels``:
     the ops' ``(construction, kernel)`` pairs, ``readers``: ``reader_counts``; ``memo``: a
     dict kept across a plan's specialisations, which then share each scaled constant."""
-    memo = {} if memo is None else memo
 
     def scaled(value, factor, source):     # value * factor, once per (value, source)
         key = (id(value), id(source), value.shape)

@@ -23,7 +23,6 @@ declarations of each node's kernel.
 """
 
 import collections
-import heapq
 import math
 
 import numpy as np
@@ -71,6 +70,15 @@ class Cluster:
             self.operands.append(refs)
         self.outputs = [m for m, op in enumerate(ops) if outputs_read(op)]
         self.recipes = {}
+
+    def run_members(self, members, values, run_member):
+        """{m: value} of ``members`` (in order, each reading only inputs and earlier ones)
+        computed by their kernels (``run_member(m, inputs)``) on input ``values``."""
+        results = {}
+        for m in members:
+            results[m] = run_member(m, [values[i] if where == "input" else results[i]
+                                        for where, i in self.operands[m]])
+        return results
 
     def recipe(self, values):
         """The Recipe for input ``values`` (None: the members' kernels run instead)."""
@@ -125,11 +133,7 @@ class Recipe:
     def run(self, cluster, values, run_member):
         """The cluster's output values for input ``values``; ``run_member(m, inputs)``
         runs member m's kernel."""
-        member_values = {}
-        for m in self.small:
-            member_values[m] = run_member(m, [
-                values[i] if kind == "input" else member_values[i]
-                for kind, i in cluster.operands[m]])
+        member_values = cluster.run_members(self.small, values, run_member)
         out = np.empty((int(self.plan[3]),) + self.shape, cluster.dtype)
         if self.size:
             sources = [_flat(values[i] if kind == "input" else member_values[i])
@@ -403,32 +407,21 @@ def contracted_order(ops, fused):
     clusters = [c for c in fused.values() if isinstance(c, Cluster)]
     if not clusters:
         return ops
-    unit = {op._id: op._id for op in ops}
+    import networkx as nx       # lazily: `import graphops` stays fast
+
+    unit = {op._id: op._id for op in ops}       # a node, or its cluster's last node
     for cluster in clusters:
         for op in cluster.ops:
             unit[op._id] = cluster.ops[-1]._id
     position = {op._id: i for i, op in enumerate(ops)}
-    waiting = collections.Counter()
-    readers = collections.defaultdict(set)
+    members = collections.defaultdict(list)
+    graph = nx.DiGraph()
     for op in ops:
         me = unit[op._id]
-        for source in [t.op for t in op.inputs] + list(op.control_inputs):
-            if source._id in unit and unit[source._id] != me and (
-                    me not in readers[unit[source._id]]):
-                readers[unit[source._id]].add(me)
-                waiting[me] += 1
-    members = collections.defaultdict(list)
-    for op in ops:
-        members[unit[op._id]].append(op)
-    heap = [position[u] for u in members if waiting[u] == 0]
-    heapq.heapify(heap)
-    by_position = {position[u]: u for u in members}
-    order = []
-    while heap:
-        u = by_position[heapq.heappop(heap)]
-        order += members[u]
-        for reader in readers[u]:
-            waiting[reader] -= 1
-            if waiting[reader] == 0:
-                heapq.heappush(heap, position[reader])
-    return order
+        members[me].append(op)
+        graph.add_node(me)
+        graph.add_edges_from((unit[source._id], me)
+                             for source in [t.op for t in op.inputs] + list(op.control_inputs)
+                             if source._id in unit and unit[source._id] != me)
+    order = nx.lexicographical_topological_sort(graph, key=position.get)
+    return [op for u in order for op in members[u]]

@@ -233,10 +233,12 @@ class _PlanMaker:
 
     def generic(self):
         """The plan for any feed shapes the graph allows; it specialises (``Plan.
-        specialize``) when shape nodes remain steps."""
+        specialize``) when shape nodes a specialisation could fold remain steps."""
         plan, folding = self.lay_out([None] * len(self.feeds), None)
-        if self.feeds and any(kernel.reads_shape_only and op._id not in folding[0]
-                              for op, (_, kernel) in zip(self.ops, self.kernels)):
+        if self.feeds and any(
+                op._id not in folding[0]
+                and shape_folding.shape_only_foldable(op, placed, kernel, self.fed)
+                for op, placed, (_, kernel) in zip(self.ops, self.placements, self.kernels)):
             plan.specialize = self.specialized
         self.generic_plan, self.generic_folding = plan, folding
         return plan

@@ -35,9 +35,10 @@ import collections
 import numpy as np
 
 from graphops.runtime import devices, host_memory
-from graphops.runtime.frame_loops import CANCELLED, LoopPlan, RootPlan, node_failure
-from graphops.runtime.kernel_call import (compute, dereference, error_cause,
-                                          host_memory_indices, ref_indices)
+from graphops.runtime.frame_loops import CANCELLED, LoopPlan, RootPlan
+from graphops.runtime.kernel_call import (compute, dereference, host_memory_indices,
+                                          ref_indices)
+from graphops.runtime.steps import raise_node_error
 from graphops.registry.errors import CancelledError, InternalError, InvalidArgumentError
 from graphops.registry.kernel_registry import cancellation
 
@@ -380,7 +381,7 @@ class _Execution:
         try:
             return compute(node.kernel, node.construction, values, node.device)
         except Exception as exc:
-            raise node_failure(node, values, exc) from error_cause(exc)
+            raise_node_error(exc, node.op, node.device, values)
 
     @staticmethod
     def prepared(node, j, value):
@@ -400,7 +401,7 @@ class _Execution:
         try:
             taken = node.kernel.taken(devices.to_host(dereference(pred)))
         except Exception as exc:
-            raise node_failure(node, inputs, exc) from error_cause(exc)
+            raise_node_error(exc, node.op, node.device, inputs)
         return [data, DEAD] if taken == 0 else [DEAD, data]
 
     def enter(self, i, node, frame, it, value, dead):

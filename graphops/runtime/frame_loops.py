@@ -18,14 +18,13 @@ Const gives the value computed when the frame plan was built. Values live in num
 slots; a kernel step reads its inputs' slots and writes its outputs'.
 """
 
-import heapq
-
 import numpy as np
 
 from graphops.registry.errors import CancelledError
 from graphops.registry.kernel_registry import OpKernelContext
 from graphops.runtime import devices
-from graphops.runtime.kernel_call import error_cause, node_error, unset_output
+from graphops.runtime.kernel_call import unset_output
+from graphops.runtime.steps import raise_node_error
 
 CANCELLED = "The Session was closed while this run was in progress."
 _COND, _BODY = 0, 1        # a node runs in every iteration / only when the predicate holds
@@ -33,14 +32,6 @@ _COND, _BODY = 0, 1        # a node runs in every iteration / only when the pred
 
 class _NotStatic(Exception):
     """The frame is not of the fixed shape: the dataflow runs it."""
-
-
-def node_failure(node, inputs, exc):
-    """The OpError to raise for `exc` raised by `node` (a frame plan's node) on `inputs`."""
-    op = node.op
-    return node_error(exc, op.name, op.type, node.device.name, inputs,
-                      getattr(op, "traceback", ()), op=op,
-                      node_def=getattr(op, "node_def", None))
 
 
 class _Slots:
@@ -56,12 +47,10 @@ class _Slots:
         return self.count - 1
 
     def _lay_out_kernel(self, i, node, ins, steps):
-        """Node `i` of inputs in slots `ins`: no step for a NoOp, its input's slot for an
-        Identity, its value for a Const, else a kernel step appended to `steps`."""
-        kernel = node.kernel
-        if kernel.does_nothing:
-            return
-        if kernel.forwards_input and len(node.consumers) == 1 and ins:
+        """Node `i` of inputs in slots `ins`: its input's slot for an Identity, its values
+        for a Const (none for a NoOp), else a kernel step appended to `steps` (what the
+        frame executor's `_shortcut` found)."""
+        if node.forwards:
             self.slot[(i, 0)] = ins[0]
             return
         outs = tuple((k, self._new_slot()) for k in range(len(node.consumers)))
@@ -70,7 +59,8 @@ class _Slots:
             self.initial.extend((slot, node.outputs[k]) for k, slot in outs)
             return
         single = outs[0][1] if len(outs) == 1 else None
-        steps.append((kernel.compute, node.construction, tuple(ins), single, outs, node, ()))
+        steps.append((node.kernel.compute, node.construction, tuple(ins), single, outs, node,
+                      ()))
 
 
 class LoopPlan(_Slots):
@@ -257,7 +247,7 @@ class LoopPlan(_Slots):
             return switch.kernel.taken(devices.to_host(pred)) == 1
         except Exception as exc:
             data = values[self.slot[self.sources[i][0]]]
-            raise node_failure(switch, [data, pred], exc) from error_cause(exc)
+            raise_node_error(exc, switch.op, switch.device, [data, pred])
 
 
 class RootPlan(_Slots):
@@ -301,9 +291,13 @@ class RootPlan(_Slots):
 
     def _order(self):
         """The root's nodes and the loops in a topological order (the graph's, where free)."""
-        after, waits = {}, {}        # units: node indices and LoopPlans
+        import networkx as nx   # lazily: `import graphops` stays fast
+
         units = [i for i in range(len(self.nodes)) if i not in self.loop_of]
         units += list(dict.fromkeys(self.loop_of.values()))
+        key = {u: (min(u.members) if isinstance(u, LoopPlan) else u) for u in units}
+        graph = nx.DiGraph()
+        graph.add_nodes_from(units)
         for unit in units:
             if isinstance(unit, LoopPlan):
                 needs = set(unit.enters)
@@ -313,28 +307,20 @@ class RootPlan(_Slots):
                     raise _NotStatic
                 needs = {self._unit_of(s[0]) for s in self.sources[unit] if s is not None}
                 needs |= {self._unit_of(c) for c in self.controls[unit]}
-            waits[unit] = len(needs)
-            for need in needs:
-                after.setdefault(need, []).append(unit)
-        key = {u: (min(u.members) if isinstance(u, LoopPlan) else u) for u in units}
-        ready = [(key[u], u) for u in units if not waits[u]]     # keys differ: no ties
-        heapq.heapify(ready)
-        while ready:
-            _, unit = heapq.heappop(ready)
-            yield unit
-            for later in after.get(unit, ()):
-                waits[later] -= 1
-                if not waits[later]:
-                    heapq.heappush(ready, (key[later], later))
-        if any(waits.values()):
-            raise _NotStatic             # an Exit's value feeds its own loop
+            if not needs <= key.keys():
+                raise _NotStatic
+            graph.add_edges_from((need, unit) for need in needs)
+        try:                                            # keys differ: no ties
+            return list(nx.lexicographical_topological_sort(graph, key=key.get))
+        except nx.NetworkXUnfeasible:
+            raise _NotStatic from None     # an Exit's value feeds its own loop
 
     def _lay_out(self, feed_consumers, fetches):
         for consumers in feed_consumers:
             self.feed_slots.append(self._new_slot())
             self.fed.update((edge, self.feed_slots[-1]) for edge in consumers)
         steps = []
-        for unit in list(self._order()):
+        for unit in self._order():
             if isinstance(unit, LoopPlan):
                 exits = [self._new_slot() for _ in unit.exits]
                 self.slot.update(((i, 0), slot) for (i, _), slot in zip(unit.exits, exits))
@@ -409,12 +395,12 @@ def _run_steps(steps, values):
         try:
             compute(ctx)
         except Exception as exc:
-            raise node_failure(node, inputs, exc) from error_cause(exc)
+            raise_node_error(exc, node.op, node.device, inputs)
         if single is None or ctx.outputs[0] is None:
             for k, slot in outs:
                 value = ctx.outputs[k]
                 if value is None:
-                    raise node_failure(node, inputs, unset_output(k))
+                    raise_node_error(unset_output(k), node.op, node.device, inputs)
                 values[slot] = value
         else:
             values[single] = ctx.outputs[0]

@@ -161,10 +161,8 @@ class ClusterStep(KernelStep):
 
     def _run_members(self, values):
         """The cluster's outputs from the members' kernels, one after the other."""
-        cluster, results = self.kernel, []
-        for m, refs in enumerate(cluster.operands):
-            results.append(self._run_member(m, [values[i] if where == "input" else results[i]
-                                                for where, i in refs]))
+        cluster = self.kernel
+        results = cluster.run_members(range(len(cluster.ops)), values, self._run_member)
         return [results[m] for m in cluster.outputs]
 
 

@@ -11,9 +11,9 @@ registers are stored. Input k, a flat array, holds element (i, j) at ``i * row s
 j * column stride`` (its pair in the plan): a stride of 0 broadcasts it along that axis.
 
 Each instruction ``(opcode, destination, a, b)`` (``constants.FUSED_OPCODES``: unary
-codes below 12, binary from 12) rounds in the arrays' dtype as the separate kernel rounds
-it (no fused multiply-add): the arithmetic gives the kernels' bits.
-float32 exp, tanh and sigmoid are computed in float64 and rounded once (the sigmoid loop's
+codes below ``FIRST_BINARY``, binary from it) rounds in the arrays' dtype as the separate
+kernel rounds it (no fused multiply-add): the arithmetic gives the kernels' bits. float32
+exp, tanh and sigmoid are computed in float64 and rounded once (the sigmoid loop's
 polynomial, which vectorizes where the C library's exp does not); float64 ones call the C
 library.
 """
@@ -23,10 +23,11 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from graphops.kernels.compiled.constants import FUSED_BLOCK, FUSED_MAX_INPUTS, FUSED_MAX_OUTPUTS
+from graphops.kernels.compiled.constants import (FUSED_BLOCK as BLOCK, FUSED_MAX_INPUTS,
+                                                 FUSED_MAX_OUTPUTS, FUSED_UNARY)
 from graphops.kernels.compiled.elementwise import exp_wide, sigmoid_wide
 
-BLOCK = FUSED_BLOCK
+FIRST_BINARY = len(FUSED_UNARY)      # the codes below are unary instructions
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
@@ -43,8 +44,8 @@ def _tanh_wide(value):
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def _unary(code, x, out, n, wide):
-    """out[:n] = f(x[:n]) for a unary ``code``; ``wide``: float32 data (transcendentals
-    through float64)."""
+    """out[:n] = f(x[:n]) for a unary ``code`` (``FUSED_UNARY``'s order); ``wide``: float32
+    data (transcendentals through float64)."""
     one, zero, six = x.dtype.type(1), x.dtype.type(0), x.dtype.type(6)
     if code == 0:
         for j in range(n):
@@ -104,25 +105,25 @@ def _unary(code, x, out, n, wide):
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def _binary(code, a, b, out, n):
-    """out[:n] = a[:n] op b[:n] for a binary ``code`` (NaN and ties in max/min as NumPy's
-    maximum and minimum give them)."""
-    if code == 12:
+    """out[:n] = a[:n] op b[:n] for a binary ``code`` (``FUSED_BINARY``'s order): max and
+    min give NaN from either side and, in a tie (-0 and 0), the first operand, as TF's."""
+    if code == FIRST_BINARY:
         for j in range(n):
             out[j] = a[j] + b[j]
-    elif code == 13:
+    elif code == FIRST_BINARY + 1:
         for j in range(n):
             out[j] = a[j] - b[j]
-    elif code == 14:
+    elif code == FIRST_BINARY + 2:
         for j in range(n):
             out[j] = a[j] * b[j]
-    elif code == 15:
+    elif code == FIRST_BINARY + 3:
         for j in range(n):
             out[j] = a[j] / b[j]
-    elif code == 16:
+    elif code == FIRST_BINARY + 4:
         for j in range(n):
             x, y = a[j], b[j]
             out[j] = x if (x >= y or x != x) else y
-    elif code == 17:
+    elif code == FIRST_BINARY + 5:
         for j in range(n):
             x, y = a[j], b[j]
             out[j] = x if (x <= y or x != x) else y
@@ -198,7 +199,7 @@ def _block(block, plan, regs, out, a0, a1, a2, a3, a4, a5, a6, a7):
               plan[8 + 2 * k], row, col, count_rows, count_cols)
     for i in range(HEADER, HEADER + 4 * n_instr, 4):
         code, dst, a, b = plan[i], plan[i + 1], plan[i + 2], plan[i + 3]
-        if code < 12:
+        if code < FIRST_BINARY:
             _unary(code, regs[a], regs[dst], n, wide)
         else:
             _binary(code, regs[a], regs[b], regs[dst], n)

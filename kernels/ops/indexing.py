@@ -13,7 +13,7 @@ from graphops.kernels.ops.array import pack_axis
 from graphops.kernels.support.kernel_util import (COMPILED_MIN_SIZE, DEVICES, broadcast_shape,
                                                   computable_types, make_shape, where)
 from graphops.kernels.ops.strided_slice import index_key
-from graphops.registry import dtypes, memory
+from graphops.registry import dtypes
 from graphops.registry.errors import InvalidArgumentError, UnimplementedError
 from graphops.registry.kernel_registry import OpKernel, register_kernel
 from graphops.registry.op_defs.array import int_values
@@ -202,7 +202,7 @@ class SelectV2Op(OpKernel):
 
     def compute(self, ctx):
         cond, t, e = ctx.inputs
-        self.checked_once((cond.shape, t.shape, e.shape, memory.get_memory_budget()),
+        self.checked_once((cond.shape, t.shape, e.shape),
                           lambda: self._check(ctx, cond, t, e))
         # `where` blends large ones in a compiled loop; NumPy's own where serves the others.
         xp = ctx.xp

@@ -17,7 +17,6 @@ import numpy as np
 
 from graphops.kernels.random_numbers import philox
 from graphops.kernels.support.kernel_util import DEVICES, computable_types, host_copy, make_shape
-from graphops.registry import memory
 from graphops.registry.errors import InvalidArgumentError
 from graphops.registry.kernel_registry import OpKernel, register_kernel
 from graphops.registry.tensor_shape import shape_str
@@ -101,7 +100,7 @@ class _StatefulRandomOp(OpKernel):
 
     def compute(self, ctx):
         shape_t = ctx.inputs[0]
-        shape = self.checked_once((shape_t.shape, shape_t.tobytes(), memory.get_memory_budget()),
+        shape = self.checked_once((shape_t.shape, shape_t.tobytes()),
                                   lambda: _allocated_shape(ctx))
         key, counter = self._stream.reserve(
             math.prod(shape) * philox.RESERVED_SAMPLES_PER_OUTPUT)

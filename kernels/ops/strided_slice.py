@@ -7,7 +7,6 @@ the NumPy index and the shapes. Both kernels keep the index they derived for the
 """
 
 from graphops.kernels.support.kernel_util import DEVICES, nonnegative_dims, zeros
-from graphops.registry import memory
 from graphops.registry.errors import InvalidArgumentError
 from graphops.registry.kernel_registry import OpKernel, register_kernel
 from graphops.registry.op_defs.array import int_values
@@ -48,7 +47,7 @@ class StridedSliceGradOp(OpKernel):
 
     def compute(self, ctx):
         shape_t, begin, end, strides, dy = ctx.inputs
-        key = (dy.shape, index_key(shape_t, begin, end, strides), memory.get_memory_budget())
+        key = (dy.shape, index_key(shape_t, begin, end, strides))
         shape, index, processing_shape = self.checked_once(
             key, lambda: self._checked(ctx, shape_t, begin, end, strides, dy))
         out = zeros(ctx.xp, shape, dy.dtype)

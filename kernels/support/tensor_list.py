@@ -43,14 +43,10 @@ class TensorList:
         """Element `index` (0 <= index < len(self)), None when unset."""
         return self._items[index]
 
-    def replace(self, **changes):
-        """A new list with some fields changed (`tensors`: any iterable of elements)."""
-        if set(changes) != {"tensors"}:
-            fields = {"element_dtype": self.element_dtype, "element_shape": self.element_shape,
-                      "max_num_elements": self.max_num_elements, "tensors": self.tensors}
-            fields.update(changes)
-            return TensorList(**fields)
-        items = list(changes["tensors"])
+    def replace(self, tensors):
+        """A new list of this one's element dtype, shape and bound holding `tensors` (any
+        iterable of elements)."""
+        items = list(tensors)
         return _new(self.element_dtype, self.element_shape, self.max_num_elements, items,
                     len(items))
 

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import graphops as gp
-from graphops.registry import errors, memory
+from graphops.registry import errors
+from graphops.runtime.config import memory_budget
 from tests.reference_conv import conv_forward_ref
 
 
@@ -42,11 +43,7 @@ def test_a_failed_check_raises_again_and_a_smaller_budget_is_seen(conv_node):
             conv_node(values((1, 4, 4, 5), 2), wv)
     xv = values((1, 6, 6, 3), 3)
     conv_node(xv, wv)                       # this signature's checks are now kept
-    budget = memory.get_memory_budget()
-    memory.set_memory_budget(64)
-    try:
-        with pytest.raises(errors.ResourceExhaustedError, match="memory budget of 64 bytes"):
-            conv_node(xv, wv)
-    finally:
-        memory.set_memory_budget(budget)
+    with memory_budget(64), pytest.raises(errors.ResourceExhaustedError,
+                                          match="memory budget of 64 bytes"):
+        conv_node(xv, wv)
     assert conv_node(xv, wv).shape == (1, 5, 5, 4)

@@ -12,7 +12,8 @@ from hypothesis.extra import numpy as hnp
 
 import graphops as gp
 from graphops.kernels.support.kernel_util import softmax
-from graphops.registry import errors, memory
+from graphops.registry import errors
+from graphops.runtime.config import memory_budget
 from tests.op_runners import Repeats, invalid, raises, readonly
 
 R = gp.raw_ops
@@ -149,14 +150,10 @@ def test_broadcasting_and_matmul_errors_after_good_runs():
     for node, feeds in ((matmul, (outer_a, outer_b)),
                         (add, (outer_a, outer_b.reshape(1, 300)))):
         assert node(*feeds).shape == (300, 300)
-        budget = memory.get_memory_budget()
-        memory.set_memory_budget(1000)
-        try:
-            with raises(errors.ResourceExhaustedError, "OOM when allocating tensor with "
-                                                       "shape[300, 300] and type float32"):
-                node(*feeds)
-        finally:
-            memory.set_memory_budget(budget)
+        with memory_budget(1000), raises(errors.ResourceExhaustedError,
+                                         "OOM when allocating tensor with shape[300, 300] "
+                                         "and type float32"):
+            node(*feeds)
 
 
 def test_random_uniform_checks_each_new_shape():

@@ -12,7 +12,8 @@ from hypothesis.extra import numpy as hnp
 import graphops as gp
 from graphops.kernels.ops.math import _sigmoid
 from graphops.kernels.support.kernel_util import COMPILED_MIN_SIZE
-from graphops.registry import errors, memory
+from graphops.registry import errors
+from graphops.runtime.config import memory_budget
 from tests.op_runners import Repeats, invalid, raises
 
 R = gp.raw_ops
@@ -23,20 +24,6 @@ def oom(shape, dtype="float32"):
     return raises(errors.ResourceExhaustedError,
                   f"OOM when allocating tensor with shape[{', '.join(map(str, shape))}] and "
                   f"type {dtype}")
-
-
-class budget:
-    """The memory budget set to `limit` for a block."""
-
-    def __init__(self, limit):
-        self.limit = limit
-
-    def __enter__(self):
-        self.saved = memory.get_memory_budget()
-        memory.set_memory_budget(self.limit)
-
-    def __exit__(self, *exc):
-        memory.set_memory_budget(self.saved)
 
 
 I32 = np.int32
@@ -105,7 +92,7 @@ def test_strided_slice_grad_follows_new_shapes_and_refuses_after_good_runs():
         node(I32([3, 4]), I32([1, 1]), dy.reshape(1, 4))
     with invalid("shape must be 1-D, got shape.shape = [1,2]"):
         node(I32([[3, 4]]), I32([1, 1]), dy)
-    with budget(40), oom([3, 4]):
+    with memory_budget(40), oom([3, 4]):
         node(I32([3, 4]), I32([1, 1]), dy)
     assert node(I32([3, 4]), I32([1, 1]), dy).sum() == 10
 
@@ -305,7 +292,7 @@ def test_select_v2_and_batch_matmul_errors_after_good_runs():
         np.testing.assert_array_equal(select(mask, big, -big), np.where(mask, big, -big))
     column, row = np.ones([300, 1], np.float32), np.ones([1, 300], np.float32)
     assert select(np.array(True), column, row).shape == (300, 300)
-    with budget(1000), oom([300, 300]):
+    with memory_budget(1000), oom([300, 300]):
         select(np.array(True), column, row)
 
     matmul = Repeats(lambda a, b: R.BatchMatMulV2(x=a, y=b, adj_y=True), gp.float32, gp.float32)
@@ -320,7 +307,7 @@ def test_select_v2_and_batch_matmul_errors_after_good_runs():
         matmul(a, np.zeros([4], np.float32))
     np.testing.assert_array_equal(matmul(a[1], a[0]), a[1] @ a[0].T)
     assert matmul(column, column).shape == (300, 300)
-    with budget(1000), oom([300, 300]):
+    with memory_budget(1000), oom([300, 300]):
         matmul(column, column)
 
 
@@ -413,6 +400,6 @@ def test_slice_transpose_fill_errors_after_good_runs():
     with invalid("dims must represent a vector, got shape [1,2]"):
         fill(I32([[2, 2]]), np.float32(3))
     assert fill(I32([300, 300]), np.float32(3)).shape == (300, 300)
-    with budget(1000), oom([300, 300]):
+    with memory_budget(1000), oom([300, 300]):
         fill(I32([300, 300]), np.float32(3))
     np.testing.assert_array_equal(fill(I32([2, 2]), np.float32([3])), np.full([2, 2], 3))

@@ -1,5 +1,4 @@
-"""The summary kernels' bytes are protobuf's: ScalarSummary (encoded by hand) byte for byte
-against a Summary built with the protobuf classes, and MergeSummary against protobuf's
+"""The summary kernels' bytes are protobuf's: ScalarSummary byte for byte against a Summary built with the protobuf classes, and MergeSummary against protobuf's
 serialization of the merged message, whether its inputs come from summary kernels (taken as
 they are) or from elsewhere (parsed: unknown fields, fields out of order, garbage, duplicate
 tags)."""
@@ -12,13 +11,9 @@ import graphops as gp
 from graphops.framework_kernels import summary as summary_kernels
 from graphops.interchange.proto import summary_pb2
 from graphops.registry import errors
+from tests.op_runners import session_run as run
 
 R = gp.raw_ops
-
-
-def run(fetches, feeds=None):
-    with gp.Session() as sess:
-        return sess.run(fetches, feeds)
 
 
 def as_bytes(result):

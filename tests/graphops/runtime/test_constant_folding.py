@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 import graphops as gp
-from graphops.runtime import constant_folding, executor
+from graphops.runtime import constant_folding
 from graphops.registry import OpKernel, errors, register_kernel, register_op
+from tests.op_runners import plan_kernel_steps
 
 COMPUTES = []   # node names, one per compute of FoldTestPure / FoldTestStateful / FoldTestBig
 
@@ -155,8 +156,7 @@ def test_variable_handles_are_made_once_per_plan():
 
 
 def _step_types(fetches, feeds=()):
-    plan = executor.build_plan(list(feeds), fetches, [])
-    return [step.op.type for step in plan.steps if hasattr(step, "op")]
+    return [step.op.type for step in plan_kernel_steps(fetches, feeds)]
 
 
 def test_a_constant_channel_scale_after_a_conv_folds_into_its_filter():

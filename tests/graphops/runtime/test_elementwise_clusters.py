@@ -11,6 +11,7 @@ from hypothesis import given, settings, strategies as st
 import graphops as gp
 from graphops.runtime import elementwise_clusters, executor, fusion
 from graphops.runtime.steps import ClusterStep
+from tests.op_runners import plan_kernel_steps
 from graphops.kernels.support.kernel_util import PARALLEL_MIN_SIZE_COMPUTE
 
 
@@ -26,14 +27,9 @@ def graph(request):
             yield g
 
 
-def _steps(fetches, feeds=()):
-    plan = executor.build_plan(list(feeds), fetches, [])
-    return [step for step in plan.steps if hasattr(step, "op")]
-
-
 def _clusters(fetches, feeds=()):
     """[member op types] of each cluster step of the plan."""
-    return [[op.type for op in step.kernel.ops] for step in _steps(fetches, feeds)
+    return [[op.type for op in step.kernel.ops] for step in plan_kernel_steps(fetches, feeds)
             if isinstance(step, ClusterStep)]
 
 
@@ -63,18 +59,6 @@ def _hostile(rng, shape, dtype=np.float32):
         if at < flat.size:
             flat[at] = value
     return x
-
-
-def _ulps(got, want):
-    """Largest distance in units in the last place between float32 arrays (NaNs equal)."""
-    got, want = np.asarray(got, np.float32), np.asarray(want, np.float32)
-    both_nan = np.isnan(got) & np.isnan(want)
-    assert np.array_equal(np.isnan(got), np.isnan(want))
-    a = got.view(np.int32).astype(np.int64)
-    b = want.view(np.int32).astype(np.int64)
-    a = np.where(a < 0, -(a & 0x7FFFFFFF), a)
-    b = np.where(b < 0, -(b & 0x7FFFFFFF), b)
-    return int(np.max(np.where(both_nan, 0, np.abs(a - b)), initial=0))
 
 
 def test_an_lstm_cell_is_one_step_with_the_kernels_values():
@@ -119,7 +103,7 @@ def test_transcendentals_are_within_an_ulp_of_float64():
         got = _run(out, {x: values})
         with np.errstate(all="ignore"):
             want = -np.abs(reference(values.astype(np.float64)).astype(np.float32))
-        assert _ulps(got, want) <= 1, name
+        np.testing.assert_array_max_ulp(got, want, maxulp=1)
 
 
 _UNARY = [gp.negative, gp.abs, gp.square, gp.nn.relu, gp.nn.relu6, gp.math.reciprocal,
@@ -217,7 +201,7 @@ def test_small_members_run_their_kernels_and_feed_the_program():
     mean, var, gamma, beta = (gp.placeholder(gp.float32, [None]) for _ in range(4))
     scale = gamma * gp.math.rsqrt(var + 1e-3)
     out = gp.nn.relu6((x - mean) * scale) + beta
-    [cluster] = [s.kernel for s in _steps([out], [x, mean, var, gamma, beta])
+    [cluster] = [s.kernel for s in plan_kernel_steps([out], [x, mean, var, gamma, beta])
                  if isinstance(s, ClusterStep)]
     assert len(cluster.ops) == 7
     feed = {x: _hostile(rng, (5, 8)), mean: rng.standard_normal(8).astype(np.float32),
@@ -329,11 +313,11 @@ def test_the_program_runs_where_it_pays():
     x = gp.placeholder(gp.float32, [None, 256])
     b = gp.placeholder(gp.float32, [256])
     cell = gp.tanh(gp.sigmoid(x) * gp.exp(x) + b)
-    [cluster] = [s.kernel for s in _steps([cell], [x, b]) if isinstance(s, ClusterStep)]
+    [cluster] = [s.kernel for s in plan_kernel_steps([cell], [x, b]) if isinstance(s, ClusterStep)]
     values = lambda rows: [np.ones((rows, 256), np.float32), np.ones(256, np.float32)]  # noqa
     assert cluster.recipe(values(1)) is not None
     cheap = gp.abs(gp.maximum(x, b) - x)
-    [cluster] = [s.kernel for s in _steps([cheap], [x, b])
+    [cluster] = [s.kernel for s in plan_kernel_steps([cheap], [x, b])
                  if isinstance(s, ClusterStep)]
     assert cluster.recipe(values(1)) is not None
     assert cluster.recipe(values(128)) is None

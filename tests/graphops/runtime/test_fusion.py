@@ -6,11 +6,12 @@ import numpy as np
 import pytest
 
 import graphops as gp
-from graphops.runtime import elementwise_clusters, executor, fusion
+from graphops.runtime import elementwise_clusters, fusion
 from graphops.kernels.conv_algorithms import dense as conv_dense
 from graphops.kernels.ops import conv as conv_kernels
 from graphops.kernels.support.kernel_util import (COMPILED_MIN_SIZE, PARALLEL_MIN_SIZE,
                                                   PARALLEL_MIN_SIZE_COMPUTE, STREAMING_MIN_SIZE)
+from tests.op_runners import plan_kernel_steps
 
 
 @pytest.fixture(autouse=True)
@@ -24,18 +25,12 @@ def graph():
             yield g
 
 
-def _kernel_steps(fetches, feeds=()):
-    """The plan's kernel steps (copy steps left out)."""
-    plan = executor.build_plan(list(feeds), fetches, [])
-    return [step for step in plan.steps if hasattr(step, "op")]
-
-
 def _step_types(fetches, feeds=()):
-    return [step.op.type for step in _kernel_steps(fetches, feeds)]
+    return [step.op.type for step in plan_kernel_steps(fetches, feeds)]
 
 
 def _kernel_types(fetches, feeds=()):
-    return [type(step.kernel).__name__ for step in _kernel_steps(fetches, feeds)]
+    return [type(step.kernel).__name__ for step in plan_kernel_steps(fetches, feeds)]
 
 
 def _run(fetches, feed, fused=True, monkeypatch=None):
@@ -428,7 +423,7 @@ def test_a_conv_takes_its_bias_and_activation_as_an_epilogue_bit_for_bit(case, a
     conv = gp.nn.conv2d if rank == 2 else gp.nn.conv3d
     out = activation(gp.nn.bias_add(conv(x, w, [1, *[stride] * rank, 1], "SAME"),
                                     bias.value()))
-    steps = _kernel_steps([out], [x])
+    steps = plan_kernel_steps([out], [x])
     assert [type(step.kernel) for step in steps if step.op is out.op] == [fusion.ConvChain]
     assert not any(step.op.type.startswith("Conv") for step in steps)
     feed = {x: _hostile(rng, x_shape, np.float32)}

@@ -14,7 +14,8 @@ from graphops.registry import (OpKernel, TensorShape, errors, list_ops, register
 from graphops.registry.kernel_registry import deregister_kernels
 from graphops.registry.op_defs.math import broadcast_shapes
 from graphops.registry.op_registry import deregister_op
-from graphops.runtime import executor, fusion
+from graphops.runtime import fusion
+from tests.op_runners import plan_kernel_steps
 from tests.paths import ROOT
 
 COMPUTES = []     # node names, one per compute of a test kernel
@@ -133,18 +134,13 @@ def test_no_runtime_module_names_a_registered_op():
     assert not found, "the runtime names ops:\n" + "\n".join(found)
 
 
-def _kernel_steps(fetches, feeds=()):
-    plan = executor.build_plan(list(feeds), fetches, [])
-    return [step for step in plan.steps if hasattr(step, "op")]
-
-
 def test_a_new_op_declaring_a_chain_stage_fuses(monkeypatch):
     """RtMul (chain_stage "mul") and RtRelu (chain_activation "Relu") chain with AddV2 as
     Mul and Relu do; without the declaration RtMul runs as its own step."""
     x = gp.placeholder(gp.float32, [None, 4])
     scale = np.float32([1, -2, 0.5, 3])
     out = gp.raw_ops.RtRelu(x=gp.raw_ops.RtMul(x=x, y=gp.constant(scale)) + 1.0)
-    steps = _kernel_steps([out], [x])
+    steps = plan_kernel_steps([out], [x])
     assert [(step.op.type, type(step.kernel)) for step in steps] == [("RtRelu", fusion.Chain)]
     assert steps[0].kernel.stages[0][0] == "mul" and steps[0].kernel.activation == "Relu"
     values = np.linspace(-4, 4, 4 << 12, dtype=np.float32).reshape(-1, 4)
@@ -152,7 +148,7 @@ def test_a_new_op_declaring_a_chain_stage_fuses(monkeypatch):
         got = sess.run(out, {x: values})
     np.testing.assert_array_equal(got, np.maximum(values * scale + np.float32(1), 0))
     monkeypatch.setattr(MulKernel, "chain_stage", None)
-    assert [step.op.type for step in _kernel_steps([out], [x])] == ["RtMul", "RtRelu"]
+    assert [step.op.type for step in plan_kernel_steps([out], [x])] == ["RtMul", "RtRelu"]
 
 
 def test_an_activation_channel_chain_cannot_apply_is_not_fused(monkeypatch):
@@ -162,9 +158,9 @@ def test_an_activation_channel_chain_cannot_apply_is_not_fused(monkeypatch):
     x = gp.placeholder(gp.float32, [None, 4])
     out = gp.raw_ops.RtRelu(x=gp.raw_ops.RtMul(x=x, y=gp.constant(np.float32([1, 2, 3, 4]))))
     monkeypatch.setattr(ReluKernel, "chain_activation", "Tanh")
-    assert [step.op.type for step in _kernel_steps([out], [x])] == ["RtMul", "RtRelu"]
+    assert [step.op.type for step in plan_kernel_steps([out], [x])] == ["RtMul", "RtRelu"]
     add = gp.raw_ops.AddV2(x=x, y=x)
-    assert [step.op.type for step in _kernel_steps([gp.raw_ops.RtRelu(x=add)], [x])] == [
+    assert [step.op.type for step in plan_kernel_steps([gp.raw_ops.RtRelu(x=add)], [x])] == [
         "AddV2", "RtRelu"]
     values = np.linspace(-8, 8, 4 << 12, dtype=np.float32).reshape(-1, 4)
     with gp.Session() as sess:
@@ -179,27 +175,27 @@ def test_a_new_op_declaring_a_mul_stage_folds_into_a_conv_s_filter(monkeypatch):
     y = gp.nn.conv2d(x, w, [1, 1, 1, 1], "SAME")
     scale = rng.normal(size=4).astype(np.float32)
     scaled = gp.raw_ops.RtMul(x=y, y=gp.constant(scale))
-    assert [step.op.type for step in _kernel_steps([scaled], [x])] == ["Conv2D"]
+    assert [step.op.type for step in plan_kernel_steps([scaled], [x])] == ["Conv2D"]
     feed = {x: rng.normal(size=(2, 5, 5, 3)).astype(np.float32)}
     with gp.Session() as sess:
         folded = sess.run(scaled, feed)
         plain = sess.run(y, feed)
     np.testing.assert_allclose(folded, plain * scale, rtol=1e-5, atol=1e-5)
     monkeypatch.setattr(MulKernel, "chain_stage", None)
-    assert [step.op.type for step in _kernel_steps([scaled], [x])] == ["Conv2D", "RtMul"]
+    assert [step.op.type for step in plan_kernel_steps([scaled], [x])] == ["Conv2D", "RtMul"]
 
 
 def test_a_new_op_declaring_invariant_or_not_foldable_folds_or_not(monkeypatch):
     source = gp.raw_ops.RtSource(value=2.5, name="source")
     passed = gp.raw_ops.RtDefault(x=gp.constant(1.5), name="passed")
-    assert [s.op.name for s in _kernel_steps([source, passed])] == ["passed"]
+    assert [s.op.name for s in plan_kernel_steps([source, passed])] == ["passed"]
     with gp.Session() as sess:
         for _ in range(2):
             assert sess.run([source, passed]) == [2.5, 1.5]
     # the source once per plan (one above, one in the Session), the other node every run
     assert COMPUTES == ["source", "source", "passed", "passed"]
     monkeypatch.setattr(SourceKernel, "invariant", False)
-    assert [s.op.name for s in _kernel_steps([source])] == ["source"]
+    assert [s.op.name for s in plan_kernel_steps([source])] == ["source"]
 
 
 def test_a_new_op_declaring_that_a_feed_satisfies_control_edges(monkeypatch):
