@@ -400,15 +400,18 @@ def _enough_full(ops):
     return sum(shape.as_list() == last for shape in shapes) >= MIN_MEMBERS
 
 
-def contracted_order(ops, fused):
+def contracted_order(ops, fused, needs=None):
     """``ops`` reordered so that each cluster's outside readers come after its last node
     (where its step runs): a topological order of the graph with each cluster one node,
-    keeping the given order wherever it can."""
+    keeping the given order wherever it can. ``needs(op)``: the nodes op waits for (by
+    default its inputs' and control inputs'; those not in ``ops`` are ignored)."""
     clusters = [c for c in fused.values() if isinstance(c, Cluster)]
     if not clusters:
         return ops
     import networkx as nx       # lazily: `import graphops` stays fast
 
+    if needs is None:
+        needs = _graph_inputs
     unit = {op._id: op._id for op in ops}       # a node, or its cluster's last node
     for cluster in clusters:
         for op in cluster.ops:
@@ -420,8 +423,11 @@ def contracted_order(ops, fused):
         me = unit[op._id]
         members[me].append(op)
         graph.add_node(me)
-        graph.add_edges_from((unit[source._id], me)
-                             for source in [t.op for t in op.inputs] + list(op.control_inputs)
+        graph.add_edges_from((unit[source._id], me) for source in needs(op)
                              if source._id in unit and unit[source._id] != me)
     order = nx.lexicographical_topological_sort(graph, key=position.get)
     return [op for u in order for op in members[u]]
+
+
+def _graph_inputs(op):
+    return [t.op for t in op.inputs] + list(op.control_inputs)

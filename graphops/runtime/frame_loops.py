@@ -15,16 +15,16 @@ the orders the dataflow could take. `LoopPlan.analyse` returns None for any othe
 
 Identity nodes share their input's value, NoOps only order (the order is fixed), and a
 Const gives the value computed when the frame plan was built. Values live in numbered
-slots; a kernel step reads its inputs' slots and writes its outputs'.
+slots; the steps are the executor's (`steps.KernelStep`s, each reading its inputs' slots
+and writing its outputs'), and a loop's elementwise clusters run as one `steps.ClusterStep`
+each (`loop_clusters`).
 """
 
 import numpy as np
 
 from graphops.registry.errors import CancelledError
-from graphops.registry.kernel_registry import OpKernelContext
-from graphops.runtime import devices
-from graphops.runtime.kernel_call import unset_output
-from graphops.runtime.steps import raise_node_error
+from graphops.runtime import devices, loop_clusters
+from graphops.runtime.steps import kernel_step, raise_node_error
 
 CANCELLED = "The Session was closed while this run was in progress."
 _COND, _BODY = 0, 1        # a node runs in every iteration / only when the predicate holds
@@ -58,9 +58,8 @@ class _Slots:
         if node.outputs is not None:         # computed when the graph was planned
             self.initial.extend((slot, node.outputs[k]) for k, slot in outs)
             return
-        single = outs[0][1] if len(outs) == 1 else None
-        steps.append((node.kernel.compute, node.construction, tuple(ins), single, outs, node,
-                      ()))
+        steps.append(kernel_step(node.kernel, node.construction, node.op, node.device,
+                                 tuple(ins), outs))
 
 
 class LoopPlan(_Slots):
@@ -138,6 +137,7 @@ class LoopPlan(_Slots):
                 self._reenters():
             raise _NotStatic
         self.merges = [(m, enter, self.slot[(n, 0)]) for m, enter, n in self.merges]
+        self.steps = tuple(loop_clusters.clustered(self, steps) for steps in self.steps)
 
     def _reenters(self):
         """Whether a value that left the loop comes back in by one of its Enters (the
@@ -342,9 +342,9 @@ class RootPlan(_Slots):
         loop's Enters' values are dropped with the loop's."""
         last = {}                        # slot -> (segment, step) that last needs it
         for n, (steps, _, enters, exits) in enumerate(self.segments):
-            for j, (_, _, ins, _, outs, _, _) in enumerate(steps):
-                last.update((slot, (n, j)) for _, slot in outs)
-                last.update((slot, (n, j)) for slot in ins)
+            for j, step in enumerate(steps):
+                last.update((slot, (n, j)) for _, slot in step.outs)
+                last.update((slot, (n, j)) for slot in step.reads())
             last.update((slot, (n, len(steps))) for slot in exits)
             last.update((slot, (n, len(steps))) for _, slot in enters)
         kept = set(self.fetch_slots)
@@ -352,10 +352,11 @@ class RootPlan(_Slots):
         for slot, where in last.items():
             if slot not in kept:
                 frees.setdefault(where, []).append(slot)
-        self.segments = [
-            ([step[:-1] + (tuple(frees.get((n, j), ())),) for j, step in enumerate(steps)],
-             loop, enters, exits, tuple(frees.get((n, len(steps)), ())))
-            for n, (steps, loop, enters, exits) in enumerate(self.segments)]
+        for n, (steps, _, _, _) in enumerate(self.segments):
+            for j, step in enumerate(steps):
+                step.frees = tuple(frees.get((n, j), ()))
+        self.segments = [(steps, loop, enters, exits, tuple(frees.get((n, len(steps)), ())))
+                         for n, (steps, loop, enters, exits) in enumerate(self.segments)]
 
     def _lay_out_node(self, i, steps):
         ins = [self.fed[(i, j)] if s is None else self.slot[s]
@@ -386,24 +387,6 @@ class RootPlan(_Slots):
 
 
 def _run_steps(steps, values):
-    """Runs kernel steps in order on `values` (the slots): a step is (the kernel's compute,
-    its construction, input slots, the output slot of a one-output kernel or None,
-    (output, slot) pairs, the node, the slots to drop after it)."""
-    for compute, construction, ins, single, outs, node, frees in steps:
-        inputs = [values[slot] for slot in ins]
-        ctx = OpKernelContext(construction, inputs)
-        try:
-            compute(ctx)
-        except Exception as exc:
-            raise_node_error(exc, node.op, node.device, inputs)
-        if single is None or ctx.outputs[0] is None:
-            for k, slot in outs:
-                value = ctx.outputs[k]
-                if value is None:
-                    raise_node_error(unset_output(k), node.op, node.device, inputs)
-                values[slot] = value
-        else:
-            values[single] = ctx.outputs[0]
-        if frees:
-            for slot in frees:
-                values[slot] = None
+    """Runs steps in order on `values` (the slots)."""
+    for step in steps:
+        step(values)

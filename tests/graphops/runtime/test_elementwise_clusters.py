@@ -113,6 +113,20 @@ _SHAPES = {"full": (3, 4, 5), "scalar": (), "row": (5,), "rows": (4, 5), "column
            "columns": (3, 4, 1), "one": (1, 1, 5)}
 
 
+def random_dag(recipe, inputs, unary_ops=tuple(_UNARY), binary_ops=tuple(_BINARY)):
+    """The values a DAG made by ``recipe`` computes from ``inputs``: per (unary, kind, a, b)
+    one op (its kind-th of ``unary_ops`` or ``binary_ops``) on the a-th (and b-th) value
+    so far."""
+    values = list(inputs)
+    for unary, kind, a, b in recipe:
+        x = values[a % len(values)]
+        if unary:
+            values.append(unary_ops[kind % len(unary_ops)](x))
+        else:
+            values.append(binary_ops[kind % len(binary_ops)](x, values[b % len(values)]))
+    return values[len(inputs):]
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.sampled_from([np.float32, np.float64]),
        st.lists(st.tuples(st.booleans(), st.integers(0, 7), st.integers(0, 20),
@@ -126,14 +140,7 @@ def test_random_arithmetic_clusters_give_the_kernels_bits(dtype, recipe, shapes,
     tf_dtype = gp.as_dtype(dtype)
     inputs = [gp.placeholder(tf_dtype, _SHAPES["full"])]
     inputs += [gp.placeholder(tf_dtype, _SHAPES[name]) for name in shapes]
-    values = list(inputs)
-    for unary, kind, a, b in recipe:
-        x = values[a % len(values)]
-        if unary:
-            values.append(_UNARY[kind % len(_UNARY)](x))
-        else:
-            values.append(_BINARY[kind % len(_BINARY)](x, values[b % len(values)]))
-    made = values[len(inputs):]
+    made = random_dag(recipe, inputs)
     outs = [made[-1], made[len(made) // 2]]
     feed = {t: _hostile(rng, t.shape.as_list(), dtype) for t in inputs}
     for got, want in zip(_run(outs, feed), _run(outs, feed, fused=False)):

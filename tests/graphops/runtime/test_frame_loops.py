@@ -362,10 +362,10 @@ def test_a_root_plan_drops_each_value_after_its_last_reader():
     plan = build_plan([n, x], [total, h], []).root_plan
     live = set(plan.feed_slots) | {slot for slot, _ in plan.initial}
     for steps, loop, enters, exits, frees in plan.segments:
-        for _, _, ins, _, outs, _, dropped in steps:
-            assert live.issuperset(ins)
-            live |= {slot for _, slot in outs}
-            live -= set(dropped)
+        for step in steps:
+            assert live.issuperset(step.reads())
+            live |= {slot for _, slot in step.outs}
+            live -= set(step.frees)
         if loop is not None:
             assert live.issuperset(slot for _, slot in enters)
             live = (live | set(exits)) - set(frees)
