@@ -5,7 +5,7 @@ grad * x / |x| (0 where |x| is 0)."""
 
 from graphops.api import raw_ops
 from graphops.autodiff.gradients import RegisterGradient
-from graphops.autodiff.rules.util import const, sum_to_operand
+from graphops.autodiff.rules.util import const, sum_to_operands
 
 
 def _parts(real, imag, like):
@@ -18,7 +18,7 @@ def _complex_grad(op, grad):
     x, y = op.inputs
     grad_x = raw_ops.Real(input=grad, Tout=x.dtype)
     grad_y = raw_ops.Imag(input=grad, Tout=y.dtype)
-    return [sum_to_operand(grad_x, x, y), sum_to_operand(grad_y, y, x)]
+    return sum_to_operands(grad_x, grad_y, x, y)
 
 
 @RegisterGradient("Real")

@@ -9,7 +9,7 @@ import numpy as np
 
 from graphops.api import raw_ops
 from graphops.autodiff.gradients import NotDifferentiable, RegisterGradient, accepts_indexed_slices
-from graphops.autodiff.rules.util import conj, scalar_like, sum_to_operand
+from graphops.autodiff.rules.util import conj, scalar_like, sum_to_operand, sum_to_operands
 from graphops.building.indexed_slices import IndexedSlices
 
 
@@ -19,7 +19,7 @@ for _op in ("Less", "LessEqual", "Greater", "GreaterEqual", "Equal", "NotEqual",
 
 def _binary(op, grad_x, grad_y):
     x, y = op.inputs
-    return [sum_to_operand(grad_x, x, y), sum_to_operand(grad_y, y, x)]
+    return sum_to_operands(grad_x, grad_y, x, y)
 
 
 @RegisterGradient("AddV2")

@@ -4,7 +4,7 @@ Xdivy, Xlog1py (summed back over broadcast axes)."""
 
 from graphops.api import raw_ops
 from graphops.autodiff.gradients import RegisterGradient
-from graphops.autodiff.rules.util import conj, scalar_like, sum_to_operand
+from graphops.autodiff.rules.util import conj, scalar_like, sum_to_operand, sum_to_operands
 
 
 @RegisterGradient("Lgamma")
@@ -39,8 +39,8 @@ def _polygamma_grad(op, grad):
 
 def _x_weighted_grad(op, grad, partial_x, partial_y):
     x, y = op.inputs
-    return [sum_to_operand(raw_ops.Mul(x=partial_x, y=grad), x, y),
-            sum_to_operand(raw_ops.Mul(x=partial_y, y=grad), y, x)]
+    return sum_to_operands(raw_ops.Mul(x=partial_x, y=grad), raw_ops.Mul(x=partial_y, y=grad),
+                           x, y)
 
 
 def _nonzero(x):

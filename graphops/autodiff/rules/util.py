@@ -114,20 +114,36 @@ def _static_reduction_axes(x, other):
 def sum_to_operand(grad, x, other):
     """The gradient of `x` in a broadcasting binary op with `other`, from the output's
     gradient `grad`: summed over the broadcast axes and shaped like `x`."""
-    if grad is None:
-        return None
-    static = _static_reduction_axes(x, other)
-    if static is not None:
-        axes, lead = static
-        if axes:
-            grad = reduce_sum(grad, axes, keep_dims=True)
-        if lead:
-            grad = raw_ops.Squeeze(input=grad, axis=list(range(lead)))
-        return grad
-    axes_x, _ = raw_ops.BroadcastGradientArgs(s0=raw_ops.Shape(input=x),
-                                              s1=raw_ops.Shape(input=other))
-    summed = raw_ops.Sum(input=grad, axis=axes_x)
-    return raw_ops.Reshape(tensor=summed, shape=raw_ops.Shape(input=x))
+    return sum_to_operands(grad, None, x, other)[0]
+
+
+def sum_to_operands(grad_x, grad_y, x, y):
+    """The gradients of `x` and `y` in a broadcasting binary op from `grad_x` and `grad_y`
+    (either None), each summed over its broadcast axes and shaped like its operand. Static
+    shapes give the axes where they decide them; else one BroadcastGradientArgs of the two
+    operands' shapes serves both (the graph of TF's binary gradients)."""
+    dynamic, results = None, []
+    for k, (grad, operand, other) in enumerate(((grad_x, x, y), (grad_y, y, x))):
+        static = None if grad is None else _static_reduction_axes(operand, other)
+        if grad is None or static is not None:
+            results.append(grad if grad is None else _sum_statically(grad, *static))
+            continue
+        if dynamic is None:
+            shapes = (raw_ops.Shape(input=x), raw_ops.Shape(input=y))
+            dynamic = shapes, raw_ops.BroadcastGradientArgs(s0=shapes[0], s1=shapes[1])
+        shapes, axes = dynamic
+        results.append(raw_ops.Reshape(tensor=raw_ops.Sum(input=grad, axis=axes[k]),
+                                       shape=shapes[k]))
+    return results
+
+
+def _sum_statically(grad, axes, lead):
+    """`grad` summed over broadcast `axes` (kept), its `lead` leading axes squeezed."""
+    if axes:
+        grad = reduce_sum(grad, axes, keep_dims=True)
+    if lead:
+        grad = raw_ops.Squeeze(input=grad, axis=list(range(lead)))
+    return grad
 
 
 def is_zeros(tensor):

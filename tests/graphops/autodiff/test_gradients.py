@@ -191,6 +191,24 @@ def test_broadcasting_gradients_sum_to_each_operand(out_dims, data):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
 
 
+def test_run_time_broadcasting_gradients_share_one_broadcast_gradient_args():
+    """Shapes known only at run time: both operands' gradients read one
+    BroadcastGradientArgs of the operands' two Shapes (TF's graph), not one per operand."""
+    with gp.Graph().as_default() as g:
+        x, y = gp.placeholder(gp.float32, None), gp.placeholder(gp.float32, None)
+        before = len(g.get_operations())
+        grads = gp.gradients(x * y, [x, y])
+        made = g.get_operations()[before:]
+        assert [op.type for op in made].count("BroadcastGradientArgs") == 1
+        assert sorted(op.inputs[0].name for op in made if op.type == "Shape"
+                      and op.inputs[0] in (x, y)) == sorted([x.name, y.name])
+        feed = {x: np.float32([[1, 2, 3], [4, 5, 6]]), y: np.float32([0.5, -1, 2])}
+        with gp.Session() as sess:
+            grad_x, grad_y = sess.run(grads, feed)
+    np.testing.assert_array_equal(grad_x, np.broadcast_to(feed[y], (2, 3)))
+    np.testing.assert_array_equal(grad_y, feed[x].sum(axis=0))
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.integers(0, 3), max_size=4), st.lists(st.integers(0, 3), max_size=4))
 def test_broadcast_gradient_args_kernel(s0, s1):
