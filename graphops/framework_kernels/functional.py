@@ -21,10 +21,9 @@ import weakref
 import numpy as np
 
 from graphops.kernels.support.kernel_util import DEVICES
-from graphops.registry import dtypes
 from graphops.registry.errors import InvalidArgumentError, NotFoundError
-from graphops.registry.kernel_registry import (OpKernel, control_flow_role, register_kernel,
-                                               registered_kernels)
+from graphops.registry.kernel_registry import OpKernel, register_kernel
+from graphops.runtime.constant_folding import hoistable
 from graphops.runtime.devices import to_host
 from graphops.runtime.executor import build_plan
 
@@ -69,7 +68,7 @@ class LoopBody:
 
 def _invariant_values(instance):
     """The tensors of a loop body's ops whose values are the same in every iteration and
-    which the rest of a run of the body reads (or returns): made by ops `_hoistable` from
+    which the rest of a run of the body reads (or returns): made by ops `hoistable` from
     constants and from the args the body returns unchanged (through Identity ops)."""
     args = {t.op._id: i for i, t in enumerate(instance.inputs)}
     invariant = set()
@@ -80,7 +79,7 @@ def _invariant_values(instance):
             invariant.add(arg.op._id)
     operations = instance.graph.get_operations()     # (made in dependency order)
     for op in operations:
-        if op._id not in args and _hoistable(op) \
+        if op._id not in args and hoistable(op) \
                 and all(t.op._id in invariant for t in op.inputs) \
                 and all(c._id in invariant for c in op.control_inputs):
             invariant.add(op._id)
@@ -105,21 +104,6 @@ def _needed(instance):
             stack.extend(t.op for t in op.inputs)
             stack.extend(op.control_inputs)
     return seen.values()
-
-
-def _hoistable(op):
-    """Whether `op` computes the same values from the same inputs and does nothing else:
-    stateless, no function attrs, no control-flow role, no resource or reference edges,
-    and kernels a plan may compute ahead (`OpKernel.foldable`)."""
-    if op.op_def.is_stateful or control_flow_role(op.type) is not None:
-        return False
-    if any(a.base_type == "func" for a in op.op_def.attr):
-        return False
-    if any(t.dtype.base_dtype is dtypes.resource or t.dtype.is_ref
-           for t in (*op.inputs, *op.outputs)):
-        return False
-    kernels = registered_kernels(op.type)
-    return bool(kernels) and all(k.kernel_class.foldable for k in kernels)
 
 
 def _planned(function, ctx, kind=Planned):

@@ -25,6 +25,8 @@ import collections
 
 import numpy as np
 
+from graphops.registry import dtypes
+from graphops.registry.kernel_registry import control_flow_role, registered_kernels
 from graphops.runtime import host_memory
 from graphops.runtime.kernel_call import compute
 from graphops.runtime.shape_folding import shape_only_foldable, stand_ins
@@ -208,3 +210,19 @@ def _channel_factor(conv, kernel, w, scale):
 def _read_only(value):
     value.flags.writeable = False
     return value
+
+
+def hoistable(op):
+    """Whether `op` computes the same values from the same inputs and does nothing else:
+    stateless, no function attrs, no control-flow role, no resource or reference edges,
+    and kernels a plan may compute ahead (`OpKernel.foldable`): what a loop may compute
+    once, in its first iteration, when its inputs are the same in every one."""
+    if op.op_def.is_stateful or control_flow_role(op.type) is not None:
+        return False
+    if any(a.base_type == "func" for a in op.op_def.attr):
+        return False
+    if any(t.dtype.base_dtype is dtypes.resource or t.dtype.is_ref
+           for t in (*op.inputs, *op.outputs)):
+        return False
+    kernels = registered_kernels(op.type)
+    return bool(kernels) and all(k.kernel_class.foldable for k in kernels)

@@ -14,7 +14,9 @@ so the dataflow's results, errors (naming the node) and side effects are kept, i
 the orders the dataflow could take. `LoopPlan.analyse` returns None for any other frame.
 
 Identity nodes share their input's value, NoOps only order (the order is fixed), and a
-Const gives the value computed when the frame plan was built. Values live in numbered
+Const gives the value computed when the frame plan was built. A stateless node computing on
+values the same in every iteration (constant Enters, Consts, such nodes' values) and
+waiting for no other step (a GRU's split bias) runs once, before its side first runs. Values live in numbered
 slots; the steps are the executor's (`steps.KernelStep`s, each reading its inputs' slots
 and writing its outputs'), and a loop's elementwise clusters run as one `steps.ClusterStep`
 each (`loop_clusters`).
@@ -24,6 +26,7 @@ import numpy as np
 
 from graphops.registry.errors import CancelledError
 from graphops.runtime import devices, loop_clusters
+from graphops.runtime.constant_folding import hoistable
 from graphops.runtime.steps import kernel_step, raise_node_error
 
 CANCELLED = "The Session was closed while this run was in progress."
@@ -73,6 +76,9 @@ class LoopPlan(_Slots):
         self.side = {}
         self.constant_enters, self.merges, self.switches, self.exits = [], [], [], []
         self.steps = ([], [])              # the condition's steps, the body's
+        self.hoisted = ([], [])            # the steps run once, before a side's first run
+        self.invariant = set()             # nodes whose values are the same every iteration
+        self.settled = set()               # nodes that wait for no step of the iteration
         self.pred = None                   # (node, output) the Switches all test
 
     @classmethod
@@ -113,6 +119,7 @@ class LoopPlan(_Slots):
         """Walks the members in the graph's order: each node's side and slots, the steps;
         raises _NotStatic where the frame is not of the fixed shape."""
         inside = self.members | set(self.enters)
+        self.settled.update(self.enters)
         for i in self.enters:
             node = self.nodes[i]
             targets = {self.nodes[d].role for edges in node.consumers for d, _ in edges}
@@ -121,6 +128,7 @@ class LoopPlan(_Slots):
                     raise _NotStatic
                 self.slot[(i, 0)] = self._new_slot()
                 self.constant_enters.append((i, self.slot[(i, 0)]))
+                self.invariant.add(i)
             elif targets != {"merge"} or node.control_consumers:
                 raise _NotStatic         # a loop variable reaches its Merges alone
         for i in sorted(self.members):
@@ -178,8 +186,17 @@ class LoopPlan(_Slots):
 
     def _lay_out_plain(self, i, node):
         side = self.side[i] = self._inputs_side(i)
+        invariant = all(s in self.invariant for s, _ in self.sources[i])
+        settled = all(c in self.settled for c in self.controls[i])
+        step = not node.forwards and node.outputs is None
+        hoisted = step and invariant and settled and hoistable(node.op)
+        if invariant and (hoisted or not step):
+            self.invariant.add(i)
+        if settled and (hoisted or not step) and \
+                all(s in self.settled for s, _ in self.sources[i]):
+            self.settled.add(i)
         self._lay_out_kernel(i, node, [self.slot[s] for s in self.sources[i]],
-                             self.steps[side])
+                             (self.hoisted if hoisted else self.steps)[side])
 
     def _lay_out_merge(self, i, node):
         """A loop's Merge: its Enter at iteration 0, its NextIteration after."""
@@ -189,6 +206,7 @@ class LoopPlan(_Slots):
             raise _NotStatic
         first = roles.index("enter")
         self.slot[(i, 0)], self.slot[(i, 1)] = self._new_slot(), self._new_slot()
+        self.settled.add(i)
         self.merges.append(((self.slot[(i, 0)], self.slot[(i, 1)],
                              np.array(first, np.int32), np.array(1 - first, np.int32)),
                             sources[first][0], sources[1 - first][0]))
@@ -198,6 +216,7 @@ class LoopPlan(_Slots):
         if self.pred not in (None, pred) or self._inputs_side(i) != _COND:
             raise _NotStatic
         self.pred = pred
+        self.settled.add(i)
         self.slot[(i, 0)] = self.slot[(i, 1)] = self.slot[data]
         self.switches.append((i, node))
         if any(self.nodes[d].role != "exit" for d, _ in node.consumers[0]):
@@ -228,12 +247,17 @@ class LoopPlan(_Slots):
         for (slot, index_slot, first, _), enter, _ in self.merges:
             values[slot], values[index_slot] = entered[enter], first
         condition, body = self.steps
+        _run_steps(self.hoisted[_COND], values)
+        first_body = self.hoisted[_BODY]
         while True:
             if cancelled is not None and cancelled():
                 raise CancelledError(CANCELLED)
             _run_steps(condition, values)
             if not self._taken(values):
                 return [(i, values[slot]) for i, slot in self.exits]
+            if first_body:
+                _run_steps(first_body, values)
+                first_body = ()
             _run_steps(body, values)
             following = [values[slot] for _, _, slot in self.merges]
             for ((slot, index_slot, _, later), _, _), value in zip(self.merges, following):

@@ -40,6 +40,14 @@ class _Pass(OpKernel):
         ctx.set_output(0, ctx.input(0))
 
 
+class _Twice(OpKernel):
+    """2 x (stateless, or stateful as FlTwiceStateful), counted."""
+
+    def compute(self, ctx):
+        COMPUTES.append(ctx.node_name)
+        ctx.set_output(0, ctx.input(0) * np.float32(2))
+
+
 class _Forget(OpKernel):
     """Sets no output (a faulty kernel)."""
 
@@ -55,11 +63,17 @@ def _registered():
         lambda c: c.set_output(0, c.input(0)))
     register_op("FlForget").input("x: float").output("y: float").set_shape_fn(
         lambda c: c.set_output(0, c.input(0)))
+    for name in ("FlTwice", "FlTwiceStateful"):
+        made = register_op(name).input("x: float").output("y: float").set_shape_fn(
+            lambda c: c.set_output(0, c.input(0)))
+        if name.endswith("Stateful"):
+            made.set_is_stateful()
+        register_kernel(name, "CPU")(_Twice)
     register_kernel("FlSource", "CPU")(_Source)
     register_kernel("FlPass", "CPU")(_Pass)
     register_kernel("FlForget", "CPU")(_Forget)
     yield
-    for name in ("FlSource", "FlPass", "FlForget"):
+    for name in ("FlSource", "FlPass", "FlForget", "FlTwice", "FlTwiceStateful"):
         deregister_kernels(name)
         deregister_op(name)
 
@@ -370,3 +384,59 @@ def test_a_root_plan_drops_each_value_after_its_last_reader():
             assert live.issuperset(slot for _, slot in enters)
             live = (live | set(exits)) - set(frees)
     assert live == set(plan.fetch_slots)
+
+
+@pytest.mark.parametrize("dataflow", [False, True])
+def test_stateless_work_on_invariants_runs_once_per_loop_before_the_body(dataflow,
+                                                                         monkeypatch):
+    """A stateless node computing on constant Enters alone (and the nodes after it) runs
+    once, in the first iteration, where the dataflow runs it in every one; never when the
+    body never runs. A stateful one, and one waiting for a step by a control edge, run in
+    every iteration. The values are the dataflow's."""
+    n = gp.placeholder(gp.int32, [])
+    w = gp.placeholder(gp.float32, [3])
+
+    def body(i, h, n_in, w_in):
+        hoisted = gp.abs(R.FlTwice(x=w_in, name="twice"))
+        every = R.FlTwiceStateful(x=w_in, name="stateful")
+        step = gp.tanh(h, name="step")
+        with gp.control_dependencies([step]):
+            waits = R.FlTwice(x=w_in, name="waits")
+        return [i + 1, step + hoisted + every + waits]
+
+    _, h = v1_while(lambda i, h, n_in, w_in: gp.less(i, n_in), body,
+                    [gp.constant(0), gp.constant(np.zeros(3, np.float32))], "hoist", [n, w])
+    assert _loops([n, w], [h]) == {"hoist": True}
+    weights = np.float32([0.5, -1, 2])
+    want = np.zeros(3, np.float32)
+    for _ in range(3):
+        want = np.tanh(want) + np.abs(2 * weights) + 4 * weights
+    for steps in (3, 0):
+        COMPUTES.clear()
+        got = _run(h, {n: steps, w: weights}, dataflow=dataflow, monkeypatch=monkeypatch)
+        counts = {name: COMPUTES.count(name) for name in ("twice", "stateful", "waits")}
+        once = min(steps, 1) if not dataflow else steps
+        assert counts == {"twice": once, "stateful": steps, "waits": steps}
+        np.testing.assert_allclose(got, want if steps else np.zeros(3), rtol=1e-6)
+
+
+def test_an_error_in_hoisted_work_comes_when_the_body_first_runs(monkeypatch):
+    """A hoisted node that fails fails when the body first runs, naming the node as the
+    dataflow does, and not at all when the body never runs."""
+    n = gp.placeholder(gp.int32, [])
+    w = gp.placeholder(gp.float32, None)
+
+    def body(i, h, n_in, w_in):
+        return [i + 1, h + gp.reshape(w_in, [2], name="bad_invariant")]
+
+    _, h = v1_while(lambda i, h, n_in, w_in: gp.less(i, n_in), body,
+                    [gp.constant(0), gp.constant(np.zeros(2, np.float32))], "bad", [n, w])
+    assert _loops([n, w], [h]) == {"bad": True}
+    feed = {w: np.ones(3, np.float32)}
+    np.testing.assert_array_equal(_run(h, {n: 0, **feed}), np.zeros(2))
+    messages = []
+    for dataflow in (False, True):
+        with pytest.raises(InvalidArgumentError, match="Node: 'bad_invariant'") as caught:
+            _run(h, {n: 2, **feed}, dataflow=dataflow, monkeypatch=monkeypatch)
+        messages.append(caught.value.message)
+    assert messages[0] == messages[1]
