@@ -400,7 +400,11 @@ def _enough_full(ops):
     return sum(shape.as_list() == last for shape in shapes) >= MIN_MEMBERS
 
 
-def contracted_order(ops, fused, needs=None):
+def _graph_inputs(op):
+    return [t.op for t in op.inputs] + list(op.control_inputs)
+
+
+def contracted_order(ops, fused, needs=_graph_inputs):
     """``ops`` reordered so that each cluster's outside readers come after its last node
     (where its step runs): a topological order of the graph with each cluster one node,
     keeping the given order wherever it can. ``needs(op)``: the nodes op waits for (by
@@ -410,8 +414,6 @@ def contracted_order(ops, fused, needs=None):
         return ops
     import networkx as nx       # lazily: `import graphops` stays fast
 
-    if needs is None:
-        needs = _graph_inputs
     unit = {op._id: op._id for op in ops}       # a node, or its cluster's last node
     for cluster in clusters:
         for op in cluster.ops:
@@ -427,7 +429,3 @@ def contracted_order(ops, fused, needs=None):
                              if source._id in unit and unit[source._id] != me)
     order = nx.lexicographical_topological_sort(graph, key=position.get)
     return [op for u in order for op in members[u]]
-
-
-def _graph_inputs(op):
-    return [t.op for t in op.inputs] + list(op.control_inputs)

@@ -16,10 +16,10 @@ the orders the dataflow could take. `LoopPlan.analyse` returns None for any othe
 Identity nodes share their input's value, NoOps only order (the order is fixed), and a
 Const gives the value computed when the frame plan was built. A stateless node computing on
 values the same in every iteration (constant Enters, Consts, such nodes' values) and
-waiting for no other step (a GRU's split bias) runs once, before its side first runs. Values live in numbered
-slots; the steps are the executor's (`steps.KernelStep`s, each reading its inputs' slots
-and writing its outputs'), and a loop's elementwise clusters run as one `steps.ClusterStep`
-each (`loop_clusters`).
+waiting for no step of the iteration (a GRU's split bias) runs once, before its side first
+runs. Values live in numbered slots; the steps are the executor's (`steps.KernelStep`s,
+each reading its inputs' slots and writing its outputs'), and a loop's elementwise
+clusters run as one `steps.ClusterStep` each (`loop_clusters`).
 """
 
 import numpy as np
@@ -187,14 +187,15 @@ class LoopPlan(_Slots):
     def _lay_out_plain(self, i, node):
         side = self.side[i] = self._inputs_side(i)
         invariant = all(s in self.invariant for s, _ in self.sources[i])
-        settled = all(c in self.settled for c in self.controls[i])
+        settled = all(s in self.settled
+                      for s in [s for s, _ in self.sources[i]] + list(self.controls[i]))
         step = not node.forwards and node.outputs is None
         hoisted = step and invariant and settled and hoistable(node.op)
-        if invariant and (hoisted or not step):
-            self.invariant.add(i)
-        if settled and (hoisted or not step) and \
-                all(s in self.settled for s, _ in self.sources[i]):
-            self.settled.add(i)
+        if hoisted or not step:          # its value is there before any step runs
+            if invariant:
+                self.invariant.add(i)
+            if settled:
+                self.settled.add(i)
         self._lay_out_kernel(i, node, [self.slot[s] for s in self.sources[i]],
                              (self.hoisted if hoisted else self.steps)[side])
 

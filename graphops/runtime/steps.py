@@ -80,16 +80,23 @@ class HostKernelStep(KernelStep):
                          self.device, inputs)
 
 
-class ChainStep(KernelStep):
-    """Runs a fused chain (``fusion.Chain``, its kernel) in place of its last node: one pass
-    where the chain accepts its source's value, else the nodes' own kernels (``members``: their
-    ``(construction, kernel)``) one after the other, each failure naming its node."""
+class FusedStep(KernelStep):
+    """A step running fused nodes (its kernel: a chain or cluster) in place of the last,
+    with the nodes' own kernels at hand (``members``: their ``(construction, kernel)``)."""
 
     __slots__ = ("members",)
 
-    def __init__(self, chain, members, construction, op, device, ins, outs):
-        super().__init__(chain, construction, op, device, ins, outs)
+    def __init__(self, fused, members, construction, op, device, ins, outs):
+        super().__init__(fused, construction, op, device, ins, outs)
         self.members = members
+
+
+class ChainStep(FusedStep):
+    """Runs a fused chain (``fusion.Chain``, its kernel) in place of its last node: one pass
+    where the chain accepts its source's value, else the nodes' own kernels one after the
+    other, each failure naming its node."""
+
+    __slots__ = ()
 
     def __call__(self, buf):
         chain, values = self.kernel, [buf[i] for i in self.ins]
@@ -122,17 +129,12 @@ class ChainStep(KernelStep):
         return compute(kernel, construction, inputs, self.device, epilogue)[0]
 
 
-class ClusterStep(KernelStep):
+class ClusterStep(FusedStep):
     """Runs an elementwise cluster (``elementwise_clusters.Cluster``, its kernel) in place
     of its last node: its recipe for the inputs' shapes where there is one, else the
-    members' own kernels (``members``: their ``(construction, kernel)``) one after the
-    other; each failure names its node."""
+    members' own kernels one after the other; each failure names its node."""
 
-    __slots__ = ("members",)
-
-    def __init__(self, cluster, members, construction, op, device, ins, outs):
-        super().__init__(cluster, construction, op, device, ins, outs)
-        self.members = members
+    __slots__ = ()
 
     def __call__(self, buf):
         cluster, values = self.kernel, [buf[i] for i in self.ins]
