@@ -371,6 +371,15 @@ class OpKernel:
     elementwise = None    # the float kernel is this instruction of constants.FUSED_OPCODES
     #                       ("add", "tanh", ...; its inputs broadcast as NumPy's), or
     #                       "bias_add" (a channels-last BiasAdd)
+    # -- compiled loop bodies (graphops/runtime/loop_program_builder.py): a TF1 loop whose
+    #    steps all declare one of these runs as one compiled program
+    moves_data = False    # outputs are elements of the one float input, chosen by static
+    #                       integer operands (a Split, Squeeze, StridedSlice): views of it
+    scalar_op = None      # on int or bool scalars: one of compiled.constants.LOOP_SCALAR_OPS
+    #                       ("less", "logical_and", ...); integer "elementwise" ones too
+    matmul = None         # (transpose_a, transpose_b) of a product of two real matrices
+    #                       (a batched product's operands of rank 2 too)
+    list_access = None    # "get" or "set": a TensorList element read or written in place
     # -- convs
     channels_last_format = None   # a forward conv's channels-last data_format ("NHWC"),
     #                               its filter input 1: a constant per-output-channel scale

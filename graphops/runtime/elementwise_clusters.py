@@ -145,6 +145,21 @@ class Recipe:
         return [out[i] if kind == "program" else member_values[i] for kind, i in self.outputs]
 
 
+def grid_plan(cluster, input_shapes, rows, cols, strides):
+    """The plan computing every member of ``cluster`` (a Cluster, or what gives its
+    ``kinds``, ``operands``, ``outputs`` and ``dtype``) in one program over a ``rows`` x
+    ``cols`` grid, input k read at ``strides[k]`` (row, column), where every member has the
+    shape the inputs broadcast to (a loop program's cluster); None where one has not, or
+    the kernels would refuse these shapes."""
+    shapes = _member_shapes(cluster, input_shapes, memory.get_memory_budget())
+    if shapes is None or len(set(shapes)) != 1 or shapes[0] != _broadcast(input_shapes):
+        return None
+    members = list(range(len(cluster.kinds)))
+    sources = [("input", k) for k in range(len(input_shapes))]
+    return _plan((rows, cols, strides), _program(cluster, members, sources, cluster.outputs),
+                 cluster.dtype, len(sources), len(cluster.outputs))
+
+
 def _pays(cluster, big, transfers, size):
     """Whether the program is likely faster than the kernels of members ``big``: it saves
     a step's cost per kernel, and costs a pass per input load and output store on top of

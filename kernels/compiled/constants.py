@@ -12,3 +12,14 @@ FUSED_BINARY = ("add", "sub", "mul", "div", "max", "min", "squared_difference")
 FUSED_OPCODES = {name: code for code, name in enumerate(FUSED_UNARY + FUSED_BINARY)}
 FUSED_BLOCK = 1024                     # elements a fused program runs on at a time
 FUSED_MAX_INPUTS, FUSED_MAX_OUTPUTS = 8, 4
+
+# The loop machine (``loop_program``): an instruction is a row of LOOP_WIDTH int64 words,
+# the first its kind; SCALAR instructions name one of LOOP_SCALAR_OPS, a kernel's
+# ``scalar_op`` or integer ``elementwise`` declaration. A run answers DONE, MORE (its
+# iterations ran out) or the row of an instruction that failed.
+LOOP_WIDTH = 16
+(LOOP_ELEMENTWISE, LOOP_MATMUL, LOOP_LIST_GET, LOOP_LIST_SET, LOOP_SCALAR, LOOP_COPY) = range(6)
+LOOP_SCALAR_OPS = ("add", "sub", "mul", "max", "min", "less", "less_equal", "greater",
+                   "greater_equal", "equal", "not_equal", "logical_and", "logical_or",
+                   "logical_not", "neg", "copy")
+LOOP_DONE, LOOP_MORE = -1, -2

@@ -47,6 +47,7 @@ class IdentityOp(OpKernel):
     gives its output the input's slot and runs no step."""
 
     forwards_input = True
+    moves_data = True
 
     def compute(self, ctx):
         ctx.set_output(0, ctx.input(0))
@@ -189,6 +190,8 @@ class ReshapeOp(OpKernel):
     """The output shape is kept for the last (input shape, sizes) seen: repeats of it skip
     the checks."""
 
+    moves_data = True
+
     def compute(self, ctx):
         x, sizes = ctx.inputs
         shape = self.checked_once((x.shape, sizes.shape, sizes.tobytes()),
@@ -281,6 +284,8 @@ class TransposeOp(OpKernel):
 class SqueezeOp(OpKernel):
     """The output shape is kept for the last input shape seen."""
 
+    moves_data = True
+
     def __init__(self, ctx):
         super().__init__(ctx)
         self._axes = ctx.get_attr("squeeze_dims")
@@ -309,6 +314,8 @@ class SqueezeOp(OpKernel):
 @register_kernel("ExpandDims", DEVICES, host_memory=("dim",))
 class ExpandDimsOp(OpKernel):
     """The output shape is kept for the last (input shape, dim) seen."""
+
+    moves_data = True
 
     def compute(self, ctx):
         x, dim = ctx.inputs
@@ -430,6 +437,8 @@ class TileOp(OpKernel):
 @register_kernel("Slice", DEVICES, host_memory=("begin", "size"))
 class SliceOp(OpKernel):
     """The checked index is kept for the last (input shape, begin, size) seen."""
+
+    moves_data = True
 
     def compute(self, ctx):
         x, begin_t, size_t = ctx.inputs

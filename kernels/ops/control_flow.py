@@ -75,6 +75,8 @@ class NextIterationOp(_Forward):
 class LoopCondOp(OpKernel):
     """Forwards the loop condition (a bool scalar)."""
 
+    moves_data = True
+
     def compute(self, ctx):
         pred = ctx.input(0)
         if getattr(pred, "ndim", 1) != 0:

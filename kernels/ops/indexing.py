@@ -67,6 +67,8 @@ class _NumSplit(OpKernel):
     """The pieces' indexes are kept for the last (input shape, index inputs) seen: repeats
     of it skip the checks. None: the input is the only output."""
 
+    moves_data = True
+
     def __init__(self, ctx):
         super().__init__(ctx)
         self._num_split = ctx.get_attr("num_split")

@@ -50,6 +50,7 @@ class BatchMatMulOp(OpKernel):
     def __init__(self, ctx):
         super().__init__(ctx)
         self._adj_x, self._adj_y = ctx.get_attr("adj_x"), ctx.get_attr("adj_y")
+        self.matmul = (self._adj_x, self._adj_y)      # for real matrices: transposes
         dtype = ctx.output_dtypes[0]
         self._compute_dtype = np.dtype(np.float32 if dtype in (dtypes.float16, dtypes.bfloat16)
                                        else dtype.np_dtype)

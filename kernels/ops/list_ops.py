@@ -285,6 +285,8 @@ def _element(ctx, tensor_list, index, shape_input, infer, unknown):
 
 @_kernel("TensorListGetItem", ("index", "element_shape"))
 class TensorListGetItemOp(_ListKernel):
+    list_access = "get"
+
     def compute(self, ctx):
         tensor_list = self.typed_list(ctx)
         index = _scalar(ctx, 1)
@@ -490,6 +492,10 @@ class TensorListPushBackBatchOp(_ListKernel):
 @_kernel("TensorListSetItem", ("index",))
 class TensorListSetItemOp(_ListKernel):
     attrs = ("resize_if_index_out_of_bounds",)
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.list_access = None if self.resize_if_index_out_of_bounds else "set"
 
     def compute(self, ctx):
         tensor_list, item = self.typed_list(ctx), ctx.inputs[2]

@@ -151,6 +151,9 @@ _REAL_DIV_TYPES = [t for t in computable_types("RealDiv") if t.is_floating or t.
 _CHAIN_STAGES = {"AddV2": "add", "Sub": "sub", "Mul": "mul"}   # OpKernel.chain_stage
 _FUSED_BINARY = {"AddV2": "add", "Add": "add", "Sub": "sub", "Mul": "mul", "RealDiv": "div",
                  "Maximum": "max", "Minimum": "min"}            # OpKernel.elementwise
+_SCALARS = {"Less": "less", "LessEqual": "less_equal", "Greater": "greater",  # .scalar_op
+            "GreaterEqual": "greater_equal", "Equal": "equal", "NotEqual": "not_equal",
+            "LogicalAnd": "logical_and", "LogicalOr": "logical_or", "LogicalNot": "logical_not"}
 
 
 class BinaryOp(OpKernel):
@@ -164,6 +167,7 @@ class BinaryOp(OpKernel):
         self._shape_error = (ctx.get_attr("incompatible_shape_error")
                              if ctx.has_attr("incompatible_shape_error") else True)
         self._fn = getattr(ctx.xp, self.ufunc) if self.ufunc else None
+        self.scalar_op = _SCALARS.get(self.op_type)
         self._out_dtype = ctx.output_dtypes[0].np_dtype
 
     def compute(self, ctx):
@@ -316,7 +320,8 @@ class MatMulOp(OpKernel):
 
     def __init__(self, ctx):
         super().__init__(ctx)
-        self._ta, self._tb = ctx.get_attr("transpose_a"), ctx.get_attr("transpose_b")
+        self.matmul = self._ta, self._tb = (ctx.get_attr("transpose_a"),
+                                            ctx.get_attr("transpose_b"))
         self._dtype = ctx.output_dtypes[0]
 
     def compute(self, ctx):
@@ -568,7 +573,7 @@ for _name, _fn in (("LogicalNot", lambda xp, x: xp.logical_not(x)),
                    ("IsFinite", lambda xp, x: xp.isfinite(x))):
     types = None if _name == "LogicalNot" else {"T": computable_types(_name)}
     register_kernel(_name, DEVICES, type_constraints=types)(
-        type(_name + "Op", (UnaryOp,), {"fn": staticmethod(_fn)}))
+        type(_name + "Op", (UnaryOp,), {"fn": staticmethod(_fn), "scalar_op": _SCALARS.get(_name)}))
 
 
 @register_kernel("ClipByValue", DEVICES, type_constraints={"T": computable_types("ClipByValue")})

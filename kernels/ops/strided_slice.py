@@ -21,6 +21,8 @@ def index_key(*vectors):
 
 @register_kernel("StridedSlice", DEVICES, host_memory=("begin", "end", "strides"))
 class StridedSliceOp(OpKernel):
+    moves_data = True
+
     def __init__(self, ctx):
         super().__init__(ctx)
         self._masks = masks(ctx.get_attr)

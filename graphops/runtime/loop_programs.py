@@ -1,0 +1,196 @@
+"""A TF1 loop run as straight-line code (frame_loops.LoopPlan) whose body and condition are
+all steps the compiled loop machine can run (``compiled.loop_program``; an LSTM or GRU
+cell: products, Splits and slices, elementwise clusters, TensorList reads and writes,
+integer counters) runs every iteration after the first condition in one compiled call.
+
+Per signature of the values the program reads from outside (their dtypes and shapes, a
+list's length, a static operand's value), the first run records one iteration step by
+step (the body, then the next condition), checks that the loop variables kept their
+shapes, and builds the program from what each step read and gave
+(``loop_program_builder``); runs with that signature then load those values into the
+arena, run the program, and unload the Exits' values. A signature that cannot compile is
+remembered, and its loop runs step by step. The program stops every ``ITERATIONS``
+iterations so that a closed Session stops the loop. Where a list index is out of range or
+an unset element is read, the whole loop runs again step by step, whose kernels then raise
+the error or give TF's value.
+"""
+
+import numpy as np
+
+from graphops.kernels.compiled import loops, usable
+from graphops.kernels.compiled.constants import LOOP_DONE, LOOP_MORE
+from graphops.kernels.support.tensor_list import TensorList, as_variant, new_list
+from graphops.runtime.loop_program_builder import (Block, Builder, ListBlock,
+                                                   NotCompilable, Register)
+from graphops.runtime.steps import ClusterStep
+
+ITERATIONS = 256          # iterations a compiled call runs before the loop checks for
+#                           cancellation
+SIGNATURES = 8            # shape signatures a loop keeps its programs (or refusals) for
+UNSEEN = object()
+
+
+def _declares(step):
+    """Whether the step's kernel declares what the builder compiles."""
+    return isinstance(step, ClusterStep) or any(
+        getattr(step.kernel, name, None)
+        for name in ("matmul", "list_access", "moves_data", "scalar_op", "elementwise"))
+
+
+class LoopCompiler:
+    """The programs of one LoopPlan, per signature; ``for_plan`` gives None where some
+    step of the loop never compiles (no kernel declaration the builder reads)."""
+
+    def __init__(self, plan):
+        condition, body = plan.steps
+        self.plan, self.body, self.condition = plan, list(body), list(condition)
+        self.written = {slot for step in self.body + self.condition for _, slot in step.outs}
+        read = {slot for step in self.body + self.condition for slot in step.reads()}
+        for (slot, _, _, _), _, following in plan.merges:
+            read.update((slot, following))
+        self.inputs = sorted(read - self.written)
+        self.programs = {}
+
+    @classmethod
+    def for_plan(cls, plan):
+        steps = plan.steps[0] + plan.steps[1]
+        index_slots = {index for (_, index, _, _), _, _ in plan.merges}
+        if not all(_declares(step) for step in steps) or \
+                any(index_slots.intersection(step.reads()) for step in steps):
+            return None
+        return cls(plan)
+
+    def signature(self, values):
+        return tuple(_signature(values[slot]) for slot in self.inputs)
+
+    def lookup(self, values):
+        """(program, signature) for values at the start of a body: program None where
+        this signature does not compile, ``UNSEEN`` where it was never tried."""
+        key = self.signature(values)
+        return self.programs.get(key, UNSEEN), key
+
+    def build(self, key, seen, values):
+        """Builds (and keeps) the program of signature ``key`` from one recorded
+        iteration (``seen``: slot -> the value read or given), once the next body starts
+        with ``values`` of the same signature; None where it cannot compile."""
+        program = None
+        if usable() and self.signature(values) == key:
+            for slot in self.inputs:          # a loop variable no step reads, say
+                seen.setdefault(slot, values[slot])
+            try:
+                program = Program(self, seen)
+            except NotCompilable:
+                program = None
+        if len(self.programs) >= SIGNATURES:
+            self.programs.clear()
+        self.programs[key] = program
+        return program
+
+
+def record(steps, values, seen):
+    """Runs ``steps`` on ``values``, noting in ``seen`` each slot's value as read or given."""
+    for step in steps:
+        for slot in step.reads():
+            seen.setdefault(slot, values[slot])
+        step(values)
+        for _, slot in step.outs:
+            seen.setdefault(slot, values[slot])
+
+
+def _signature(value):
+    if type(value) is not np.ndarray:
+        return (type(value),)
+    if value.dtype == object:
+        item = value[()] if value.ndim == 0 else None
+        if isinstance(item, TensorList):
+            return ("list", len(item), item.element_dtype)
+        return (object,)
+    if value.ndim and value.dtype.kind in "iub":
+        return (value.dtype, value.shape, value.tobytes())
+    return (value.dtype, value.shape)
+
+
+class Program:
+    """One loop's compiled iteration for one signature: ``run(values, cancelled)``."""
+
+    def __init__(self, compiler, seen):
+        dtypes = {v.dtype for v in seen.values()
+                  if type(v) is np.ndarray and v.dtype.kind == "f"}
+        if len(dtypes) > 1 or not dtypes <= {np.dtype(np.float32), np.dtype(np.float64)}:
+            raise NotCompilable
+        plan = compiler.plan
+        builder = Builder(seen, compiler.written, dtypes.pop() if dtypes else np.float32)
+        builder.lower(compiler.body)
+        builder.update(plan.merges)
+        builder.lower(compiler.condition)
+        predicate = builder.value(plan.slot[plan.pred])
+        if type(predicate) is not Register:
+            raise NotCompilable
+        self.exits = [(i, builder.value(slot)) for i, slot in plan.exits]
+        self.loads, self.predicate, self.dtype = builder.loads, predicate.index, builder.dtype
+        self.code = np.array(builder.code, np.int64).reshape(-1, len(builder.code[0])
+                                                                 if builder.code else 1)
+        self.plans = (np.concatenate(builder.plans) if builder.plans
+                      else np.zeros(1, np.int64))
+        self.arena, self.ints, self.registers = builder.arena, builder.ints, builder.registers
+
+    def run(self, values, check_cancelled):
+        """The Exits' [(node, value)] after the loop runs to its end from ``values`` (at
+        the start of a body); None where the loop must run step by step instead.
+        ``check_cancelled()`` raises when the run was cancelled."""
+        arena = np.zeros(max(self.arena, 1), self.dtype)
+        ints = np.zeros(max(self.ints, 1), np.int64)
+        for slot, where in self.loads:
+            if not _load(values[slot], where, arena, ints):
+                return None
+        machine = loops("loop_program", single=True)
+        while True:
+            status = machine.run(self.code, self.predicate, ITERATIONS, arena, ints,
+                                 self.plans, self.registers)
+            if status == LOOP_DONE:
+                break
+            if status != LOOP_MORE:
+                return None
+            check_cancelled()
+        return [(i, _unload(where, arena, ints)) for i, where in self.exits]
+
+
+def _load(value, where, arena, ints):
+    """Puts ``value`` where the program reads it; False where a list holds an element
+    the program cannot hold."""
+    if type(where) is Block:
+        arena[where.offset:where.offset + where.rows * where.cols] = value.reshape(-1)
+    elif type(where) is Register:
+        ints[where.index] = value
+    else:
+        items = arena[where.offset:where.offset + where.length * where.size].reshape(
+            where.length, where.size)
+        for i, item in enumerate(value[()].tensors):
+            if item is None:
+                continue
+            if type(item) is not np.ndarray or item.shape != where.shape or \
+                    item.dtype != arena.dtype:
+                return False
+            items[i] = item.reshape(-1)
+            ints[where.mask + i] = 1
+    return True
+
+
+def _unload(where, arena, ints):
+    """The value the program left ``where``, as the kernels would give it."""
+    if type(where) is Register:
+        return np.array(ints[where.index], where.dtype)
+    if type(where) is Block:
+        start = where.offset
+        rows = np.lib.stride_tricks.as_strided(
+            arena[start:], (where.rows, where.cols),
+            (where.stride * arena.itemsize, arena.itemsize))
+        return rows.reshape(where.shape).copy()
+    assert type(where) is ListBlock
+    items = arena[where.offset:where.offset + where.length * where.size].reshape(
+        (where.length,) + where.shape).copy()
+    mask = ints[where.mask:where.mask + where.length]
+    template = where.template
+    return as_variant(new_list(template.element_dtype, template.element_shape,
+                               [items[i] if mask[i] else None for i in range(where.length)],
+                               template.max_num_elements))
