@@ -75,13 +75,16 @@ def _rows_cols(shape):
 class Builder:
     """Builds the program: ``code`` (rows of WIDTH words), ``plans`` (the elementwise
     programs), ``loads`` ((slot, Block/Register/ListBlock) filled from the values before
-    the first iteration) and ``layout`` (slot -> where its value lives)."""
+    the first iteration) and ``layout`` (slot -> where its value lives). ``written``: the
+    slots the steps write; ``varying``: those and the loop variables'."""
 
-    def __init__(self, seen, written, dtype):
-        self.seen, self.written, self.dtype = seen, written, np.dtype(dtype)
+    def __init__(self, seen, written, varying, dtype):
+        self.seen, self.written, self.varying = seen, written, varying
+        self.dtype = np.dtype(dtype)
         self.arena, self.ints, self.registers = 0, 0, 0
         self.code, self.plans, self.loads, self.layout = [], [], [], {}
-        self.lists = {}                          # slot of a list version -> its ListBlock
+        self.statics = []                        # (slot, value) of the scalar static operands
+        self.written_lists = set()               # the ListBlocks a step writes
 
     # -- storage
     def _alloc(self, size):
@@ -143,7 +146,6 @@ class Builder:
         block = ListBlock(0, len(tensor_list), shape, self._register(len(tensor_list)),
                           tensor_list, slot)
         block.offset = self._alloc(block.length * block.size)
-        self.lists[slot] = block
         return block
 
     def _element_shape(self, slot):
@@ -166,10 +168,15 @@ class Builder:
         return where
 
     def static(self, slot):
-        """The value of an operand no step writes (a split's axis, a slice's bounds)."""
-        if slot in self.written:
+        """The value of an operand the same in every iteration (a split's axis, a slice's
+        bounds); a scalar one is checked again before each run (the signature holds the
+        values of the others)."""
+        if slot in self.varying:
             raise NotCompilable
-        return self.seen[slot]
+        value = self.seen[slot]
+        if value.ndim == 0:
+            self.statics.append((slot, value))
+        return value
 
     def bind(self, slot, where):
         if slot in self.layout:
@@ -274,6 +281,7 @@ class Builder:
         index, item = self.register(step.ins[1]), self.block(step.ins[2])
         if item.shape != tensor_list.shape:
             raise NotCompilable
+        self.written_lists.add(tensor_list)
         for _, slot in step.outs:
             tensor_list.current = slot
             self.bind(slot, tensor_list)
@@ -353,6 +361,8 @@ class Builder:
                 staged.append((target, source))
         for target, source in staged:
             self._copy(target, source)
+        if self.written_lists - {target for target, _ in places}:
+            raise NotCompilable        # a list not a loop variable's, written in place
         for ((slot, _, _, _), _, _), (target, _) in zip(merges, places):
             if type(target) is ListBlock:
                 target.current = slot

@@ -18,8 +18,9 @@ the error or give TF's value.
 import numpy as np
 
 from graphops.kernels.compiled import loops, usable
-from graphops.kernels.compiled.constants import LOOP_DONE, LOOP_MORE
+from graphops.kernels.compiled.constants import LOOP_DONE, LOOP_MORE, LOOP_WIDTH as WIDTH
 from graphops.kernels.support.tensor_list import TensorList, as_variant, new_list
+from graphops.registry import memory
 from graphops.runtime.loop_program_builder import (Block, Builder, ListBlock,
                                                    NotCompilable, Register)
 from graphops.runtime.steps import ClusterStep
@@ -49,6 +50,7 @@ class LoopCompiler:
         for (slot, _, _, _), _, following in plan.merges:
             read.update((slot, following))
         self.inputs = sorted(read - self.written)
+        self.varying = self.written | {slot for (slot, _, _, _), _, _ in plan.merges}
         self.programs = {}
 
     @classmethod
@@ -119,17 +121,20 @@ class Program:
         if len(dtypes) > 1 or not dtypes <= {np.dtype(np.float32), np.dtype(np.float64)}:
             raise NotCompilable
         plan = compiler.plan
-        builder = Builder(seen, compiler.written, dtypes.pop() if dtypes else np.float32)
+        builder = Builder(seen, compiler.written, compiler.varying,
+                          dtypes.pop() if dtypes else np.float32)
         builder.lower(compiler.body)
         builder.update(plan.merges)
         builder.lower(compiler.condition)
         predicate = builder.value(plan.slot[plan.pred])
         if type(predicate) is not Register:
             raise NotCompilable
+        if builder.arena * builder.dtype.itemsize > memory.get_memory_budget():
+            raise NotCompilable
         self.exits = [(i, builder.value(slot)) for i, slot in plan.exits]
         self.loads, self.predicate, self.dtype = builder.loads, predicate.index, builder.dtype
-        self.code = np.array(builder.code, np.int64).reshape(-1, len(builder.code[0])
-                                                                 if builder.code else 1)
+        self.statics = builder.statics
+        self.code = np.array(builder.code, np.int64).reshape(-1, WIDTH)
         self.plans = (np.concatenate(builder.plans) if builder.plans
                       else np.zeros(1, np.int64))
         self.arena, self.ints, self.registers = builder.arena, builder.ints, builder.registers
@@ -138,6 +143,8 @@ class Program:
         """The Exits' [(node, value)] after the loop runs to its end from ``values`` (at
         the start of a body); None where the loop must run step by step instead.
         ``check_cancelled()`` raises when the run was cancelled."""
+        if not all(np.array_equal(values[slot], value) for slot, value in self.statics):
+            return None
         arena = np.zeros(max(self.arena, 1), self.dtype)
         ints = np.zeros(max(self.ints, 1), np.int64)
         for slot, where in self.loads:

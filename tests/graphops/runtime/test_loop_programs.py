@@ -240,3 +240,43 @@ def test_the_program_looks_for_cancellation_between_runs_of_iterations(monkeypat
     # 14 stops in each of the three runs: the first's program runs iterations 2-100 (its
     # first recorded), the others' all 100; each stop after 7 of them but the last
     assert len(calls) == 3 * 14
+
+
+def test_a_scalar_operand_fed_anew_is_not_taken_from_the_recorded_run(programs):
+    """The Split axes come from feeds (constant Enters): a program built for one pair of
+    axes does not run for another, whose loop then runs step by step."""
+    a, b = gp.placeholder(gp.int32, []), gp.placeholder(gp.int32, [])
+    v = np.arange(16, dtype=np.float32).reshape(4, 4)
+
+    def body(i, acc, v_in, a_in, b_in):      # v a loop variable: its splits not hoisted
+        half, _ = gp.split(v_in, 2, axis=a_in)
+        _, quarter = gp.split(half, 2, axis=b_in)
+        return [i + 1, acc + quarter, v_in]
+
+    i, acc, _ = v1_while(lambda i, acc, *_: gp.less(i, 3), body,
+                         [gp.constant(0), gp.zeros([2, 2]), v], "axes", [a, b])
+    with gp.Session() as sess:
+        rows_first = [sess.run(acc, {a: 0, b: 1}) for _ in range(2)]
+        columns_first = sess.run(acc, {a: 1, b: 0})
+    for got in rows_first:
+        np.testing.assert_array_equal(got, 3 * v[:2, 2:])
+    np.testing.assert_array_equal(columns_first, 3 * v[2:, :2])
+    assert [results is not None for _, results in programs] == [True, True, False]
+
+
+def test_a_list_not_a_loop_variable_is_never_written_in_place(programs):
+    """Each iteration writes element 0 of the same invariant list anew (a new list each
+    time): in place, the next iteration would read the last one's write."""
+    items = R.TensorListFromTensor(tensor=np.ones((2, 3), np.float32), element_shape=[3])
+
+    def body(i, acc, lst):
+        first = R.TensorListGetItem(input_handle=lst, index=0, element_shape=[3],
+                                    element_dtype=gp.float32)
+        written = R.TensorListSetItem(input_handle=lst, index=0, item=first + 1.0)
+        return [i + 1, acc + R.TensorListGetItem(input_handle=written, index=0,
+                                                 element_shape=[3], element_dtype=gp.float32)]
+
+    i, acc = v1_while(lambda i, acc, lst: gp.less(i, 4), body,
+                      [gp.constant(0), gp.zeros([3])], "invariant_list", [items])
+    np.testing.assert_array_equal(_run(acc), np.full(3, 8, np.float32))
+    assert programs == []
