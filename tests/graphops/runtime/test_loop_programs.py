@@ -265,15 +265,15 @@ def test_a_scalar_operand_fed_anew_is_not_taken_from_the_recorded_run(programs):
 
 
 def test_a_list_not_a_loop_variable_is_never_written_in_place(programs):
-    """Each iteration writes element 0 of the same invariant list anew (a new list each
-    time): in place, the next iteration would read the last one's write."""
-    items = R.TensorListFromTensor(tensor=np.ones((2, 3), np.float32), element_shape=[3])
+    """Each iteration reads element i of an invariant list and writes element i + 1 of a
+    new list made from it: in place, the next iteration would read that write."""
+    items = R.TensorListFromTensor(tensor=np.ones((5, 3), np.float32), element_shape=[3])
 
     def body(i, acc, lst):
-        first = R.TensorListGetItem(input_handle=lst, index=0, element_shape=[3],
-                                    element_dtype=gp.float32)
-        written = R.TensorListSetItem(input_handle=lst, index=0, item=first + 1.0)
-        return [i + 1, acc + R.TensorListGetItem(input_handle=written, index=0,
+        item = R.TensorListGetItem(input_handle=lst, index=i, element_shape=[3],
+                                   element_dtype=gp.float32)
+        written = R.TensorListSetItem(input_handle=lst, index=i + 1, item=item + 1.0)
+        return [i + 1, acc + R.TensorListGetItem(input_handle=written, index=i + 1,
                                                  element_shape=[3], element_dtype=gp.float32)]
 
     i, acc = v1_while(lambda i, acc, lst: gp.less(i, 4), body,
