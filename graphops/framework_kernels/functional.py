@@ -25,7 +25,8 @@ from graphops.registry.errors import InvalidArgumentError, NotFoundError
 from graphops.registry.kernel_registry import OpKernel, register_kernel
 from graphops.runtime.constant_folding import hoistable
 from graphops.runtime.devices import to_host
-from graphops.runtime.executor import build_plan
+from graphops.runtime.executor import MAX_SHAPE_SIGNATURES, build_plan
+from graphops.runtime.function_loops import FunctionLoop, numpy_values
 
 
 _instantiating = threading.local()     # names of the functions being planned, per thread
@@ -252,18 +253,35 @@ class WhileOp(OpKernel):
         self._cond = cond.plan
         self._body = _plan(ctx, "body", types, types, LoopBody)
         self._to_device = device_outputs(ctx, len(types))
+        self._loops = {}          # (condition plan, body plan) -> their FunctionLoop
 
     def compute(self, ctx):
         values, body, invariant = list(ctx.inputs), self._body.plan, self._body.invariant
         hoisted = None
         while to_bool(self._cond.run_in_kernel(values)[0], "loop condition"):
-            if invariant is None:
-                values = body.run_in_kernel(values)
-                continue
             if hoisted is None:       # (in the first iteration: as the body would)
-                hoisted = invariant.run_in_kernel(values)
+                hoisted = [] if invariant is None else invariant.run_in_kernel(values)
+                compiled = self._compiled(ctx, values, hoisted)
+                if compiled is not None:
+                    values = compiled
+                    break
             values = body.run_in_kernel(values + hoisted)
         set_outputs(ctx, values, self._to_device)
+
+    def _compiled(self, ctx, values, hoisted):
+        """The loop variables' final values from one compiled program (function_loops)
+        run from the first body on, or None."""
+        if ctx.device_type != "CPU" or not numpy_values(values + hoisted):
+            return None
+        condition = self._cond.for_shapes(values)
+        body = self._body.plan.for_shapes(values + hoisted)
+        loop = self._loops.get((condition, body))
+        if loop is None:
+            if len(self._loops) >= MAX_SHAPE_SIGNATURES:
+                self._loops = {}
+            loop = self._loops[(condition, body)] = FunctionLoop(condition, body, len(values))
+        return loop.run(values, hoisted, lambda pred: to_bool(pred, "loop condition"),
+                        ctx.cancelled)
 
 
 for _op in ("If", "StatelessIf"):

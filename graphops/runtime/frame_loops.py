@@ -26,10 +26,11 @@ import numpy as np
 
 from graphops.registry.errors import CancelledError
 from graphops.runtime import devices, loop_clusters, loop_programs
+from graphops.runtime.straight_loops import (CANCELLED, StraightLoop, check_cancelled,
+                                             run_steps)
 from graphops.runtime.constant_folding import hoistable
 from graphops.runtime.steps import kernel_step, raise_node_error
 
-CANCELLED = "The Session was closed while this run was in progress."
 _COND, _BODY = 0, 1        # a node runs in every iteration / only when the predicate holds
 
 
@@ -65,7 +66,7 @@ class _Slots:
                                  tuple(ins), outs))
 
 
-class LoopPlan(_Slots):
+class LoopPlan(_Slots, StraightLoop):
     """One loop frame as slots and straight-line steps; `run(entered, cancelled)`."""
 
     def __init__(self, nodes, sources, controls, frame_name):
@@ -146,6 +147,7 @@ class LoopPlan(_Slots):
             raise _NotStatic
         self.merges = [(m, enter, self.slot[(n, 0)]) for m, enter, n in self.merges]
         self.steps = tuple(loop_clusters.clustered(self, steps) for steps in self.steps)
+        self.predicate_slot = self.slot[self.pred]
         self.compiler = loop_programs.LoopCompiler.for_plan(self)
 
     def _reenters(self):
@@ -237,59 +239,6 @@ class LoopPlan(_Slots):
         self.slot[(i, 0)] = self.slot[self.sources[i][0]]
 
     # -------------------------------------------------------------- running
-
-    def run(self, entered, cancelled, compiled=True):
-        """Runs the loop to its end from its Enters' values ({Enter node: value}) and
-        returns [(Exit node, value)]; its iterations after the first condition in one
-        compiled program where the loop has one (`loop_programs`), unless not `compiled`."""
-        values = self._start(entered)
-        condition, body = self.steps
-        _run_steps(self.hoisted[_COND], values)
-        first_body = self.hoisted[_BODY]
-        compiler = self.compiler if compiled else None
-        seen, key = None, None           # an iteration being recorded, and its signature
-        while True:
-            _check_cancelled(cancelled)
-            (_run_steps if seen is None else _record(seen))(condition, values)
-            if not self._taken(values):
-                return [(i, values[slot]) for i, slot in self.exits]
-            if first_body:
-                _run_steps(first_body, values)
-                first_body = ()
-            if compiler is not None:
-                program, key, seen, compiler = self._program(compiler, values, key, seen)
-                if program is not None:
-                    results = program.run(values, lambda: _check_cancelled(cancelled))
-                    return results if results is not None else \
-                        self.run(entered, cancelled, compiled=False)
-            (_run_steps if seen is None else _record(seen))(body, values)
-            following = [values[slot] for _, _, slot in self.merges]
-            for ((slot, index_slot, _, later), _, _), value in zip(self.merges, following):
-                values[slot], values[index_slot] = value, later
-
-    def _start(self, entered):
-        """The slots' values before the loop's first condition."""
-        values = [None] * self.count
-        for slot, value in self.initial:
-            values[slot] = value
-        for i, slot in self.constant_enters:
-            values[slot] = entered[i]
-        for (slot, index_slot, first, _), enter, _ in self.merges:
-            values[slot], values[index_slot] = entered[enter], first
-        return values
-
-    @staticmethod
-    def _program(compiler, values, key, seen):
-        """At a body's start: (program, signature, recorded values, compiler) for the
-        rest of the loop. The first body looks its signature's program up (an unseen one:
-        its iteration is recorded); the second, after a recording, builds it. The
-        compiler is kept only while a recording goes on."""
-        if seen is not None:
-            return compiler.build(key, seen, values), None, None, None
-        program, key = compiler.lookup(values)
-        if program is loop_programs.UNSEEN:
-            return None, key, {}, compiler
-        return program, None, None, None
 
     def _taken(self, values):
         """Whether the predicate holds (as the first Switch reads it)."""
@@ -428,7 +377,7 @@ class RootPlan(_Slots):
         for steps, loop, enters, exits, frees in self.segments:
             if cancelled is not None and cancelled():
                 raise CancelledError(CANCELLED)
-            _run_steps(steps, values)
+            run_steps(steps, values)
             if loop is not None:
                 results = loop.run({i: values[slot] for i, slot in enters}, cancelled)
                 for (_, value), slot in zip(results, exits):
@@ -436,19 +385,3 @@ class RootPlan(_Slots):
                 for slot in frees:
                     values[slot] = None
         return values
-
-
-def _run_steps(steps, values):
-    """Runs steps in order on `values` (the slots)."""
-    for step in steps:
-        step(values)
-
-
-def _record(seen):
-    """Runs steps as `_run_steps` does, noting the values they read and give in `seen`."""
-    return lambda steps, values: loop_programs.record(steps, values, seen)
-
-
-def _check_cancelled(cancelled):
-    if cancelled is not None and cancelled():
-        raise CancelledError(CANCELLED)

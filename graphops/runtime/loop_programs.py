@@ -34,7 +34,7 @@ UNSEEN = object()
 def _declares(step):
     """Whether the step's kernel declares what the builder compiles."""
     return isinstance(step, ClusterStep) or any(
-        getattr(step.kernel, name, None)
+        getattr(getattr(step, "kernel", None), name, None)
         for name in ("matmul", "list_access", "moves_data", "scalar_op", "elementwise"))
 
 
@@ -75,14 +75,21 @@ class LoopCompiler:
         """Builds (and keeps) the program of signature ``key`` from one recorded
         iteration (``seen``: slot -> the value read or given), once the next body starts
         with ``values`` of the same signature; None where it cannot compile."""
-        program = None
-        if usable() and self.signature(values) == key:
-            for slot in self.inputs:          # a loop variable no step reads, say
-                seen.setdefault(slot, values[slot])
-            try:
-                program = Program(self, seen)
-            except NotCompilable:
-                program = None
+        if not usable() or self.signature(values) != key:
+            return self.refuse(key)
+        for slot in self.inputs:              # a loop variable no step reads, say
+            seen.setdefault(slot, values[slot])
+        try:
+            program = Program(self, seen)
+        except NotCompilable:
+            return self.refuse(key)
+        return self._keep(key, program)
+
+    def refuse(self, key):
+        """Remembers that signature ``key`` does not compile; None."""
+        return self._keep(key, None)
+
+    def _keep(self, key, program):
         if len(self.programs) >= SIGNATURES:
             self.programs.clear()
         self.programs[key] = program
@@ -126,7 +133,7 @@ class Program:
         builder.lower(compiler.body)
         builder.update(plan.merges)
         builder.lower(compiler.condition)
-        predicate = builder.value(plan.slot[plan.pred])
+        predicate = builder.value(plan.predicate_slot)
         if type(predicate) is not Register:
             raise NotCompilable
         if builder.arena * builder.dtype.itemsize > memory.get_memory_budget():
