@@ -26,8 +26,7 @@ import numpy as np
 
 from graphops.registry.errors import CancelledError
 from graphops.runtime import devices, loop_clusters, loop_programs
-from graphops.runtime.straight_loops import (CANCELLED, StraightLoop, check_cancelled,
-                                             run_steps)
+from graphops.runtime.straight_loops import CANCELLED, StraightLoop, run_steps
 from graphops.runtime.constant_folding import hoistable
 from graphops.runtime.steps import kernel_step, raise_node_error
 

@@ -54,15 +54,18 @@ class Register:
 
 class ListBlock:
     """A TensorList: ``length`` elements of ``shape`` end to end at ``offset``, register
-    ``mask + i`` saying whether element i is set; ``template``: the list it was loaded
-    from (dtype, element shape, bound); ``current``: the slot holding its latest version."""
+    ``mask + i`` saying whether element i is set; ``fields``: the (element dtype, element
+    shape, bound) of the list it was loaded from; ``current``: the slot holding its latest
+    version."""
 
-    __slots__ = ("offset", "length", "shape", "size", "mask", "template", "current")
+    __slots__ = ("offset", "length", "shape", "size", "mask", "fields", "current")
 
-    def __init__(self, offset, length, shape, mask, template, current):
+    def __init__(self, offset, length, shape, mask, tensor_list, current):
         self.offset, self.length, self.shape, self.mask = offset, length, tuple(shape), mask
         self.size = int(np.prod(self.shape))
-        self.template, self.current = template, current
+        self.fields = (tensor_list.element_dtype, tensor_list.element_shape,
+                       tensor_list.max_num_elements)
+        self.current = current
 
 
 def _rows_cols(shape):

@@ -1,5 +1,5 @@
-"""A TF1 loop run as straight-line code (frame_loops.LoopPlan) whose body and condition are
-all steps the compiled loop machine can run (``compiled.loop_program``; an LSTM or GRU
+"""A loop run as straight-line code (``straight_loops``: a TF1 loop frame, a functional
+While's plans) whose body and condition are all steps the compiled loop machine can run (``compiled.loop_program``; an LSTM or GRU
 cell: products, Splits and slices, elementwise clusters, TensorList reads and writes,
 integer counters) runs every iteration after the first condition in one compiled call.
 
@@ -21,7 +21,7 @@ from graphops.kernels.compiled import loops, usable
 from graphops.kernels.compiled.constants import LOOP_DONE, LOOP_MORE, LOOP_WIDTH as WIDTH
 from graphops.kernels.support.tensor_list import TensorList, as_variant, new_list
 from graphops.registry import memory
-from graphops.runtime.loop_program_builder import (Block, Builder, ListBlock,
+from graphops.runtime.loop_program_builder import (Block, Builder,
                                                    NotCompilable, Register)
 from graphops.runtime.steps import ClusterStep
 
@@ -200,11 +200,10 @@ def _unload(where, arena, ints):
             arena[start:], (where.rows, where.cols),
             (where.stride * arena.itemsize, arena.itemsize))
         return rows.reshape(where.shape).copy()
-    assert type(where) is ListBlock
     items = arena[where.offset:where.offset + where.length * where.size].reshape(
         (where.length,) + where.shape).copy()
     mask = ints[where.mask:where.mask + where.length]
-    template = where.template
-    return as_variant(new_list(template.element_dtype, template.element_shape,
+    element_dtype, element_shape, bound = where.fields
+    return as_variant(new_list(element_dtype, element_shape,
                                [items[i] if mask[i] else None for i in range(where.length)],
-                               template.max_num_elements))
+                               bound))

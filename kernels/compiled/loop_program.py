@@ -20,7 +20,7 @@ from numba import njit, types
 from numba.extending import overload
 
 from graphops.kernels.compiled.constants import (
-    FUSED_BLOCK as BLOCK, LOOP_COPY as COPY, LOOP_DONE as DONE, LOOP_ELEMENTWISE as ELEMENTWISE,
+    FUSED_BLOCK as BLOCK, LOOP_DONE as DONE, LOOP_ELEMENTWISE as ELEMENTWISE,
     LOOP_LIST_GET as LIST_GET, LOOP_LIST_SET as LIST_SET, LOOP_MATMUL as MATMUL,
     LOOP_MORE as MORE, LOOP_SCALAR as SCALAR)
 from graphops.kernels.compiled.direct import HALF_LANES, ROWS, _accumulate
@@ -155,7 +155,7 @@ def _copy_block(arena, target, target_stride, source, source_stride, rows, cols)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _elementwise(arena, ints, plans, regs, row):
+def _elementwise(arena, plans, regs, row):
     """One elementwise program (``plans[row[1]:]``, as ``fused_elementwise.run`` takes it)
     over arena views: outputs from ``row[2]``, end to end, inputs at ``row[4:]``."""
     plan = plans[row[1]:]
@@ -174,7 +174,7 @@ def _step(code, r, arena, ints, plans, regs):
     row = code[r]
     kind = row[0]
     if kind == ELEMENTWISE:
-        _elementwise(arena, ints, plans, regs, row)
+        _elementwise(arena, plans, regs, row)
     elif kind == MATMUL:
         _product(arena, row)
     elif kind == LIST_GET:
@@ -193,7 +193,7 @@ def _step(code, r, arena, ints, plans, regs):
         ints[mask + at] = 1
     elif kind == SCALAR:
         ints[row[2]] = _wrap(_scalar(row[1], ints[row[3]], ints[row[4]]), row[5])
-    else:
+    else:                        # COPY
         _copy_block(arena, row[1], row[2], row[3], row[4], row[5], row[6])
     return True
 
