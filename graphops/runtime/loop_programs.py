@@ -148,9 +148,12 @@ class Program:
 
     def run(self, values, check_cancelled):
         """The Exits' [(node, value)] after the loop runs to its end from ``values`` (at
-        the start of a body); None where the loop must run step by step instead.
+        the start of a body); None where the loop must run step by step instead: a scalar
+        static operand fed anew, a list element of another shape, a list index out of
+        range, an unset element read, a process forked after numba was loaded.
         ``check_cancelled()`` raises when the run was cancelled."""
-        if not all(np.array_equal(values[slot], value) for slot, value in self.statics):
+        if not usable() or not all(np.array_equal(values[slot], value)
+                                   for slot, value in self.statics):
             return None
         arena = np.zeros(max(self.arena, 1), self.dtype)
         ints = np.zeros(max(self.ints, 1), np.int64)
