@@ -79,15 +79,17 @@ class Builder:
     """Builds the program: ``code`` (rows of WIDTH words), ``plans`` (the elementwise
     programs), ``loads`` ((slot, Block/Register/ListBlock) filled from the values before
     the first iteration) and ``layout`` (slot -> where its value lives). ``written``: the
-    slots the steps write; ``varying``: those and the loop variables'."""
+    slots the steps write; ``varying``: those and the loop variables'; ``readers``: per
+    slot, how many times the program reads it."""
 
-    def __init__(self, seen, written, varying, dtype):
-        self.seen, self.written, self.varying = seen, written, varying
+    def __init__(self, seen, written, varying, readers, dtype):
+        self.seen, self.written, self.varying, self.readers = seen, written, varying, readers
         self.dtype = np.dtype(dtype)
         self.arena, self.ints, self.registers = 0, 0, 0
         self.code, self.plans, self.loads, self.layout = [], [], [], {}
         self.statics = []                        # (slot, value) of the scalar static operands
         self.written_lists = set()               # the ListBlocks a step writes
+        self.products = {}                       # id(a MATMUL's block) -> (row, block)
 
     # -- storage
     def _alloc(self, size):
@@ -211,9 +213,28 @@ class Builder:
         if declared["scalar_op"] or (declared["elementwise"] and outputs
                                      and outputs[0].dtype in _INT_BITS):
             return self._scalar(step, declared["scalar_op"] or declared["elementwise"])
+        if declared["elementwise"] == "add" and self._sum_of_products(step):
+            return None
         if declared["elementwise"]:
             return self._elementwise(step, _single(step, declared["elementwise"], self.dtype))
         raise NotCompilable
+
+    def _sum_of_products(self, step):
+        """Whether an add of two products read by nothing else became the second product
+        accumulating into the first's block (its MATMUL's accumulate word): an LSTM's
+        x w + h u."""
+        if len(step.ins) != 2 or len(step.outs) != 1 or \
+                any(self.readers[slot] != 1 for slot in step.ins):
+            return False
+        found = [self.products.get(id(self.layout.get(slot))) for slot in step.ins]
+        if None in found or found[0][1].shape != found[1][1].shape:
+            return False
+        (_, first), (row, _) = sorted(found, key=lambda pair: pair[0])
+        (_, slot), = step.outs
+        self._expect(slot, first.shape)
+        self.code[row][1], self.code[row][4], self.code[row][13] = first.offset, first.stride, 1
+        self.bind(slot, first)
+        return True
 
     def _elementwise(self, step, cluster):
         inputs = [self.block(slot) for slot in step.ins]
@@ -260,8 +281,9 @@ class Builder:
         for _, slot in step.outs:
             self._expect(slot, (rows, cols))
             self.bind(slot, out)
+        self.products[id(out)] = (len(self.code), out)
         self.emit(MATMUL, out.offset, rows, cols, cols, a.offset, a_rows, a_cols, b.offset,
-                  b_rows, b_cols, depth, scratch)
+                  b_rows, b_cols, depth, scratch, 0)
 
     def _current_list(self, slot):
         where = self.value(slot)

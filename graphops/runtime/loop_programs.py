@@ -15,6 +15,8 @@ an unset element is read, the whole loop runs again step by step, whose kernels 
 the error or give TF's value.
 """
 
+import collections
+
 import numpy as np
 
 from graphops.kernels.compiled import loops, usable
@@ -61,6 +63,16 @@ class LoopCompiler:
                 any(index_slots.intersection(step.reads()) for step in steps):
             return None
         return cls(plan)
+
+    def readers(self):
+        """How many times the program reads each slot (steps, the loop variables' update,
+        the exits, the predicate)."""
+        readers = collections.Counter(slot for step in self.body + self.condition
+                                      for slot in step.ins)
+        readers.update(following for _, _, following in self.plan.merges)
+        readers.update(slot for _, slot in self.plan.exits)
+        readers[self.plan.predicate_slot] += 1
+        return readers
 
     def signature(self, values):
         return tuple(_signature(values[slot]) for slot in self.inputs)
@@ -128,7 +140,7 @@ class Program:
         if len(dtypes) > 1 or not dtypes <= {np.dtype(np.float32), np.dtype(np.float64)}:
             raise NotCompilable
         plan = compiler.plan
-        builder = Builder(seen, compiler.written, compiler.varying,
+        builder = Builder(seen, compiler.written, compiler.varying, compiler.readers(),
                           dtypes.pop() if dtypes else np.float32)
         builder.lower(compiler.body)
         builder.update(plan.merges)

@@ -82,15 +82,15 @@ def _add_scaled(arena, target, scale, source, cols):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _loop_product(arena, row, first_column):
-    """Columns from ``first_column`` of out = a @ b (``_product``'s row), a row of b at a
-    time added into every output row; a b whose rows are not contiguous is first copied
+    """Columns from ``first_column`` of out (+)= a @ b (``_product``'s row), a row of b at
+    a time added into every output row; a b whose rows are not contiguous is first copied
     into ``scratch``."""
     out, rows, cols, out_stride = row[1], row[2], row[3], row[4]
     a, a_rows, a_cols, b, b_rows, b_cols, depth = (row[5], row[6], row[7], row[8], row[9],
                                                    row[10], row[11])
     scratch, width = row[12], cols - first_column
     zero = arena.dtype.type(0)
-    for i in range(rows):
+    for i in range(rows if row[13] == 0 else 0):
         start = out + i * out_stride + first_column
         target = arena[start:start + width]
         for j in range(width):
@@ -124,17 +124,18 @@ def _micro_product(arena, row):
             for first in range(0, rows, ROWS):
                 taken = _accumulate(min(ROWS, rows - first), arena, a + first * a_rows,
                                     steps, row_offsets, arena, b_rows, b + column, arena,
-                                    out + first * out_stride + column, out_offsets, False,
-                                    wide - column, 4)
+                                    out + first * out_stride + column, out_offsets,
+                                    row[13] != 0, wide - column, 4)
             column += taken
     if wide < cols:
         _loop_product(arena, row, wide)
 
 
 def _product(arena, row):
-    """out = a @ b for instruction ``row`` (MATMUL): each operand's element (i, k) at its
-    offset + i * row stride + k * column stride (a transpose swaps the two). Chosen by the
-    arena's dtype when compiled."""
+    """out = a @ b for instruction ``row`` (MATMUL), or out += a @ b where its accumulate
+    word (``row[13]``) is set: each operand's element (i, k) at its offset + i * row
+    stride + k * column stride (a transpose swaps the two). Chosen by the arena's dtype
+    when compiled."""
 
 
 @overload(_product, inline="always")

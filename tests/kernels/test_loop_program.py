@@ -34,9 +34,11 @@ def _place(arena, at, matrix, stride):
 @given(rows=st.integers(1, 19), cols=st.integers(1, 70), depth=st.integers(1, 21),
        pads=st.tuples(*[st.integers(0, 5)] * 3), transposes=st.tuples(st.booleans(),
                                                                       st.booleans()),
-       dtype=st.sampled_from([np.float32, np.float64]), seed=st.integers(0, 2 ** 16))
+       dtype=st.sampled_from([np.float32, np.float64]), accumulate=st.booleans(),
+       seed=st.integers(0, 2 ** 16))
 def test_a_product_of_strided_blocks_is_numpys(rows, cols, depth, pads, transposes, dtype,
-                                               seed):
+                                               accumulate, seed):
+    """With the accumulate word, the product is added to what the output block holds."""
     rng = np.random.default_rng(seed)
     a = rng.standard_normal((rows, depth)).astype(dtype)
     b = rng.standard_normal((depth, cols)).astype(dtype)
@@ -49,16 +51,21 @@ def test_a_product_of_strided_blocks_is_numpys(rows, cols, depth, pads, transpos
     arena = np.full(scratch + cols + 4, np.nan, dtype)
     _place(arena, a_at, stored_a, a_stride)
     _place(arena, b_at, stored_b, b_stride)
+    held = rng.standard_normal((rows, cols)).astype(dtype)
+    if accumulate:
+        _place(arena, out_at, held, out_stride)
     a_rows, a_cols = (1, a_stride) if transposes[0] else (a_stride, 1)
     b_rows, b_cols = (1, b_stride) if transposes[1] else (b_stride, 1)
     before = arena.copy()
     status = _run([[LOOP_MATMUL, out_at, rows, cols, out_stride, a_at, a_rows, a_cols, b_at,
-                    b_rows, b_cols, depth, scratch]], arena, np.zeros(1, np.int64))
+                    b_rows, b_cols, depth, scratch, int(accumulate)]], arena,
+                  np.zeros(1, np.int64))
     assert status == LOOP_DONE
     got = np.stack([arena[out_at + r * out_stride:out_at + r * out_stride + cols]
                     for r in range(rows)])
-    want = a.astype(np.float64) @ b.astype(np.float64)
-    bound = np.abs(a).astype(np.float64) @ np.abs(b) * (depth * np.finfo(dtype).eps)
+    want = a.astype(np.float64) @ b.astype(np.float64) + (held if accumulate else 0)
+    bound = (np.abs(a).astype(np.float64) @ np.abs(b) + np.abs(held) * accumulate) * (
+        (depth + 1) * np.finfo(dtype).eps)
     assert np.all(np.abs(got - want) <= bound + np.finfo(dtype).tiny)
     outside = np.ones(arena.shape, bool)       # nothing else written but the scratch
     for r in range(rows):
