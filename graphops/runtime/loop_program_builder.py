@@ -21,6 +21,7 @@ from graphops.kernels.compiled.constants import (
     LOOP_SCALAR_OPS as SCALAR_OPS, LOOP_WIDTH as WIDTH)
 from graphops.kernels.support.tensor_list import TensorList
 from graphops.runtime import elementwise_clusters
+from graphops.runtime.fusion import Chain
 from graphops.runtime.kernel_call import compute
 from graphops.runtime.steps import ClusterStep
 
@@ -90,6 +91,7 @@ class Builder:
         self.statics = []                        # (slot, value) of the scalar static operands
         self.written_lists = set()               # the ListBlocks a step writes
         self.products = {}                       # id(a MATMUL's block) -> (row, block)
+        self.constants = []                      # (Block, value) of the chains' constants
 
     # -- storage
     def _alloc(self, size):
@@ -198,6 +200,8 @@ class Builder:
         kernel = step.kernel
         if isinstance(step, ClusterStep):
             return self._elementwise(step, kernel)
+        if isinstance(kernel, Chain):
+            return self._chain(step, kernel)
         declared = {name: getattr(kernel, name, None)
                     for name in ("matmul", "list_access", "moves_data", "scalar_op",
                                  "elementwise")}
@@ -213,7 +217,8 @@ class Builder:
         if declared["scalar_op"] or (declared["elementwise"] and outputs
                                      and outputs[0].dtype in _INT_BITS):
             return self._scalar(step, declared["scalar_op"] or declared["elementwise"])
-        if declared["elementwise"] == "add" and self._sum_of_products(step):
+        if declared["elementwise"] in ("add", "bias_add") and (
+                self._sum_of_products(step) or self._biased_product(step)):
             return None
         if declared["elementwise"]:
             return self._elementwise(step, _single(step, declared["elementwise"], self.dtype))
@@ -236,8 +241,64 @@ class Builder:
         self.bind(slot, first)
         return True
 
-    def _elementwise(self, step, cluster):
+    def _biased_product(self, step):
+        """Whether a product (or sum of products) read by nothing else, plus a bias row
+        loaded before the loop, became the bias copied into the product's rows (the COPY
+        kept free before every first MATMUL) and the product accumulating onto it."""
+        if len(step.ins) != 2 or len(step.outs) != 1:
+            return False
+        for k in (0, 1):
+            product, bias = step.ins[k], step.ins[1 - k]
+            found = self.products.get(id(self.layout.get(product)))
+            if found is None or self.readers[product] != 1 or bias in self.written:
+                continue
+            row, block = found
+            where = self.value(bias)
+            if type(where) is not Block or where.shape not in ((block.cols,),
+                                                              (1, block.cols)):
+                continue
+            (_, slot), = step.outs
+            self._expect(slot, block.shape)
+            self.code[row - 1][:7] = [COPY, block.offset, block.stride, where.offset, 0,
+                                      block.rows, block.cols]
+            self.code[row][13] = 1
+            del self.products[id(block)]
+            self.bind(slot, block)
+            return True
+        return False
+
+    def _chain(self, step, chain):
+        """A fused chain (``fusion.Chain``: x, then per stage ``op v`` with a constant or
+        run-time v, or an activation) as the elementwise program of its stages."""
         inputs = [self.block(slot) for slot in step.ins]
+        kinds, operands = [], []
+        for m, (_, _, operand, (kind, name)) in enumerate(chain.parts):
+            value = ("input", 0) if m == 0 else ("member", m - 1)
+            if kind == "activation":
+                kinds.append(name.lower())
+                operands.append([value])
+                continue
+            if isinstance(operand, np.ndarray):
+                inputs.append(self.constant(operand))
+                operand = len(inputs) - 1
+            kinds.append(kind)
+            operands.append([value, ("input", operand)])
+        if len(inputs) > 8:
+            raise NotCompilable
+        cluster = SimpleNamespace(kinds=kinds, operands=operands, dtype=chain.dtype,
+                                  outputs=[len(kinds) - 1])
+        self._elementwise(step, cluster, inputs)
+
+    def constant(self, value):
+        """A Block holding ``value`` (a chain's constant), filled before every run."""
+        if value.dtype != self.dtype:
+            raise NotCompilable
+        block = self.new_block(value.shape)
+        self.constants.append((block, value))
+        return block
+
+    def _elementwise(self, step, cluster, inputs=None):
+        inputs = inputs or [self.block(slot) for slot in step.ins]
         if np.dtype(cluster.dtype) != self.dtype:
             raise NotCompilable
         full = np.broadcast_shapes(*(b.shape for b in inputs))
@@ -281,6 +342,7 @@ class Builder:
         for _, slot in step.outs:
             self._expect(slot, (rows, cols))
             self.bind(slot, out)
+        self.emit(COPY, 0, 0, 0, 0, 0, 0)           # room for a bias (_biased_product)
         self.products[id(out)] = (len(self.code), out)
         self.emit(MATMUL, out.offset, rows, cols, cols, a.offset, a_rows, a_cols, b.offset,
                   b_rows, b_cols, depth, scratch, 0)

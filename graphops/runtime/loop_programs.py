@@ -25,6 +25,7 @@ from graphops.kernels.support.tensor_list import TensorList, as_variant, new_lis
 from graphops.registry import memory
 from graphops.runtime.loop_program_builder import (Block, Builder,
                                                    NotCompilable, Register)
+from graphops.runtime.fusion import Chain
 from graphops.runtime.steps import ClusterStep
 
 ITERATIONS = 256          # iterations a compiled call runs before the loop checks for
@@ -34,9 +35,11 @@ UNSEEN = object()
 
 
 def _declares(step):
-    """Whether the step's kernel declares what the builder compiles."""
-    return isinstance(step, ClusterStep) or any(
-        getattr(getattr(step, "kernel", None), name, None)
+    """Whether the builder compiles the step: a cluster, a fused chain, or a kernel that
+    declares what the builder reads."""
+    kernel = getattr(step, "kernel", None)
+    return isinstance(step, ClusterStep) or isinstance(kernel, Chain) or any(
+        getattr(kernel, name, None)
         for name in ("matmul", "list_access", "moves_data", "scalar_op", "elementwise"))
 
 
@@ -152,7 +155,7 @@ class Program:
             raise NotCompilable
         self.exits = [(i, builder.value(slot)) for i, slot in plan.exits]
         self.loads, self.predicate, self.dtype = builder.loads, predicate.index, builder.dtype
-        self.statics = builder.statics
+        self.statics, self.constants = builder.statics, builder.constants
         self.code = np.array(builder.code, np.int64).reshape(-1, WIDTH)
         self.plans = (np.concatenate(builder.plans) if builder.plans
                       else np.zeros(1, np.int64))
@@ -169,6 +172,8 @@ class Program:
             return None
         arena = np.zeros(max(self.arena, 1), self.dtype)
         ints = np.zeros(max(self.ints, 1), np.int64)
+        for where, value in self.constants:
+            _load(value, where, arena, ints)
         for slot, where in self.loads:
             if not _load(values[slot], where, arena, ints):
                 return None

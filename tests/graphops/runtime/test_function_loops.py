@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 import graphops as gp
 from graphops.api import raw_ops as R
 from graphops.registry import errors
-from graphops.runtime import loop_programs
+from graphops.runtime import loop_program_builder, loop_programs
 from tests.graphops.interchange.test_sequence_graphs import imported, load
 from tests.graphops.runtime.test_loop_programs import (_cell_inputs, _cell_reference, _run,
                                                        programs)   # noqa: F401 (a fixture)
@@ -34,7 +34,7 @@ def _while_cell(n, xs, h0, w, u, transpose_u):
     def body(i, big, h, c, out):
         x = R.TensorListGetItem(input_handle=x_list, index=i, element_shape=[batch, 3],
                                 element_dtype=gp.float32)
-        p = gp.matmul(x, w) + gp.matmul(h, u, transpose_b=transpose_u)
+        p = gp.nn.bias_add(gp.matmul(x, w) + gp.matmul(h, u, transpose_b=transpose_u), w[0])
         left, _ = gp.split(p, 2, axis=1)
         h_new = gp.tanh(left)
         out = R.TensorListSetItem(input_handle=out, index=i,
@@ -115,3 +115,27 @@ def test_a_while_reading_past_a_lists_end_fails_as_the_kernel_says(programs):
                        match=r"Trying to access element 4 in a list with 4 elements\."):
         _run(acc)
     assert programs and all(results is None for _, results in programs)
+
+
+def test_a_fused_chain_in_a_while_body_runs_in_the_program(programs, monkeypatch):
+    """relu(bias_add(h w, b) * 0.5) with constants b and 0.5: the body's plan fuses the
+    chain (a ChainStep), which the program runs as its elementwise stages."""
+    chains, lower = [], loop_program_builder.Builder._chain
+    monkeypatch.setattr(loop_program_builder.Builder, "_chain",
+                        lambda self, step, chain: chains.append(chain) or lower(
+                            self, step, chain))
+    rng = np.random.default_rng(4)
+    w = rng.standard_normal((5, 5)).astype(np.float32) / 2
+    bias = rng.standard_normal(5).astype(np.float32)
+    h0 = rng.standard_normal((3, 5)).astype(np.float32)
+
+    def body(i, h):
+        return [i + 1, gp.nn.relu(gp.nn.bias_add(gp.matmul(h, w), bias) * 0.5) + 0.1]
+
+    _, h = gp.while_loop(lambda i, h: gp.less(i, 6), body, [gp.constant(0), gp.constant(h0)])
+    got = _run(h)
+    want = h0.astype(np.float64)
+    for _ in range(6):
+        want = np.maximum((want @ w + bias) * 0.5, 0) + np.float32(0.1)
+    np.testing.assert_allclose(got, want, rtol=2e-6, atol=2e-6)
+    assert chains and programs and all(results is not None for _, results in programs)

@@ -48,7 +48,7 @@ def _run(fetches, feeds=None, compiled=True, graph=None):
 
 
 def _cell_loop(n, xs, h0, w, u, transpose_u, length=None):
-    """A Keras-like recurrent cell over list xs: per step i, p = x_i w + h u (u transposed
+    """A Keras-like recurrent cell over list xs: per step i, p = x_i w + h u + w[0] (u transposed
     when `transpose_u`), split in two columns halves: h' = tanh(left), c' = h (the old h,
     so the two variables swap places), out_i = h' * sigmoid(p[:, w:]) written into a list;
     the counter an int32 that also climbs by 2^30 (wrapping)."""
@@ -64,7 +64,8 @@ def _cell_loop(n, xs, h0, w, u, transpose_u, length=None):
     def body(i, big, h, c, out, n_in, x_in, w_in, u_in):
         x = R.TensorListGetItem(input_handle=x_in, index=i, element_shape=[-1, 3],
                                 element_dtype=gp.float32)
-        p = gp.matmul(x, w_in) + gp.matmul(h, u_in, transpose_b=transpose_u)
+        p = gp.nn.bias_add(gp.matmul(x, w_in) + gp.matmul(h, u_in, transpose_b=transpose_u),
+                           w_in[0])
         left, _ = gp.split(p, 2, axis=1)
         gate = p[:, width:]
         h_new = gp.tanh(left)
@@ -84,7 +85,7 @@ def _cell_reference(n, xs, h0, w, u, transpose_u):
     h, c, i, big = h0.astype(np.float64), h0.astype(np.float64), 0, 0
     out = np.zeros((xs.shape[0],) + h0.shape)
     while i < n:
-        p = xs[i] @ w + h @ (u.T if transpose_u else u)
+        p = xs[i] @ w + h @ (u.T if transpose_u else u) + w[0]
         h, c = np.tanh(p[:, :width]), h
         out[i] = h * (1 / (1 + np.exp(-p[:, width:])))
         i, big = i + 1, (big + 2 ** 30 + 2 ** 31) % 2 ** 32 - 2 ** 31
