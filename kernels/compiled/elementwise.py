@@ -1,7 +1,9 @@
 """Elementwise loops and sums (numba) where NumPy is slow: selection by a mask (compiled
 branchless), Relu(6) and their masked-product gradients, a float32 Sigmoid and Swish
-(x * sigmoid(x)), float64 sums down the columns of a matrix, bias additions, and fused
+(x * sigmoid(x)), erf and erfc, float64 sums down the columns of a matrix, bias additions, and fused
 per-channel scale, shift and Relu(6), and sums then Relu(6) (in parallel)."""
+
+import math
 
 import numpy as np
 from numba import njit, prange
@@ -26,6 +28,15 @@ def select_scalar(condition, a, b, out):
     """`select` with `b` a scalar of out's dtype."""
     for i in prange(out.size):
         out[i] = a[i] if condition[i] else b
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def error_function(x, complement, out):
+    """out = erf(x), or erfc(x) with ``complement`` (flat arrays): the C library's, in
+    float64, rounded once to out's dtype."""
+    for i in prange(out.size):
+        value = np.float64(x[i])
+        out[i] = math.erfc(value) if complement else math.erf(value)
 
 
 @njit(cache=True, parallel=True, nogil=True)

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import graphops as gp
+from graphops.kernels.numerics import erf as erf_module
 from graphops.registry import dtypes
 from graphops.registry.kernel_registry import registered_kernels
 from tests.gpu_compare import compare, gpu_types, run_error, values
@@ -68,6 +69,17 @@ def test_erf_and_erfc_are_accurate_far_out_and_at_special_values(run):
     np.testing.assert_allclose(run("Erfc", x=x), elementwise(math.erfc, x), rtol=1e-13, atol=0)
     assert np.isnan(run("Erf", x=np.array([np.nan]))[0])
     assert np.isnan(run("Erfc", x=np.array([np.nan]))[0])
+
+
+def test_erf_and_erfc_off_the_compiled_path_match_the_c_library(monkeypatch):
+    """The series and continued fraction (what CuPy arrays take) on NumPy arrays."""
+    monkeypatch.setattr(erf_module, "compiled_cpu", lambda *args, **kwargs: False)
+    x = np.concatenate([np.linspace(-7, 7, 4001), [0.0, -0.0, 1.0, 1e-300, np.inf, -np.inf]])
+    np.testing.assert_allclose(erf_module.erf(np, x), elementwise(math.erf, x), rtol=4e-15,
+                               atol=0)
+    x = np.concatenate([x, np.linspace(7, 26, 500)])
+    np.testing.assert_allclose(erf_module.erfc(np, x), elementwise(math.erfc, x), rtol=1e-13,
+                               atol=0)
 
 
 def test_integer_and_special_value_semantics(run):
