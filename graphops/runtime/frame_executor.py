@@ -35,11 +35,12 @@ import collections
 import numpy as np
 
 from graphops.runtime import devices, host_memory
-from graphops.runtime.frame_loops import CANCELLED, LoopPlan, RootPlan
+from graphops.runtime.frame_loops import LoopPlan, RootPlan
 from graphops.runtime.kernel_call import (compute, dereference, host_memory_indices,
                                           ref_indices)
 from graphops.runtime.steps import raise_node_error
-from graphops.registry.errors import CancelledError, InternalError, InvalidArgumentError
+from graphops.runtime.straight_loops import check_cancelled
+from graphops.registry.errors import InternalError, InvalidArgumentError
 from graphops.registry.kernel_registry import cancellation
 
 DEAD = object()     # the value of a dead tensor
@@ -265,8 +266,7 @@ class _Execution:
             self.enqueue(i, self.root, 0, [], False)
         queue, cancelled = self.queue, self.cancelled
         while queue:
-            if cancelled is not None and cancelled():
-                raise CancelledError(CANCELLED)
+            check_cancelled(cancelled)
             self.process(*queue.popleft())
         self.check_nothing_waits(self.root)
         return self.fetched

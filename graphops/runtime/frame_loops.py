@@ -24,11 +24,10 @@ clusters run as one `steps.ClusterStep` each (`loop_clusters`).
 
 import numpy as np
 
-from graphops.registry.errors import CancelledError
 from graphops.runtime import devices, loop_clusters, loop_programs
-from graphops.runtime.straight_loops import CANCELLED, StraightLoop, run_steps
 from graphops.runtime.constant_folding import hoistable
 from graphops.runtime.steps import kernel_step, raise_node_error
+from graphops.runtime.straight_loops import StraightLoop, check_cancelled, run_steps
 
 _COND, _BODY = 0, 1        # a node runs in every iteration / only when the predicate holds
 
@@ -374,8 +373,7 @@ class RootPlan(_Slots):
         for slot, value in feeds:
             values[slot] = value
         for steps, loop, enters, exits, frees in self.segments:
-            if cancelled is not None and cancelled():
-                raise CancelledError(CANCELLED)
+            check_cancelled(cancelled)
             run_steps(steps, values)
             if loop is not None:
                 results = loop.run({i: values[slot] for i, slot in enters}, cancelled)

@@ -54,32 +54,25 @@ class FunctionLoop:
 
     def run(self, values, hoisted, taken, cancelled):
         """The loop variables' final values from ``values`` at a body's start (the
-        condition held), or None where the While must run its plans instead. On a
-        signature's first sight, one iteration is recorded on a copy of the slots (every
-        step is stateless) and the program built from it."""
+        condition held), or None where the While must run its plans instead: no program
+        for this signature (``LoopCompiler.program``), or the next iteration would run
+        other plans than these."""
         if self.compiler is None:
             return None
-        buffer = self.start(values, hoisted)
-        program, key = self.compiler.lookup(buffer)
-        if program is loop_programs.UNSEEN:
-            program = self._built(key, buffer, hoisted, taken)
+        buffer = self.start(values, hoisted)     # (recording works on a copy of it)
+        program = self.compiler.program(
+            buffer, lambda slots: taken(slots[self.predicate_slot]),
+            lambda slots: self._same_plans([slots[p] for p in self.places[:self.variables]],
+                                           hoisted))
         if program is None:
             return None
         results = program.run(buffer, lambda: check_cancelled(cancelled))
         return None if results is None else [value for _, value in results]
 
-    def _built(self, key, buffer, hoisted, taken):
-        seen, scratch = {}, list(buffer)
-        loop_programs.record(self.steps[1], scratch, seen)
-        following = [scratch[slot] for _, _, slot in self.merges]
-        scratch = self.start(following, hoisted)
-        loop_programs.record(self.steps[0], scratch, seen)
-        if not taken(scratch[self.predicate_slot]):
-            return None                   # (one iteration: nothing to gain; tried again)
-        if (self.condition.for_shapes(following) is not self.condition or
-                self.body.for_shapes(following + list(hoisted)) is not self.body):
-            return self.compiler.refuse(key)   # the next iteration runs other plans
-        return self.compiler.build(key, seen, scratch)
+    def _same_plans(self, values, hoisted):
+        """Whether loop variables ``values`` run this loop's plans."""
+        return (self.condition.for_shapes(values) is self.condition and
+                self.body.for_shapes(values + list(hoisted)) is self.body)
 
 
 def _renamed(steps, rename):

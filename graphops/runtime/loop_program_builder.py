@@ -16,7 +16,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from graphops.kernels.compiled.constants import (
-    LOOP_COPY as COPY, LOOP_ELEMENTWISE as ELEMENTWISE, LOOP_LIST_GET as LIST_GET,
+    FUSED_MAX_INPUTS, LOOP_COPY as COPY, LOOP_ELEMENTWISE as ELEMENTWISE, LOOP_LIST_GET as LIST_GET,
     LOOP_LIST_SET as LIST_SET, LOOP_MATMUL as MATMUL, LOOP_SCALAR as SCALAR,
     LOOP_SCALAR_OPS as SCALAR_OPS, LOOP_WIDTH as WIDTH)
 from graphops.kernels.support.tensor_list import TensorList
@@ -283,7 +283,7 @@ class Builder:
                 operand = len(inputs) - 1
             kinds.append(kind)
             operands.append([value, ("input", operand)])
-        if len(inputs) > 8:
+        if len(inputs) > FUSED_MAX_INPUTS:
             raise NotCompilable
         cluster = SimpleNamespace(kinds=kinds, operands=operands, dtype=chain.dtype,
                                   outputs=[len(kinds) - 1])
@@ -319,7 +319,7 @@ class Builder:
             self.bind(slot, Block(offset, rows, cols, cols, full, outputs))
         offsets = [b.offset for b in inputs]
         self.emit(ELEMENTWISE, sum(len(p) for p in self.plans), outputs, len(inputs),
-                  *(offsets + [offsets[0]] * (8 - len(offsets))))
+                  *(offsets + [offsets[0]] * (FUSED_MAX_INPUTS - len(offsets))))
         self.plans.append(plan)
         self.registers = max(self.registers, int(plan[4]))
 

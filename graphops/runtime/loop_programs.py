@@ -1,12 +1,13 @@
 """A loop run as straight-line code (``straight_loops``: a TF1 loop frame, a functional
-While's plans) whose body and condition are all steps the compiled loop machine can run (``compiled.loop_program``; an LSTM or GRU
-cell: products, Splits and slices, elementwise clusters, TensorList reads and writes,
-integer counters) runs every iteration after the first condition in one compiled call.
+While's plans) whose body and condition are all steps the compiled loop machine can run
+(``compiled.loop_program``; an LSTM or GRU cell: products, Splits and slices, elementwise
+clusters, TensorList reads and writes, integer counters) runs from its first body on in
+one compiled call.
 
 Per signature of the values the program reads from outside (their dtypes and shapes, a
 list's length, a static operand's value), the first run records one iteration step by
-step (the body, then the next condition), checks that the loop variables kept their
-shapes, and builds the program from what each step read and gave
+step on a copy of the slots (the body, then the next condition), checks that the loop
+variables kept their shapes, and builds the program from what each step read and gave
 (``loop_program_builder``); runs with that signature then load those values into the
 arena, run the program, and unload the Exits' values. A signature that cannot compile is
 remembered, and its loop runs step by step. The program stops every ``ITERATIONS``
@@ -31,7 +32,7 @@ from graphops.runtime.steps import ClusterStep
 ITERATIONS = 256          # iterations a compiled call runs before the loop checks for
 #                           cancellation
 SIGNATURES = 8            # shape signatures a loop keeps its programs (or refusals) for
-UNSEEN = object()
+_UNSEEN = object()
 
 
 def _declares(step):
@@ -80,35 +81,44 @@ class LoopCompiler:
     def signature(self, values):
         return tuple(_signature(values[slot]) for slot in self.inputs)
 
-    def lookup(self, values):
-        """(program, signature) for values at the start of a body: program None where
-        this signature does not compile, ``UNSEEN`` where it was never tried."""
+    def program(self, values, taken, fits=None):
+        """The program for ``values`` (the slots at a body's start), or None: the loop
+        runs step by step. On a signature's first sight one iteration is recorded on a
+        copy of the slots (the body, the loop variables' update, the next condition; every
+        step is stateless), and the program built from it where the condition holds again
+        (``taken(slots)``; a loop that ended after one iteration builds nothing yet), the
+        signature held and ``fits(slots)``."""
         key = self.signature(values)
-        return self.programs.get(key, UNSEEN), key
-
-    def build(self, key, seen, values):
-        """Builds (and keeps) the program of signature ``key`` from one recorded
-        iteration (``seen``: slot -> the value read or given), once the next body starts
-        with ``values`` of the same signature; None where it cannot compile."""
-        if not usable() or self.signature(values) != key:
-            return self.refuse(key)
-        for slot in self.inputs:              # a loop variable no step reads, say
-            seen.setdefault(slot, values[slot])
-        try:
-            program = Program(self, seen)
-        except NotCompilable:
-            return self.refuse(key)
-        return self._keep(key, program)
-
-    def refuse(self, key):
-        """Remembers that signature ``key`` does not compile; None."""
-        return self._keep(key, None)
-
-    def _keep(self, key, program):
+        program = self.programs.get(key, _UNSEEN)
+        if program is not _UNSEEN:
+            return program
+        seen, slots = {}, list(values)
+        record(self.body, slots, seen)
+        advance(self.plan.merges, slots)
+        record(self.condition, slots, seen)
+        if not taken(slots):
+            return None
+        if usable() and self.signature(slots) == key and (fits is None or fits(slots)):
+            for slot in self.inputs:              # a loop variable no step reads, say
+                seen.setdefault(slot, slots[slot])
+            try:
+                program = Program(self, seen)
+            except NotCompilable:
+                program = None
+        else:
+            program = None
         if len(self.programs) >= SIGNATURES:
             self.programs.clear()
         self.programs[key] = program
         return program
+
+
+def advance(merges, values):
+    """Puts each loop variable's next value (its NextIteration's) in its slot, and 1 in
+    its Merge's index slot (``merges`` as a StraightLoop holds them)."""
+    following = [values[slot] for _, _, slot in merges]
+    for ((slot, index_slot, _, later), _, _), value in zip(merges, following):
+        values[slot], values[index_slot] = value, later
 
 
 def record(steps, values, seen):

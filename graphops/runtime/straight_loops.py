@@ -21,32 +21,28 @@ class StraightLoop:
 
     def run(self, entered, cancelled, compiled=True):
         """Runs the loop to its end from the entered values ({key: value}) and returns its
-        exits' [(key, value)]; its iterations after the first condition in one compiled
-        program where the loop has one (`loop_programs`), unless not `compiled`."""
+        exits' [(key, value)]; from its first body on in one compiled program where the
+        loop has one (``compiler.program``), unless not `compiled`."""
         values = self._start(entered)
         condition, body = self.steps
         run_steps(self.hoisted[0], values)
-        first_body = self.hoisted[1]
-        compiler = self.compiler if compiled else None
-        seen, key = None, None           # an iteration being recorded, and its signature
+        first = True
         while True:
             check_cancelled(cancelled)
-            (run_steps if seen is None else record(seen))(condition, values)
+            run_steps(condition, values)
             if not self._taken(values):
                 return [(i, values[slot]) for i, slot in self.exits]
-            if first_body:
-                run_steps(first_body, values)
-                first_body = ()
-            if compiler is not None:
-                program, key, seen, compiler = self._program(compiler, values, key, seen)
+            if first:
+                first = False
+                run_steps(self.hoisted[1], values)
+                program = (self.compiler.program(values, self._taken)
+                           if compiled and self.compiler is not None else None)
                 if program is not None:
                     results = program.run(values, lambda: check_cancelled(cancelled))
                     return results if results is not None else \
                         self.run(entered, cancelled, compiled=False)
-            (run_steps if seen is None else record(seen))(body, values)
-            following = [values[slot] for _, _, slot in self.merges]
-            for ((slot, index_slot, _, later), _, _), value in zip(self.merges, following):
-                values[slot], values[index_slot] = value, later
+            run_steps(body, values)
+            loop_programs.advance(self.merges, values)
 
     def _start(self, entered):
         """The slots' values before the loop's first condition."""
@@ -59,29 +55,11 @@ class StraightLoop:
             values[slot], values[index_slot] = entered[enter], first
         return values
 
-    @staticmethod
-    def _program(compiler, values, key, seen):
-        """At a body's start: (program, signature, recorded values, compiler) for the
-        rest of the loop. The first body looks its signature's program up (an unseen one:
-        its iteration is recorded); the second, after a recording, builds it. The
-        compiler is kept only while a recording goes on."""
-        if seen is not None:
-            return compiler.build(key, seen, values), None, None, None
-        program, key = compiler.lookup(values)
-        if program is loop_programs.UNSEEN:
-            return None, key, {}, compiler
-        return program, None, None, None
-
 
 def run_steps(steps, values):
     """Runs steps in order on `values` (the slots)."""
     for step in steps:
         step(values)
-
-
-def record(seen):
-    """Runs steps as `run_steps` does, noting the values they read and give in `seen`."""
-    return lambda steps, values: loop_programs.record(steps, values, seen)
 
 
 def check_cancelled(cancelled):

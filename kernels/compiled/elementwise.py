@@ -1,7 +1,8 @@
 """Elementwise loops and sums (numba) where NumPy is slow: selection by a mask (compiled
 branchless), Relu(6) and their masked-product gradients, a float32 Sigmoid and Swish
-(x * sigmoid(x)), erf and erfc, float64 sums down the columns of a matrix, bias additions, and fused
-per-channel scale, shift and Relu(6), and sums then Relu(6) (in parallel)."""
+(x * sigmoid(x)), erf and erfc, float64 sums down the columns of a matrix, bias
+additions, and fused per-channel scale, shift and Relu(6), and sums then Relu(6) (in
+parallel)."""
 
 import math
 

@@ -1,8 +1,8 @@
 """The Gauss error function and its complement on `xp` arrays (NumPy and CuPy have neither),
 accurate to float64 rounding: on the CPU one compiled pass of the C library's erf / erfc
-(`compiled.elementwise.error_function`); elsewhere a positive-term power series below
-|x| = 1, Laplace's continued fraction for erfc from there on (some 500 array operations:
-a GELU's cost, where the compiled pass is one)."""
+(`compiled.elementwise.error_function`); elsewhere (CuPy) a positive-term power series
+below |x| = 1, Laplace's continued fraction for erfc from there on, some 500 array
+operations a call."""
 
 import numpy as np
 

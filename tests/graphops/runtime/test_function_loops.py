@@ -11,9 +11,9 @@ from hypothesis import given, settings, strategies as st
 import graphops as gp
 from graphops.api import raw_ops as R
 from graphops.registry import errors
-from graphops.runtime import loop_program_builder, loop_programs
-from tests.graphops.interchange.test_sequence_graphs import imported, load
+from graphops.runtime import loop_program_builder
 from tests.graphops.runtime.test_loop_programs import (_cell_inputs, _cell_reference, _run,
+                                                       answered, check_tf_fixture,
                                                        programs)   # noqa: F401 (a fixture)
 
 
@@ -58,13 +58,10 @@ def test_a_while_cell_runs_compiled_as_its_plans_and_numpy_give(steps, batch, wi
     with gp.Graph().as_default():
         n = gp.placeholder(gp.int32, [])
         fetches = _while_cell(n, xs, h0, w, u, transpose_u)
-        with pytest.MonkeyPatch.context() as patch:
-            answers, run = [], loop_programs.Program.run
-            patch.setattr(loop_programs.Program, "run", lambda self, values, check:
-                          answers.append(run(self, values, check)) or answers[-1])
+        with answered() as answers:
             got = _run(fetches, {n: steps})
         by_plans = _run(fetches, {n: steps}, compiled=False)
-    assert answers and all(a is not None for a in answers)
+    assert answers and all(a is not None for _, a in answers)
     want = _cell_reference(steps, xs, h0, w, u, transpose_u)
     assert got[:2] == want[:2] == by_plans[:2]
     for g, p, r in zip(got[2:], by_plans[2:], want[2:]):
@@ -74,15 +71,7 @@ def test_a_while_cell_runs_compiled_as_its_plans_and_numpy_give(steps, batch, wi
 
 
 def test_the_keras_gru_while_runs_as_one_program_with_tfs_numbers(programs):
-    graph_def, feeds, outputs, want, _, _ = load("gru_functional")
-    graph = imported(graph_def)
-    got = _run(outputs, feeds, graph=graph)
-    by_plans = _run(outputs, feeds, compiled=False, graph=graph)
-    assert programs and all(results is not None for _, results in programs)
-    for g, p, w in zip(got, by_plans, want):
-        scale = np.abs(w).max()
-        np.testing.assert_allclose(g, w, atol=1e-5 * scale)
-        np.testing.assert_allclose(g, p, atol=1e-6 * scale)
+    check_tf_fixture("gru_functional", programs)
 
 
 def test_a_while_variable_that_changes_shape_runs_its_plans(programs):

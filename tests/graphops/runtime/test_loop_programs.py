@@ -5,6 +5,8 @@ every iteration count, TensorList reads and writes, views (Split, StridedSlice, 
 products with transposes, int32 counters that wrap, loop variables that swap places, and
 errors in the kernels' own words."""
 
+import contextlib
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -23,9 +25,10 @@ def _graph():
         yield g
 
 
-@pytest.fixture
-def programs(monkeypatch):
-    """The answers of every compiled run: a list of (Program, its results or None)."""
+@contextlib.contextmanager
+def answered():
+    """The answers of every compiled run in the block: a list of (Program, its results or
+    None)."""
     answers, run = [], loop_programs.Program.run
 
     def recorded(self, values, check_cancelled):
@@ -33,8 +36,29 @@ def programs(monkeypatch):
         answers.append((self, results))
         return results
 
-    monkeypatch.setattr(loop_programs.Program, "run", recorded)
-    return answers
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(loop_programs.Program, "run", recorded)
+        yield answers
+
+
+@pytest.fixture
+def programs():
+    with answered() as answers:
+        yield answers
+
+
+def check_tf_fixture(name, programs):
+    """A checked-in sequence graph TF wrote runs compiled, within float32 rounding of
+    TF's stored outputs and of its loops run step by step."""
+    graph_def, feeds, outputs, want, _, _ = load(name)
+    graph = imported(graph_def)
+    got = _run(outputs, feeds, graph=graph)
+    stepwise = _run(outputs, feeds, compiled=False, graph=graph)
+    assert programs and all(results is not None for _, results in programs)
+    for g, s, w in zip(got, stepwise, want):
+        scale = np.abs(w).max()
+        np.testing.assert_allclose(g, w, atol=1e-5 * scale)
+        np.testing.assert_allclose(g, s, atol=1e-6 * scale)
 
 
 def _run(fetches, feeds=None, compiled=True, graph=None):
@@ -112,14 +136,10 @@ def test_a_cell_loop_runs_compiled_as_its_steps_and_numpy_give(steps, batch, wid
     with gp.Graph().as_default():
         n = gp.placeholder(gp.int32, [])
         fetches = _cell_loop(n, xs, h0, w, u, transpose_u)
-        with pytest.MonkeyPatch.context() as patch:
-            answers = []
-            run = loop_programs.Program.run
-            patch.setattr(loop_programs.Program, "run", lambda self, values, check:
-                          answers.append(run(self, values, check)) or answers[-1])
+        with answered() as answers:
             got = _run(fetches, {n: steps})
         stepwise = _run(fetches, {n: steps}, compiled=False)
-    assert steps == 1 or (answers and all(a is not None for a in answers))
+    assert steps == 1 or (answers and all(a is not None for _, a in answers))
     want = _cell_reference(steps, xs, h0, w, u, transpose_u)
     assert got[:2] == want[:2] == stepwise[:2]
     for g, s, r in zip(got[2:], stepwise[2:], want[2:]):
@@ -214,17 +234,8 @@ def test_ops_without_a_declaration_keep_the_loop_step_by_step():
 
 
 def test_the_lowered_keras_lstm_runs_as_one_program_with_tfs_numbers(programs):
-    """The frozen Keras LSTM TF wrote (its loop lowered to TF1 control flow): compiled,
-    within float32 rounding of TF's stored outputs and of its steps run one by one."""
-    graph_def, feeds, outputs, want, _, _ = load("lstm_lowered")
-    graph = imported(graph_def)
-    got = _run(outputs, feeds, graph=graph)
-    stepwise = _run(outputs, feeds, compiled=False, graph=graph)
-    assert programs and all(results is not None for _, results in programs)
-    for g, s, w in zip(got, stepwise, want):
-        scale = np.abs(w).max()
-        np.testing.assert_allclose(g, w, atol=1e-5 * scale)
-        np.testing.assert_allclose(g, s, atol=1e-6 * scale)
+    """The frozen Keras LSTM TF wrote, its loop lowered to TF1 control flow."""
+    check_tf_fixture("lstm_lowered", programs)
 
 
 def test_the_program_looks_for_cancellation_between_runs_of_iterations(monkeypatch):
@@ -238,8 +249,8 @@ def test_the_program_looks_for_cancellation_between_runs_of_iterations(monkeypat
     got = _run([i, total])
     assert got[0] == 100
     np.testing.assert_array_equal(got[1], np.full(3, 50, np.float32))
-    # 14 stops in each of the three runs: the first's program runs iterations 2-100 (its
-    # first recorded), the others' all 100; each stop after 7 of them but the last
+    # 14 stops in each of the three runs (the first records an iteration on a copy, then
+    # its program runs all 100 as the others' do): one after each 7 iterations but the last
     assert len(calls) == 3 * 14
 
 
