@@ -352,6 +352,9 @@ class OpKernel:
     #                                  too, as TF rewrites a fed Placeholder
     reads_shape_only = False  # outputs follow from the inputs' shapes and dtypes alone (a
     #                           Shape, Size): folds once a plan knows them (shape_folding)
+    reads_variable = False    # output 0 is a resource variable's value and nothing else
+    #                           happens (ReadVariableOp): a loop writing no state reads it
+    #                           once per run (functional.LoopBody)
     # -- steps a plan leaves out (executor.py: its steps run in order, one at a time)
     forwards_input = False   # output 0 is input 0 unchanged: its slot is the input's
     does_nothing = False     # no outputs, no effect: only ordering, which the plan keeps
@@ -379,7 +382,9 @@ class OpKernel:
     #                       ("less", "logical_and", ...); integer "elementwise" ones too
     matmul = None         # (transpose_a, transpose_b) of a product of two real matrices
     #                       (a batched product's operands of rank 2 too)
-    list_access = None    # "get" or "set": a TensorList element read or written in place
+    list_access = None    # "get", "set" or "push": a TensorList element read, written in
+    #                       place or appended
+    reduction = None      # "sum": a float sum over the axes its input 1 names
     # -- convs
     channels_last_format = None   # a forward conv's channels-last data_format ("NHWC"),
     #                               its filter input 1: a constant per-output-channel scale

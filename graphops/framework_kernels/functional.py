@@ -12,7 +12,9 @@ A function that calls itself, directly or not, is refused.
 
 A While's body is planned in two parts (`LoopBody`): what it computes the same in every
 iteration (stateless ops of constants and of the loop vars it passes on unchanged, such as
-a layer's split bias) runs once per loop, in its first iteration; the rest each iteration.
+a layer's split bias, and, where neither the condition nor the body may write state, the
+variable reads of handles it passes on) runs once per loop, in its first iteration; the
+rest each iteration.
 """
 
 import threading
@@ -21,9 +23,10 @@ import weakref
 import numpy as np
 
 from graphops.kernels.support.kernel_util import DEVICES
+from graphops.registry import dtypes
 from graphops.registry.errors import InvalidArgumentError, NotFoundError
 from graphops.registry.kernel_registry import OpKernel, register_kernel
-from graphops.runtime.constant_folding import hoistable
+from graphops.runtime.constant_folding import hoistable, reads_variable, writes_no_state
 from graphops.runtime.devices import to_host
 from graphops.runtime.executor import MAX_SHAPE_SIGNATURES, build_plan
 from graphops.runtime.function_loops import FunctionLoop, numpy_values
@@ -50,8 +53,11 @@ class Planned:
 class LoopBody:
     """A loop body planned in two parts: `invariant` computes the values that are the same
     in every iteration (what stateless ops make of constants and of the loop vars the body
-    passes on unchanged), once per loop; `plan` runs the rest, those values fed after the
+    passes on unchanged, and the variables' values read through such handles where the
+    loop writes no state), once per loop; `plan` runs the rest, those values fed after the
     loop vars. (`invariant` None: nothing to hoist, `plan` is the whole body.)"""
+
+    reads_hoisted = True      # a condition that may write state plans a `LoopBodyReading`
 
     def __init__(self, function, ctx):
         from graphops.interchange import functions   # loads GraphDef import on first use
@@ -59,18 +65,26 @@ class LoopBody:
         instance = functions.instantiate(function, ctx.function_library)
         self.input_types = instance.body.input_types
         self.output_types = instance.body.output_types
-        hoisted = _invariant_values(instance)
+        hoisted = _invariant_values(instance, self.reads_hoisted)
         self.invariant = build_plan(instance.inputs, hoisted, [], resources=ctx.resources,
                                     fetch_to_host=False) if hoisted else None
+        once = {t.op._id for t in hoisted}       # (a hoisted read runs in `invariant`)
         self.plan = build_plan(instance.inputs + hoisted, instance.outputs,
-                               instance.control_outputs, resources=ctx.resources,
-                               fetch_to_host=ctx.device_type == "CPU")
+                               [op for op in instance.control_outputs if op._id not in once],
+                               resources=ctx.resources, fetch_to_host=ctx.device_type == "CPU")
 
 
-def _invariant_values(instance):
+class LoopBodyReading(LoopBody):
+    """A LoopBody whose variable reads stay in every iteration."""
+
+    reads_hoisted = False
+
+
+def _invariant_values(instance, reads_hoisted):
     """The tensors of a loop body's ops whose values are the same in every iteration and
     which the rest of a run of the body reads (or returns): made by ops `hoistable` from
-    constants and from the args the body returns unchanged (through Identity ops)."""
+    constants and from the args the body returns unchanged (through Identity ops), and
+    by variable reads of such args where `reads_hoisted` and the body writes no state."""
     args = {t.op._id: i for i, t in enumerate(instance.inputs)}
     invariant = set()
     for arg, out in zip(instance.inputs, instance.outputs):
@@ -79,8 +93,10 @@ def _invariant_values(instance):
         if (out.op._id, out.value_index) == (arg.op._id, arg.value_index):
             invariant.add(arg.op._id)
     operations = instance.graph.get_operations()     # (made in dependency order)
+    reads = reads_hoisted and writes_no_state(operations)
     for op in operations:
-        if op._id not in args and hoistable(op) \
+        if op._id not in args and (hoistable(op) or _passes_handle(op)
+                                   or reads and reads_variable(op)) \
                 and all(t.op._id in invariant for t in op.inputs) \
                 and all(c._id in invariant for c in op.control_inputs):
             invariant.add(op._id)
@@ -88,6 +104,11 @@ def _invariant_values(instance):
     return list(dict.fromkeys(
         t for t in read + list(instance.outputs) if t.op._id in invariant
         and t.op._id not in args and t.op.inputs and not _forwards_arg(t.op, args)))
+
+
+def _passes_handle(op):
+    """An Identity of a resource handle: the same handle in every iteration."""
+    return op.type == "Identity" and op.inputs[0].dtype.base_dtype is dtypes.resource
 
 
 def _forwards_arg(op, args):
@@ -251,7 +272,8 @@ class WhileOp(OpKernel):
             raise InvalidArgumentError(f"Function {ctx.get_attr('cond')} must return one "
                                        f"value, got {len(cond.output_types)}")
         self._cond = cond.plan
-        self._body = _plan(ctx, "body", types, types, LoopBody)
+        self._body = _plan(ctx, "body", types, types,
+                           LoopBody if writes_no_state(cond.plan.ops) else LoopBodyReading)
         self._to_device = device_outputs(ctx, len(types))
         self._loops = {}          # (condition plan, body plan) -> their FunctionLoop
 

@@ -226,3 +226,17 @@ def hoistable(op):
         return False
     kernels = registered_kernels(op.type)
     return bool(kernels) and all(k.kernel_class.foldable for k in kernels)
+
+
+def reads_variable(op):
+    """Whether `op` reads a resource variable's value and does nothing else (its kernels
+    declare `reads_variable`): in a loop whose ops write no state, its value is the same in
+    every iteration."""
+    kernels = registered_kernels(op.type)
+    return bool(kernels) and all(k.kernel_class.reads_variable for k in kernels)
+
+
+def writes_no_state(ops):
+    """Whether none of `ops` may change state: each is stateless or only reads a
+    variable (a stateful op of any other kind, a call among them, may assign one)."""
+    return all(not op.op_def.is_stateful or reads_variable(op) for op in ops)

@@ -30,7 +30,7 @@ import numpy as np
 from graphops.kernels.compiled import loops, usable
 from graphops.kernels.compiled.constants import (FUSED_BINARY, FUSED_MAX_INPUTS,
                                                  FUSED_MAX_OUTPUTS, FUSED_OPCODES,
-                                                 FUSED_UNARY)
+                                                 FUSED_SAME_SHAPE, FUSED_UNARY)
 from graphops.kernels.support.kernel_util import PARALLEL_MIN_SIZE_COMPUTE, broadcast_shape
 from graphops.registry import memory
 
@@ -180,7 +180,8 @@ def _pays(cluster, big, transfers, size):
 
 def _member_shapes(cluster, input_shapes, budget):
     """Each member's output shape for these input shapes; None where a kernel would
-    refuse them (incompatible shapes, a BiasAdd's bias, the memory budget)."""
+    refuse them (incompatible shapes, a BiasAdd's bias, the memory budget) or reshape
+    them (a gradient's operands of one size and two shapes)."""
     shapes, itemsize = [], cluster.dtype.itemsize
     for kind, refs in zip(cluster.kinds, cluster.operands):
         operand_shapes = [input_shapes[i] if where == "input" else shapes[i]
@@ -189,6 +190,8 @@ def _member_shapes(cluster, input_shapes, budget):
             value, bias = operand_shapes
             if len(bias) != 1 or len(value) < 2 or bias[0] != value[-1]:
                 return None
+        if kind in FUSED_SAME_SHAPE and len(set(operand_shapes)) != 1:
+            return None
         shape = _broadcast(operand_shapes)
         if shape is None or math.prod(shape) * itemsize > budget:
             return None

@@ -17,8 +17,10 @@ import numpy as np
 
 from graphops.kernels.compiled.constants import (
     FUSED_MAX_INPUTS, LOOP_COPY as COPY, LOOP_ELEMENTWISE as ELEMENTWISE, LOOP_LIST_GET as LIST_GET,
-    LOOP_LIST_SET as LIST_SET, LOOP_MATMUL as MATMUL, LOOP_SCALAR as SCALAR,
-    LOOP_SCALAR_OPS as SCALAR_OPS, LOOP_WIDTH as WIDTH)
+    LOOP_LIST_PUSH as LIST_PUSH, LOOP_LIST_SET as LIST_SET, LOOP_MATMUL as MATMUL,
+    LOOP_SCALAR as SCALAR, LOOP_SCALAR_OPS as SCALAR_OPS, LOOP_SUM_ROWS as SUM_ROWS,
+    LOOP_WIDTH as WIDTH)
+from graphops.kernels.support.kernel_util import COMPILED_MIN_SIZE
 from graphops.kernels.support.tensor_list import TensorList
 from graphops.runtime import elementwise_clusters
 from graphops.runtime.fusion import Chain
@@ -54,16 +56,16 @@ class Register:
 
 
 class ListBlock:
-    """A TensorList: ``length`` elements of ``shape`` end to end at ``offset``, register
-    ``mask + i`` saying whether element i is set; ``fields``: the (element dtype, element
-    shape, bound) of the list it was loaded from; ``current``: the slot holding its latest
-    version."""
+    """A TensorList: room for ``capacity`` elements of ``shape`` end to end at ``offset``,
+    its length in register ``count``, register ``mask + i`` saying whether element i is
+    set; ``fields``: the (element dtype, element shape, bound) of the list it was loaded
+    from; ``current``: the slot holding its latest version."""
 
-    __slots__ = ("offset", "length", "shape", "size", "mask", "fields", "current")
+    __slots__ = ("offset", "capacity", "count", "shape", "size", "mask", "fields", "current")
 
-    def __init__(self, offset, length, shape, mask, tensor_list, current):
-        self.offset, self.length, self.shape, self.mask = offset, length, tuple(shape), mask
-        self.size = int(np.prod(self.shape))
+    def __init__(self, capacity, count, shape, mask, tensor_list, current):
+        self.capacity, self.count, self.shape, self.mask = capacity, count, tuple(shape), mask
+        self.offset, self.size = 0, int(np.prod(self.shape))
         self.fields = (tensor_list.element_dtype, tensor_list.element_shape,
                        tensor_list.max_num_elements)
         self.current = current
@@ -83,15 +85,17 @@ class Builder:
     slots the steps write; ``varying``: those and the loop variables'; ``readers``: per
     slot, how many times the program reads it."""
 
-    def __init__(self, seen, written, varying, readers, dtype):
+    def __init__(self, seen, written, varying, readers, dtype, room=0):
         self.seen, self.written, self.varying, self.readers = seen, written, varying, readers
+        self.room, self.full = room, set()       # room for pushes per list; see _list_push
         self.dtype = np.dtype(dtype)
         self.arena, self.ints, self.registers = 0, 0, 0
         self.code, self.plans, self.loads, self.layout = [], [], [], {}
         self.statics = []                        # (slot, value) of the scalar static operands
         self.written_lists = set()               # the ListBlocks a step writes
         self.products = {}                       # id(a MATMUL's block) -> (row, block)
-        self.constants = []                      # (Block, value) of the chains' constants
+        self.constants = []                      # (Block/Register, value) filled each run
+        self.fixed = {}                          # slot -> its value, the same every iteration
 
     # -- storage
     def _alloc(self, size):
@@ -118,6 +122,10 @@ class Builder:
         where = self.layout.get(slot)
         if where is not None:
             return where
+        if slot in self.fixed:
+            where = self.layout[slot] = self._loaded(self.fixed[slot], slot)
+            self.constants.append((where, self.fixed[slot]))
+            return where
         if slot in self.written:
             raise NotCompilable              # read before its step, or across sides
         where = self._loaded(self.seen[slot], slot)
@@ -140,9 +148,9 @@ class Builder:
         raise NotCompilable
 
     def _loaded_list(self, tensor_list, slot):
+        """The list's elements with ``room`` more (up to its bound) for pushes."""
         shapes = {item.shape for item in tensor_list.tensors if item is not None}
-        if (tensor_list.element_dtype.np_dtype != self.dtype or len(shapes) > 1
-                or not len(tensor_list)):
+        if tensor_list.element_dtype.np_dtype != self.dtype or len(shapes) > 1:
             raise NotCompilable
         if shapes:
             shape = shapes.pop()
@@ -150,16 +158,23 @@ class Builder:
             shape = tuple(tensor_list.element_shape.as_list())
         else:
             shape = self._element_shape(slot)
-        block = ListBlock(0, len(tensor_list), shape, self._register(len(tensor_list)),
+        capacity, bound = len(tensor_list) + self.room, tensor_list.max_num_elements
+        if bound != -1:
+            capacity = max(len(tensor_list), min(capacity, bound))
+        if not capacity:
+            raise NotCompilable
+        block = ListBlock(capacity, self._register(), shape, self._register(capacity),
                           tensor_list, slot)
-        block.offset = self._alloc(block.length * block.size)
+        block.offset = self._alloc(capacity * block.size)
         return block
 
     def _element_shape(self, slot):
-        """The shape of what the recorded iteration set into the list in ``slot``."""
+        """The shape of what the recorded iteration set or pushed into the list in
+        ``slot``."""
         for step in self.steps:
-            if getattr(step.kernel, "list_access", None) == "set" and step.ins[0] == slot:
-                return self.seen[step.ins[2]].shape
+            access = getattr(step.kernel, "list_access", None)
+            if access in ("set", "push") and step.ins[0] == slot:
+                return self.seen[step.ins[2 if access == "set" else 1]].shape
         raise NotCompilable
 
     def block(self, slot):
@@ -177,7 +192,9 @@ class Builder:
     def static(self, slot):
         """The value of an operand the same in every iteration (a split's axis, a slice's
         bounds); a scalar one is checked again before each run (the signature holds the
-        values of the others)."""
+        values of the others, and the shapes that decide a ``fixed`` one)."""
+        if slot in self.fixed:
+            return self.fixed[slot]
         if slot in self.varying:
             raise NotCompilable
         value = self.seen[slot]
@@ -202,17 +219,23 @@ class Builder:
             return self._elementwise(step, kernel)
         if isinstance(kernel, Chain):
             return self._chain(step, kernel)
+        if self._folds(step):
+            return None
         declared = {name: getattr(kernel, name, None)
                     for name in ("matmul", "list_access", "moves_data", "scalar_op",
-                                 "elementwise")}
+                                 "elementwise", "reduction")}
         if declared["matmul"]:
             return self._matmul(step, *declared["matmul"])
         if declared["list_access"] == "get":
             return self._list_get(step)
         if declared["list_access"] == "set":
             return self._list_set(step)
+        if declared["list_access"] == "push":
+            return self._list_push(step)
         if declared["moves_data"]:
             return self._moves_data(step)
+        if declared["reduction"] == "sum":
+            return self._sum(step)
         outputs = [self.seen[slot] for _, slot in step.outs]
         if declared["scalar_op"] or (declared["elementwise"] and outputs
                                      and outputs[0].dtype in _INT_BITS):
@@ -223,6 +246,24 @@ class Builder:
         if declared["elementwise"]:
             return self._elementwise(step, _single(step, declared["elementwise"], self.dtype))
         raise NotCompilable
+
+    def _folds(self, step):
+        """Whether the step's outputs are the same in every iteration of the signature and
+        became values of the build (``fixed``), with no instruction: a node reading only
+        its inputs' shapes (a gradient's Shape), or integer arithmetic on such values and
+        static operands (its BroadcastGradientArgs)."""
+        if step.kernel.reads_shape_only:
+            if any(slot in self.written and slot not in self.layout for slot in step.ins):
+                return False
+        elif integer_arithmetic(step) and all(
+                slot in self.fixed or slot not in self.varying for slot in step.ins):
+            for slot in step.ins:
+                self.static(slot)
+        else:
+            return False
+        for _, slot in step.outs:
+            self.fixed[slot] = self.seen[slot]
+        return True
 
     def _sum_of_products(self, step):
         """Whether an add of two products read by nothing else became the second product
@@ -360,7 +401,7 @@ class Builder:
         for _, slot in step.outs:
             self._expect(slot, tensor_list.shape)
             self.bind(slot, out)
-        self.emit(LIST_GET, out.offset, tensor_list.offset, tensor_list.length,
+        self.emit(LIST_GET, out.offset, tensor_list.offset, tensor_list.count,
                   tensor_list.size, index.index, tensor_list.mask)
 
     def _list_set(self, step):
@@ -372,7 +413,22 @@ class Builder:
         for _, slot in step.outs:
             tensor_list.current = slot
             self.bind(slot, tensor_list)
-        self.emit(LIST_SET, tensor_list.offset, tensor_list.length, index.index,
+        self.emit(LIST_SET, tensor_list.offset, tensor_list.count, index.index,
+                  tensor_list.mask, item.offset, item.rows, item.cols, item.stride)
+
+    def _list_push(self, step):
+        """A push into the list's room; where none is left the program answers its row
+        (``full``: the rows whose list is at its bound, where the kernel refuses)."""
+        tensor_list, item = self._current_list(step.ins[0]), self.block(step.ins[1])
+        if item.shape != tensor_list.shape:
+            raise NotCompilable
+        self.written_lists.add(tensor_list)
+        for _, slot in step.outs:
+            tensor_list.current = slot
+            self.bind(slot, tensor_list)
+        if tensor_list.fields[2] != -1 and tensor_list.capacity >= tensor_list.fields[2]:
+            self.full.add(len(self.code))
+        self.emit(LIST_PUSH, tensor_list.offset, tensor_list.count, tensor_list.capacity,
                   tensor_list.mask, item.offset, item.rows, item.cols, item.stride)
 
     def _scalar(self, step, name):
@@ -418,10 +474,34 @@ class Builder:
             self._expect(slot, outputs[j].shape)
             self.bind(slot, _view(source, outputs[j]))
 
+    def _sum(self, step):
+        """A float Sum: over axes of length 1 (or none) a view of its input; over the rows
+        of a 2-D block into 2 or more columns (a bias's gradient) a SUM_ROWS, in the
+        kernel's order (below the size from which the kernel sums in parallel)."""
+        source = self.block(step.ins[0])
+        shape = self.seen[step.ins[0]].shape
+        axes = {int(axis) % len(shape) for axis in np.ravel(self.static(step.ins[1]))} \
+            if shape else set()
+        (_, slot), = step.outs
+        result = self.seen[slot].shape
+        self._expect(slot, result)
+        if all(shape[axis] == 1 for axis in axes):
+            numbers = np.arange(source.rows * source.cols, dtype=np.float64)
+            return self.bind(slot, _view(source, numbers.reshape(result).astype(self.dtype)))
+        if axes != {0} or len(shape) != 2 or shape[1] < 2 or \
+                source.rows * source.cols >= COMPILED_MIN_SIZE:
+            raise NotCompilable
+        out = self.new_block(result)
+        self.bind(slot, out)
+        return self.emit(SUM_ROWS, out.offset, source.offset, source.rows, source.cols,
+                         source.stride)
+
     # -- the loop's update
     def update(self, merges):
         """Copies each NextIteration's value into its Merge's place; through a staging
-        copy where the value lies in another loop variable's place."""
+        copy where the value lies in another loop variable's place. A loop variable passed
+        on unchanged (a variable's handle) needs no place."""
+        merges = [merge for merge in merges if merge[2] != merge[0][0]]
         places = [(self.value(slot), self.value(following)) for (slot, _, _, _), _, following
                   in merges]
         taken = {_root(target) for target, _ in places}
@@ -468,6 +548,14 @@ def _root(where):
     if type(where) is Register:
         return ("int", where.index)
     return ("float", where.root) if type(where) is Block else ("list", id(where))
+
+
+def integer_arithmetic(step):
+    """Whether a step computes integer tensors from integer tensors and nothing else
+    (stateless, its kernel foldable): shape arithmetic."""
+    op = step.op
+    return (step.kernel.foldable and not op.op_def.is_stateful and bool(op.inputs)
+            and all(t.dtype.is_integer for t in list(op.inputs) + list(op.outputs)))
 
 
 def _single(step, kind, dtype):

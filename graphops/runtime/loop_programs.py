@@ -21,27 +21,31 @@ import collections
 import numpy as np
 
 from graphops.kernels.compiled import loops, usable
-from graphops.kernels.compiled.constants import LOOP_DONE, LOOP_MORE, LOOP_WIDTH as WIDTH
+from graphops.kernels.compiled.constants import (LOOP_DONE, LOOP_LIST_PUSH, LOOP_MORE,
+                                                 LOOP_WIDTH as WIDTH)
 from graphops.kernels.support.tensor_list import TensorList, as_variant, new_list
 from graphops.registry import memory
-from graphops.runtime.loop_program_builder import (Block, Builder,
-                                                   NotCompilable, Register)
+from graphops.runtime.loop_program_builder import (Block, Builder, NotCompilable, Register,
+                                                   integer_arithmetic)
 from graphops.runtime.fusion import Chain
 from graphops.runtime.steps import ClusterStep
 
 ITERATIONS = 256          # iterations a compiled call runs before the loop checks for
 #                           cancellation
 SIGNATURES = 8            # shape signatures a loop keeps its programs (or refusals) for
+ROOM, GROWTH = 16, 4      # a list's room for pushes at first, and its growth where short
 _UNSEEN = object()
 
 
 def _declares(step):
-    """Whether the builder compiles the step: a cluster, a fused chain, or a kernel that
-    declares what the builder reads."""
+    """Whether the builder compiles the step: a cluster, a fused chain, a kernel that
+    declares what the builder reads, or shape arithmetic."""
     kernel = getattr(step, "kernel", None)
     return isinstance(step, ClusterStep) or isinstance(kernel, Chain) or any(
         getattr(kernel, name, None)
-        for name in ("matmul", "list_access", "moves_data", "scalar_op", "elementwise"))
+        for name in ("matmul", "list_access", "moves_data", "scalar_op", "elementwise",
+                     "reduction", "reads_shape_only")) or (
+        kernel is not None and integer_arithmetic(step))
 
 
 class LoopCompiler:
@@ -57,6 +61,8 @@ class LoopCompiler:
             read.update((slot, following))
         self.inputs = sorted(read - self.written)
         self.varying = self.written | {slot for (slot, _, _, _), _, _ in plan.merges}
+        self.pushes = any(getattr(step.kernel, "list_access", None) == "push"
+                          for step in self.body + self.condition)
         self.programs = {}
 
     @classmethod
@@ -78,8 +84,10 @@ class LoopCompiler:
         readers[self.plan.predicate_slot] += 1
         return readers
 
-    def signature(self, values):
-        return tuple(_signature(values[slot]) for slot in self.inputs)
+    def signature(self, values, lengths=True):
+        """What a program depends on in ``values`` (a list's length only for ``lengths``:
+        pushes change it from one iteration to the next)."""
+        return tuple(_signature(values[slot], lengths) for slot in self.inputs)
 
     def program(self, values, taken, fits=None):
         """The program for ``values`` (the slots at a body's start), or None: the loop
@@ -87,10 +95,12 @@ class LoopCompiler:
         copy of the slots (the body, the loop variables' update, the next condition; every
         step is stateless), and the program built from it where the condition holds again
         (``taken(slots)``; a loop that ended after one iteration builds nothing yet), the
-        signature held and ``fits(slots)``."""
+        signature held (but for lists' lengths) and ``fits(slots)``."""
         key = self.signature(values)
         program = self.programs.get(key, _UNSEEN)
         if program is not _UNSEEN:
+            while program is not None and type(program.larger) is Program:
+                program = self.programs[key] = program.larger
             return program
         seen, slots = {}, list(values)
         record(self.body, slots, seen)
@@ -98,7 +108,8 @@ class LoopCompiler:
         record(self.condition, slots, seen)
         if not taken(slots):
             return None
-        if usable() and self.signature(slots) == key and (fits is None or fits(slots)):
+        if usable() and self.signature(slots, False) == self.signature(values, False) \
+                and (fits is None or fits(slots)):
             for slot in self.inputs:              # a loop variable no step reads, say
                 seen.setdefault(slot, slots[slot])
             try:
@@ -131,13 +142,13 @@ def record(steps, values, seen):
             seen.setdefault(slot, values[slot])
 
 
-def _signature(value):
+def _signature(value, lengths):
     if type(value) is not np.ndarray:
         return (type(value),)
     if value.dtype == object:
         item = value[()] if value.ndim == 0 else None
         if isinstance(item, TensorList):
-            return ("list", len(item), item.element_dtype)
+            return ("list", len(item) if lengths else None, item.element_dtype)
         return (object,)
     if value.ndim and value.dtype.kind in "iub":
         return (value.dtype, value.shape, value.tobytes())
@@ -147,14 +158,15 @@ def _signature(value):
 class Program:
     """One loop's compiled iteration for one signature: ``run(values, cancelled)``."""
 
-    def __init__(self, compiler, seen):
+    def __init__(self, compiler, seen, room=ROOM):
         dtypes = {v.dtype for v in seen.values()
                   if type(v) is np.ndarray and v.dtype.kind == "f"}
         if len(dtypes) > 1 or not dtypes <= {np.dtype(np.float32), np.dtype(np.float64)}:
             raise NotCompilable
         plan = compiler.plan
         builder = Builder(seen, compiler.written, compiler.varying, compiler.readers(),
-                          dtypes.pop() if dtypes else np.float32)
+                          dtypes.pop() if dtypes else np.float32,
+                          room if compiler.pushes else 0)
         builder.lower(compiler.body)
         builder.update(plan.merges)
         builder.lower(compiler.condition)
@@ -163,20 +175,22 @@ class Program:
             raise NotCompilable
         if builder.arena * builder.dtype.itemsize > memory.get_memory_budget():
             raise NotCompilable
-        self.exits = [(i, builder.value(slot)) for i, slot in plan.exits]
+        self.exits = [(i, builder.layout.get(slot, slot)) for i, slot in plan.exits]
         self.loads, self.predicate, self.dtype = builder.loads, predicate.index, builder.dtype
         self.statics, self.constants = builder.statics, builder.constants
         self.code = np.array(builder.code, np.int64).reshape(-1, WIDTH)
         self.plans = (np.concatenate(builder.plans) if builder.plans
                       else np.zeros(1, np.int64))
         self.arena, self.ints, self.registers = builder.arena, builder.ints, builder.registers
+        self.compiler, self.seen, self.room, self.full = compiler, seen, room, builder.full
+        self.larger = _UNSEEN            # the program with more room for pushes, or None
 
     def run(self, values, check_cancelled):
         """The Exits' [(node, value)] after the loop runs to its end from ``values`` (at
         the start of a body); None where the loop must run step by step instead: a scalar
         static operand fed anew, a list element of another shape, a list index out of
-        range, an unset element read, a process forked after numba was loaded.
-        ``check_cancelled()`` raises when the run was cancelled."""
+        range, an unset element read, a push past a list's bound, a process forked after
+        numba was loaded. ``check_cancelled()`` raises when the run was cancelled."""
         if not usable() or not all(np.array_equal(values[slot], value)
                                    for slot, value in self.statics):
             return None
@@ -194,9 +208,23 @@ class Program:
             if status == LOOP_DONE:
                 break
             if status != LOOP_MORE:
-                return None
+                return self._with_more_room(status, values, check_cancelled)
             check_cancelled()
-        return [(i, _unload(where, arena, ints)) for i, where in self.exits]
+        return [(i, values[where] if type(where) is int else _unload(where, arena, ints))
+                for i, where in self.exits]
+
+
+    def _with_more_room(self, status, values, check_cancelled):
+        """The run again, by a program with ``GROWTH`` times the room for pushes where
+        instruction ``status`` was a push that found none left; else None."""
+        if self.code[status, 0] != LOOP_LIST_PUSH or status in self.full:
+            return None
+        if self.larger is _UNSEEN:
+            try:
+                self.larger = Program(self.compiler, self.seen, self.room * GROWTH)
+            except NotCompilable:
+                self.larger = None
+        return None if self.larger is None else self.larger.run(values, check_cancelled)
 
 
 def _load(value, where, arena, ints):
@@ -207,9 +235,11 @@ def _load(value, where, arena, ints):
     elif type(where) is Register:
         ints[where.index] = value
     else:
-        items = arena[where.offset:where.offset + where.length * where.size].reshape(
-            where.length, where.size)
-        for i, item in enumerate(value[()].tensors):
+        tensors = value[()].tensors
+        items = arena[where.offset:where.offset + where.capacity * where.size].reshape(
+            where.capacity, where.size)
+        ints[where.count] = len(tensors)
+        for i, item in enumerate(tensors):
             if item is None:
                 continue
             if type(item) is not np.ndarray or item.shape != where.shape or \
@@ -230,10 +260,10 @@ def _unload(where, arena, ints):
             arena[start:], (where.rows, where.cols),
             (where.stride * arena.itemsize, arena.itemsize))
         return rows.reshape(where.shape).copy()
-    items = arena[where.offset:where.offset + where.length * where.size].reshape(
-        (where.length,) + where.shape).copy()
-    mask = ints[where.mask:where.mask + where.length]
+    length = int(ints[where.count])
+    items = arena[where.offset:where.offset + length * where.size].reshape(
+        (length,) + where.shape).copy()
+    mask = ints[where.mask:where.mask + length]
     element_dtype, element_shape, bound = where.fields
     return as_variant(new_list(element_dtype, element_shape,
-                               [items[i] if mask[i] else None for i in range(where.length)],
-                               bound))
+                               [items[i] if mask[i] else None for i in range(length)], bound))

@@ -106,7 +106,9 @@ def _unary(code, x, out, n, wide):
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def _binary(code, a, b, out, n):
     """out[:n] = a[:n] op b[:n] for a binary ``code`` (``FUSED_BINARY``'s order): max and
-    min give NaN from either side and, in a tie (-0 and 0), the first operand, as TF's."""
+    min give NaN from either side and, in a tie (-0 and 0), the first operand, as TF's;
+    the gradients of tanh and sigmoid of output a and gradient b in the kernels' order."""
+    one = a.dtype.type(1)
     if code == FIRST_BINARY:
         for j in range(n):
             out[j] = a[j] + b[j]
@@ -127,10 +129,16 @@ def _binary(code, a, b, out, n):
         for j in range(n):
             x, y = a[j], b[j]
             out[j] = x if (x <= y or x != x) else y
-    else:
+    elif code == FIRST_BINARY + 6:
         for j in range(n):
             d = a[j] - b[j]
             out[j] = d * d
+    elif code == FIRST_BINARY + 7:
+        for j in range(n):
+            out[j] = b[j] * (one - a[j] * a[j])
+    else:
+        for j in range(n):
+            out[j] = b[j] * a[j] * (one - a[j])
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")

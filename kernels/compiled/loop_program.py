@@ -4,15 +4,17 @@ per shape signature by ``graphops.runtime.loop_programs``.
 
 Float values live in one flat ``arena`` (each a rows x cols block with a row stride, so a
 Split or a column slice is the same memory read with other numbers), integer and bool
-scalars in ``ints`` (int64 registers), and a TensorList in the arena as its elements end
-to end, with one register per element saying whether it is set. Every instruction is a
-row of ``code``; its offsets and sizes were checked against the arena when the program was
-built, so only the list indices are checked here.
+scalars in ``ints`` (int64 registers), and a TensorList in the arena as room for its
+elements end to end, with a register holding its length and one per element saying
+whether it is set. Every instruction is a row of ``code``; its offsets and sizes were
+checked against the arena when the program was built, so only the list indices and a
+push's room are checked here.
 
 Elementwise instructions run ``fused_elementwise``'s block machine over arena views, so
 they round as the elementwise kernels round. float32 products run on the conv's
 register-blocked micro-kernels, others a row of the right operand at a time into every
-output row; both accumulate in the arena's dtype, each sum over k in order.
+output row; both accumulate in the arena's dtype, each sum over k in order. A sum over a
+block's rows (a bias's gradient) accumulates in float64, as the Sum kernel does.
 """
 
 import numpy as np
@@ -21,8 +23,9 @@ from numba.extending import overload
 
 from graphops.kernels.compiled.constants import (
     FUSED_BLOCK as BLOCK, LOOP_DONE as DONE, LOOP_ELEMENTWISE as ELEMENTWISE,
-    LOOP_LIST_GET as LIST_GET, LOOP_LIST_SET as LIST_SET, LOOP_MATMUL as MATMUL,
-    LOOP_MORE as MORE, LOOP_SCALAR as SCALAR)
+    LOOP_LIST_GET as LIST_GET, LOOP_LIST_PUSH as LIST_PUSH, LOOP_LIST_SET as LIST_SET,
+    LOOP_MATMUL as MATMUL,
+    LOOP_MORE as MORE, LOOP_SCALAR as SCALAR, LOOP_SUM_ROWS as SUM_ROWS)
 from graphops.kernels.compiled.direct import HALF_LANES, ROWS, _accumulate
 from graphops.kernels.compiled.fused_elementwise import _block, _blocks
 
@@ -156,6 +159,20 @@ def _copy_block(arena, target, target_stride, source, source_stride, rows, cols)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
+def _sum_rows(arena, out, source, rows, cols, stride):
+    """arena[out + j] = column j of the rows x cols block at ``source`` summed in float64
+    from its first row down (the Sum kernel's order and accumulator), rounded once."""
+    total = arena[source:source + cols].astype(np.float64)
+    for i in range(1, rows):
+        values = arena[source + i * stride:source + i * stride + cols]
+        for j in range(cols):
+            total[j] += values[j]
+    into = arena[out:out + cols]
+    for j in range(cols):
+        into[j] = total[j]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def _elementwise(arena, plans, regs, row):
     """One elementwise program (``plans[row[1]:]``, as ``fused_elementwise.run`` takes it)
     over arena views: outputs from ``row[2]``, end to end, inputs at ``row[4:]``."""
@@ -170,8 +187,9 @@ def _elementwise(arena, plans, regs, row):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _step(code, r, arena, ints, plans, regs):
-    """Runs instruction row ``r``; False where a list index is out of range or reads an
-    unset element (the caller then runs the loop's kernels, which say why)."""
+    """Runs instruction row ``r``; False where a list index is out of range, a read finds
+    an unset element or a push no room (the caller then runs the loop again: its kernels
+    say why, or a program with more room)."""
     row = code[r]
     kind = row[0]
     if kind == ELEMENTWISE:
@@ -179,21 +197,25 @@ def _step(code, r, arena, ints, plans, regs):
     elif kind == MATMUL:
         _product(arena, row)
     elif kind == LIST_GET:
-        out, start, length, size, index, mask = row[1], row[2], row[3], row[4], row[5], row[6]
+        out, start, count, size, index, mask = row[1], row[2], row[3], row[4], row[5], row[6]
         at = ints[index]
-        if at < 0 or at >= length or ints[mask + at] == 0:
+        if at < 0 or at >= ints[count] or ints[mask + at] == 0:
             return False
         _copy_block(arena, out, size, start + at * size, size, 1, size)
-    elif kind == LIST_SET:
-        start, length, index, mask = row[1], row[2], row[3], row[4]
-        at = ints[index]
-        if at < 0 or at >= length:
+    elif kind == LIST_SET or kind == LIST_PUSH:
+        start, count, mask = row[1], row[2], row[4]
+        at = ints[count] if kind == LIST_PUSH else ints[row[3]]
+        if at < 0 or at >= (row[3] if kind == LIST_PUSH else ints[count]):
             return False
         rows, cols = row[6], row[7]
         _copy_block(arena, start + at * rows * cols, cols, row[5], row[8], rows, cols)
         ints[mask + at] = 1
+        if kind == LIST_PUSH:
+            ints[count] = at + 1
     elif kind == SCALAR:
         ints[row[2]] = _wrap(_scalar(row[1], ints[row[3]], ints[row[4]]), row[5])
+    elif kind == SUM_ROWS:
+        _sum_rows(arena, row[1], row[2], row[3], row[4], row[5])
     else:                        # COPY
         _copy_block(arena, row[1], row[2], row[3], row[4], row[5], row[6])
     return True

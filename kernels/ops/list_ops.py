@@ -448,6 +448,8 @@ def _check_item_shape(tensor_list, item, what):
 
 @_kernel("TensorListPushBack")
 class TensorListPushBackOp(_ListKernel):
+    list_access = "push"
+
     def compute(self, ctx):
         tensor_list, item = input_list(ctx, 0), ctx.inputs[1]
         _check_item_shape(tensor_list, item, "append a tensor with incompatible shape to a list")

@@ -150,7 +150,8 @@ _BINARY = {
 _REAL_DIV_TYPES = [t for t in computable_types("RealDiv") if t.is_floating or t.is_complex]
 _CHAIN_STAGES = {"AddV2": "add", "Sub": "sub", "Mul": "mul"}   # OpKernel.chain_stage
 _FUSED_BINARY = {"AddV2": "add", "Add": "add", "Sub": "sub", "Mul": "mul", "RealDiv": "div",
-                 "Maximum": "max", "Minimum": "min"}            # OpKernel.elementwise
+                 "Maximum": "max", "Minimum": "min", "TanhGrad": "tanh_grad",
+                 "SigmoidGrad": "sigmoid_grad"}                 # OpKernel.elementwise
 _SCALARS = {"Less": "less", "LessEqual": "less_equal", "Greater": "greater",  # .scalar_op
             "GreaterEqual": "greater_equal", "Equal": "equal", "NotEqual": "not_equal",
             "LogicalAnd": "logical_and", "LogicalOr": "logical_or", "LogicalNot": "logical_not"}
@@ -428,16 +429,13 @@ class RangeOp(OpKernel):
 
 
 # -----------------------------------------------------------------------------
-# the unary-gradient ops, Pow, SquaredDifference, DivNoNan, Conj, AddN, L2Loss
+# the unary-gradient ops (y, dy -> z), Pow, SquaredDifference, DivNoNan, Conj, AddN, L2Loss
 #
 # float16/bfloat16 are computed in float32 and rounded once; integers wrap.
 def _kernel(op):
     types = computable_types(op)
     return register_kernel(op, DEVICES, type_constraints={"T": types} if types else None)
 
-
-# -----------------------------------------------------------------------------
-# y, dy -> z
 
 def _zero_where_dy_is(formula):
     """TF's sqrt/rsqrt/inverse gradient functors: exactly 0 wherever dy is 0 (so a masked-off
@@ -480,7 +478,8 @@ class UnaryGradientOp(OpKernel):
 
 
 for _name, _fn in _UNARY_GRADIENTS.items():
-    _kernel(_name)(type(_name + "Op", (UnaryGradientOp,), {"fn": staticmethod(_fn)}))
+    _kernel(_name)(type(_name + "Op", (UnaryGradientOp,),
+                        {"fn": staticmethod(_fn), "elementwise": _FUSED_BINARY.get(_name)}))
 
 
 # -----------------------------------------------------------------------------

@@ -147,6 +147,8 @@ class SumOp(ReductionOp):
     """Integer sums wrap in their own type; float sums accumulate in float64, float16 ones
     on the CPU in float16 as TF's CPU kernel (`half_sums`)."""
 
+    reduction = "sum"
+
     @staticmethod
     def accumulator(dtype):
         if dtype.is_integer:

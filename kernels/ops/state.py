@@ -274,6 +274,8 @@ class VarHandleOpKernel(OpKernel):
 
 @register_kernel("ReadVariableOp", _DEVICES)
 class ReadVariableOpKernel(OpKernel):
+    reads_variable = True
+
     def __init__(self, ctx):
         super().__init__(ctx)
         self.find = VarFinder(1, ctx.get_attr("dtype"), "read")

@@ -28,6 +28,8 @@ REFERENCES = {
     "max": lambda a, b: np.where((a >= b) | np.isnan(a), a, b),
     "min": lambda a, b: np.where((a <= b) | np.isnan(a), a, b),
     "squared_difference": lambda a, b: (a - b) * (a - b),
+    "tanh_grad": lambda y, dy: dy * (1 - y * y),
+    "sigmoid_grad": lambda y, dy: dy * y * (1 - y),
 }
 ROUNDED_ONCE = {"exp", "tanh", "sigmoid"}       # float32: float64's value, rounded
 PATTERNS = {"full": (True, True), "row": (False, True), "column": (True, False),

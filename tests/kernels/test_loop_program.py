@@ -1,17 +1,18 @@
 """The compiled loop machine (kernels/compiled/loop_program.py) instruction by instruction:
 products over arena blocks (strided rows, transposes, both float dtypes, the micro-kernels'
 column groups and the loop's tail) against float64 NumPy, scalar instructions against
-NumPy's int32 and bool arithmetic (wrapping), and list reads and writes that refuse an
-index out of range or an unset element."""
+NumPy's int32 and bool arithmetic (wrapping), list reads and writes that refuse an index
+out of range or an unset element, pushes that refuse when the list's room is full, and
+sums over rows bit for bit as the Sum kernel's float64 sums."""
 
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from graphops.kernels.compiled import loops
-from graphops.kernels.compiled.constants import (LOOP_DONE, LOOP_LIST_GET, LOOP_LIST_SET,
-                                                 LOOP_MATMUL, LOOP_SCALAR, LOOP_SCALAR_OPS,
-                                                 LOOP_WIDTH)
+from graphops.kernels.compiled.constants import (LOOP_DONE, LOOP_LIST_GET, LOOP_LIST_PUSH,
+                                                 LOOP_LIST_SET, LOOP_MATMUL, LOOP_SCALAR,
+                                                 LOOP_SCALAR_OPS, LOOP_SUM_ROWS, LOOP_WIDTH)
 
 machine = loops("loop_program", single=True)
 
@@ -102,18 +103,61 @@ def test_a_scalar_instruction_is_numpys_int32_arithmetic(name, a, b):
 
 
 def test_list_instructions_refuse_an_index_out_of_range_or_an_unset_element():
-    """A list of 3 elements of 2 values at arena offset 0, its set marks in registers
-    4-6; the index in register 1. Answers: the row of the failing instruction."""
+    """A list of 3 elements of 2 values at arena offset 0, its length in register 7, its
+    set marks in registers 4-6; the index in register 1. Answers: the row of the failing
+    instruction."""
     arena = np.zeros(12, np.float32)
     arena[8:10] = [5, 6]                          # the item to set
-    ints = np.array([0, 1, 0, 0, 0, 0, 0], np.int64)
-    get = [LOOP_LIST_GET, 10, 0, 3, 2, 1, 4]      # into arena[10:12]
-    put = [LOOP_LIST_SET, 0, 3, 1, 4, 8, 1, 2, 2]
+    ints = np.array([0, 1, 0, 0, 0, 0, 0, 3], np.int64)
+    get = [LOOP_LIST_GET, 10, 0, 7, 2, 1, 4]      # into arena[10:12]
+    put = [LOOP_LIST_SET, 0, 7, 1, 4, 8, 1, 2, 2]
     assert _run([get], arena, ints) == 0          # element 1 is unset
     assert _run([put, get], arena, ints) == LOOP_DONE
     np.testing.assert_array_equal(arena[:12], [0, 0, 5, 6, 0, 0, 0, 0, 5, 6, 5, 6])
-    np.testing.assert_array_equal(ints[4:], [0, 1, 0])
+    np.testing.assert_array_equal(ints[4:], [0, 1, 0, 3])
     for index in (-1, 3):
         ints[1] = index
         assert _run([put], arena, ints) == 0
         assert _run([put, get], arena, ints) == 0
+    ints[1], ints[7] = 1, 1                       # a list of 1 element: index 1 is past it
+    assert _run([get], arena, ints) == 0
+    assert _run([put], arena, ints) == 0
+
+
+def test_a_push_fills_the_lists_room_then_answers_its_row():
+    """Room for 3 elements of 2 values at offset 0, the length in register 0 (1 already),
+    marks in registers 1-3; the item a strided column block at offset 6."""
+    arena = np.zeros(12, np.float32)
+    arena[6:12] = [7, 0, 8, 0, 9, 0]              # rows of stride 2: the item is [7, 8]
+    ints = np.array([1, 1, 0, 0, 0], np.int64)    # (register 4: the predicate, 0)
+    push = [LOOP_LIST_PUSH, 0, 0, 3, 1, 6, 2, 1, 2]
+    code = np.zeros((1, LOOP_WIDTH), np.int64)
+    code[0, :len(push)] = push
+    assert machine.run(code, 4, 1, arena, ints, np.zeros(1, np.int64), 0) == LOOP_DONE
+    assert machine.run(code, 4, 1, arena, ints, np.zeros(1, np.int64), 0) == LOOP_DONE
+    np.testing.assert_array_equal(arena[:6], [0, 0, 7, 8, 7, 8])
+    np.testing.assert_array_equal(ints[:4], [3, 1, 1, 1])
+    assert machine.run(code, 4, 1, arena, ints, np.zeros(1, np.int64), 0) == 0
+    np.testing.assert_array_equal(ints[:4], [3, 1, 1, 1])
+
+
+@settings(max_examples=40, deadline=None)
+@given(rows=st.integers(1, 40), cols=st.integers(1, 40), pad=st.integers(0, 3),
+       dtype=st.sampled_from([np.float32, np.float64]), seed=st.integers(0, 2 ** 16))
+def test_a_sum_over_rows_is_the_sum_kernels_float64_sum(rows, cols, pad, dtype, seed):
+    """Bit for bit what NumPy's float64 sum over axis 0 gives, rounded once (the Sum
+    kernel's), with values of many magnitudes; neighbours untouched."""
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal((rows, cols)) * 10.0 ** rng.uniform(-4, 4, (rows, cols)))
+    x = x.astype(dtype)
+    stride = cols + pad
+    arena = np.full(2 + rows * stride + cols + 2, np.nan, dtype)
+    _place(arena, 2, x, stride)
+    out = 2 + rows * stride
+    before = arena.copy()
+    assert _run([[LOOP_SUM_ROWS, out, 2, rows, cols, stride]], arena,
+                np.zeros(1, np.int64)) == LOOP_DONE
+    want = np.add.reduce(x, axis=0, dtype=np.float64).astype(dtype)
+    np.testing.assert_array_equal(arena[out:out + cols], want)
+    np.testing.assert_array_equal(arena[:out], before[:out])
+    assert np.isnan(arena[out + cols:]).all()

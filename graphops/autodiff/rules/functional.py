@@ -65,11 +65,11 @@ def _call_grad(op, *grads):
 #   its outputs depend on through data edges, so the branch's side effects do not run
 #   again) and differentiates it there; an input a branch does not reach gets zeros.
 # - While: a first While re-runs the loop from the op's inputs, pushing every iteration's
-#   loop variables onto TensorLists (TensorLists too: a list of lists); a second While
-#   walks the lists backwards,
-#   each iteration importing the body at that iteration's values and applying its
-#   gradient. Loop variables the body passes on unchanged (captures, variable handles) are
-#   read from the op's inputs instead of stacked; their gradients accumulate.
+#   values of the loop variables the gradient depends on onto TensorLists (TensorLists
+#   too: a list of lists; not a counter that only counts); a second While walks the lists
+#   backwards, each iteration importing the body at that iteration's values and applying
+#   its gradient. Loop variables the body passes on unchanged (captures, variable handles)
+#   are read from the op's inputs instead of stacked; their gradients accumulate.
 #
 # Stateful ops on a recomputed path (random ops) draw new values, so gradients through
 # them differ from TF's; variable reads see the variables' values at gradient time.
@@ -87,19 +87,36 @@ def _import_outputs(function, inputs):
     graph = get_default_graph()
     inputs = [t if t.graph is graph else graph.capture(t) for t in inputs]
     body = body_graph_def(function)
+    needed = _sources(body, body.outputs)
+    pruned = [{**n, "input": [i for i in n.get("input", []) if not i.startswith("^")]}
+              for n in body.graph_def["node"] if n["name"] in needed]
+    input_map = {name: t for name, t in zip(body.inputs, inputs) if name[:-2] in needed}
+    return import_graph_def({"node": pruned}, input_map=input_map,
+                            return_elements=body.outputs, name="body")
+
+
+def _sources(body, outputs):
+    """The names of the nodes of function body `body` (a `body_graph_def`) that `outputs`
+    (its output tensor names) depend on through data edges, theirs included."""
     nodes = {n["name"]: n for n in body.graph_def["node"]}
-    needed, stack = set(), [t.split(":")[0] for t in body.outputs]
+    needed, stack = set(), [t.split(":")[0] for t in outputs]
     while stack:
         name = stack.pop()
         if name not in needed:
             needed.add(name)
             stack.extend(i.split(":")[0] for i in nodes[name].get("input", [])
                          if not i.startswith("^"))
-    pruned = [{**n, "input": [i for i in n.get("input", []) if not i.startswith("^")]}
-              for n in body.graph_def["node"] if n["name"] in needed]
-    input_map = {name: t for name, t in zip(body.inputs, inputs) if name[:-2] in needed}
-    return import_graph_def({"node": pruned}, input_map=input_map,
-                            return_elements=body.outputs, name="body")
+    return needed
+
+
+def _reaching(function, outputs):
+    """The indices of the args of library function `function` that its outputs
+    `outputs` (indices) depend on."""
+    from graphops.interchange.functions import body_graph_def   # (loads GraphDef import)
+
+    body = body_graph_def(function)
+    needed = _sources(body, [body.outputs[k] for k in outputs])
+    return {k for k, name in enumerate(body.inputs) if name.split(":")[0] in needed}
 
 
 def _differentiable(tensor):
@@ -224,7 +241,6 @@ def _while_grad(op, *grads):
                 f"Gradient of {op.name}: loop variable {i} is a resource the body changes; "
                 "only resources passed on unchanged are supported.")
     scope = op.graph.get_name_scope() + "/"
-    stacks, count = _recompute(op, cond, body, inputs, stacked, scope)
 
     # the gradient state: one per differentiable loop var (floats; handles the body reads)
     carried, initial = [], []
@@ -244,10 +260,14 @@ def _while_grad(op, *grads):
             initial.append(grads[i] if grads[i] is not None else raw_ops.ZerosLike(x=t))
     if not carried:
         return [None] * len(inputs)
+    # stacked: the changing loop vars the gradient state depends on (not a counter, say)
+    reaching = _reaching(body, carried)
+    kept = [i for i in stacked if i in carried or i in reaching]
+    stacks, count = _recompute(op, cond, body, inputs, stacked, kept, scope)
 
     def values_at(step):
-        values = list(inputs)
-        for i, stack in zip(stacked, stacks):
+        values = list(inputs)         # (a var not kept: its first value, never read)
+        for i, stack in zip(kept, stacks):
             values[i] = raw_ops.TensorListGetItem(input_handle=stack, index=step,
                                                   element_shape=const(-1),
                                                   element_dtype=inputs[i].dtype)
@@ -314,9 +334,10 @@ def _state_shape(output):
     return TensorShape(None) if output.dtype is dtypes.resource else output.shape
 
 
-def _recompute(op, cond, body, inputs, stacked, scope):
-    """A While re-running `op`'s loop from its inputs that also stacks the values of the
-    loop vars `stacked` (row k: after k iterations). Returns (stacks, iterations run)."""
+def _recompute(op, cond, body, inputs, stacked, kept, scope):
+    """A While re-running `op`'s loop from its inputs (the loop vars `stacked` changing)
+    that also stacks the values of loop vars `kept` (row k: after k iterations). Returns
+    (stacks, iterations run)."""
     def full(values):
         merged = list(inputs)
         for i, value in zip(stacked, values):
@@ -330,20 +351,20 @@ def _recompute(op, cond, body, inputs, stacked, scope):
         values, stacks = state[:len(stacked)], state[len(stacked):]
         outputs = _import_outputs(body, full(values))
         new_values = [outputs[i] for i in stacked]
-        new_stacks = [raw_ops.TensorListPushBack(input_handle=s, tensor=v)
-                      for s, v in zip(stacks, new_values)]
+        new_stacks = [raw_ops.TensorListPushBack(input_handle=s, tensor=outputs[i])
+                      for s, i in zip(stacks, kept)]
         return [raw_ops.AddV2(x=n, y=1)] + new_values + new_stacks
 
     first = [inputs[i] for i in stacked]
     stacks0 = [raw_ops.TensorListPushBack(
         input_handle=raw_ops.EmptyTensorList(element_shape=const(-1),
                                              max_num_elements=const(-1),
-                                             element_dtype=t.dtype), tensor=t)
-               for t in first]
+                                             element_dtype=inputs[i].dtype), tensor=inputs[i])
+               for i in kept]
     shapes = [op.outputs[i].shape for i in stacked]
     args = [(dtypes.int32, TensorShape([]), "iterations")]
     args += [(t.dtype, s, f"value_{i}") for i, t, s in zip(stacked, first, shapes)]
-    args += [(dtypes.variant, TensorShape([]), f"stack_{i}") for i in stacked]
+    args += [(dtypes.variant, TensorShape([]), f"stack_{i}") for i in kept]
     cond_graph, pred = trace(unique_function_name(scope, "recompute_cond"), recompute_cond,
                              args)
     cond_graph.outputs = [pred]
@@ -353,4 +374,4 @@ def _recompute(op, cond, body, inputs, stacked, scope):
     zero = convert_to_tensor(0, dtype=dtypes.int32, name="iterations")
     outputs = build_while(cond_graph, body_graph, [zero] + first + stacks0,
                           [a[1] for a in args], "while_recompute")
-    return outputs[1 + len(stacked):1 + 2 * len(stacked)], outputs[0]
+    return outputs[1 + len(stacked):], outputs[0]

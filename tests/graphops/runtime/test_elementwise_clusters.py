@@ -246,6 +246,31 @@ def test_shapes_the_kernels_refuse_give_their_errors_naming_the_node():
         assert err.value.op.name == "bias"
 
 
+@pytest.mark.parametrize("name", ["TanhGrad", "SigmoidGrad"])
+def test_activation_gradients_cluster_with_the_kernels_bits_and_shapes(name):
+    """y, dy -> dy * (1 - y * y) or dy * y * (1 - y) in a cluster: the kernel's bits; a dy
+    of y's size in another shape (which the kernel reshapes to y's, and a program would
+    broadcast) or another size runs the kernels, whose error names the node."""
+    from graphops.api import raw_ops as R
+    y = gp.placeholder(gp.float32, None, name="y")
+    dy = gp.placeholder(gp.float32, None, name="dy")
+    out = -gp.abs(getattr(R, name)(y=y, dy=dy, name="grad")) * 2.0
+    assert _clusters([out], [y, dy]) == [[name, "Abs", "Neg", "Mul"]]
+    rng = np.random.default_rng(2)
+    values = {y: _hostile(rng, (3, 40)), dy: _hostile(rng, (3, 40))}
+    _assert_same_bits(_run(out, values), _run(out, values, fused=False))
+    for shape in ((40, 3), (1, 3, 40)):
+        values[dy] = values[dy].reshape(shape)
+        got = _run(out, values)
+        assert got.shape == (3, 40)
+        _assert_same_bits(got, _run(out, values, fused=False))
+    with gp.Session() as sess, pytest.raises(
+            gp.errors.InvalidArgumentError, match="must have same number of elements, "
+                                                  "got 120 and 40") as err:
+        sess.run(out, {y: values[y], dy: np.ones(40, np.float32)})
+    assert err.value.op.name == "grad"
+
+
 def test_strided_empty_and_large_inputs():
     """A strided view (a split's piece), an empty batch, and a value large enough for the
     program's blocks to run on several threads."""
