@@ -253,8 +253,10 @@ class Builder:
         its inputs' shapes (a gradient's Shape), or integer arithmetic on such values and
         static operands (its BroadcastGradientArgs)."""
         if step.kernel.reads_shape_only:
-            if any(slot in self.written and slot not in self.layout for slot in step.ins):
-                return False
+            if any(slot in self.written and slot not in self.layout
+                   or type(self.seen[slot]) is not np.ndarray
+                   or self.seen[slot].dtype == object for slot in step.ins):
+                return False             # (a list's length changes with its pushes)
         elif integer_arithmetic(step) and all(
                 slot in self.fixed or slot not in self.varying for slot in step.ins):
             for slot in step.ins:
