@@ -224,19 +224,23 @@ def hoistable(op):
     if any(t.dtype.base_dtype is dtypes.resource or t.dtype.is_ref
            for t in (*op.inputs, *op.outputs)):
         return False
-    kernels = registered_kernels(op.type)
-    return bool(kernels) and all(k.kernel_class.foldable for k in kernels)
+    return _declared_by_every_kernel(op, "foldable")
 
 
 def reads_variable(op):
     """Whether `op` reads a resource variable's value and does nothing else (its kernels
     declare `reads_variable`): in a loop whose ops write no state, its value is the same in
     every iteration."""
-    kernels = registered_kernels(op.type)
-    return bool(kernels) and all(k.kernel_class.reads_variable for k in kernels)
+    return _declared_by_every_kernel(op, "reads_variable")
 
 
 def writes_no_state(ops):
     """Whether none of `ops` may change state: each is stateless or only reads a
     variable (a stateful op of any other kind, a call among them, may assign one)."""
     return all(not op.op_def.is_stateful or reads_variable(op) for op in ops)
+
+
+def _declared_by_every_kernel(op, declaration):
+    """Whether `op` has kernels and every one of them declares `declaration`."""
+    kernels = registered_kernels(op.type)
+    return bool(kernels) and all(getattr(k.kernel_class, declaration) for k in kernels)

@@ -406,28 +406,28 @@ class Builder:
         self.emit(LIST_GET, out.offset, tensor_list.offset, tensor_list.count,
                   tensor_list.size, index.index, tensor_list.mask)
 
-    def _list_set(self, step):
-        tensor_list = self._current_list(step.ins[0])
-        index, item = self.register(step.ins[1]), self.block(step.ins[2])
+    def _written_list(self, step, item_slot):
+        """The list a set or push writes in place (its latest version, whose new version
+        the step's output is) and the item it writes, of the list's element shape."""
+        tensor_list, item = self._current_list(step.ins[0]), self.block(item_slot)
         if item.shape != tensor_list.shape:
             raise NotCompilable
         self.written_lists.add(tensor_list)
         for _, slot in step.outs:
             tensor_list.current = slot
             self.bind(slot, tensor_list)
+        return tensor_list, item
+
+    def _list_set(self, step):
+        index = self.register(step.ins[1])
+        tensor_list, item = self._written_list(step, step.ins[2])
         self.emit(LIST_SET, tensor_list.offset, tensor_list.count, index.index,
                   tensor_list.mask, item.offset, item.rows, item.cols, item.stride)
 
     def _list_push(self, step):
         """A push into the list's room; where none is left the program answers its row
         (``full``: the rows whose list is at its bound, where the kernel refuses)."""
-        tensor_list, item = self._current_list(step.ins[0]), self.block(step.ins[1])
-        if item.shape != tensor_list.shape:
-            raise NotCompilable
-        self.written_lists.add(tensor_list)
-        for _, slot in step.outs:
-            tensor_list.current = slot
-            self.bind(slot, tensor_list)
+        tensor_list, item = self._written_list(step, step.ins[1])
         if tensor_list.fields[2] != -1 and tensor_list.capacity >= tensor_list.fields[2]:
             self.full.add(len(self.code))
         self.emit(LIST_PUSH, tensor_list.offset, tensor_list.count, tensor_list.capacity,

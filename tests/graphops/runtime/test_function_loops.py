@@ -12,8 +12,7 @@ import graphops as gp
 from graphops.api import raw_ops as R
 from graphops.registry import errors
 from graphops.runtime import loop_program_builder
-from tests.graphops.runtime.test_loop_programs import (_cell_inputs, _cell_reference, _run,
-                                                       answered, check_tf_fixture,
+from tests.graphops.runtime.test_loop_programs import (_run, check_cell, check_tf_fixture,
                                                        programs)   # noqa: F401 (a fixture)
 
 
@@ -53,21 +52,7 @@ def _while_cell(n, xs, h0, w, u, transpose_u):
        transpose_u=st.booleans(), seed=st.integers(0, 2 ** 16))
 def test_a_while_cell_runs_compiled_as_its_plans_and_numpy_give(steps, batch, width,
                                                                 transpose_u, seed):
-    rng = np.random.default_rng(seed)
-    xs, h0, w, u = _cell_inputs(rng, steps, batch, width, transpose_u)
-    with gp.Graph().as_default():
-        n = gp.placeholder(gp.int32, [])
-        fetches = _while_cell(n, xs, h0, w, u, transpose_u)
-        with answered() as answers:
-            got = _run(fetches, {n: steps})
-        by_plans = _run(fetches, {n: steps}, compiled=False)
-    assert answers and all(a is not None for _, a in answers)
-    want = _cell_reference(steps, xs, h0, w, u, transpose_u)
-    assert got[:2] == want[:2] == by_plans[:2]
-    for g, p, r in zip(got[2:], by_plans[2:], want[2:]):
-        assert g.dtype == np.float32 and g.shape == r.shape
-        np.testing.assert_allclose(g, r, rtol=2e-5, atol=2e-6)
-        np.testing.assert_allclose(g, p, rtol=2e-6, atol=2e-7)
+    check_cell(_while_cell, steps, batch, width, transpose_u, seed)
 
 
 def test_the_keras_gru_while_runs_as_one_program_with_tfs_numbers(programs):

@@ -131,11 +131,18 @@ def _cell_inputs(rng, steps, batch, width, transpose_u):
 def test_a_cell_loop_runs_compiled_as_its_steps_and_numpy_give(steps, batch, width,
                                                              transpose_u, seed):
     """300 iterations run past ITERATIONS (the program stops to look for cancellation)."""
+    check_cell(_cell_loop, steps, batch, width, transpose_u, seed)
+
+
+def check_cell(build, steps, batch, width, transpose_u, seed):
+    """The cell loop ``build(n, xs, h0, w, u, transpose_u)`` makes runs compiled (every
+    program answering, once the loop runs a second body), as its steps one by one and
+    float64 NumPy give."""
     rng = np.random.default_rng(seed)
     xs, h0, w, u = _cell_inputs(rng, steps, batch, width, transpose_u)
     with gp.Graph().as_default():
         n = gp.placeholder(gp.int32, [])
-        fetches = _cell_loop(n, xs, h0, w, u, transpose_u)
+        fetches = build(n, xs, h0, w, u, transpose_u)
         with answered() as answers:
             got = _run(fetches, {n: steps})
         stepwise = _run(fetches, {n: steps}, compiled=False)
