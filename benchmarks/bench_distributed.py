@@ -17,6 +17,7 @@ import time
 import numpy as np
 
 import graphops as gp
+from graphops.distributed.workers import worker_names
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "examples"))
@@ -56,7 +57,7 @@ def transfer_rates(client, cluster, megabytes, repeat):
     the two ends on two workers and on one, for the array and for one element; the
     transfer time is what the size adds to the crossing beyond what it adds without it."""
     n = megabytes * (1 << 20) // 4
-    names = {str(w["name"]): a for a, w in client.scheduler_info()["workers"].items()}
+    names = {name: a for a, name in worker_names(client).items()}
     src, dst = names[cluster.task_address("ps", 0)], names[cluster.task_address("worker", 0)]
     sessions = {}
 
@@ -120,7 +121,7 @@ def main(argv=None):
                                   host="127.0.0.1", dashboard_address=None) as local, \
             distributed.Client(local) as client:
         client.wait_for_workers(3)
-        names = sorted(str(w["name"]) for w in client.scheduler_info()["workers"].values())
+        names = sorted(worker_names(client).values())
         cluster = gp.train.ClusterSpec({"ps": [names[0]], "worker": names[1:]})
         (empty, edge), (local_empty, local_edge) = step_overheads(client, cluster, repeat)
         print(f"{'measure':44s} {'graphops':>12s} {'reference':>12s}")

@@ -16,6 +16,7 @@ import time
 import numpy as np
 
 import graphops as gp
+from graphops.distributed.workers import worker_names
 from train_cnn3d import CLASSES, GRID, LAYERS, _he, augment, build_model, make_dataset
 
 
@@ -138,7 +139,7 @@ def main(argv=None):
                                                processes=True, host="127.0.0.1",
                                                dashboard_address=None)
         client = distributed.Client(cluster_obj)
-    names = sorted(str(w["name"]) for w in client.scheduler_info()["workers"].values())
+    names = sorted(worker_names(client).values())
     ps = args.ps if args.ps is not None else names[0]
     workers = [n for n in names if n != ps][:args.workers]
     cluster = gp.train.ClusterSpec({"ps": [ps], "worker": workers})

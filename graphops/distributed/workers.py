@@ -5,8 +5,10 @@ from graphops.registry.errors import UnavailableError
 
 
 def worker_names(client):
-    """{address: name} of the workers the scheduler knows now."""
-    workers = client.scheduler_info(n_workers=-1)["workers"]
+    """{address: name} of the workers the scheduler knows now: asked of the scheduler
+    directly, since `client.scheduler_info()` returns a cache that the client's periodic
+    refresh may have just replaced with one listing no workers."""
+    workers = client.sync(client.scheduler.identity, n_workers=-1)["workers"]
     return {address: str(info.get("name", address)) for address, info in workers.items()}
 
 

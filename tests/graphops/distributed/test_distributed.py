@@ -20,7 +20,9 @@ import pytest
 distributed = pytest.importorskip(
     "distributed", reason="dask.distributed is not installed (pip install graphops[distributed])")
 
+import dask  # noqa: E402  (installed with distributed)
 import graphops as gp  # noqa: E402
+from graphops.distributed.workers import worker_names  # noqa: E402
 from tests.paths import ROOT
 
 EXAMPLES = os.path.join(ROOT, "examples")
@@ -56,8 +58,16 @@ def cluster_spec():
 
 
 def _address(client, name):
-    return next(a for a, w in client.scheduler_info()["workers"].items()
-                if str(w["name"]) == name)
+    return next(a for a, w in worker_names(client).items() if w == name)
+
+
+def test_the_worker_list_is_whole_while_the_client_refreshes_its_cache(client):
+    """The client's periodic refresh caches scheduler info listing no workers; a task's
+    worker must never look gone because a refresh landed between fetch and read."""
+    with dask.config.set({"distributed.client.scheduler-info-interval": "2ms"}), \
+            distributed.Client(client.scheduler.address, timeout=30) as refreshing:
+        listed = [len(worker_names(refreshing)) for _ in range(1000)]
+    assert listed == [3] * 1000
 
 
 def _ps_worker_program():
@@ -195,10 +205,10 @@ def test_a_default_cluster_and_a_dask_address_target(client):
             y = gp.constant(np.arange(4, dtype=np.int32)) * 3
     address = "dask://" + client.scheduler.address.split("://")[1]
     with gp.Session(graph=g, target=address) as sess:
-        workers = client.scheduler_info()["workers"]
+        workers = worker_names(client)
         by_address = sorted(workers, key=lambda a: int(a.rsplit(":", 1)[1]))
         assert sess.cluster_spec.as_dict() == {
-            "worker": [str(workers[a]["name"]) for a in by_address]}
+            "worker": [workers[a] for a in by_address]}
         assert [d.name for d in sess.list_devices()] == [
             f"/job:worker/replica:0/task:{i}/device:CPU:0" for i in range(3)]
         np.testing.assert_array_equal(sess.run(y), [0, 3, 6, 9])
@@ -336,8 +346,7 @@ def test_a_killed_worker_is_unavailable_and_its_task_comes_back(fault_client, tm
         assert time.monotonic() - start < 20
         killer.join()
         deadline = time.monotonic() + 30          # the nanny restarts the worker, same name
-        while not any(str(w["name"]) == "1" and a != worker
-                      for a, w in client.scheduler_info()["workers"].items()):
+        while not any(w == "1" and a != worker for a, w in worker_names(client).items()):
             assert time.monotonic() < deadline, "the killed worker did not come back"
             time.sleep(0.2)
         assert sess.run(kept) == 2.0              # the ps task kept its variables
