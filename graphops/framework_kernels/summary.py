@@ -17,6 +17,7 @@ import sys
 
 import numpy as np
 
+from graphops.kernels import compiled
 from graphops.kernels.numerics.png_encoder import encode_png
 from graphops.kernels.support.kernel_util import DEVICES
 from graphops.registry.errors import InvalidArgumentError
@@ -41,12 +42,43 @@ _SEARCHED = np.append(BUCKET_LIMITS[:-1], np.inf)   # DBL_MAX itself: in the las
 _SAFE = 1e150     # values within +-this: no sum of squares of fewer than 1e8 overflows
 
 
-def histogram_fields(flat, low, high):
-    """The HistogramProto fields (dict) TF encodes for the float64 vector `flat`, all
-    finite, whose least and greatest values are `low` and `high`."""
+def histogram_fields(values, node_name):
+    """The HistogramProto fields (dict) TF encodes for `values`; NaN or infinity is TF's
+    error naming the node. float32 and float64 take the compiled pass (others are read as
+    float64 first); NumPy's operations serve where compiled loops cannot run."""
+    flat = values.reshape(-1)
     if not flat.size:
         return {"min": DBL_MAX, "max": -DBL_MAX, "num": 0.0, "sum": 0.0, "sum_squares": 0.0,
                 "bucket_limit": [DBL_MAX], "bucket": [0.0]}
+    if flat.dtype not in (np.float32, np.float64):
+        flat = flat.astype(np.float64)
+    if not compiled.usable():
+        return _numpy_histogram_fields(flat, node_name)
+    counts = np.zeros(BUCKET_LIMITS.size)
+    kept_limits, kept_counts = np.empty(BUCKET_LIMITS.size), np.empty(BUCKET_LIMITS.size)
+    kept, low, high, total, squares, bad = compiled.loops("histogram", single=True).histogram(
+        flat, BUCKET_LIMITS, _SEARCHED, counts, kept_limits, kept_counts)
+    if bad >= 0:
+        _raise_non_finite(flat[bad], node_name)
+    return {"min": low, "max": high, "num": float(flat.size), "sum": total,
+            "sum_squares": squares, "bucket_limit": kept_limits[:kept].tolist(),
+            "bucket": kept_counts[:kept].tolist()}
+
+
+def _raise_non_finite(value, node_name):
+    what = "Nan in summary histogram" if np.isnan(value) else "Infinity in Histogram"
+    raise InvalidArgumentError(f"{what} for: {node_name}")
+
+
+def _numpy_histogram_fields(flat, node_name):
+    """`histogram_fields` of a non-empty float vector by NumPy's operations."""
+    flat = flat.astype(np.float64, copy=False)
+    low, high = float(flat.min()), float(flat.max())
+    if not (math.isfinite(low) and math.isfinite(high)):         # (NaN: min is NaN)
+        _raise_non_finite(flat[np.flatnonzero(~np.isfinite(flat))[0]], node_name)
+    if low == 0.0 or high == 0.0:       # TF keeps the first of equal values: a zero's sign
+        first_zero = float(flat[np.flatnonzero(flat == 0.0)[0]])
+        low, high = (first_zero if low == 0.0 else low), (first_zero if high == 0.0 else high)
     counts = np.bincount(np.searchsorted(_SEARCHED, flat, side="right"),
                          minlength=BUCKET_LIMITS.size)
     keep = counts != 0               # a non-empty bucket, or the last of a run of empty ones
@@ -130,9 +162,12 @@ class ScalarSummaryOp(OpKernel):
                 f"tags and values are not the same shape: {shape_str(tags.shape)} != "
                 f"{shape_str(values.shape)}{single}")
         summary = _summary_pb2().Summary()
-        with np.errstate(over="ignore"):
-            floats = np.asarray(values).reshape(-1).astype(np.float32)
-        names = tuple(_tag(tag) for tag in tags.reshape(-1))
+        floats = np.asarray(values).reshape(-1)
+        if floats.dtype != np.float32:
+            with np.errstate(over="ignore"):
+                floats = floats.astype(np.float32)
+        names = (_tag(tags[()]),) if tags.ndim == 0 else \
+            tuple(_tag(tag) for tag in tags.reshape(-1))
         for name, value in zip(names, floats.tolist()):
             summary.value.add(tag=name, simple_value=value)
         ctx.set_output(0, _summary_string(summary.SerializeToString(), names))
@@ -144,16 +179,11 @@ class HistogramSummaryOp(OpKernel):
     def compute(self, ctx):
         tag, values = ctx.input(0), ctx.input(1)
         _require_scalar(tag, "tags")
-        flat = np.asarray(values, dtype=np.float64).reshape(-1)
-        low, high = (float(flat.min()), float(flat.max())) if flat.size else (0.0, 0.0)
-        if not (math.isfinite(low) and math.isfinite(high)):         # (NaN: min is NaN)
-            first = flat[np.flatnonzero(~np.isfinite(flat))[0]]
-            what = "Nan in summary histogram" if np.isnan(first) else "Infinity in Histogram"
-            raise InvalidArgumentError(f"{what} for: {self.node_name}")
+        fields = histogram_fields(np.asarray(values), self.node_name)
         summary_pb2 = _summary_pb2()
         name = _tag(tag[()])
-        value = summary_pb2.Summary.Value(
-            tag=name, histo=summary_pb2.HistogramProto(**histogram_fields(flat, low, high)))
+        value = summary_pb2.Summary.Value(tag=name,
+                                          histo=summary_pb2.HistogramProto(**fields))
         ctx.set_output(0, _summary_string(
             summary_pb2.Summary(value=[value]).SerializeToString(), (name,)))
 

@@ -16,10 +16,12 @@ import pytest
 
 import graphops as gp
 from graphops.interchange import crc32c, event_file
+from graphops.kernels import compiled
 from graphops.interchange.graph_def import as_graph_def
 from graphops.interchange.proto import event_pb2, summary_pb2
 from graphops.building.graph_collections import GraphKeys
 from graphops.registry import errors
+from tests.histogram_reference import reference_histogram
 
 # The first record of an event file TF 2.21's FileWriter wrote (filename_suffix=".sfx"):
 # Event(wall_time=1795426251, file_version="brain.Event:2",
@@ -145,41 +147,6 @@ def test_corruption_in_a_later_record_names_its_offset(tmp_path):
 
 # ----------------------------------------------------------------------------- histograms
 
-def _reference_limits():
-    """TF's histogram.cc default limits, built the obvious way."""
-    positive, v = [], 1.0e-12
-    while v < 1.0e20:
-        positive.append(v)
-        v *= 1.1
-    positive.append(DBL_MAX)
-    return [-x for x in reversed(positive)] + [0.0] + positive
-
-
-def _reference_histogram(values):
-    """Histogram::Add for each value, then EncodeToProto(preserve_zero_buckets=false)."""
-    limits = _reference_limits()
-    buckets = [0.0] * len(limits)
-    lo, hi, total, squares = DBL_MAX, -DBL_MAX, 0.0, 0.0
-    for v in values:
-        b = next(i for i, limit in enumerate(limits) if limit > v)    # upper_bound
-        buckets[b] += 1
-        lo, hi = min(lo, v), max(hi, v)
-        total += v
-        squares += v * v
-    out_limits, out_counts, i = [], [], 0
-    while i < len(buckets):
-        end, count = limits[i], buckets[i]
-        i += 1
-        if count <= 0:
-            while i < len(buckets) and buckets[i] <= 0:
-                end, count = limits[i], buckets[i]
-                i += 1
-        out_limits.append(end)
-        out_counts.append(count)
-    return dict(min=lo, max=hi, num=float(len(values)), sum=total, sum_squares=squares,
-                bucket_limit=out_limits, bucket=out_counts)
-
-
 def _histo_fields(histo):
     return dict(min=histo.min, max=histo.max, num=histo.num, sum=histo.sum,
                 sum_squares=histo.sum_squares, bucket_limit=list(histo.bucket_limit),
@@ -196,7 +163,16 @@ def test_histogram_matches_tf_bucket_rule(run, values):
     summary = parse(run("HistogramSummary", tag="h", values=values))
     (value,) = summary.value
     assert value.tag == "h"
-    assert _histo_fields(value.histo) == _reference_histogram(values.tolist())
+    assert _histo_fields(value.histo) == reference_histogram(values.tolist())
+
+
+@pytest.fixture(params=["compiled", "numpy"])
+def histogram_path(request, monkeypatch):
+    """Histograms by the compiled pass, or by NumPy's operations (where compiled loops
+    cannot run)."""
+    if request.param == "numpy":
+        monkeypatch.setattr(compiled, "usable", lambda: False)
+    return request.param
 
 
 def test_empty_histogram_is_one_empty_bucket(run):
@@ -210,13 +186,13 @@ def test_empty_histogram_is_one_empty_bucket(run):
 def test_histogram_of_other_types_uses_their_values_as_doubles(run, dtype):
     values = np.array([[3, 1], [0, 250]]).astype(dtype)
     histo = parse(run("HistogramSummary", tag="h", values=values)).value[0].histo
-    assert _histo_fields(histo) == _reference_histogram(values.astype(np.float64).ravel().tolist())
+    assert _histo_fields(histo) == reference_histogram(values.astype(np.float64).ravel().tolist())
 
 
 @pytest.mark.parametrize("values, message", [
     ([1.0, np.nan, np.inf], "Nan in summary histogram for: hist"),
     ([1.0, -np.inf, np.nan], "Infinity in Histogram for: hist")])
-def test_histogram_of_non_finite_values_is_tf_error(values, message):
+def test_histogram_of_non_finite_values_is_tf_error(histogram_path, values, message):
     with pytest.raises(errors.InvalidArgumentError, match=message):
         run_graph(lambda: gp.raw_ops.HistogramSummary(
             tag="h", values=np.array(values, np.float32), name="hist"))
@@ -507,5 +483,5 @@ def test_summaries_of_gpu_tensors_run_on_host_copies(sim_gpu):
                                        gp.summary.scalar("s", doubled[0])])
         with gp.Session() as sess:
             out = parse(sess.run(merged, {x: np.array([1.0, -3.0], np.float32)}))
-    assert _histo_fields(out.value[0].histo) == _reference_histogram([2.0, -6.0])
+    assert _histo_fields(out.value[0].histo) == reference_histogram([2.0, -6.0])
     assert out.value[1].simple_value == 2.0
