@@ -71,7 +71,7 @@ class Plan:
 
         A fed device array (CuPy) goes straight to device readers; it is copied to the host
         only when a host reader needs it."""
-        plan = self if self.specialize is None else self.for_shapes(feed_values)
+        plan = self.for_shapes(feed_values)
         host_memory.kernels_starting()
         with np.errstate(all="ignore"), cancellation(cancelled):   # NaN/Inf silently
             return plan._run(feed_values, cancelled)
@@ -79,7 +79,7 @@ class Plan:
     def run_in_kernel(self, feed_values):
         """`run` from inside a kernel's compute (a function's body, a loop's condition): the
         run or eager op around it has already set up what `run` sets up."""
-        plan = self if self.specialize is None else self.for_shapes(feed_values)
+        plan = self.for_shapes(feed_values)
         return plan._run(feed_values, None)
 
     def for_shapes(self, feed_values):

@@ -213,7 +213,6 @@ class Program:
         return [(i, values[where] if type(where) is int else _unload(where, arena, ints))
                 for i, where in self.exits]
 
-
     def _with_more_room(self, status, values, check_cancelled):
         """The run again, by a program with ``GROWTH`` times the room for pushes where
         instruction ``status`` was a push that found none left; else None."""

@@ -24,8 +24,7 @@ from numba.extending import overload
 from graphops.kernels.compiled.constants import (
     FUSED_BLOCK as BLOCK, LOOP_DONE as DONE, LOOP_ELEMENTWISE as ELEMENTWISE,
     LOOP_LIST_GET as LIST_GET, LOOP_LIST_PUSH as LIST_PUSH, LOOP_LIST_SET as LIST_SET,
-    LOOP_MATMUL as MATMUL,
-    LOOP_MORE as MORE, LOOP_SCALAR as SCALAR, LOOP_SUM_ROWS as SUM_ROWS)
+    LOOP_MATMUL as MATMUL, LOOP_MORE as MORE, LOOP_SCALAR as SCALAR, LOOP_SUM_ROWS as SUM_ROWS)
 from graphops.kernels.compiled.direct import HALF_LANES, ROWS, _accumulate
 from graphops.kernels.compiled.fused_elementwise import _block, _blocks
 
