@@ -1,9 +1,12 @@
 """Batched matrix product kernels (BatchMatMulV2/V3, Einsum) for the CPU and the GPU, written
 once against `ctx.xp`. float16/bfloat16 multiply in float32 and are rounded once; integer
-products wrap. Einsum runs `xp.einsum` (with path optimisation on NumPy) on labels renamed to
-letters, the ellipsis dims broadcast beforehand. Cross: the cross products of 3-vectors
-(integers wrap)."""
+products wrap. Einsum, the ellipsis dims broadcast beforehand and its labels renamed to
+letters, runs as TF's kernel runs it where it can: two operands as one batched matrix product
+(their axes transposed into batch, free and contracted groups); other equations (a label
+repeated in a term, or summed within one operand) run `xp.einsum`, with path optimisation on
+NumPy. Cross: the cross products of 3-vectors (integers wrap)."""
 
+import math
 import string
 
 import numpy as np
@@ -119,9 +122,29 @@ class EinsumOp(OpKernel):
         return "".join(self._letter[c] for c in labels)
 
     def compute(self, ctx):
-        xp, dtype = ctx.xp, ctx.output_dtype(0)
-        operands, dims = list(ctx.inputs), {}
-        batch = []
+        xp, dtype, operands = ctx.xp, ctx.output_dtype(0), list(ctx.inputs)
+        broadcasts, subscripts, matmul, diagonal = self.checked_once(
+            tuple(x.shape for x in operands), lambda: self._plan(ctx, operands))
+        for i, broadcast in enumerate(broadcasts):
+            x = operands[i]
+            if broadcast is not None:        # this operand's batch dims broadcast in place
+                x = xp.broadcast_to(x.reshape(broadcast[0]), broadcast[1])
+            operands[i] = float32_if_half(x, dtype)
+        if matmul is not None:
+            result = _as_matmul(xp, matmul, *operands)
+        else:
+            kwargs = {"optimize": True} if xp is np else {}
+            result = xp.einsum(subscripts, *operands, **kwargs)
+        if diagonal is not None:            # repeated output labels: a diagonal embedding
+            result = _embed_diagonal(xp, result, *diagonal)
+        ctx.set_output(0, result.astype(dtype.np_dtype, copy=False))
+
+    def _plan(self, ctx, operands):
+        """What a run on operands of these shapes does, checked as TF checks them: per
+        operand, the (reshaped, broadcast) shapes of its ellipsis dims or None; the einsum
+        subscripts; the batched product (`_matmul_plan`) or None; the diagonal embedding's
+        (labels, output labels, shape) or None."""
+        dims, batch = {}, []
         for i, (x, (before, after, has_ellipsis)) in enumerate(zip(operands,
                                                                    self._input_parts)):
             named = len(before) + len(after)
@@ -147,32 +170,63 @@ class EinsumOp(OpKernel):
                 f"Output contains {len(batch)} broadcasting dimension(s) but no ellipsis (...) "
                 "was found in the output subscripts.")
         batch_letters = _LETTERS[len(_LETTERS) // 2:][:len(batch)]
-        terms = []
-        for i, (x, (before, after, has_ellipsis)) in enumerate(zip(operands,
-                                                                   self._input_parts)):
-            middle = ""
-            if has_ellipsis:                 # broadcast this operand's batch dims in place
+        terms, broadcasts = [], []
+        for x, (before, after, has_ellipsis), (head, tail) in zip(
+                operands, self._input_parts, self._input_letters):
+            broadcast = None
+            if has_ellipsis:
                 rank = x.ndim - len(before) - len(after)
                 shape = x.shape[:len(before)] + (1,) * (len(batch) - rank) + \
                     x.shape[len(before):]
-                x = xp.broadcast_to(x.reshape(shape), shape[:len(before)] + tuple(batch) +
-                                    shape[len(before) + len(batch):])
-                middle = batch_letters
-            operands[i] = float32_if_half(x, dtype)
-            head, tail = self._input_letters[i]
-            terms.append(head + middle + tail)
+                broadcast = (shape, shape[:len(before)] + tuple(batch) +
+                             shape[len(before) + len(batch):])
+            broadcasts.append(broadcast)
+            terms.append(head + (batch_letters if has_ellipsis else "") + tail)
         head, tail = self._output_letters
         out_labels = head + (batch_letters if out_ellipsis else "") + tail
         letter_dims = {self._letter[c]: d for c, d in dims.items()}
         letter_dims.update(zip(batch_letters, batch))
         shape = [letter_dims[c] for c in out_labels]
-        ctx.check_allocation(shape, dtype.np_dtype)
+        ctx.check_allocation(shape, ctx.output_dtype(0).np_dtype)
         unique = "".join(dict.fromkeys(out_labels))
-        kwargs = {"optimize": True} if xp is np else {}
-        result = xp.einsum(f"{','.join(terms)}->{unique}", *operands, **kwargs)
-        if unique != out_labels:             # repeated output labels: a diagonal embedding
-            result = _embed_diagonal(xp, result, unique, out_labels, shape)
-        ctx.set_output(0, result.astype(dtype.np_dtype, copy=False))
+        matmul = _matmul_plan(*terms, unique, letter_dims) if len(terms) == 2 else None
+        diagonal = (unique, out_labels, shape) if unique != out_labels else None
+        return broadcasts, f"{','.join(terms)}->{unique}", matmul, diagonal
+
+
+def _matmul_plan(a, b, output, letter_dims):
+    """How the einsum `a,b->output` is one batched matrix product, as TF's Einsum kernel
+    computes it: (a's axes in the order batch, a's free, contracted; a as [stack, rows,
+    inner]; b's axes in the order batch, contracted, b's free; b as [stack, inner, cols];
+    the product's shape; its axes in the output's order, or None where they are in it).
+    None where a label repeats within a term or the output, or appears in one term only
+    and not in the output (a sum within one operand)."""
+    if len(set(a)) != len(a) or len(set(b)) != len(b) or len(set(output)) != len(output):
+        return None
+    if any(c not in b and c not in output for c in a) or \
+            any(c not in a and c not in output for c in b):
+        return None
+    batch = [c for c in output if c in a and c in b]
+    a_free = [c for c in output if c in a and c not in b]
+    b_free = [c for c in output if c in b and c not in a]
+    contracted = [c for c in a if c in b and c not in output]
+    stack, rows, inner, cols = (math.prod(letter_dims[c] for c in labels)
+                                for labels in (batch, a_free, contracted, b_free))
+    product = batch + a_free + b_free
+    to_output = [product.index(c) for c in output]
+    return ([a.index(c) for c in batch + a_free + contracted], (stack, rows, inner),
+            [b.index(c) for c in batch + contracted + b_free], (stack, inner, cols),
+            [letter_dims[c] for c in product],
+            None if to_output == sorted(to_output) else to_output)
+
+
+def _as_matmul(xp, plan, x, y):
+    """The einsum of `x` and `y` by its `_matmul_plan`: both transposed and reshaped to
+    stacks of matrices, multiplied, and the product's axes put in the output's order."""
+    order_x, stack_x, order_y, stack_y, shape, to_output = plan
+    product = xp.matmul(x.transpose(order_x).reshape(stack_x),
+                        y.transpose(order_y).reshape(stack_y)).reshape(shape)
+    return product if to_output is None else xp.ascontiguousarray(product.transpose(to_output))
 
 
 def _embed_diagonal(xp, values, unique, labels, shape):

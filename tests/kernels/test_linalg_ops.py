@@ -110,7 +110,8 @@ def reference_einsum(equation, *operands):
             s = before + spelled + after
         expanded.append((s, x))
         for label, dim in zip(s, x.shape):
-            sizes[label] = max(sizes.get(label, 1), dim)
+            if sizes.get(label, 1) == 1:         # a 1 broadcasts against any dim, 0 too
+                sizes[label] = dim
     output = output.replace("...", spelled)
     labels = sorted(sizes)
     out = np.zeros([sizes[c] for c in output], np.result_type(*operands))
@@ -152,6 +153,39 @@ def test_einsum_matches_loops(run, equation, dtype):
     assert got.dtype == dtype and got.shape == want.shape
     tol = 2e-3 if dtype == np.float16 else 1e-5
     np.testing.assert_allclose(got, want.astype(dtype), rtol=tol, atol=tol)
+
+
+@st.composite
+def two_operand_equations(draw):
+    """A two-operand equation whose labels fall in every group a batched product has
+    (batch, each side's free, contracted), each term's labels shuffled, the output's too;
+    sometimes an ellipsis broadcasting one side's batch dims; dims 0-3."""
+    groups = {name: draw(st.integers(0, 2)) for name in ("batch", "a", "contracted", "b")}
+    labels = iter("pqrstuvw")
+    named = {name: [next(labels) for _ in range(n)] for name, n in groups.items()}
+    dims = {c: draw(st.integers(0, 3)) for c in "pqrstuvw"}
+    a = draw(st.permutations(named["batch"] + named["a"] + named["contracted"]))
+    b = draw(st.permutations(named["batch"] + named["contracted"] + named["b"]))
+    out = draw(st.permutations(named["batch"] + named["a"] + named["b"]))
+    shapes = [[dims[c] for c in a], [dims[c] for c in b]]
+    if draw(st.booleans()):
+        ellipsis = draw(st.lists(st.integers(1, 3), max_size=2))
+        shapes[0] = ellipsis + shapes[0]
+        shapes[1] = [draw(st.sampled_from([1, d])) for d in ellipsis] + shapes[1]
+        a, b, out = ["..."] + list(a), ["..."] + list(b), ["..."] + list(out)
+    return f"{''.join(a)},{''.join(b)}->{''.join(out)}", shapes
+
+
+@SETTINGS
+@given(case=two_operand_equations(), dtype=st.sampled_from([np.float32, np.int32]))
+def test_two_operand_einsums_as_batched_products_match_loops(run, case, dtype):
+    equation, shapes = case
+    rng = np.random.default_rng(2)
+    operands = [values(rng, dtype, tuple(shape)) for shape in shapes]
+    got = run("Einsum", inputs=operands, equation=equation)
+    want = reference_einsum(equation, *operands)
+    assert got.dtype == dtype and got.shape == want.shape and got.flags.c_contiguous
+    np.testing.assert_allclose(got, want.astype(dtype), rtol=1e-5, atol=1e-5)
 
 
 def test_einsum_repeated_output_labels_embed_a_diagonal(run):
