@@ -82,24 +82,29 @@ class Cluster:
 
     def recipe(self, values):
         """The Recipe for input ``values`` (None: the members' kernels run instead)."""
-        if not usable() or not all(type(v) is np.ndarray and v.dtype == self.dtype
-                                   for v in values):
+        if not usable():
             return None
-        key = (tuple(v.shape for v in values), memory.get_memory_budget())
+        dtype = self.dtype
+        for v in values:
+            if type(v) is not np.ndarray or v.dtype != dtype:
+                return None
+        key = (*[v.shape for v in values], memory.get_memory_budget())
         recipe = self.recipes.get(key, False)
         if recipe is False:
             if len(self.recipes) >= SIGNATURES:
                 self.recipes.clear()
-            recipe = self.recipes[key] = Recipe.make(self, [v.shape for v in values], key[1])
+            recipe = self.recipes[key] = Recipe.make(self, [v.shape for v in values], key[-1])
         return recipe
 
 
 class Recipe:
-    """How one shape signature runs: ``small`` (member indices run by their kernels
-    first), ``sources`` (the program's inputs: ``("input", k)`` or ``("member", m)``),
-    ``shape`` and ``size`` (the full shape's), ``plan`` (the grid and the program, as
-    ``compiled.fused_elementwise.run`` takes them), ``single`` (one thread) and
-    ``outputs`` (per cluster output: ``("program", k)`` or ``("member", m)``)."""
+    """How one shape signature runs: ``small`` (member indices of a smaller shape than
+    the cluster's, run by their kernels first; none where the program computes them
+    too, see ``_lifting_pays``), ``sources`` (the program's inputs: ``("input", k)`` or
+    ``("member", m)``), ``shape`` and ``size`` (the full shape's), ``plan`` (the grid and
+    the program, as ``compiled.fused_elementwise.run`` takes them), ``single`` (one
+    thread: its compiled function kept as ``function``, which needs no thread settings)
+    and ``outputs`` (per cluster output: ``("program", k)`` or ``("member", m)``)."""
 
     @staticmethod
     def make(cluster, input_shapes, budget):
@@ -109,12 +114,23 @@ class Recipe:
         full = _broadcast(shapes)
         if full is None or full not in shapes:
             return None
+        small = [m for m, shape in enumerate(shapes) if shape != full]
+        if small and _lifting_pays(cluster, small, math.prod(full)):
+            recipe = Recipe._build(cluster, input_shapes, shapes, full, [])
+            if recipe is not None:
+                return recipe
+        return Recipe._build(cluster, input_shapes, shapes, full, small)
+
+    @staticmethod
+    def _build(cluster, input_shapes, shapes, full, small):
+        """The recipe whose kernels run members ``small`` and whose program the rest
+        (members of a smaller shape among them computed at the full shape: the same
+        values, broadcast); None where no grid fits or the program does not pay."""
         recipe = Recipe()
-        recipe.shape, recipe.size = full, math.prod(full)
-        recipe.small = [m for m, shape in enumerate(shapes) if shape != full]
-        big = [m for m, shape in enumerate(shapes) if shape == full]
-        recipe.sources = _sources(cluster, big, set(recipe.small))
-        exported = [m for m in cluster.outputs if m not in recipe.small]
+        recipe.shape, recipe.size, recipe.small = full, math.prod(full), small
+        big = [m for m in range(len(shapes)) if m not in small]
+        recipe.sources = _sources(cluster, big, set(small))
+        exported = [m for m in cluster.outputs if m not in small]
         if len(recipe.sources) > FUSED_MAX_INPUTS or len(exported) > FUSED_MAX_OUTPUTS:
             return None
         source_shapes = [input_shapes[i] if kind == "input" else shapes[i]
@@ -126,22 +142,27 @@ class Recipe:
         recipe.plan = _plan(grid, _program(cluster, big, recipe.sources, exported),
                             cluster.dtype, len(recipe.sources), len(exported))
         recipe.single = recipe.size < PARALLEL_MIN_SIZE_COMPUTE
+        recipe.function = loops("fused_elementwise", single=True).run if recipe.single else None
         recipe.outputs = [("program", exported.index(m)) if m in exported else ("member", m)
                           for m in cluster.outputs]
+        recipe.out_shape = (len(exported),) + full
+        recipe.padding = FUSED_MAX_INPUTS - len(recipe.sources)
         return recipe
 
     def run(self, cluster, values, run_member):
         """The cluster's output values for input ``values``; ``run_member(m, inputs)``
         runs member m's kernel."""
-        member_values = cluster.run_members(self.small, values, run_member)
-        out = np.empty((int(self.plan[3]),) + self.shape, cluster.dtype)
+        member_values = cluster.run_members(self.small, values, run_member) if self.small \
+            else None
+        out = np.empty(self.out_shape, cluster.dtype)
         if self.size:
             sources = [_flat(values[i] if kind == "input" else member_values[i])
                        for kind, i in self.sources]
-            sources += [sources[0]] * (FUSED_MAX_INPUTS - len(sources))
-            module = loops("fused_elementwise", single=self.single)
-            (module.run if self.single else module.run_parallel)(
-                self.plan, out.reshape(len(out), self.size), *sources)
+            sources += [sources[0]] * self.padding
+            function = self.function
+            if function is None:
+                function = loops("fused_elementwise").run_parallel
+            function(self.plan, out.reshape(len(out), self.size), *sources)
         return [out[i] if kind == "program" else member_values[i] for kind, i in self.outputs]
 
 
@@ -176,6 +197,17 @@ def _pays(cluster, big, transfers, size):
     program = CALL_NS + size * (PASS_NS * (transfers + len(big) - wide) + WIDE_NS * wide)
     kernels = STEP_NS * len(big) + size * (PASS_NS * (len(big) - wide) + WIDE_NS / 2 * wide)
     return program < kernels
+
+
+def _lifting_pays(cluster, small, size):
+    """Whether members ``small`` (of shapes smaller than the cluster's, none read
+    outside it) are cheaper computed by the program at the full ``size`` than by their
+    kernels: a layer norm's per-row statistics on a short sequence, not a batch norm's
+    per-channel factors on an image."""
+    if set(small) & set(cluster.outputs):
+        return False
+    passes = sum(WIDE_NS if cluster.kinds[m] in WIDE else PASS_NS for m in small)
+    return size * passes < STEP_NS * len(small)
 
 
 def _member_shapes(cluster, input_shapes, budget):
@@ -277,11 +309,10 @@ def _plan(grid, program, dtype, n_in, n_out):
 
 
 def _flat(value):
-    """A writable C-contiguous flat view of ``value``: a copy when it is strided, or
-    read-only (a folded constant), so that the compiled program sees one type."""
-    flags = value.flags
-    flat = value if flags.c_contiguous and flags.writeable else np.array(value, order="C")
-    return flat.reshape(-1)
+    """A writable C-contiguous flat view of ``value``: a copy when it is strided (ravel's),
+    or read-only (a folded constant), so that the compiled program sees one type."""
+    flat = value.ravel()
+    return flat if flat.flags.writeable else flat.copy()
 
 
 # -- finding clusters when a plan is built

@@ -199,10 +199,13 @@ def test_what_must_not_cluster():
     assert _clusters([gp.abs(out) * 2.0], [nchw]) == [["Tanh", "Abs", "Mul"]]
 
 
-def test_small_members_run_their_kernels_and_feed_the_program():
-    """A batch norm's per-channel factors ([C]) are members of a smaller shape: their own
-    kernels compute them, the program reads them as rows (shapes left unknown: no chain
-    takes the per-channel operands)."""
+@pytest.mark.parametrize("rows, lifted", [(5, True), (4096, False)])
+def test_small_members_are_computed_by_the_program_or_by_their_kernels(rows, lifted):
+    """A batch norm's per-channel factors ([C]) are members of a smaller shape. Over few
+    rows the program computes them too, at the full shape (the same values, broadcast);
+    over many, a pass over every element would cost more than their kernels' calls: their
+    own kernels compute them, and the program reads them as rows. The kernels' bits either
+    way (shapes left unknown: no chain takes the per-channel operands)."""
     rng = np.random.default_rng(3)
     x = gp.placeholder(gp.float32, [None, 8])
     mean, var, gamma, beta = (gp.placeholder(gp.float32, [None]) for _ in range(4))
@@ -211,13 +214,32 @@ def test_small_members_run_their_kernels_and_feed_the_program():
     [cluster] = [s.kernel for s in plan_kernel_steps([out], [x, mean, var, gamma, beta])
                  if isinstance(s, ClusterStep)]
     assert len(cluster.ops) == 7
-    feed = {x: _hostile(rng, (5, 8)), mean: rng.standard_normal(8).astype(np.float32),
-            var: rng.random(8).astype(np.float32), gamma: rng.standard_normal(8).astype(
-                np.float32), beta: rng.standard_normal(8).astype(np.float32)}
+    feed = {x: _hostile(rng, (rows, 8)), mean: rng.standard_normal(8).astype(np.float32),
+            var: _hostile(rng, 8), gamma: rng.standard_normal(8).astype(np.float32),
+            beta: rng.standard_normal(8).astype(np.float32)}
     _assert_same_bits(_run(out, feed), _run(out, feed, fused=False))
     recipe = cluster.recipe([feed[t] if t in feed else np.asarray(np.float32(1e-3))
                              for t in cluster.inputs])      # the feeds and epsilon
-    assert len(recipe.small) == 3 and recipe.plan[:2].tolist() == [5, 8]
+    assert len(recipe.small) == (0 if lifted else 3) and recipe.plan[:2].tolist() == [rows, 8]
+
+
+def test_a_small_member_read_outside_keeps_its_kernel_and_shape():
+    """Per-row factors fetched besides the cluster's result are not computed at the full
+    shape: their kernels give them, [N, 1]."""
+    x = gp.placeholder(gp.float32, [None, 6])
+    mean, var = (gp.placeholder(gp.float32, [None, 1]) for _ in range(2))
+    factor = gp.math.rsqrt(var + mean) * var - mean
+    out = (x - mean) * factor + x
+    [cluster] = [s.kernel for s in plan_kernel_steps([out, factor], [x, mean, var])
+                 if isinstance(s, ClusterStep)]
+    assert len(cluster.ops) == 7
+    rng = np.random.default_rng(4)
+    feed = {x: _hostile(rng, (3, 6)), mean: _hostile(rng, (3, 1)), var: _hostile(rng, (3, 1))}
+    got, want = _run([out, factor], feed), _run([out, factor], feed, fused=False)
+    assert got[1].shape == (3, 1)
+    for g, w in zip(got, want):
+        _assert_same_bits(g, w)
+    assert len(cluster.recipe([feed[t] for t in cluster.inputs]).small) == 4
 
 
 def test_shapes_the_kernels_refuse_give_their_errors_naming_the_node():
