@@ -407,7 +407,7 @@ class _Layout:
                if t.dtype.is_ref and j not in ref_in
                else self.slot_at(t, None if j in host_in else loc)
                for j, t in enumerate(sources)]
-        for j, value in self.replaced.get(op._id, {}).items():   # a scaled filter or bias
+        for j, value in self.scaled_inputs(op, chain).items():   # a scaled filter or bias
             ins[j] = self.new_slot(("scaled", op._id, j), None)
             self.constants.append((ins[j], value))
         host_out = host_memory_indices(placed.kernel_def, op.op_def.output_arg, op.attrs)
@@ -423,6 +423,16 @@ class _Layout:
             members = [self.kernel_of[member._id] for member in chain.ops]
             self.steps.append(ChainStep(chain, members, construction, op, device, ins, outs))
 
+
+    def scaled_inputs(self, op, chain):
+        """{input index: value} of the step's inputs a folded scale replaced: op's own, or a
+        fused conv's (its inputs come first in its chain's; the chain holds its stages'
+        scaled constants itself)."""
+        if chain is None:
+            return self.replaced.get(op._id, {})
+        if isinstance(chain, fusion.ConvChain):
+            return self.replaced.get(chain.conv._id, {})
+        return {}
 
     def cluster_step(self, cluster, op, device):
         """The step of an elementwise cluster (on the host) in place of its last node."""

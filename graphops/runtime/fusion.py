@@ -25,15 +25,16 @@ the nodes' own kernels one after the other, with their own errors.
 Swish, ``x * sigmoid(x)`` (a "mul" and a ``swish_gate`` kernel, either order, the gate's
 output read by the product alone; Keras's ``x * sigmoid(beta * x)`` too), fuses likewise
 into one step (``Swish``), as TF's remapper fuses it for oneDNN: one compiled pass over a
-large float32 x giving the same bits as the kernels. So does a residual block's
+float32 x giving the same bits as the kernels. So does a residual block's
 ``Relu(Add(a, b))`` of two run-time tensors (an "add" then an activation: ``SumActivation``,
 as TF fuses a conv's Add + Relu), when a and b come with one shape.
 
 A chain on the output of a float32 conv whose kernel declares ``chain_epilogue`` (Conv2D,
-Conv3D), in its ``channels_last_format``, that nothing else reads joins the conv in one
-step (``ConvChain``, TF's _FusedConv2D/3D): the conv's kernel takes the chain as an
-epilogue and applies it while each block of its output is in the cache (the few-channel
-and direct loops; the other paths apply it after), with the same bits.
+Conv3D, DepthwiseConv2dNative), in its ``channels_last_format``, that nothing else reads
+joins the conv in one step (``ConvChain``, TF's _FusedConv2D/3D; one node is chain enough
+there): the conv's kernel takes the chain as an epilogue and applies it while each block
+of its output is in the cache (the few-channel and direct loops; the other paths apply it
+after), with the same bits.
 
 The runtime knows no op by name: it reads these declarations from each node's kernel.
 """
@@ -157,10 +158,12 @@ class Swish:
         self.parts += [(sigmoid, 0, None, ("swish_gate", None)), (mul, index, 0, ("mul", 0))]
 
     def accepts(self, values):
-        """Whether the compiled pass takes x (float32, contiguous, large enough to gain);
-        others run the kernels (same shapes: none checks a budget or can fail)."""
+        """Whether the compiled pass takes x (float32, contiguous: the Sigmoid kernel's
+        own pass at any size); others run the kernels (same shapes: none checks a budget
+        or can fail)."""
         x = values[0]
-        return isinstance(x, np.ndarray) and compiled_cpu(np, x, dtypes=(np.dtype(np.float32),))
+        return isinstance(x, np.ndarray) and compiled_cpu(np, x, dtypes=(np.dtype(np.float32),),
+                                                          min_size=0)
 
     def apply(self, values, run=None):
         """x * sigmoid(beta * x) for an accepted x."""
@@ -334,7 +337,8 @@ class _Fusion:
     def chain_from(self, op):
         """The Chain (a ConvChain after a conv that takes it) that starts at ``op``, or
         None: the parts that follow, each the one reader of the one before, up to
-        ``MAX_STAGES`` arithmetic stages and an activation."""
+        ``MAX_STAGES`` arithmetic stages and an activation; two parts at least, but for a
+        conv's epilogue (a BiasAdd, or a frozen batch norm's shift, read by a swish)."""
         first = self.part(op, None)
         if first is None:
             return None
@@ -347,18 +351,23 @@ class _Fusion:
                 break
             arithmetic += nxt[3][0] != "activation"
             parts.append((after, *nxt[1:]))
-        if len(parts) < 2 or not _fits(source, [p[2] for p in parts if p[2] is not None]):
+        conv = self.conv_source(source, op)
+        if (len(parts) < 2 and conv is None) or \
+                not _fits(source, [p[2] for p in parts if p[2] is not None]):
             return None
         chain = Chain(source, parts)
-        return ConvChain(source.op, chain) if self.conv_source(source, op) else chain
+        return chain if conv is None else ConvChain(conv, chain)
 
-    def conv_source(self, source, first):  # a float32 epilogue conv read by the chain alone
-        conv = source.op
-        reader, read = self.only_reader(source)
-        return (self.declared(conv, "chain_epilogue") and self.runs_here(conv)
-                and conv._id not in self.replaced
-                and source.dtype.np_dtype == np.float32 and reader is first
-                and read.op._id == conv._id)
+    def conv_source(self, source, first):
+        """The float32 epilogue conv whose output ``source`` is (or stands for, through a
+        product folded into its filter), read by the chain's ``first`` node alone; None
+        where there is none."""
+        conv = self.aliases.get(source.op._id, source.op)
+        reader, _ = self.only_reader(conv.outputs[0])
+        if (self.declared(conv, "chain_epilogue") and self.runs_here(conv)
+                and source.dtype.np_dtype == np.float32 and reader is first):
+            return conv
+        return None
 
     def part(self, op, chained):
         """``(x, x_index, operand, stage)`` when ``op`` runs here and is a chain part applied

@@ -264,6 +264,21 @@ def _filter_by_im2col(xc, dyc, filter_shape, strides, dilations, pads, ct, xp):
     return sum(_map(work, _blocks(dyc.shape[:-1], kc * padded.itemsize, o, xp), o, xp))
 
 
+def plain_gemm(kernel, strides, pads, channels_last, dtype):
+    """Whether a forward conv is one GEMM of its input as it is (``gemm_forward``): a 1x1
+    filter, stride 1, no padding, channels last, float32 or float64."""
+    return (channels_last and _pointwise(kernel, pads) and all(s == 1 for s in strides)
+            and np.dtype(dtype) in (np.float32, np.float64))
+
+
+def gemm_forward(x, w, xp=np):
+    """``conv_forward`` of a ``plain_gemm`` conv: the GEMM its general path runs (the same
+    operands, so the same bits), without that path's setup."""
+    c, o = w.shape[-2:]
+    rows = x.size // c
+    return (x.reshape(rows, c) @ _gemm_filter(w, rows, xp)).reshape(x.shape[:-1] + (o,))
+
+
 def _pointwise(kernel, pads):
     """1x1 filter and no padding: the conv is a GEMM on the strided input positions."""
     return all(k == 1 for k in kernel) and not any(b or a for b, a in pads)

@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from graphops.kernels.conv_algorithms.dense import (conv_backprop_filter, conv_backprop_input,
-                                                    conv_forward)
+                                                    conv_forward, gemm_forward, plain_gemm)
 from graphops.kernels.conv_algorithms.depthwise import (depthwise_backprop_filter,
                                                         depthwise_backprop_input,
                                                         depthwise_forward)
@@ -177,19 +177,29 @@ class _ForwardKernel(_ConvKernel):
         if x.size == 0 or w.size == 0 or 0 in out_shape:
             ctx.check_allocation(out_shape, x.dtype)
             return _finished(ctx.xp.zeros(out_shape, x.dtype), epilogue)
-        window = self._checked(
+        window, gemm = self._checked(
             ("window", params, x.shape, w.shape, x.dtype, memory.get_memory_budget()),
-            lambda: self._window(ctx, params, out_shape, x.dtype, x.shape, w.shape[:-2],
-                                 self._spatial(params, out_shape), geo.pads))
+            lambda: self._forward_window(ctx, params, out_shape, x, w, geo))
         xp = ctx.xp
         if depthwise:
             return _finished(depthwise_forward(x, w, *window, xp=xp), epilogue)
+        if gemm:
+            return _finished(gemm_forward(x, w, xp), epilogue)
         axis = -1 if params.channels_last else 1
         if geo.groups == 1:
             return conv_forward(x, w, *window, xp=xp, epilogue=epilogue)
         parts = [conv_forward(xg, wg, *window, xp=xp) for xg, wg
                  in zip(_split(xp, x, geo.groups, axis), _split(xp, w, geo.groups, -1))]
         return _finished(xp.concatenate(parts, axis=axis), epilogue)
+
+    def _forward_window(self, ctx, params, out_shape, x, w, geo):
+        """The checked window (``_window``), and whether the conv is one plain GEMM of x
+        (``dense.plain_gemm``: a pointwise conv's, taken without the general path's setup)."""
+        window = self._window(ctx, params, out_shape, x.dtype, x.shape, w.shape[:-2],
+                              self._spatial(params, out_shape), geo.pads)
+        strides, _, pads, channels_last = window
+        return window, geo.groups == 1 and plain_gemm(w.shape[:-2], strides, pads,
+                                                      channels_last, x.dtype)
 
 
 class _BackpropInputKernel(_ConvKernel):
@@ -282,6 +292,7 @@ class Conv3DOp(_ForwardKernel):
 @_register("DepthwiseConv2dNative")
 class DepthwiseConv2dNativeOp(_ForwardKernel):
     channels_last_format = "NHWC"
+    chain_epilogue = True
     depthwise_filter = True
 
 

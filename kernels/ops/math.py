@@ -43,14 +43,15 @@ def float32_if_half(x, dtype):
 # unary
 
 def _sigmoid(xp, x):
-    """1 / (1 + exp(-x)) without overflow; large CPU float32 arrays in one compiled pass
-    (``compiled.elementwise.sigmoid``, correctly rounded in tests)."""
+    """1 / (1 + exp(-x)) without overflow; CPU float32 of any size and layout in one compiled
+    pass (``compiled.elementwise.sigmoid``, correctly rounded in tests, as fused swishes)."""
     if x.dtype.kind == "c":
         return 1 / (1 + xp.exp(-x))
-    if compiled_cpu(xp, x, dtypes=(np.dtype(np.float32),)):
+    if xp is np and x.dtype == np.float32 and not (type(x) is np.ndarray and x.flags.c_contiguous):
+        x = np.array(x)
+    if compiled_cpu(xp, x, dtypes=(np.dtype(np.float32),), min_size=0):
         return compiled_elementwise("sigmoid", x, x, parallel_from=PARALLEL_MIN_SIZE_COMPUTE)
-    # 1 / (1 + e) where x >= 0, else e / (1 + e), e = exp(-|x|) (never overflows): the
-    # numerator max(e, sign(x)) first (e is 1 at 0, in [0, 1] elsewhere), then one division.
+    # e = exp(-|x|) (no overflow); the numerator max(e, sign(x)): 1 for x > 0, e elsewhere
     e = xp.abs(x, out=xp.empty(x.shape, x.dtype))      # an array even when x is 0-d
     xp.exp(xp.negative(e, out=e), out=e)
     d = xp.add(e, x.dtype.type(1))

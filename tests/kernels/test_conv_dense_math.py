@@ -208,3 +208,32 @@ def test_compiled_padding_matches_numpy_pad(rank, data):
         mp.setattr(conv_layout, "COMPILED_PAD_MIN_SIZE", 0)
         got = conv_layout.pad_spatial(x, pads, min_shape=want.shape[1:-1])
     np.testing.assert_array_equal(got, want)
+
+
+@SETTINGS
+@given(rank=st.integers(1, 3), batch=st.integers(1, 3), side=st.integers(1, 9),
+       channels=st.integers(1, 40), outputs=st.integers(1, 40),
+       dtype=st.sampled_from([np.float32, np.float64]), seed=st.integers(0, 2**16))
+def test_pointwise_convs_as_one_gemm_give_the_general_paths_bits(rank, batch, side, channels,
+                                                                 outputs, dtype, seed):
+    """A 1x1, stride-1, unpadded channels-last conv is one plain GEMM (``gemm_forward``,
+    the kernels' path for it): the general path's bits, the reference's values; past
+    ``TRANSPOSED_FILTER_MIN_ROWS`` positions too (its filter operand changes there)."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((batch,) + (side,) * rank + (channels,)).astype(dtype)
+    w = rng.standard_normal((1,) * rank + (channels, outputs)).astype(dtype)
+    geo = ((1,) * rank, (1,) * rank, ((0, 0),) * rank)
+    assert conv_dense.plain_gemm(w.shape[:-2], geo[0], geo[2], True, dtype)
+    got = conv_dense.gemm_forward(x, w)
+    np.testing.assert_array_equal(got, conv_forward(x, w, *geo))
+    check_close(got, conv_forward_ref(x.astype(np.float64), w.astype(np.float64), *geo), dtype)
+
+
+def test_what_is_not_one_plain_gemm():
+    one, pads = (1, 1), ((0, 0), (0, 0))
+    assert not conv_dense.plain_gemm((1, 3), one, pads, True, np.float32)       # a 1x3 filter
+    assert not conv_dense.plain_gemm((1, 1), (2, 1), pads, True, np.float32)    # strided
+    assert not conv_dense.plain_gemm((1, 1), one, ((0, 1), (0, 0)), True, np.float32)
+    assert not conv_dense.plain_gemm((1, 1), one, pads, False, np.float32)      # NCHW
+    assert not conv_dense.plain_gemm((1, 1), one, pads, True, np.float16)
+    assert not conv_dense.plain_gemm((1, 1), one, pads, True, np.int32)

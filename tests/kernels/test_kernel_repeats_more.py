@@ -11,7 +11,7 @@ from hypothesis.extra import numpy as hnp
 
 import graphops as gp
 from graphops.kernels.ops.math import _sigmoid
-from graphops.kernels.support.kernel_util import COMPILED_MIN_SIZE
+from graphops.kernels import compiled
 from graphops.registry import errors
 from graphops.runtime.config import memory_budget
 from tests.op_runners import Repeats, invalid, raises
@@ -239,20 +239,44 @@ def five_pass_sigmoid(x):
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
 
 
-@pytest.mark.parametrize("dtype, bits", [(np.float32, np.uint32), (np.float64, np.uint64)])
-def test_sigmoid_numpy_path_gives_the_five_pass_bits(dtype, bits):
+def rounded_sigmoid(x):
+    """float32 x's sigmoid as the compiled pass gives it: float64's, rounded once."""
+    return five_pass_sigmoid(x.astype(np.float64)).astype(np.float32)
+
+
+def sigmoid_inputs(dtype):
     rng = np.random.default_rng(5)
     patterns = rng.integers(0, 2**63, 50000, dtype=np.uint64).view(dtype)
     values = (rng.standard_normal(20000) * 10.0 ** rng.uniform(-9, 3, 20000)).astype(dtype)
     special = np.array([0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 88.7, -88.7, 710, -710,
                         np.finfo(dtype).tiny, -np.finfo(dtype).smallest_subnormal], dtype)
-    x = np.concatenate([patterns, values, special])
+    return np.concatenate([patterns, values, special])
+
+
+@pytest.mark.parametrize("dtype, bits", [(np.float32, np.uint32), (np.float64, np.uint64)])
+def test_sigmoid_numpy_path_gives_the_five_pass_bits(dtype, bits, monkeypatch):
+    """The NumPy path: float64 always, float32 where compiled loops cannot run (a child
+    forked after numba loaded)."""
+    monkeypatch.setattr(compiled, "usable", lambda: False)
+    x = sigmoid_inputs(dtype)
     with np.errstate(all="ignore"):
         for start in range(0, x.size, 4000):
             chunk = x[start:start + 4000]
-            assert chunk.size < COMPILED_MIN_SIZE
             np.testing.assert_array_equal(_sigmoid(np, chunk).view(bits),
                                           five_pass_sigmoid(chunk).view(bits))
+
+
+@pytest.mark.parametrize("size", [1, 7, 4000, 1 << 17])
+def test_float32_sigmoid_is_rounded_once_at_every_size_and_layout(size):
+    x = sigmoid_inputs(np.float32)[:size * 2]
+    with np.errstate(all="ignore"):
+        for chunk in (x[:size], x[::2], x.reshape(2, -1).T[:, 0], np.array(x[0]), x[0]):
+            got = _sigmoid(np, chunk)
+            assert got.shape == np.shape(chunk) and got.flags.c_contiguous
+            want = rounded_sigmoid(chunk)         # a NaN's sign aside, the same bits
+            np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+            np.testing.assert_array_equal(np.where(np.isnan(got), 0, got).view(np.uint32),
+                                          np.where(np.isnan(want), 0, want).view(np.uint32))
 
 
 def test_sigmoid_of_a_scalar_is_a_scalar():
@@ -260,16 +284,16 @@ def test_sigmoid_of_a_scalar_is_a_scalar():
     for value in (np.float32(0.5), np.array(-2.0, np.float32)):
         got = node(value)
         assert got.shape == () and got.dtype == np.float32
-        np.testing.assert_array_equal(got, five_pass_sigmoid(np.float32(value)))
+        np.testing.assert_array_equal(got, rounded_sigmoid(np.float32(value)))
 
 
 @SETTINGS
 @given(x=hnp.arrays(np.float32, hnp.array_shapes(min_dims=0, max_dims=3, max_side=20),
                     elements=st.floats(width=32, allow_nan=False)))
-def test_sigmoid_node_gives_the_five_pass_bits(x):
+def test_sigmoid_node_gives_the_rounded_float64_bits(x):
     node = Repeats(lambda v: R.Sigmoid(x=v), gp.float32)
     with np.errstate(all="ignore"):
-        want = five_pass_sigmoid(x)
+        want = rounded_sigmoid(x)
     got = node(x)
     assert got.dtype == np.float32 and got.shape == x.shape
     np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))

@@ -9,8 +9,8 @@ import graphops as gp
 from graphops.runtime import elementwise_clusters, fusion
 from graphops.kernels.conv_algorithms import dense as conv_dense
 from graphops.kernels.ops import conv as conv_kernels
-from graphops.kernels.support.kernel_util import (COMPILED_MIN_SIZE, PARALLEL_MIN_SIZE,
-                                                  PARALLEL_MIN_SIZE_COMPUTE, STREAMING_MIN_SIZE)
+from graphops.kernels.support.kernel_util import (PARALLEL_MIN_SIZE, PARALLEL_MIN_SIZE_COMPUTE,
+                                                  STREAMING_MIN_SIZE)
 from tests.op_runners import plan_kernel_steps
 
 
@@ -106,7 +106,9 @@ def test_batch_norm_arithmetic_and_activation_fuse_bit_for_bit(activation, size,
 
 def test_a_chain_reads_through_a_batch_norm_scale_folded_into_the_conv(monkeypatch):
     """A frozen ResNet block: Conv2D, BiasAdd, Mul (folded into the filter and bias), AddV2,
-    Relu: the BiasAdd with its scaled bias, the shift and the Relu run as one step."""
+    Relu: the conv with its scaled filter, the BiasAdd with its scaled bias, the shift and
+    the Relu run as one step; with the Mul fetched, the conv and BiasAdd run as one, the
+    shift and the Relu as another."""
     rng = np.random.default_rng(4)
     x = gp.placeholder(gp.float32, [None, 6, 6, 3])
     w = gp.constant(rng.standard_normal((3, 3, 3, 8)).astype(np.float32))
@@ -114,12 +116,13 @@ def test_a_chain_reads_through_a_batch_norm_scale_folded_into_the_conv(monkeypat
     biased = gp.nn.bias_add(conv, gp.constant(rng.standard_normal(8).astype(np.float32)))
     scaled = biased * gp.constant(rng.standard_normal(8).astype(np.float32))
     out = gp.nn.relu(scaled + gp.constant(rng.standard_normal(8).astype(np.float32)))
-    assert _step_types([out], [x]) == ["Conv2D", "Relu"]
-    assert _step_types([out, scaled], [x]) == ["Conv2D", "BiasAdd", "Relu"]   # Mul fetched
+    assert _step_types([out], [x]) == ["Relu"]
+    assert _kernel_types([out], [x]) == ["ConvChain"]
+    assert _step_types([out, scaled], [x]) == ["BiasAdd", "Relu"]     # Mul fetched
+    assert _kernel_types([out, scaled], [x]) == ["ConvChain", "Chain"]
     feed = {x: _hostile(rng, (2, 6, 6, 3), np.float32)}
-    with np.errstate(invalid="ignore"):
-        np.testing.assert_array_equal(
-            _run(out, feed), _run(out, feed, fused=False, monkeypatch=monkeypatch))
+    _assert_same_bits_as_unfused([out, scaled], feed, monkeypatch)
+    _assert_same_bits_as_unfused([out], feed, monkeypatch)
 
 
 def test_chains_that_must_not_fuse(monkeypatch):
@@ -293,9 +296,8 @@ def test_sums_that_must_not_fuse_or_do_not_match_at_run_time(monkeypatch):
 @pytest.mark.parametrize("size", [64 * 6, 6 << 13, PARALLEL_MIN_SIZE_COMPUTE + 6])
 def test_swish_fuses_into_one_step_with_the_same_bits(size, monkeypatch):
     """x * sigmoid(x), sigmoid(x) * x and Keras's x * sigmoid(beta * x) (EfficientNet's
-    activation, beta 1) run as one step with the kernels' bits; on large arrays (the
-    compiled pass) those are the float64 sigmoid of the float32 beta * x rounded to
-    float32, then the float32 product."""
+    activation, beta 1) run as one step with the kernels' bits at every size: the float64
+    sigmoid of the float32 beta * x rounded to float32, then the float32 product."""
     rng = np.random.default_rng(4)
     x = gp.placeholder(gp.float32, [None, 6], name="x")
     keras = x * gp.sigmoid(x * gp.constant(np.float32(1)))
@@ -305,6 +307,9 @@ def test_swish_fuses_into_one_step_with_the_same_bits(size, monkeypatch):
     values = _hostile(rng, (size // 6, 6), np.float32)
     flat = values.reshape(-1)
     flat[1::29] = rng.uniform(-100, 100, flat[1::29].size)   # saturating, subnormal sigmoids
+    swishes = [step.kernel for step in plan_kernel_steps(outs, [x])
+               if isinstance(step.kernel, fusion.Swish)]
+    assert len(swishes) == 4 and all(swish.accepts([values]) for swish in swishes)
     with np.errstate(invalid="ignore", over="ignore"):
         fused = _run(outs, {x: values})
         plain = _run(outs, {x: values}, fused=False, monkeypatch=monkeypatch)
@@ -316,8 +321,7 @@ def test_swish_fuses_into_one_step_with_the_same_bits(size, monkeypatch):
                 np.float32))
     for got, unfused, want in zip(fused, plain, wants):
         np.testing.assert_array_equal(got, unfused)
-        if size >= COMPILED_MIN_SIZE:
-            np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(got, want)
         assert np.array_equal(np.signbit(got), np.signbit(unfused))
 
 
@@ -436,6 +440,35 @@ def test_a_conv_takes_its_bias_and_activation_as_an_epilogue_bit_for_bit(case, a
     plain = _with_variables(out, feed, False, monkeypatch)
     np.testing.assert_array_equal(fused, plain)
     assert np.array_equal(np.signbit(fused), np.signbit(plain))
+
+
+@pytest.mark.parametrize("scaled", [False, True])
+@pytest.mark.parametrize("layer", ["conv 3x3", "conv 1x1", "depthwise"])
+def test_one_node_after_a_conv_is_its_epilogue(layer, scaled, monkeypatch):
+    """A frozen batch norm's shift (an AddV2 of a per-channel constant) read by a swish,
+    and a BiasAdd, join the conv before them (Conv2D, a pointwise Conv2D, a depthwise
+    conv) as a one-stage epilogue, with the unfused graph's bits, its scale folded into
+    the filter or not (EfficientNet's blocks); one node after anything else stays a
+    kernel of its own."""
+    rng = np.random.default_rng(7)
+    x = gp.placeholder(gp.float32, [None, 6, 6, 4])
+    if layer == "depthwise":
+        w = gp.constant(rng.standard_normal((3, 3, 4, 2)).astype(np.float32))
+        y = gp.nn.depthwise_conv2d(x, w, [1, 1, 1, 1], "SAME")
+    else:
+        side = 3 if layer == "conv 3x3" else 1
+        w = gp.constant(rng.standard_normal((side, side, 4, 8)).astype(np.float32))
+        y = gp.nn.conv2d(x, w, [1, 1, 1, 1], "SAME")
+    shift = gp.constant(rng.standard_normal((1, 1, 1, 8)).astype(np.float32))
+    if scaled:
+        y = y * gp.constant(rng.standard_normal((1, 1, 1, 8)).astype(np.float32))
+    shifted = y + shift
+    swish = shifted * gp.sigmoid(shifted)
+    assert _kernel_types([swish], [x]) == ["ConvChain", "Swish"]
+    assert _kernel_types([gp.nn.bias_add(y, shift[0, 0, 0])], [x]) == ["ConvChain"]
+    assert len(_kernel_types([gp.abs(x) + shift[..., :4]], [x])) == 2   # Abs, AddV2
+    _assert_same_bits_as_unfused([swish, gp.nn.bias_add(y, shift[0, 0, 0])],
+                                 {x: _hostile(rng, (2, 6, 6, 4), np.float32)}, monkeypatch)
 
 
 def test_a_fused_conv_s_errors_name_the_conv():
