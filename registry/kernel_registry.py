@@ -357,6 +357,7 @@ class OpKernel:
     #                           once per run (functional.LoopBody)
     # -- steps a plan leaves out (executor.py: its steps run in order, one at a time)
     forwards_input = False   # output 0 is input 0 unchanged: its slot is the input's
+    forwards_inputs = False  # each output k is input k unchanged (IdentityN): the same
     does_nothing = False     # no outputs, no effect: only ordering, which the plan keeps
     # -- TF1 control flow (graphops/runtime/frame_executor.py runs the node by its role)
     control_flow = None   # one of CONTROL_FLOW_ROLES: "switch", "merge", "enter", "exit",

@@ -371,21 +371,25 @@ class _Layout:
 
     def left_out(self, op, placed, instance):
         """Whether the node needs no step: a NoOp (the steps run in order), or an Identity
-        whose output then shares its input's slot (at the node's device)."""
+        (an IdentityN) whose outputs then share their inputs' slots (at the node's device)."""
         if op._id in self.chains or op._id in self.replaced:
             return False
         if instance.does_nothing:
             return True
-        if not instance.forwards_input or op.inputs[0].dtype.is_ref:
+        forwarded = op.inputs[:1] if instance.forwards_input else (
+            op.inputs if instance.forwards_inputs else [])
+        if not forwarded or any(t.dtype.is_ref for t in forwarded):
             return False
-        key = tensor_key(op.outputs[0])
-        if key in self.where:                 # fed: keeps its fed value
+        keys = [tensor_key(t) for t in op.outputs[:len(forwarded)]]
+        if any(key in self.where for key in keys):        # fed: keeps its fed value
             return False
         device = placed.device
-        loc = None if device.type.is_host or 0 in host_memory_indices(
-            placed.kernel_def, op.op_def.input_arg, op.attrs) else device
-        self.where[key] = loc
-        self.slots[(key, loc)] = self.slot_at(op.inputs[0], loc)
+        host = () if device.type.is_host else host_memory_indices(
+            placed.kernel_def, op.op_def.input_arg, op.attrs)
+        for k, (t, key) in enumerate(zip(forwarded, keys)):
+            loc = None if device.type.is_host or k in host else device
+            self.where[key] = loc
+            self.slots[(key, loc)] = self.slot_at(t, loc)
         return True
 
     def step(self, op, placed, kernel):

@@ -151,3 +151,21 @@ def test_identities_share_their_inputs_slot_and_no_ops_take_no_step():
             np.testing.assert_array_equal(got_bump, [3.0, 8.0])
             fed = sess.run(passed, {x: [1.0, 1.0], passed: [5.0, 5.0]})     # a fed Identity
             np.testing.assert_array_equal(fed, [5.0, 5.0])
+
+
+def test_an_identity_n_forwards_each_input_in_its_slot():
+    """IdentityN (the marker a custom gradient leaves around a swish) gets no step: each
+    output is its input, fetched or read on; a fed output keeps its fed value."""
+    with gp.Graph().as_default():
+        x = gp.placeholder(gp.float32, [2], name="x")
+        doubled, tripled = gp.multiply(x, 2.0), gp.multiply(x, 3.0)
+        first, second = gp.raw_ops.IdentityN(input=[doubled, tripled])
+        total = gp.add(first, gp.square(second))
+        with gp.Session() as sess:
+            assert "IdentityN" not in {op.type for op in _plan_steps(sess, [total, second], [x])
+                                       if op is not None}
+            got_total, got_second = sess.run([total, second], {x: [1.0, 2.0]})
+            np.testing.assert_array_equal(got_total, [11.0, 40.0])
+            np.testing.assert_array_equal(got_second, [3.0, 6.0])
+            fed = sess.run(total, {x: [1.0, 2.0], second: [1.0, 1.0]})
+            np.testing.assert_array_equal(fed, [3.0, 5.0])
