@@ -61,9 +61,27 @@ def loops(name, chunk=ELEMENT_CHUNK, single=False):
         module = _modules[name] = importlib.import_module(f"{__name__}.{name}")
     threads = numba_threads(single)
     wanted = (threads, chunk if threads > 1 else 0)    # one thread: one static block
-    if getattr(_given, "settings", None) != wanted:
-        numba = sys.modules["numba"]
-        numba.set_num_threads(threads)
-        numba.set_parallel_chunksize(wanted[1])
+    given = getattr(_given, "settings", None)
+    if given != wanted:
+        _give_numba(wanted, given)
         _given.settings = wanted
     return module
+
+
+def _give_numba(wanted, given):
+    """Sets numba's (thread count, chunk) for the calling thread to ``wanted`` where they
+    differ from ``given`` (None: not set yet). The first time through numba's public
+    setters, which start its threading layer and check the values; after that through the
+    C functions they end in (a CNN alternates one-thread and all-thread kernels, and each
+    public setter costs over a microsecond in checks and locks)."""
+    numba = sys.modules["numba"]
+    parallel = sys.modules.get("numba.np.ufunc.parallel")
+    set_threads = getattr(parallel, "_set_num_threads", None)
+    set_chunk = getattr(parallel, "_set_parallel_chunksize", None)
+    if given is None or set_threads is None or set_chunk is None:
+        set_threads, set_chunk = numba.set_num_threads, numba.set_parallel_chunksize
+        given = (None, None)
+    if given[0] != wanted[0]:
+        set_threads(wanted[0])
+    if given[1] != wanted[1]:
+        set_chunk(wanted[1])

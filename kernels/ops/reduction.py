@@ -211,9 +211,19 @@ class ProdOp(ReductionOp):
 
 class ExtremumOp(ReductionOp):
     """Max or Min: NaN wins; an empty reduction gives -inf/+inf (the type's lowest/highest
-    value for integers)."""
+    value for integers). Types other than the half ones reduce in their own on the CPU."""
 
     largest = True
+
+    @staticmethod
+    def accumulator(dtype):
+        return None if dtype in (dtypes.float16, dtypes.bfloat16) else dtype.np_dtype
+
+    def accumulate(self, x, axes, count):
+        if count == 0:
+            return self.reduce(np, x, self._dtype, axes)
+        return (np.maximum if self.largest else np.minimum).reduce(
+            x, axis=axes, keepdims=self._keep_dims)
 
     def reduce(self, xp, x, dtype, axes):
         x = float32_if_half(x, dtype)
