@@ -59,9 +59,11 @@ import numpy as np
 
 from graphops.kernels.conv_algorithms import direct as conv_direct
 from graphops.kernels.conv_algorithms import few_channels as conv_few_channels
+from graphops.kernels.conv_algorithms import gemm as conv_gemm
 from graphops.kernels.conv_algorithms import phases as conv_phases
 from graphops.kernels.conv_algorithms import winograd as conv_winograd
 from graphops.kernels.compiled import loops, usable
+from graphops.kernels.conv_algorithms.gemm import gemm_filter
 from graphops.kernels.conv_algorithms.layout import (blocks, channels_last_copy,
                                                      channels_last_shape, chunk_bytes,
                                                      compute_dtype, conv_output_size,
@@ -72,10 +74,6 @@ from graphops.kernels.support.parallelism import (intra_op_threads, one_thread, 
                                                   share_count)
 
 CHUNK_BYTES = 8 << 20  # CPU im2col block size (measured best at 4-16 MB)
-# The forward GEMM takes the filter as a transposed view (faster in OpenBLAS) once it has
-# this many rows to multiply; with fewer, copying the filter costs more than it saves
-# (ResNet50's last blocks at batch 1: 4 rows against 2.4M filter values).
-TRANSPOSED_FILTER_MIN_ROWS = 256
 MIN_BLOCK_BYTES = 1 << 20   # a CPU block never smaller: below it the pool costs more
 TAP_MAJOR_MAX_CHANNELS = 2  # input channels up to which patch matrices are built tap-major
 POOL_MAX_CHANNELS = 128     # output channels up to which blocks run on the intra-op pool
@@ -121,12 +119,14 @@ def _forward(x, w, strides, dilations, pads, channels_last, xp, epilogue):
         y = xp.zeros((n, *out_sp, o), ct)
     elif _pointwise(kernel, pads):
         picked = xc[_sampled(out_sp, strides)]
-        y = (picked.reshape(-1, c) @ _gemm_filter(wc, picked.size // c, xp)).reshape(
+        y = (picked.reshape(-1, c) @ gemm_filter(wc, picked.size // c, xp)).reshape(
             n, *out_sp, o)
     elif 0 not in xc.shape and xp is np:
         if _few_channels(xp, ct, kernel, strides, dilations, c, o, out_sp):
             y, pending = conv_few_channels.forward(xc, wc, out_sp, strides, dilations, pads,
                                                    ct, epilogue=epilogue), None
+        elif conv_gemm.on_few_positions(xp, ct, n * math.prod(out_sp), kernel, c):
+            y = conv_gemm.few_positions(xc, wc, strides, dilations, pads, out_sp, ct)
         elif _direct(xp, ct, kernel, strides, dilations, c, o, (n, *out_sp)):
             y, pending = conv_direct.forward(xc, wc, strides, dilations, pads, out_sp,
                                              epilogue=epilogue), None
@@ -224,20 +224,13 @@ def _backprop_input(dy, w, input_shape, strides, dilations, pads, channels_last,
     return from_channels_last(astype(xp, dx, dy.dtype), channels_last, xp)
 
 
-def _gemm_filter(wc, rows, xp):
-    """The filter ``[*K, C, O]`` as the GEMM's ``[K*C, O]`` operand for ``rows`` rows: a
-    transposed view once there are ``TRANSPOSED_FILTER_MIN_ROWS`` (faster in OpenBLAS)."""
-    w2 = wc.reshape(-1, wc.shape[-1])
-    return xp.ascontiguousarray(w2.T).T if rows >= TRANSPOSED_FILTER_MIN_ROWS else w2
-
-
 def _forward_by_im2col(xc, wc, strides, dilations, pads, out_sp, ct, xp):
     """The forward conv as im2col blocks, each one GEMM against the filter."""
     kernel, o, n = wc.shape[:-2], wc.shape[-1], xc.shape[0]
     padded = pad_spatial(xc, pads, ct, xp=xp)
     y = xp.empty((n, *out_sp, o), ct)
     win = window_view(padded, kernel, strides, dilations, out_sp, xp)
-    w2 = _gemm_filter(wc, n * math.prod(out_sp), xp)
+    w2 = gemm_filter(wc, n * math.prod(out_sp), xp)
 
     def work(share):
         for idx, col in _im2col(win, share, xp):
@@ -262,21 +255,6 @@ def _filter_by_im2col(xc, dyc, filter_shape, strides, dilations, pads, ct, xp):
         return dw
 
     return sum(_map(work, _blocks(dyc.shape[:-1], kc * padded.itemsize, o, xp), o, xp))
-
-
-def plain_gemm(kernel, strides, pads, channels_last, dtype):
-    """Whether a forward conv is one GEMM of its input as it is (``gemm_forward``): a 1x1
-    filter, stride 1, no padding, channels last, float32 or float64."""
-    return (channels_last and _pointwise(kernel, pads) and all(s == 1 for s in strides)
-            and np.dtype(dtype) in (np.float32, np.float64))
-
-
-def gemm_forward(x, w, xp=np):
-    """``conv_forward`` of a ``plain_gemm`` conv: the GEMM its general path runs (the same
-    operands, so the same bits), without that path's setup."""
-    c, o = w.shape[-2:]
-    rows = x.size // c
-    return (x.reshape(rows, c) @ _gemm_filter(w, rows, xp)).reshape(x.shape[:-1] + (o,))
 
 
 def _pointwise(kernel, pads):

@@ -18,10 +18,11 @@ import math
 import numpy as np
 
 from graphops.kernels.conv_algorithms.dense import (conv_backprop_filter, conv_backprop_input,
-                                                    conv_forward, gemm_forward, plain_gemm)
+                                                    conv_forward)
 from graphops.kernels.conv_algorithms.depthwise import (depthwise_backprop_filter,
                                                         depthwise_backprop_input,
                                                         depthwise_forward)
+from graphops.kernels.conv_algorithms.gemm import gemm_forward, plain_gemm
 from graphops.kernels.conv_algorithms.layout import compute_dtype
 from graphops.kernels.support.kernel_util import channel_chain, nonnegative_dims
 from graphops.registry import memory
@@ -194,7 +195,7 @@ class _ForwardKernel(_ConvKernel):
 
     def _forward_window(self, ctx, params, out_shape, x, w, geo):
         """The checked window (``_window``), and whether the conv is one plain GEMM of x
-        (``dense.plain_gemm``: a pointwise conv's, taken without the general path's setup)."""
+        (``gemm.plain_gemm``: a pointwise conv's, taken without the general path's setup)."""
         window = self._window(ctx, params, out_shape, x.dtype, x.shape, w.shape[:-2],
                               self._spatial(params, out_shape), geo.pads)
         strides, _, pads, channels_last = window

@@ -9,6 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 from graphops.kernels.conv_algorithms import dense as conv_dense
 from graphops.kernels.conv_algorithms import direct as conv_direct
+from graphops.kernels.conv_algorithms import gemm as conv_gemm
 from graphops.kernels.compiled import loops
 from graphops.kernels.support.parallelism import intra_op_threads
 from graphops.kernels.conv_algorithms.dense import (conv_backprop_filter, conv_backprop_input,
@@ -45,7 +46,7 @@ def test_direct_micro_kernels_match_reference(case, dtype, vectors, non_finite):
                          backprop_filter=lambda *a: calls.append("filter") or
                          backprop_filter(*a)), \
             module_settings(conv_dense, SMALL_MAX_CHANNEL_PAIRS=0), \
-            np.errstate(invalid="ignore"):
+            module_settings(conv_gemm, FEW_MAX_POSITIONS=0), np.errstate(invalid="ignore"):
         y = conv_forward(x, w, *geo, channels_last=cl)
         dw = conv_backprop_filter(x, dy, w.shape, *geo, channels_last=cl)
         x64, w64, dy64 = (a.astype(np.float64) for a in (x, w, dy))
@@ -183,7 +184,8 @@ def test_direct_forward_cuts_few_images_into_bands(x_shape, kernel, geo):
     w = rng.standard_normal((*kernel, x_shape[-1], 16)).astype(np.float32)
     bands = []
     original = loops_direct.forward
-    with module_settings(loops_direct, forward=lambda *a: bands.append(a[6]) or original(*a)):
+    with module_settings(loops_direct, forward=lambda *a: bands.append(a[6]) or original(*a)), \
+            module_settings(conv_gemm, FEW_MAX_POSITIONS=0):
         got = conv_forward(x, w, *geo)
     assert len(bands) == 1 and bands[0] > 1
     want = conv_forward_ref(x.astype(np.float64), w.astype(np.float64), *geo)

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from graphops.kernels.conv_algorithms import dense as conv_dense
+from graphops.kernels.conv_algorithms import gemm as conv_gemm
 from graphops.kernels.conv_algorithms import layout as conv_layout
 from graphops.kernels.conv_algorithms.dense import (conv_backprop_filter, conv_backprop_input,
                                                     conv_forward)
@@ -63,7 +64,8 @@ def test_gemm_and_scatter_path_matches_reference(case, dtype, unit_strides, bloc
     cl = case["channels_last"]
     with module_settings(conv_dense, SMALL_MAX_CHANNEL_PAIRS=0, SCATTER_MIN_DEPTH=1,
                          SCATTER_MIN_SOURCES=1, SCATTER_BLOCK_BYTES=block_bytes,
-                         SCATTER_MIN_UNIT_ROWS=unit_rows):
+                         SCATTER_MIN_UNIT_ROWS=unit_rows), \
+            module_settings(conv_gemm, FEW_MAX_POSITIONS=0):
         y = conv_forward(x, w, *geo, channels_last=cl)
         dx = conv_backprop_input(dy, w, x_shape, *geo, channels_last=cl)
     check_close(y, conv_forward_ref(x.astype(np.float64), w.astype(np.float64), *geo,
@@ -140,7 +142,7 @@ def test_chunked_and_unchunked_agree(case, budget):
 
     whole = run_all()
     with module_settings(conv_dense, CHUNK_BYTES=budget, SCATTER_BLOCK_BYTES=budget,
-                         SCATTER_MIN_SOURCES=1):
+                         SCATTER_MIN_SOURCES=1), module_settings(conv_gemm, FEW_MAX_POSITIONS=0):
         chunked = run_all()
     for a, b in zip(whole, chunked):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
@@ -223,17 +225,47 @@ def test_pointwise_convs_as_one_gemm_give_the_general_paths_bits(rank, batch, si
     x = rng.standard_normal((batch,) + (side,) * rank + (channels,)).astype(dtype)
     w = rng.standard_normal((1,) * rank + (channels, outputs)).astype(dtype)
     geo = ((1,) * rank, (1,) * rank, ((0, 0),) * rank)
-    assert conv_dense.plain_gemm(w.shape[:-2], geo[0], geo[2], True, dtype)
-    got = conv_dense.gemm_forward(x, w)
+    assert conv_gemm.plain_gemm(w.shape[:-2], geo[0], geo[2], True, dtype)
+    got = conv_gemm.gemm_forward(x, w)
     np.testing.assert_array_equal(got, conv_forward(x, w, *geo))
     check_close(got, conv_forward_ref(x.astype(np.float64), w.astype(np.float64), *geo), dtype)
 
 
 def test_what_is_not_one_plain_gemm():
     one, pads = (1, 1), ((0, 0), (0, 0))
-    assert not conv_dense.plain_gemm((1, 3), one, pads, True, np.float32)       # a 1x3 filter
-    assert not conv_dense.plain_gemm((1, 1), (2, 1), pads, True, np.float32)    # strided
-    assert not conv_dense.plain_gemm((1, 1), one, ((0, 1), (0, 0)), True, np.float32)
-    assert not conv_dense.plain_gemm((1, 1), one, pads, False, np.float32)      # NCHW
-    assert not conv_dense.plain_gemm((1, 1), one, pads, True, np.float16)
-    assert not conv_dense.plain_gemm((1, 1), one, pads, True, np.int32)
+    assert not conv_gemm.plain_gemm((1, 3), one, pads, True, np.float32)       # a 1x3 filter
+    assert not conv_gemm.plain_gemm((1, 1), (2, 1), pads, True, np.float32)    # strided
+    assert not conv_gemm.plain_gemm((1, 1), one, ((0, 1), (0, 0)), True, np.float32)
+    assert not conv_gemm.plain_gemm((1, 1), one, pads, False, np.float32)      # NCHW
+    assert not conv_gemm.plain_gemm((1, 1), one, pads, True, np.float16)
+    assert not conv_gemm.plain_gemm((1, 1), one, pads, True, np.int32)
+
+
+@SETTINGS
+@given(case=conv_cases(), dtype=st.sampled_from(FLOAT_DTYPES))
+def test_convs_on_few_positions_as_one_patch_matrix_match_reference(case, dtype):
+    """A forward conv of at most ``FEW_MAX_POSITIONS`` output positions (every stride,
+    dilation, padding, rank and layout) runs as one patch matrix and one GEMM."""
+    x, w, _, geo, _ = arrays(case, dtype)
+    cl = case["channels_last"]
+    taken = []
+    original = conv_gemm.few_positions
+    with module_settings(conv_dense, SMALL_MAX_CHANNEL_PAIRS=0), \
+            module_settings(conv_gemm, few_positions=lambda *a: taken.append(1) or original(*a)):
+        got = conv_forward(x, w, *geo, channels_last=cl)
+    check_close(got, conv_forward_ref(x.astype(np.float64), w.astype(np.float64), *geo,
+                                      channels_last=cl), dtype)
+    pointwise = all(k == 1 for k in w.shape[:-2]) and not any(b or a for b, a in geo[2])
+    positions = got.size // max(1, w.shape[-1])
+    expected = (0 < positions <= conv_gemm.FEW_MAX_POSITIONS and not pointwise
+                and 0 not in x.shape and 0 not in w.shape)         # half types: in float32
+    assert len(taken) == expected
+
+
+def test_which_convs_run_on_few_positions():
+    most = conv_gemm.FEW_MAX_POSITIONS
+    assert conv_gemm.on_few_positions(np, np.float32, most, (3, 3), 128)
+    assert not conv_gemm.on_few_positions(np, np.float32, most + 1, (3, 3), 128)
+    assert not conv_gemm.on_few_positions(np, np.int64, 4, (3, 3), 128)
+    wide = conv_gemm.FEW_MAX_PATCH_BYTES // (4 * 9 * 4) + 1          # channels past the budget
+    assert not conv_gemm.on_few_positions(np, np.float32, 4, (3, 3), wide)

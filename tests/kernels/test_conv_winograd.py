@@ -8,6 +8,7 @@ from hypothesis import given, settings, strategies as st
 
 from graphops.kernels.conv_algorithms import dense as conv_dense
 from graphops.kernels.conv_algorithms import direct as conv_direct
+from graphops.kernels.conv_algorithms import gemm as conv_gemm
 from graphops.kernels.conv_algorithms import winograd as conv_winograd
 from tests.conv_tolerance import assert_conv_close
 from tests.module_settings import module_settings
@@ -51,6 +52,7 @@ def test_all_three_match_reference(case):
     with module_settings(conv_winograd, MIN_CHANNELS=1, MIN_TILES=1,
                          BLOCK_BYTES=case["block_bytes"]), \
             module_settings(conv_dense, SMALL_MAX_CHANNEL_PAIRS=0), \
+            module_settings(conv_gemm, FEW_MAX_POSITIONS=0), \
             module_settings(conv_direct, MAX_UNIT_STRIDE_MACS=0):
         y = conv_dense.conv_forward(x, w, *geo, channels_last=cl)
         dx = conv_dense.conv_backprop_input(dy, w, x.shape, *geo, channels_last=cl)
@@ -68,6 +70,7 @@ def test_all_three_match_reference(case):
 def test_the_winograd_path_is_taken_for_3x3_stride_1(monkeypatch):
     monkeypatch.setattr(conv_winograd, "MIN_TILES", 9)
     monkeypatch.setattr(conv_direct, "applies", lambda *args, **kwargs: False)  # Winograd's turn
+    monkeypatch.setattr(conv_gemm, "FEW_MAX_POSITIONS", 0)
     calls, filter_calls = [], []
     original = conv_winograd.winograd_forward
     monkeypatch.setattr(conv_winograd, "winograd_forward",

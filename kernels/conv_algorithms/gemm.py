@@ -1,0 +1,67 @@
+"""Forward convs that are one GEMM: a pointwise conv (a 1x1 filter, stride 1, no padding:
+the input's positions times the filter as they are), and a conv over few output
+positions (a deep network's last blocks at batch 1: 2x2-8x8 outputs), whose patch
+matrix is built tap by tap and multiplied once. On these the general paths' setup (blocks,
+the thread pool, the micro-kernels' packing) costs more than the product."""
+
+import itertools
+import math
+
+import numpy as np
+
+from graphops.kernels.conv_algorithms.layout import pad_spatial
+
+# The forward GEMM takes the filter as a transposed view (faster in OpenBLAS) once it has
+# this many rows to multiply; with fewer, copying the filter costs more than it saves
+# (ResNet50's last blocks at batch 1: 4 rows against 2.4M filter values).
+TRANSPOSED_FILTER_MIN_ROWS = 256
+FEW_MAX_POSITIONS = 64           # output positions (all images) of a conv on few positions
+FEW_MAX_PATCH_BYTES = 1 << 20    # its patch matrix at most
+
+
+def gemm_filter(wc, rows, xp):
+    """The filter ``[*K, C, O]`` as the GEMM's ``[K*C, O]`` operand for ``rows`` rows: a
+    transposed view once there are ``TRANSPOSED_FILTER_MIN_ROWS`` (faster in OpenBLAS)."""
+    w2 = wc.reshape(-1, wc.shape[-1])
+    return xp.ascontiguousarray(w2.T).T if rows >= TRANSPOSED_FILTER_MIN_ROWS else w2
+
+
+def plain_gemm(kernel, strides, pads, channels_last, dtype):
+    """Whether a forward conv is one GEMM of its input as it is (``gemm_forward``): a 1x1
+    filter, stride 1, no padding, channels last, float32 or float64."""
+    return (channels_last and all(k == 1 for k in kernel) and not any(b or a for b, a in pads)
+            and all(s == 1 for s in strides) and np.dtype(dtype) in (np.float32, np.float64))
+
+
+def gemm_forward(x, w, xp=np):
+    """``dense.conv_forward`` of a ``plain_gemm`` conv: the GEMM its general path runs (the
+    same operands, so the same bits), without that path's setup."""
+    c, o = w.shape[-2:]
+    rows = x.size // c
+    return (x.reshape(rows, c) @ gemm_filter(w, rows, xp)).reshape(x.shape[:-1] + (o,))
+
+
+def on_few_positions(xp, dtype, positions, kernel, channels):
+    """Whether a forward conv of ``positions`` output positions runs as ``few_positions``:
+    NumPy, float, at most ``FEW_MAX_POSITIONS`` of them and a patch matrix of at most
+    ``FEW_MAX_PATCH_BYTES``."""
+    return (xp is np and np.dtype(dtype).kind == "f" and positions <= FEW_MAX_POSITIONS
+            and positions * math.prod(kernel) * channels * np.dtype(dtype).itemsize
+            <= FEW_MAX_PATCH_BYTES)
+
+
+def few_positions(xc, wc, strides, dilations, pads, out_sp, ct):
+    """The forward conv of channels-last ``xc`` ([N, *S, C]) with ``wc`` ([*K, C, O]) as one
+    patch matrix ([positions, K*C], each tap's strided window copied into its columns) times
+    the filter."""
+    kernel, (c, o) = wc.shape[:-2], wc.shape[-2:]
+    padded = pad_spatial(xc, pads, ct)
+    n, taps = xc.shape[0], math.prod(kernel)
+    patches = np.empty((n, *out_sp, taps, c), ct)
+    windows = [[slice(k * d, k * d + (q - 1) * s + 1, s) for k in range(size)]
+               for size, d, q, s in zip(kernel, dilations, out_sp, strides)]
+    for tap, window in enumerate(itertools.product(*windows)):
+        patches[..., tap, :] = padded[(slice(None),) + window]
+    rows = n * math.prod(out_sp)
+    product = patches.reshape(rows, taps * c) @ gemm_filter(wc, rows, np)
+    return product.reshape(n, *out_sp, o)
