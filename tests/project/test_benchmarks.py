@@ -62,7 +62,7 @@ def test_bench_sequence_runs_and_matches_tensorflow(monkeypatch, capsys):
 
 @pytest.mark.slow
 def test_bench_distributed_quick_runs(monkeypatch, capsys):
-    pytest.importorskip("distributed", reason="dask.distributed is not installed "
+    pytest.importorskip("dask.distributed", reason="dask.distributed is not installed "
                         "(pip install graphops[distributed])")
     out = _run("bench_distributed.py", ["--quick", "--repeat", "2"], monkeypatch, capsys)
     rows = [line for line in out.splitlines()
