@@ -101,6 +101,21 @@ def conv_forward(x, w, strides, dilations, pads, channels_last=True, xp=np, epil
         return _forward(x, w, strides, dilations, pads, channels_last, xp, epilogue)
 
 
+def one_gemm_route(x_shape, w_shape, strides, dilations, pads, out_sp, dtype, xp=np):
+    """The one-GEMM path ``conv_forward`` takes for a channels-last conv (checked operands
+    of a float ``dtype``), decided as it decides: "pointwise" (``gemm.plain_gemm``), "few"
+    (``gemm.few_positions``: no pointwise or few-channel path first), or None. A kernel
+    that knows it per shape calls the path itself."""
+    kernel, (c, o) = w_shape[:-2], w_shape[-2:]
+    if conv_gemm.plain_gemm(kernel, strides, pads, True, dtype):
+        return "pointwise"
+    if (0 in (*x_shape, *w_shape, *out_sp) or _pointwise(kernel, pads)
+            or _few_channels(xp, dtype, kernel, strides, dilations, c, o, out_sp)):
+        return None
+    few = conv_gemm.on_few_positions(xp, dtype, x_shape[0] * math.prod(out_sp), kernel, c)
+    return "few" if few and np.dtype(dtype) in (np.float32, np.float64) else None
+
+
 def _serial(xp, multiply_adds):
     """Whether a conv of about ``multiply_adds`` runs on one thread (``SERIAL_MAX_FLOPS``)."""
     return xp is np and 2 * multiply_adds < SERIAL_MAX_FLOPS

@@ -18,11 +18,11 @@ import math
 import numpy as np
 
 from graphops.kernels.conv_algorithms.dense import (conv_backprop_filter, conv_backprop_input,
-                                                    conv_forward)
+                                                    conv_forward, one_gemm_route)
 from graphops.kernels.conv_algorithms.depthwise import (depthwise_backprop_filter,
                                                         depthwise_backprop_input,
                                                         depthwise_forward)
-from graphops.kernels.conv_algorithms.gemm import gemm_forward, plain_gemm
+from graphops.kernels.conv_algorithms.gemm import few_positions, gemm_forward
 from graphops.kernels.conv_algorithms.layout import compute_dtype
 from graphops.kernels.support.kernel_util import channel_chain, nonnegative_dims
 from graphops.registry import memory
@@ -178,14 +178,16 @@ class _ForwardKernel(_ConvKernel):
         if x.size == 0 or w.size == 0 or 0 in out_shape:
             ctx.check_allocation(out_shape, x.dtype)
             return _finished(ctx.xp.zeros(out_shape, x.dtype), epilogue)
-        window, gemm = self._checked(
+        window, route = self._checked(
             ("window", params, x.shape, w.shape, x.dtype, memory.get_memory_budget()),
             lambda: self._forward_window(ctx, params, out_shape, x, w, geo))
         xp = ctx.xp
         if depthwise:
             return _finished(depthwise_forward(x, w, *window, xp=xp), epilogue)
-        if gemm:
+        if route == "pointwise":
             return _finished(gemm_forward(x, w, xp), epilogue)
+        if route is not None:                 # few output positions: the spatial ones
+            return _finished(few_positions(x, w, *window[:3], route, x.dtype), epilogue)
         axis = -1 if params.channels_last else 1
         if geo.groups == 1:
             return conv_forward(x, w, *window, xp=xp, epilogue=epilogue)
@@ -194,13 +196,16 @@ class _ForwardKernel(_ConvKernel):
         return _finished(xp.concatenate(parts, axis=axis), epilogue)
 
     def _forward_window(self, ctx, params, out_shape, x, w, geo):
-        """The checked window (``_window``), and whether the conv is one plain GEMM of x
-        (``gemm.plain_gemm``: a pointwise conv's, taken without the general path's setup)."""
+        """The checked window (``_window``), and the one-GEMM path a channels-last conv
+        takes without the general path's setup (``dense.one_gemm_route``): "pointwise",
+        the output's spatial dims for a conv on few positions, or None."""
+        out_spatial = self._spatial(params, out_shape)
         window = self._window(ctx, params, out_shape, x.dtype, x.shape, w.shape[:-2],
-                              self._spatial(params, out_shape), geo.pads)
-        strides, _, pads, channels_last = window
-        return window, geo.groups == 1 and plain_gemm(w.shape[:-2], strides, pads,
-                                                      channels_last, x.dtype)
+                              out_spatial, geo.pads)
+        if geo.groups != 1 or not window[3] or ctx.xp is not np:
+            return window, None
+        route = one_gemm_route(x.shape, w.shape, *window[:3], tuple(out_spatial), x.dtype)
+        return window, tuple(out_spatial) if route == "few" else route
 
 
 class _BackpropInputKernel(_ConvKernel):

@@ -486,3 +486,37 @@ def test_activation_wrappers():
         np.testing.assert_allclose(gp.nn.softmax(x, axis=axis), want, rtol=1e-6)
     with pytest.raises(ValueError, match=r"`dim` must be in the range \[-3, 3\)"):   # TF's
         gp.nn.softmax(x, axis=3)
+
+
+@pytest.mark.parametrize("x_shape, w_shape, strides, padding, route", [
+    ((1, 2, 2, 16), (3, 3, 16, 8), [1, 1, 1, 1], "SAME", "few"),      # 4 positions
+    ((2, 5, 5, 16), (3, 3, 16, 8), [1, 2, 2, 1], "SAME", "few"),      # strided, 18
+    ((2, 4, 4, 8), (1, 1, 8, 16), [1, 1, 1, 1], "VALID", "pointwise"),
+    ((1, 12, 12, 16), (3, 3, 16, 8), [1, 1, 1, 1], "SAME", None),     # 144 positions
+    ((1, 4, 4, 2), (3, 3, 2, 3), [1, 1, 1, 1], "SAME", None),         # few channels first
+])
+def test_conv2d_takes_its_one_gemm_paths_itself(monkeypatch, x_shape, w_shape, strides,
+                                                padding, route):
+    """A Conv2D over few output positions, or a pointwise one, runs its one-GEMM path from
+    the kernel (the shape's route kept with its checks); the others run conv_forward."""
+    from graphops.kernels.ops import conv as conv_kernels
+    taken = []
+    for name in ("few_positions", "gemm_forward", "conv_forward"):
+        original = getattr(conv_kernels, name)
+        monkeypatch.setattr(conv_kernels, name,
+                            lambda *a, name=name, f=original, **k: taken.append(name) or f(*a, **k))
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    w = rng.standard_normal(w_shape).astype(np.float32)
+    with gp.Graph().as_default(), gp.Session() as sess:
+        out = gp.nn.conv2d(gp.constant(x), gp.placeholder_with_default(w, w_shape), strides,
+                           padding)
+        got = [sess.run(out) for _ in range(2)]
+    pads = [same_pads(n, k, s, 1) if padding == "SAME" else (0, 0)
+            for n, k, s in zip(x_shape[1:3], w_shape[:2], strides[1:3])]
+    want = conv_forward_ref(x.astype(np.float64), w.astype(np.float64), strides[1:3], (1, 1),
+                            pads)
+    for value in got:
+        np.testing.assert_allclose(value, want, rtol=1e-4, atol=1e-4)
+    names = {"few": "few_positions", "pointwise": "gemm_forward", None: "conv_forward"}
+    assert taken == [names[route]] * 2
