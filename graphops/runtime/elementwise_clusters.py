@@ -16,7 +16,9 @@ cost estimate says the program pays: the members whose output has the cluster's 
 shape run as one compiled program
 (``compiled.fused_elementwise``) over a rows x cols grid every input broadcasts onto with
 two strides; members of smaller shapes (a batch norm's per-channel factors) run their own
-kernels first and enter the program as inputs. Shapes the kernels would refuse (or that
+kernels first and enter the program as inputs, unless the program computing them at the
+full shape costs less (``_lifting_pays``: a layer norm's per-row factors over a short
+sequence; the same values, broadcast). Shapes the kernels would refuse (or that
 break the budget, or no grid fits) give no recipe: the members' own kernels run one after
 the other, each error naming its node. The runtime knows no op by name: it reads the
 declarations of each node's kernel.

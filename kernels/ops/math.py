@@ -48,7 +48,7 @@ def _sigmoid(xp, x):
     if x.dtype.kind == "c":
         return 1 / (1 + xp.exp(-x))
     if xp is np and x.dtype == np.float32 and not (type(x) is np.ndarray and x.flags.c_contiguous):
-        x = np.array(x)
+        x = np.array(x, order="C")
     if compiled_cpu(xp, x, dtypes=(np.dtype(np.float32),), min_size=0):
         return compiled_elementwise("sigmoid", x, x, parallel_from=PARALLEL_MIN_SIZE_COMPUTE)
     # e = exp(-|x|) (no overflow); the numerator max(e, sign(x)): 1 for x > 0, e elsewhere

@@ -270,7 +270,8 @@ def test_sigmoid_numpy_path_gives_the_five_pass_bits(dtype, bits, monkeypatch):
 def test_float32_sigmoid_is_rounded_once_at_every_size_and_layout(size):
     x = sigmoid_inputs(np.float32)[:size * 2]
     with np.errstate(all="ignore"):
-        for chunk in (x[:size], x[::2], x.reshape(2, -1).T[:, 0], np.array(x[0]), x[0]):
+        for chunk in (x[:size], x[::2], x.reshape(2, -1).T[:, 0], x.reshape(2, -1).T,
+                      np.array(x[0]), x[0]):
             got = _sigmoid(np, chunk)
             assert got.shape == np.shape(chunk) and got.flags.c_contiguous
             want = rounded_sigmoid(chunk)         # a NaN's sign aside, the same bits
