@@ -104,9 +104,9 @@ class Recipe:
     the cluster's, run by their kernels first; none where the program computes them
     too, see ``_lifting_pays``), ``sources`` (the program's inputs: ``("input", k)`` or
     ``("member", m)``), ``shape`` and ``size`` (the full shape's), ``plan`` (the grid and
-    the program, as ``compiled.fused_elementwise.run`` takes them), ``single`` (one
-    thread: its compiled function kept as ``function``, which needs no thread settings)
-    and ``outputs`` (per cluster output: ``("program", k)`` or ``("member", m)``)."""
+    the program, as ``compiled.fused_elementwise.run`` takes them), ``function`` (the
+    one-thread compiled function for sizes under ``PARALLEL_MIN_SIZE_COMPUTE``, which needs
+    no thread settings; None: the parallel one) and ``outputs`` (per cluster output: ``("program", k)`` or ``("member", m)``)."""
 
     @staticmethod
     def make(cluster, input_shapes, budget):
@@ -143,8 +143,8 @@ class Recipe:
             return None
         recipe.plan = _plan(grid, _program(cluster, big, recipe.sources, exported),
                             cluster.dtype, len(recipe.sources), len(exported))
-        recipe.single = recipe.size < PARALLEL_MIN_SIZE_COMPUTE
-        recipe.function = loops("fused_elementwise", single=True).run if recipe.single else None
+        single = recipe.size < PARALLEL_MIN_SIZE_COMPUTE
+        recipe.function = loops("fused_elementwise", single=True).run if single else None
         recipe.outputs = [("program", exported.index(m)) if m in exported else ("member", m)
                           for m in cluster.outputs]
         recipe.out_shape = (len(exported),) + full

@@ -427,7 +427,6 @@ class _Layout:
             members = [self.kernel_of[member._id] for member in chain.ops]
             self.steps.append(ChainStep(chain, members, construction, op, device, ins, outs))
 
-
     def scaled_inputs(self, op, chain):
         """{input index: value} of the step's inputs a folded scale replaced: op's own, or a
         fused conv's (its inputs come first in its chain's; the chain holds its stages'

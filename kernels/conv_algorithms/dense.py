@@ -109,7 +109,7 @@ def one_gemm_route(x_shape, w_shape, strides, dilations, pads, out_sp, dtype, xp
     kernel, (c, o) = w_shape[:-2], w_shape[-2:]
     if conv_gemm.plain_gemm(kernel, strides, pads, True, dtype):
         return "pointwise"
-    if (0 in (*x_shape, *w_shape, *out_sp) or _pointwise(kernel, pads)
+    if (0 in (*x_shape, *w_shape, *out_sp) or conv_gemm.pointwise(kernel, pads)
             or _few_channels(xp, dtype, kernel, strides, dilations, c, o, out_sp)):
         return None
     few = conv_gemm.on_few_positions(xp, dtype, x_shape[0] * math.prod(out_sp), kernel, c)
@@ -132,7 +132,7 @@ def _forward(x, w, strides, dilations, pads, channels_last, xp, epilogue):
     y, pending = None, epilogue
     if 0 in (n, o, c, *kernel, *out_sp):
         y = xp.zeros((n, *out_sp, o), ct)
-    elif _pointwise(kernel, pads):
+    elif conv_gemm.pointwise(kernel, pads):
         picked = xc[_sampled(out_sp, strides)]
         y = (picked.reshape(-1, c) @ gemm_filter(wc, picked.size // c, xp)).reshape(
             n, *out_sp, o)
@@ -176,7 +176,7 @@ def _backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels_las
     if 0 in dyc.shape or math.prod(filter_shape) == 0 or 0 in xc.shape:
         return xp.zeros(filter_shape, x.dtype)
     dw = None
-    if _pointwise(kernel, pads):
+    if conv_gemm.pointwise(kernel, pads):
         picked = xc[_sampled(out_sp, strides)]
         dw = (dyc.reshape(-1, o).T @ picked.reshape(-1, c)).T
     elif xp is np:
@@ -215,7 +215,7 @@ def _backprop_input(dy, w, input_shape, strides, dilations, pads, channels_last,
     if 0 in dyc.shape or 0 in in_shape or w.size == 0:
         return from_channels_last(xp.zeros(in_shape, dy.dtype), channels_last, xp)
     dx = None
-    if _pointwise(kernel, pads):
+    if conv_gemm.pointwise(kernel, pads):
         dx = xp.zeros(in_shape, ct)
         w2 = xp.ascontiguousarray(wc.reshape(c, o))
         dx[_sampled(out_sp, strides)] = (dyc.reshape(-1, o) @ w2.T).reshape(*dyc.shape[:-1], c)
@@ -270,11 +270,6 @@ def _filter_by_im2col(xc, dyc, filter_shape, strides, dilations, pads, ct, xp):
         return dw
 
     return sum(_map(work, _blocks(dyc.shape[:-1], kc * padded.itemsize, o, xp), o, xp))
-
-
-def _pointwise(kernel, pads):
-    """1x1 filter and no padding: the conv is a GEMM on the strided input positions."""
-    return all(k == 1 for k in kernel) and not any(b or a for b, a in pads)
 
 
 def _sampled(out_sp, strides):

@@ -26,11 +26,16 @@ def gemm_filter(wc, rows, xp):
     return xp.ascontiguousarray(w2.T).T if rows >= TRANSPOSED_FILTER_MIN_ROWS else w2
 
 
+def pointwise(kernel, pads):
+    """1x1 filter and no padding: the conv is a GEMM on the strided input positions."""
+    return all(k == 1 for k in kernel) and not any(b or a for b, a in pads)
+
+
 def plain_gemm(kernel, strides, pads, channels_last, dtype):
-    """Whether a forward conv is one GEMM of its input as it is (``gemm_forward``): a 1x1
-    filter, stride 1, no padding, channels last, float32 or float64."""
-    return (channels_last and all(k == 1 for k in kernel) and not any(b or a for b, a in pads)
-            and all(s == 1 for s in strides) and np.dtype(dtype) in (np.float32, np.float64))
+    """Whether a forward conv is one GEMM of its input as it is (``gemm_forward``): a
+    ``pointwise`` one of stride 1, channels last, float32 or float64."""
+    return (channels_last and pointwise(kernel, pads) and all(s == 1 for s in strides)
+            and np.dtype(dtype) in (np.float32, np.float64))
 
 
 def gemm_forward(x, w, xp=np):
