@@ -281,14 +281,17 @@ def line_rotation(flat, channels, step):
 
 @njit(cache=True, nogil=True)
 def _wrapped(w, channels, rotation):
-    """Filter taps ``[KH*KW, C]`` as rows of ``C + LANES`` (``C`` when ``rotation`` is 0),
-    each tap's values followed by its first LANES again."""
+    """Filter taps ``[KH*KW, C]`` (flat) as rows of ``C + LANES``, each tap's values
+    followed by its first LANES again; ``w`` itself when ``rotation`` is 0."""
+    if not rotation:
+        return w, channels
     taps = w.size // channels
-    pitch = channels + (LANES if rotation else 0)
+    pitch = channels + LANES
     wide = np.empty(taps * pitch, np.float32)
     for t in range(taps):
-        for c in range(pitch):
-            wide[t * pitch + c] = w[t * channels + c % channels]
+        row = w[t * channels:(t + 1) * channels]
+        wide[t * pitch:t * pitch + channels] = row
+        wide[t * pitch + channels:(t + 1) * pitch] = row[:LANES]
     return wide, pitch
 
 

@@ -13,6 +13,7 @@ the reduction's identity (0, 1, the type's lowest or highest value, false, true)
 does.
 """
 
+import functools
 import math
 
 import numpy as np
@@ -70,6 +71,25 @@ def column_sum(x, axes):
     return total.reshape(x.shape[lead:])
 
 
+@functools.lru_cache(maxsize=256)
+def leading_form(shape, axes):
+    """(`shape` without its size-1 dims, how many of its first dims are reduced) where the
+    reduced dims among those left come first, kept ones after; None where they do not, or
+    where none or all of them are reduced (the sums NumPy orders its own way)."""
+    left, lead, kept = [], 0, False
+    for i, d in enumerate(shape):
+        if d == 1:
+            continue
+        if i in axes:
+            if kept:
+                return None
+            lead += 1
+        else:
+            kept = True
+        left.append(d)
+    return (tuple(left), lead) if 0 < lead < len(left) else None
+
+
 class ReductionOp(OpKernel):
     """Checks the axes, then `reduce(xp, x, dtype, axes)`; the result is cast to T.
 
@@ -112,13 +132,24 @@ class ReductionOp(OpKernel):
 
     def total(self, x, axes):
         """The sum over `axes` of a CPU float or integer `x`, in `_acc` (Sum's, as
-        `float_sum`: the large ones through it)."""
+        `float_sum`: the large ones through it). Size-1 dims are left out first, so that
+        a sum over the spatial dims of one image (a global average pool) is one over
+        leading dims, which the compiled column sums take."""
+        form = leading_form(x.shape, axes) if x.flags.c_contiguous else None
+        if form is not None:
+            shape, lead = form
+            y = self._leading_total(x.reshape(shape), tuple(range(lead)))
+            return y.reshape(self.reduced_shape(x.shape, axes))
         if x.size >= COMPILED_MIN_SIZE:
             return float_sum(np, x, axes, self._keep_dims)
+        return np.add.reduce(x, axis=axes, dtype=self._acc, keepdims=self._keep_dims)
+
+    def _leading_total(self, x, axes):
+        """The sum of a contiguous `x` over its leading `axes`, dims not kept."""
+        if x.size >= COMPILED_MIN_SIZE:
+            return float_sum(np, x, axes)
         y = column_sum(x, axes) if self._acc.kind == "f" else None
-        if y is None:
-            return np.add.reduce(x, axis=axes, dtype=self._acc, keepdims=self._keep_dims)
-        return y.reshape(self.reduced_shape(x.shape, axes)) if self._keep_dims else y
+        return np.add.reduce(x, axis=axes, dtype=self._acc) if y is None else y
 
     def reduced_shape(self, shape, axes):
         if self._keep_dims:
@@ -168,6 +199,8 @@ class MeanOp(ReductionOp):
     """Integer means sum in 64 bits (wrapping) and divide truncating toward zero. A float16
     mean divides the float16 sum by the count as a float16, as TF's CPU kernel: from 65520
     values on the count is inf and the mean 0."""
+
+    averages = True
 
     @staticmethod
     def accumulator(dtype):

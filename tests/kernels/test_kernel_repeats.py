@@ -55,6 +55,46 @@ def test_sums_over_leading_axes_add_each_column_row_by_row(shape, lead, dtype):
 
 
 @SETTINGS
+@given(data=st.data(), dtype=st.sampled_from([np.float32, np.float64]), keep_dims=st.booleans())
+def test_sums_over_the_spatial_dims_of_one_image_add_each_column_row_by_row(data, dtype,
+                                                                            keep_dims):
+    """Leading once size-1 dims are left out (a global average pool at batch 1): column
+    sums row by row, up to the compiled column sums' sizes and past them."""
+    lead = data.draw(st.lists(st.integers(1, 24), min_size=1, max_size=2))
+    kept = data.draw(st.lists(st.integers(2, 40), min_size=1, max_size=2))
+    dims = [(d, True) for d in lead] + [(d, False) for d in kept]
+    for _ in range(data.draw(st.integers(1, 3))):     # size-1 dims anywhere, reduced or not
+        dims.insert(data.draw(st.integers(0, len(dims))), (1, data.draw(st.booleans())))
+    shape = tuple(d for d, _ in dims)
+    axes = np.array([i for i, (_, reduced) in enumerate(dims) if reduced], np.int32)
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    x = (rng.standard_normal(shape) * 10.0 ** rng.uniform(-6, 6, shape)).astype(dtype)
+    want = column_reference(x.reshape(*lead, *kept), len(lead))
+    want_shape = tuple(1 if reduced else d for d, reduced in dims) if keep_dims else tuple(
+        d for d, reduced in dims if not reduced)
+    total = Repeats(lambda v, a: R.Sum(input=v, axis=a, keep_dims=keep_dims),
+                    gp.as_dtype(dtype), gp.int32)
+    mean = Repeats(lambda v, a: R.Mean(input=v, axis=a, keep_dims=keep_dims),
+                   gp.as_dtype(dtype), gp.int32)
+    for _ in range(2):
+        got_total, got_mean = total(x, axes), mean(x, axes)
+        assert got_total.shape == got_mean.shape == want_shape
+        np.testing.assert_array_equal(got_total.reshape(want.shape), want.astype(dtype))
+        np.testing.assert_array_equal(got_mean.reshape(want.shape),
+                                      (want / (x.size // want.size)).astype(dtype))
+
+
+def test_a_large_sum_over_the_spatial_dims_of_one_image():
+    """From COMPILED_MIN_SIZE values on the sum runs as parallel column sums: float64
+    totals whatever their order, so the float32 results are the rounded exact sums."""
+    x = np.random.default_rng(7).standard_normal((1, 64, 64, 16)).astype(np.float32)
+    axes = np.array([1, 2], np.int32)
+    want = np.add.reduce(x.astype(np.float64), axis=(1, 2), keepdims=True)
+    mean = Repeats(lambda v, a: R.Mean(input=v, axis=a, keep_dims=True), gp.float32, gp.int32)
+    np.testing.assert_allclose(mean(x, axes), (want / 4096).astype(np.float32), rtol=1e-6)
+
+
+@SETTINGS
 @given(data=st.data(), dtype=st.sampled_from([np.float32, np.float64, np.int32]),
        keep_dims=st.booleans())
 def test_a_reduction_node_fed_new_shapes_and_axes(data, dtype, keep_dims):
