@@ -386,6 +386,8 @@ class OpKernel:
     list_access = None    # "get", "set" or "push": a TensorList element read, written in
     #                       place or appended
     reduction = None      # "sum": a float sum over the axes its input 1 names
+    # -- fused blocks (graphops/runtime/squeeze_excite.py)
+    averages = False      # a mean over the axes its input 1 names (a squeeze's pooling)
     # -- convs
     channels_last_format = None   # a forward conv's channels-last data_format ("NHWC"),
     #                               its filter input 1: a constant per-output-channel scale

@@ -15,11 +15,11 @@ right after its last reader. `Plan.run` is then a short loop: `for step in steps
 import numpy as np
 
 from graphops.runtime import (constant_folding, devices, elementwise_clusters, fusion,
-                              host_memory, placement, shape_folding)
+                              host_memory, placement, shape_folding, squeeze_excite)
 from graphops.runtime.frame_executor import FramePlan
 from graphops.runtime.kernel_call import host_memory_indices, instantiate, ref_indices
-from graphops.runtime.steps import (ChainStep, ClusterStep, CopyStep, DerefStep, KernelStep,
-                                    ShapeGuardStep, kernel_step, raise_node_error)
+from graphops.runtime.steps import (BlockStep, ChainStep, ClusterStep, CopyStep, DerefStep,
+                                    KernelStep, ShapeGuardStep, kernel_step, raise_node_error)
 from graphops.registry.errors import CancelledError, InvalidArgumentError
 from graphops.registry.kernel_registry import (cancellation, control_flow_role,
                                                registered_kernels)
@@ -306,7 +306,11 @@ class _Layout:
         self.chains, self.replaced = chains, replaced
         self.slots, self.where, self.steps, self.constants, self.count = {}, {}, [], [], 0
         self.device_of = {}     # op id -> the Device of its step
-        self.guarded = set()    # tensor keys whose shape a ShapeGuardStep checks
+        # tensor keys whose shape a ShapeGuardStep checks, or that a fused block keeps to
+        # itself (its kernels check the shapes they are given)
+        self.guarded = {tensor_key(t) for block in chains.values()
+                        if isinstance(block, squeeze_excite.SqueezeExcite)
+                        for op in block.ops[:-1] for t in op.outputs}
 
     def new_slot(self, key, loc):
         self.slots[(key, loc)] = self.count
@@ -399,7 +403,7 @@ class _Layout:
         self.device_of[op._id] = device
         loc = None if device.type.is_host else device
         chain = self.chains.get(op._id)
-        if isinstance(chain, elementwise_clusters.Cluster):
+        if isinstance(chain, (elementwise_clusters.Cluster, squeeze_excite.SqueezeExcite)):
             return self.cluster_step(chain, op, device)
         if chain is not None:        # the fused chain's one step reads its inputs alone
             sources, host_in, ref_in = chain.inputs, (), ()
@@ -438,7 +442,8 @@ class _Layout:
         return {}
 
     def cluster_step(self, cluster, op, device):
-        """The step of an elementwise cluster (on the host) in place of its last node."""
+        """The step of an elementwise cluster or a fused block (on the host) in place of its
+        last node."""
         ins = [self.slot_at(t, None) for t in cluster.inputs]
         outs = []
         for k, m in enumerate(cluster.outputs):
@@ -446,8 +451,9 @@ class _Layout:
             self.where[key] = None
             outs.append((k, self.new_slot(key, None)))
         members = [self.kernel_of[member._id] for member in cluster.ops]
-        self.steps.append(ClusterStep(cluster, members, self.kernel_of[op._id][0], op, device,
-                                      ins, outs))
+        step = ClusterStep if isinstance(cluster, elementwise_clusters.Cluster) else BlockStep
+        self.steps.append(step(cluster, members, self.kernel_of[op._id][0], op, device, ins,
+                               outs))
 
 
 def _device_feeds(steps, feed_slots, fetched):

@@ -36,6 +36,9 @@ there): the conv's kernel takes the chain as an epilogue and applies it while ea
 of its output is in the cache (the few-channel and direct loops; the other paths apply it
 after), with the same bits.
 
+Squeeze-and-excite blocks, built of these fused steps and a few nodes, then run as one
+step (``squeeze_excite``).
+
 The runtime knows no op by name: it reads these declarations from each node's kernel.
 """
 
@@ -50,7 +53,7 @@ from graphops.kernels.support.kernel_util import (CHAIN_ACTIVATIONS, CHAIN_CHUNK
                                                   compiled_elementwise)
 from graphops.registry import memory
 from graphops.registry.conv_shapes import conv_params, forward_geometry
-from graphops.runtime import elementwise_clusters
+from graphops.runtime import elementwise_clusters, squeeze_excite
 
 FUSED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 MAX_STAGES = 3
@@ -229,8 +232,9 @@ def fuse_chains(ops, placements, kernels, folded, fed, readers, aliases, replace
     ``readers``: ``constant_folding.reader_counts``; ``aliases`` and ``replaced``:
     ``constant_folding.fold_scales``' rewrites. A folded-away product is seen through (the
     chain reads on from the output it stands for) and a scaled bias stands for its
-    constant. ``SumActivation``, ``Swish`` and ``ConvChain`` steps come in the same dict, and
-    then the ``elementwise_clusters`` of the nodes left."""
+    constant. ``SumActivation``, ``Swish`` and ``ConvChain`` steps come in the same dict,
+    then the ``squeeze_excite`` blocks (which take some of those in) and the
+    ``elementwise_clusters`` of the nodes left."""
     return _Fusion(ops, placements, kernels, folded, fed, readers, aliases, replaced).run()
 
 
@@ -258,6 +262,8 @@ class _Fusion:
             self.claim(self.sum_activation(op) or self.swish(op))
         for op in self.ops:
             self.claim(self.chain_from(op))
+        for block in squeeze_excite.find_blocks(self, ConvChain, Swish):
+            self.claim(block)
         self.fused.update(elementwise_clusters.find_clusters(self))
         return self.fused
 

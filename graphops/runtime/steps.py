@@ -1,9 +1,9 @@
 """The steps a Plan runs, each over the plan's buffer of numbered slots: a node's kernel
 (`KernelStep`; `HostKernelStep` calls a host kernel with no device to activate), a fused
-chain (`ChainStep`), an elementwise cluster (`ClusterStep`), a copy between host and
-device memory (`CopyStep`), a read off a TF1 variable reference (`DerefStep`) and the
-check that a tensor has the shape its plan was specialised to (`ShapeGuardStep`). A step
-frees the slots it read last (``frees``).
+chain (`ChainStep`), an elementwise cluster (`ClusterStep`), a fused block of small
+tensors (`BlockStep`), a copy between host and device memory (`CopyStep`), a read off a
+TF1 variable reference (`DerefStep`) and the check that a tensor has the shape its plan
+was specialised to (`ShapeGuardStep`). A step frees the slots it read last (``frees``).
 """
 
 from graphops.runtime import devices
@@ -90,6 +90,14 @@ class FusedStep(KernelStep):
         super().__init__(fused, construction, op, device, ins, outs)
         self.members = members
 
+    def _run_member(self, m, inputs):
+        """Output 0 of member m's kernel on ``inputs``; an error names the member."""
+        construction, kernel = self.members[m]
+        try:
+            return compute(kernel, construction, inputs, self.device)[0]
+        except Exception as exc:
+            raise_node_error(exc, self.kernel.ops[m], self.device, inputs)
+
 
 class ChainStep(FusedStep):
     """Runs a fused chain (``fusion.Chain``, its kernel) in place of its last node: one pass
@@ -153,19 +161,33 @@ class ClusterStep(FusedStep):
         for slot in self.frees:
             buf[slot] = None
 
-    def _run_member(self, m, inputs):
-        """Output 0 of member m's kernel on ``inputs``; an error names the member."""
-        construction, kernel = self.members[m]
-        try:
-            return compute(kernel, construction, inputs, self.device)[0]
-        except Exception as exc:
-            raise_node_error(exc, self.kernel.ops[m], self.device, inputs)
-
     def _run_members(self, values):
         """The cluster's outputs from the members' kernels, one after the other."""
         cluster = self.kernel
         results = cluster.run_members(range(len(cluster.ops)), values, self._run_member)
         return [results[m] for m in cluster.outputs]
+
+
+class BlockStep(FusedStep):
+    """Runs a fused block of small tensors (``squeeze_excite.SqueezeExcite``, its kernel)
+    in place of its last node: its parts one after the other, each fused part's one pass
+    where it accepts its values, else that part's nodes' kernels; each failure names its
+    node."""
+
+    __slots__ = ()
+
+    def __call__(self, buf):
+        values = [buf[i] for i in self.ins]
+        try:
+            value = self.kernel.run(values, self._run_member)
+        except OpError:              # a member's kernel failed, naming its node
+            raise
+        except Exception as exc:
+            raise_node_error(exc, self.op, self.device, values)
+        for _, slot in self.outs:
+            buf[slot] = value
+        for slot in self.frees:
+            buf[slot] = None
 
 
 class CopyStep:

@@ -1,0 +1,145 @@
+"""Squeeze-and-excite blocks fused into one step (graphops/runtime/squeeze_excite.py): which
+blocks fuse, that the block gives the unfused graph's bits (NaN, infinities and -0
+included) and its errors, and that a fetch inside keeps the nodes' own steps."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import graphops as gp
+from graphops.registry import errors
+from graphops.runtime import fusion, steps
+from graphops.runtime.config import memory_budget
+
+SETTINGS = settings(max_examples=25, deadline=None)
+
+
+def _block(x, channels, reduced, rng, keras, gate_first):
+    """x * sigmoid(conv2(act(conv1(mean(x))))), the convs 1x1 with a bias: Keras's
+    EfficientNet block (a mean without kept dims, a reshape to the batch read off its
+    shape, a swish with beta and its custom gradient's IdentityN), or a mean keeping its
+    dims and a Relu."""
+    def conv(h, cin, cout, padding):
+        w = gp.constant(rng.standard_normal((1, 1, cin, cout)).astype(np.float32))
+        b = gp.constant(rng.standard_normal(cout).astype(np.float32))
+        return gp.nn.bias_add(gp.nn.conv2d(h, w, [1, 1, 1, 1], padding), b)
+
+    if keras:
+        s = gp.reduce_mean(x, [1, 2])
+        s = gp.reshape(s, gp.stack([gp.shape(s)[0], 1, 1, channels]))
+        h = conv(s, channels, reduced, "SAME")
+        beta = gp.constant(np.float32(1))
+        swish = h * gp.sigmoid(beta * h)
+        h = gp.raw_ops.IdentityN(input=[swish, h, beta])[0]
+    else:
+        h = gp.nn.relu(conv(gp.reduce_mean(x, [1, 2], keepdims=True), channels, reduced,
+                            "VALID"))
+    gate = gp.sigmoid(conv(h, reduced, channels, "VALID"))
+    return gate * x if gate_first else x * gate
+
+
+def _run(fetches, feed):
+    """The fetches' values and how many block steps ran."""
+    ran = []
+    call = steps.BlockStep.__call__
+
+    def counted(step, buf):
+        ran.append(step)
+        return call(step, buf)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(steps.BlockStep, "__call__", counted)
+        with gp.Session() as sess, np.errstate(all="ignore"):
+            return sess.run(fetches, feed), len(ran)
+
+
+def _unfused(fetches, feed):
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(fusion, "fuse_chains", lambda *args: {})
+        return _run(fetches, feed)[0]
+
+
+def _hostile(rng, shape):
+    x = (rng.standard_normal(shape) * 4).astype(np.float32)
+    flat = x.reshape(-1)
+    flat[::13], flat[5::17], flat[7::19], flat[3::23] = np.nan, np.inf, -np.inf, -0.0
+    return x
+
+
+def _assert_same(got, want):
+    np.testing.assert_array_equal(got, want)
+    assert np.array_equal(np.signbit(got), np.signbit(want))
+
+
+@SETTINGS
+@given(batch=st.integers(1, 3), size=st.tuples(st.integers(1, 5), st.integers(2, 5)),
+       channels=st.integers(1, 40), reduced=st.integers(1, 8), keras=st.booleans(),
+       gate_first=st.booleans(), hostile=st.booleans(), seed=st.integers(0, 2**32 - 1))
+def test_a_squeeze_and_excite_block_is_one_step_with_the_unfused_bits(
+        batch, size, channels, reduced, keras, gate_first, hostile, seed):
+    rng = np.random.default_rng(seed)
+    with gp.Graph().as_default():
+        x = gp.placeholder(gp.float32, [None, *size, channels])
+        out = _block(x, channels, reduced, rng, keras, gate_first)
+        shape = (batch, *size, channels)
+        values = _hostile(rng, shape) if hostile else rng.standard_normal(shape).astype(
+            np.float32)
+        got, blocks = _run(out, {x: values})
+        assert blocks == 1
+        assert got.shape == shape
+        _assert_same(got, _unfused(out, {x: values}))
+
+
+def test_parts_that_do_not_take_their_values_run_their_nodes_kernels(monkeypatch):
+    """A fused part that refuses its values (as one fed another dtype or shape would) runs
+    its nodes' kernels: the same bits."""
+    rng = np.random.default_rng(3)
+    with gp.Graph().as_default():
+        x = gp.placeholder(gp.float32, [None, 3, 3, 12])
+        out = _block(x, 12, 4, rng, keras=True, gate_first=False)
+        values = _hostile(rng, (2, 3, 3, 12))
+        want = _unfused(out, {x: values})
+        monkeypatch.setattr(fusion.ConvChain, "accepts", lambda self, values: False)
+        monkeypatch.setattr(fusion.Swish, "accepts", lambda self, values: False)
+        got, blocks = _run(out, {x: values})
+    assert blocks == 1
+    _assert_same(got, want)
+
+
+def test_a_block_fails_as_its_nodes_fail():
+    """Over the memory budget the first node that allocates too much raises, named, as
+    without fusion."""
+    rng = np.random.default_rng(5)
+    with gp.Graph().as_default():
+        x = gp.placeholder(gp.float32, [None, 2, 2, 64])
+        out = _block(x, 64, 200, rng, keras=False, gate_first=True)
+        values = rng.standard_normal((1, 2, 2, 64)).astype(np.float32)
+        messages = []
+        for run in (lambda: _run(out, {x: values}), lambda: _unfused(out, {x: values})):
+            with memory_budget(700), pytest.raises(errors.ResourceExhaustedError) as caught:
+                run()
+            messages.append(str(caught.value).split("\n\t")[0])
+    assert messages[0] == messages[1]
+    assert "Conv2D" in messages[0]
+
+
+def test_blocks_that_must_not_fuse():
+    """A tensor inside fetched, a gate of x's own size, a 3x3 conv: the nodes' own steps."""
+    rng = np.random.default_rng(6)
+    with gp.Graph().as_default():
+        x = gp.placeholder(gp.float32, [None, 4, 4, 8])
+        values = rng.standard_normal((2, 4, 4, 8)).astype(np.float32)
+        out = _block(x, 8, 2, rng, keras=False, gate_first=False)
+        gate = out.op.inputs[1]
+        (got, seen), blocks = _run([out, gate], {x: values})
+        assert blocks == 0
+        _assert_same(got, values * seen)
+
+        mean = gp.reduce_mean(x, [1, 2], keepdims=True)
+        w = gp.constant(rng.standard_normal((3, 3, 8, 8)).astype(np.float32))
+        wide = x * gp.sigmoid(gp.nn.conv2d(mean + x, w, [1, 1, 1, 1], "SAME"))
+        three = x * gp.sigmoid(gp.nn.conv2d(mean, w, [1, 1, 1, 1], "SAME"))
+        got, blocks = _run([wide, three], {x: values})
+        assert blocks == 0
+        for value, want in zip(got, _unfused([wide, three], {x: values})):
+            _assert_same(value, want)
