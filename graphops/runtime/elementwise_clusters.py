@@ -40,10 +40,10 @@ MIN_MEMBERS = 3       # fewer: the program's call and loads cost what it saves
 MAX_MEMBERS = 64
 SIGNATURES = 16       # shape signatures a cluster keeps its recipes for
 BIAS_ADD = "bias_add"
-WIDE = frozenset(("exp", "log", "tanh", "sigmoid"))   # computed through float64
+WIDE = frozenset(("exp", "log", "tanh", "sigmoid"))   # transcendentals: dearer per value
 # Rough costs (ns) in the cache of the 2-core reference machine (docs/performance.md):
 # a program's call, a kernel step's, one pass of an instruction over an element, and of
-# a float32 transcendental through float64.
+# a float32 transcendental (exp, log and tanh through float64).
 CALL_NS, STEP_NS, PASS_NS, WIDE_NS = 1500, 2300, 0.12, 0.7
 
 
@@ -186,9 +186,8 @@ def grid_plan(cluster, input_shapes, rows, cols, strides):
 def _pays(cluster, big, transfers, size):
     """Whether the program is likely faster than the kernels of members ``big``: it saves
     a step's cost per kernel, and costs a pass per input load and output store on top of
-    one per instruction (its float32 transcendentals through float64 cost about twice
-    NumPy's). A program of fewer than ``MIN_MEMBERS`` instructions never pays; one over at
-    least
+    one per instruction (its float32 transcendentals cost about twice NumPy's). A program
+    of fewer than ``MIN_MEMBERS`` instructions never pays; one over at least
     ``PARALLEL_MIN_SIZE_COMPUTE`` elements always does (passes over memory then cost more
     than these estimates, which hold in the cache)."""
     if len(big) < MIN_MEMBERS:

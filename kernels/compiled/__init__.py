@@ -6,7 +6,8 @@ blocks, `constants`, and `host_isa`, the vector unit numba compiles for and the 
 tiles taken from it) is plain numba code with `@njit(cache=True, ...)`: compiled
 functions are cached on disk beside the module or, where that directory is read-only, in
 numba's per-user cache directory, so a warm process loads each in milliseconds instead of
-compiling it.
+compiling it. Caches beside the modules are dropped whenever any module's source changes
+(`drop_stale_caches`).
 
 Parallel loops are scheduled dynamically: threads take `chunk` iterations at a time as they
 come free, so a thread held off its core by another process delays one chunk, not the
@@ -18,6 +19,7 @@ fork: in a child forked after numba was loaded, `usable()` is False and kernels 
 NumPy path.
 """
 
+import hashlib
 import importlib
 import os
 import sys
@@ -58,6 +60,8 @@ def loops(name, chunk=ELEMENT_CHUNK, single=False):
     if module is None:
         if "numba" not in sys.modules:       # OpenMP reads its settings when first loaded
             os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        if not _modules:
+            drop_stale_caches(os.path.dirname(__file__))
         module = _modules[name] = importlib.import_module(f"{__name__}.{name}")
     threads = numba_threads(single)
     wanted = (threads, chunk if threads > 1 else 0)    # one thread: one static block
@@ -66,6 +70,36 @@ def loops(name, chunk=ELEMENT_CHUNK, single=False):
         _give_numba(wanted, given)
         _given.settings = wanted
     return module
+
+
+def drop_stale_caches(package):
+    """Removes numba's cache files beside the loop modules of directory ``package`` when any
+    module's source differs from the sources they were compiled from (a digest of them all
+    kept in ``__pycache__/sources.sha256``): a cached function holds the code it inlined
+    from other modules, and numba checks only its own module's source. Where the directory
+    is read-only, numba caches in its per-user directory and nothing is removed here."""
+    digest = hashlib.sha256()
+    for name in sorted(os.listdir(package)):
+        if name.endswith(".py"):
+            with open(os.path.join(package, name), "rb") as source:
+                digest.update(name.encode() + b"\0" + source.read())
+    cache = os.path.join(package, "__pycache__")
+    stamp = os.path.join(cache, "sources.sha256")
+    try:
+        with open(stamp) as f:
+            if f.read() == digest.hexdigest():
+                return
+    except OSError:
+        pass
+    try:
+        for name in os.listdir(cache):
+            if name.endswith((".nbi", ".nbc")):
+                os.remove(os.path.join(cache, name))
+        with open(stamp + ".new", "w") as f:
+            f.write(digest.hexdigest())
+        os.replace(stamp + ".new", stamp)     # whole, for processes starting meanwhile
+    except OSError:          # no cache yet, or a read-only install
+        pass
 
 
 def _give_numba(wanted, given):

@@ -25,7 +25,7 @@ def float_to_half(float_bits, out_bits):
     """out_bits (float16 bits, uint16) = float_bits (float32 bits, uint32) rounded to
     nearest even."""
     for i in prange(float_bits.size):
-        out_bits[i] = half_bits(_bits_float(float_bits[i]))
+        out_bits[i] = half_bits(float_from_bits(float_bits[i]))
 
 
 @njit(cache=True, inline="always")
@@ -40,7 +40,7 @@ def half_value(half):
     elif exponent == 0:                              # zero / subnormal: renormalize
         value = np.float32(magnitude >> np.uint32(13)) * np.float32(2.0 ** -24)
         bits = _float_bits(value)
-    return _bits_float(bits | ((h & np.uint32(0x8000)) << np.uint32(16)))
+    return float_from_bits(bits | ((h & np.uint32(0x8000)) << np.uint32(16)))
 
 
 @njit(cache=True, inline="always")
@@ -74,7 +74,7 @@ def _float_bits(typingctx, value):
 
 
 @intrinsic
-def _bits_float(typingctx, bits):
+def float_from_bits(typingctx, bits):
     """The float32 whose bits are the uint32 ``bits``."""
     def codegen(context, builder, signature, args):
         return builder.bitcast(args[0], ir.FloatType())
@@ -113,7 +113,7 @@ def double_from_bits(typingctx, bits):
 def _round_subnormal(bits):
     """Half bits of the float32 ``bits`` below 2**-14: adding 0.5 (2**-1) makes the FPU round
     the value at 2**-24 granularity (to nearest even); the low bits are then the half."""
-    return _float_bits(_bits_float(bits) + np.float32(0.5)) - np.uint32(126 << 23)
+    return _float_bits(float_from_bits(bits) + np.float32(0.5)) - np.uint32(126 << 23)
 
 
 @njit(cache=True, parallel=True, nogil=True)
@@ -128,13 +128,13 @@ def float_to_bfloat16(float_bits, out_bits):
     """out_bits (bfloat16 bits, uint16) = float_bits (float32 bits) rounded to nearest even,
     as ml_dtypes rounds: any NaN becomes the quiet NaN of its sign."""
     for i in prange(float_bits.size):
-        out_bits[i] = bfloat16_bits(_bits_float(float_bits[i]))
+        out_bits[i] = bfloat16_bits(float_from_bits(float_bits[i]))
 
 
 @njit(cache=True, inline="always")
 def bfloat16_value(half):
     """The float32 value of the bfloat16 bits ``half`` (uint16)."""
-    return _bits_float(np.uint32(half) << np.uint32(16))
+    return float_from_bits(np.uint32(half) << np.uint32(16))
 
 
 @njit(cache=True, inline="always")

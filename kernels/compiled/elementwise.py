@@ -1,6 +1,6 @@
 """Elementwise loops and sums (numba) where NumPy is slow: selection by a mask (compiled
 branchless), Relu(6) and their masked-product gradients, a float32 Sigmoid and Swish
-(x * sigmoid(x)), erf and erfc, float64 sums down the columns of a matrix, bias
+(x * sigmoid(x)) computed in float32, erf and erfc, float64 sums down the columns of a matrix, bias
 additions, and fused per-channel scale, shift and Relu(6), and sums then Relu(6) (in
 parallel)."""
 
@@ -9,11 +9,21 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from graphops.kernels.compiled.casts import double_from_bits
+from graphops.kernels.compiled.casts import double_from_bits, float_from_bits
+from graphops.kernels.compiled.ir import fused_multiply_add
 
 _LOG2E = 1.4426950408889634
 _LN2_HI, _LN2_LO = 6.93147180369123816490e-01, 1.90821492927058770002e-10   # fdlibm's split
 _INV_FACTORIALS = tuple(1.0 / np.prod(np.arange(1.0, k + 1)) for k in range(12))
+# float32 exp (Cephes' expf): ln 2 split so that k times its high part is exact, the
+# polynomial's coefficients, and 1.5 * 2**23, which rounds a float32 below 2**22 to an
+# integer when added and taken away
+_LOG2E_F, _LN2_HI_F, _LN2_LO_F = np.float32(_LOG2E), np.float32(0.693359375), np.float32(
+    -2.12194440e-4)
+_EXPF_P0, _EXPF_P1, _EXPF_P2, _EXPF_P3, _EXPF_P4, _EXPF_P5 = (
+    np.float32(c) for c in (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3,
+                            4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1))
+_ROUNDER, _EXPF_LOWEST, _ONE = np.float32(1.5 * 2 ** 23), np.float32(-104), np.float32(1)
 
 
 @njit(cache=True, parallel=True, nogil=True)
@@ -132,33 +142,58 @@ def exp_wide(t):
     return p * double_from_bits(np.int64(k + 1023) << np.int64(52))
 
 
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def exp_negative_narrow(t):
+    """exp(t) in float32 for a float32 ``t`` <= 0 (Cephes' expf): t = k ln2 + r (|r| <=
+    ln2/2, k*ln2's high part exact), a degree-7 polynomial in r, then 2**k in two factors,
+    so that a subnormal result is rounded once. Every sum of a product is one explicit
+    fused multiply-add, so the bits do not depend on the caller's contraction flags; every
+    step vectorizes, 8 lanes to a vector on AVX2. Below -104 every result is 0."""
+    t = max(t, _EXPF_LOWEST)
+    k = fused_multiply_add(t, _LOG2E_F, _ROUNDER) - _ROUNDER   # t / ln2 to an integer
+    r = fused_multiply_add(-k, _LN2_LO_F, t - k * _LN2_HI_F)   # k ln2's high part exact
+    p = _EXPF_P0
+    for c in (_EXPF_P1, _EXPF_P2, _EXPF_P3, _EXPF_P4, _EXPF_P5):
+        p = fused_multiply_add(p, r, c)
+    p = fused_multiply_add(p, r * r, r) + _ONE
+    power = np.int32(k)
+    normal = max(power, np.int32(-126))
+    return (p * _power_of_two(normal)) * _power_of_two(power - normal)
+
+
 @njit(cache=True, nogil=True, inline="always")
-def sigmoid_wide(value):
-    """1 / (1 + exp(-value)) in float64 for a widened float32 ``value`` (see ``sigmoid``)."""
-    e = exp_wide(-abs(value))
-    return value if value != value else (1.0 if value >= 0 else e) / (1.0 + e)
+def _power_of_two(k):
+    """2**k as a float32, for an int32 k from -126 to 127."""
+    return float_from_bits(np.uint32((k + np.int32(127)) << np.int32(23)))
 
 
-@njit(cache=True, parallel=True, nogil=True, fastmath={"contract"})
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def sigmoid_narrow(value):
+    """1 / (1 + exp(-value)) in float32 for a float32 ``value``: e = exp(-|value|)
+    (``exp_negative_narrow``: nothing overflows), then 1 / (1 + e) for value >= 0 and
+    e / (1 + e) below. Within 3 ulp of the exact value (2.3 the largest seen), as TF's
+    Eigen approximation is; NaN stays NaN."""
+    e = exp_negative_narrow(-abs(value))
+    return value if value != value else (_ONE if value >= 0 else e) / (_ONE + e)
+
+
+@njit(cache=True, parallel=True, nogil=True, fastmath={"contract"}, error_model="numpy")
 def sigmoid(x, out):
-    """out = 1 / (1 + exp(-x)) for float32 x (flat arrays), computed in float64 and rounded
-    once: exp(-|x|) by range reduction (x = k ln2 + r, |r| <= ln2/2) and a degree-11
-    polynomial (error ~1e-14), which vectorizes where the C library's exp does not; then
-    1/(1 + e) for x >= 0 and e/(1 + e) below, so nothing overflows. NaN stays NaN. The
-    polynomial's steps are fused multiply-adds (1.6x faster, and no less accurate: k ln2's
-    high part is exact, so only the rounding of r * p + c changes, to one rounding)."""
+    """out = 1 / (1 + exp(-x)) for float32 x (flat arrays), in float32 (``sigmoid_narrow``):
+    the Sigmoid kernel's, the fused swish's and the elementwise clusters' sigmoid, one
+    formula with its own rounding steps, so their bits agree."""
     for i in prange(out.size):
-        out[i] = np.float32(sigmoid_wide(np.float64(x[i])))
+        out[i] = sigmoid_narrow(x[i])
 
 
-@njit(cache=True, parallel=True, nogil=True, fastmath={"contract"})
+@njit(cache=True, parallel=True, nogil=True, fastmath={"contract"}, error_model="numpy")
 def swish(x, beta, out):
     """out = x * sigmoid(beta * x) for float32 x (flat arrays) and beta: the float32
-    product beta * x, ``sigmoid``'s float32 value of it, then the float32 product, as Mul,
+    product beta * x, ``sigmoid``'s value of it, then the float32 product, as Mul,
     Sigmoid and Mul round them, in one pass."""
     for i in prange(out.size):
         value = x[i]
-        out[i] = value * np.float32(sigmoid_wide(np.float64(value * beta)))
+        out[i] = value * sigmoid_narrow(value * beta)
 
 
 @njit(cache=True, parallel=True, nogil=True)

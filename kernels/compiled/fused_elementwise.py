@@ -13,9 +13,9 @@ j * column stride`` (its pair in the plan): a stride of 0 broadcasts it along th
 Each instruction ``(opcode, destination, a, b)`` (``constants.FUSED_OPCODES``: unary
 codes below ``FIRST_BINARY``, binary from it) rounds in the arrays' dtype as the separate
 kernel rounds it (no fused multiply-add): the arithmetic gives the kernels' bits. float32
-exp, tanh and sigmoid are computed in float64 and rounded once (the sigmoid loop's
-polynomial, which vectorizes where the C library's exp does not); float64 ones call the C
-library.
+exp and tanh are computed in float64 and rounded once (a polynomial exp, which vectorizes
+where the C library's does not), float32 sigmoid in float32 by the Sigmoid kernel's own
+formula (``elementwise.sigmoid_narrow``); float64 ones call the C library.
 """
 
 import math
@@ -25,7 +25,7 @@ from numba import njit, prange
 
 from graphops.kernels.compiled.constants import (FUSED_BLOCK as BLOCK, FUSED_MAX_INPUTS,
                                                  FUSED_MAX_OUTPUTS, FUSED_UNARY)
-from graphops.kernels.compiled.elementwise import exp_wide, sigmoid_wide
+from graphops.kernels.compiled.elementwise import exp_wide, sigmoid_narrow
 
 FIRST_BINARY = len(FUSED_UNARY)      # the codes below are unary instructions
 
@@ -45,7 +45,7 @@ def _tanh_wide(value):
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def _unary(code, x, out, n, wide):
     """out[:n] = f(x[:n]) for a unary ``code`` (``FUSED_UNARY``'s order); ``wide``: float32
-    data (transcendentals through float64)."""
+    data (exp and tanh through float64, the sigmoid the Sigmoid kernel's)."""
     one, zero, six = x.dtype.type(1), x.dtype.type(0), x.dtype.type(6)
     if code == 0:
         for j in range(n):
@@ -87,7 +87,7 @@ def _unary(code, x, out, n, wide):
     elif code == 9:
         if wide:
             for j in range(n):
-                out[j] = sigmoid_wide(np.float64(x[j]))
+                out[j] = sigmoid_narrow(np.float32(x[j]))   # (typed for float64 too)
         else:
             for j in range(n):
                 value = x[j]

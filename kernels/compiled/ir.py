@@ -1,7 +1,8 @@
 """Building blocks of the numba intrinsics written in LLVM IR (``compiled.direct``,
 ``compiled.depthwise_vectors``, ``compiled.planar``, ``compiled.transpose``): a counted loop
-carrying values in registers, a switch on a run-time count, fused multiply-adds of vectors, vector
-loads and stores (plain, masked or non-temporal), a memory fence for after non-temporal
+carrying values in registers, a switch on a run-time count, fused multiply-adds of vectors
+(and of float32 scalars, for compiled loops that need one rounding whatever their
+contraction flags), vector loads and stores (plain, masked or non-temporal), a memory fence for after non-temporal
 stores, an intrinsic's typing and its arguments as pointers."""
 
 from llvmlite import ir
@@ -38,6 +39,20 @@ def fma(builder, vector_type):
     """LLVM's fused multiply-add of two float vectors of ``vector_type`` onto a third."""
     return builder.module.declare_intrinsic(
         f"llvm.fma.v{vector_type.count}f32", fnty=ir.FunctionType(vector_type, [vector_type] * 3))
+
+
+@intrinsic
+def fused_multiply_add(typingctx, a, b, c):
+    """a * b + c for float32 scalars, rounded once (LLVM's fma, which vectorizes): the
+    same result whatever contraction the calling function allows."""
+    if not all(value == types.float32 for value in (a, b, c)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        function = builder.module.declare_intrinsic(
+            "llvm.fma.f32", fnty=ir.FunctionType(ir.FloatType(), [ir.FloatType()] * 3))
+        return builder.call(function, list(args))
+    return types.float32(types.float32, types.float32, types.float32), codegen
 
 
 def counted_loop(builder, count, initial, body):

@@ -382,9 +382,9 @@ def test_softmax_edges(run):
         run("Softmax", logits=np.float32(1))
 
 
-def test_large_float32_sigmoid_is_rounded_once(run):
-    """Large float32 arrays take a compiled float64 pass: every result equal to the float64
-    formula rounded once, over the whole range (overflow, subnormals, signed zeros, NaN)."""
+def test_large_float32_sigmoid_is_within_three_ulps(run):
+    """Large float32 arrays take the compiled float32 pass: every result within 3 ulp of
+    the float64 formula, over the whole range (overflow, subnormals, signed zeros, NaN)."""
     rng = np.random.default_rng(8)
     x = np.concatenate([rng.uniform(-120, 120, 1 << 16), rng.normal(0, 3, 1 << 16),
                         [0, -0.0, np.inf, -np.inf, np.nan, 88.7, -88.7, -103.9, -104.5, 1e-30,
@@ -394,4 +394,6 @@ def test_large_float32_sigmoid_is_rounded_once(run):
     with np.errstate(over="ignore", invalid="ignore"):     # the branch np.where drops
         want = np.where(wide >= 0, 1 / (1 + np.exp(-wide)), np.exp(wide) / (1 + np.exp(wide)))
     assert got.dtype == np.float32
-    np.testing.assert_array_equal(got, want.astype(np.float32))
+    nan = np.isnan(x)
+    np.testing.assert_array_equal(np.isnan(got), nan)
+    np.testing.assert_array_max_ulp(got[~nan], want[~nan].astype(np.float32), maxulp=3)

@@ -240,8 +240,32 @@ def five_pass_sigmoid(x):
 
 
 def rounded_sigmoid(x):
-    """float32 x's sigmoid as the compiled pass gives it: float64's, rounded once."""
+    """float32 x's sigmoid, float64's rounded once."""
     return five_pass_sigmoid(x.astype(np.float64)).astype(np.float32)
+
+
+def compiled_sigmoid(x):
+    """float32 x's sigmoid from the compiled pass over a contiguous copy of its values."""
+    flat = np.array(x, np.float32).reshape(-1)
+    out = np.empty_like(flat)
+    compiled.loops("elementwise", single=True).sigmoid(flat, out)
+    return out.reshape(np.shape(x))
+
+
+def assert_within_three_ulps(got, x):
+    """float32 sigmoid values ``got`` of ``x`` are within 3 ulp of the exact values (NaN
+    where x is NaN), as TF's Eigen approximation is."""
+    nan = np.isnan(x)
+    np.testing.assert_array_equal(np.isnan(got), nan)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_max_ulp(np.asarray(got)[~nan], rounded_sigmoid(x)[~nan], 3)
+
+
+def assert_same_bits(got, want):
+    """The same float32 values bit for bit, a NaN's sign aside."""
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(np.where(np.isnan(got), 0, got).view(np.uint32),
+                                  np.where(np.isnan(want), 0, want).view(np.uint32))
 
 
 def sigmoid_inputs(dtype):
@@ -267,17 +291,17 @@ def test_sigmoid_numpy_path_gives_the_five_pass_bits(dtype, bits, monkeypatch):
 
 
 @pytest.mark.parametrize("size", [1, 7, 4000, 1 << 17])
-def test_float32_sigmoid_is_rounded_once_at_every_size_and_layout(size):
+def test_float32_sigmoid_gives_one_value_at_every_size_and_layout(size):
+    """The compiled float32 pass at any size and layout (strided, transposed, 0-d, a
+    scalar): the values a contiguous run of the same inputs gets, within 3 ulp."""
     x = sigmoid_inputs(np.float32)[:size * 2]
     with np.errstate(all="ignore"):
         for chunk in (x[:size], x[::2], x.reshape(2, -1).T[:, 0], x.reshape(2, -1).T,
                       np.array(x[0]), x[0]):
             got = _sigmoid(np, chunk)
             assert got.shape == np.shape(chunk) and got.flags.c_contiguous
-            want = rounded_sigmoid(chunk)         # a NaN's sign aside, the same bits
-            np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
-            np.testing.assert_array_equal(np.where(np.isnan(got), 0, got).view(np.uint32),
-                                          np.where(np.isnan(want), 0, want).view(np.uint32))
+            assert_same_bits(got, compiled_sigmoid(chunk))
+            assert_within_three_ulps(got, np.asarray(chunk))
 
 
 def test_sigmoid_of_a_scalar_is_a_scalar():
@@ -285,19 +309,32 @@ def test_sigmoid_of_a_scalar_is_a_scalar():
     for value in (np.float32(0.5), np.array(-2.0, np.float32)):
         got = node(value)
         assert got.shape == () and got.dtype == np.float32
-        np.testing.assert_array_equal(got, rounded_sigmoid(np.float32(value)))
+        np.testing.assert_array_equal(got, compiled_sigmoid(value))
 
 
 @SETTINGS
 @given(x=hnp.arrays(np.float32, hnp.array_shapes(min_dims=0, max_dims=3, max_side=20),
-                    elements=st.floats(width=32, allow_nan=False)))
-def test_sigmoid_node_gives_the_rounded_float64_bits(x):
+                    elements=st.floats(width=32)))
+def test_sigmoid_node_is_within_three_ulps(x):
     node = Repeats(lambda v: R.Sigmoid(x=v), gp.float32)
-    with np.errstate(all="ignore"):
-        want = rounded_sigmoid(x)
     got = node(x)
     assert got.dtype == np.float32 and got.shape == x.shape
-    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+    assert_same_bits(got, compiled_sigmoid(x))
+    assert_within_three_ulps(got, x)
+
+
+def test_float32_sigmoid_over_its_whole_range():
+    """Every float32 magnitude from 2**-149 to 2**7 (subnormal results below -87.3, 1
+    above 16.6), both signs, and the special values."""
+    exponents = np.arange(-149, 8, dtype=np.float64)
+    mantissas = np.random.default_rng(9).uniform(1, 2, (exponents.size, 64))
+    magnitudes = (mantissas * 2.0 ** exponents[:, None]).astype(np.float32).reshape(-1)
+    x = np.concatenate([magnitudes, -magnitudes, np.float32(
+        [0, -0.0, np.inf, -np.inf, np.nan, -103.97, -104.0, -110, 16.635532, 88.72])])
+    got = _sigmoid(np, x)
+    assert_within_three_ulps(got, x)
+    assert got[-10] == 0.5 and got[-9] == 0.5 and got[-8] == 1 and got[-7] == 0
+    assert np.all(np.diff(got[:magnitudes.size][np.argsort(magnitudes)]) >= 0)  # monotone
 
 
 # ----------------------------------------------------------------------------- SelectV2, matmul

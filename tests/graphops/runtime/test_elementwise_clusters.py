@@ -11,6 +11,7 @@ from hypothesis import given, settings, strategies as st
 import graphops as gp
 from graphops.runtime import elementwise_clusters, executor, fusion
 from graphops.runtime.steps import ClusterStep
+from tests.kernels.test_kernel_repeats_more import compiled_sigmoid
 from tests.op_runners import plan_kernel_steps
 from graphops.kernels.support.kernel_util import PARALLEL_MIN_SIZE_COMPUTE
 
@@ -87,8 +88,9 @@ def test_an_lstm_cell_is_one_step_with_the_kernels_values():
 
 
 def test_transcendentals_are_within_an_ulp_of_float64():
-    """exp, tanh and sigmoid of float32 values (0, tiny, huge, NaN, +-inf) in a cluster
-    are the float64 values rounded once, give or take an ulp."""
+    """exp and tanh of float32 values (0, tiny, huge, NaN, +-inf) in a cluster are the
+    float64 values rounded once, give or take an ulp; sigmoid, computed in float32 as the
+    Sigmoid kernel computes it (the same bits), within 3 ulp."""
     x = gp.placeholder(gp.float32, [None])
     values = np.concatenate([np.float32([0, -0.0, 1e-30, -1e-8, 3e-4, 88.7, 89, -104, -120,
                                          np.inf, -np.inf, np.nan]),
@@ -103,7 +105,9 @@ def test_transcendentals_are_within_an_ulp_of_float64():
         got = _run(out, {x: values})
         with np.errstate(all="ignore"):
             want = -np.abs(reference(values.astype(np.float64)).astype(np.float32))
-        np.testing.assert_array_max_ulp(got, want, maxulp=1)
+        np.testing.assert_array_max_ulp(got, want, maxulp=3 if name == "sigmoid" else 1)
+        if name == "sigmoid":
+            np.testing.assert_array_equal(got, -np.abs(compiled_sigmoid(values)))
 
 
 _UNARY = [gp.negative, gp.abs, gp.square, gp.nn.relu, gp.nn.relu6, gp.math.reciprocal,

@@ -11,6 +11,7 @@ from graphops.kernels.conv_algorithms import dense as conv_dense
 from graphops.kernels.ops import conv as conv_kernels
 from graphops.kernels.support.kernel_util import (PARALLEL_MIN_SIZE, PARALLEL_MIN_SIZE_COMPUTE,
                                                   STREAMING_MIN_SIZE)
+from tests.kernels.test_kernel_repeats_more import compiled_sigmoid
 from tests.op_runners import plan_kernel_steps
 
 
@@ -296,8 +297,9 @@ def test_sums_that_must_not_fuse_or_do_not_match_at_run_time(monkeypatch):
 @pytest.mark.parametrize("size", [64 * 6, 6 << 13, PARALLEL_MIN_SIZE_COMPUTE + 6])
 def test_swish_fuses_into_one_step_with_the_same_bits(size, monkeypatch):
     """x * sigmoid(x), sigmoid(x) * x and Keras's x * sigmoid(beta * x) (EfficientNet's
-    activation, beta 1) run as one step with the kernels' bits at every size: the float64
-    sigmoid of the float32 beta * x rounded to float32, then the float32 product."""
+    activation, beta 1) run as one step with the kernels' bits at every size: the float32
+    sigmoid of the float32 beta * x (the Sigmoid kernel's compiled pass), then the float32
+    product."""
     rng = np.random.default_rng(4)
     x = gp.placeholder(gp.float32, [None, 6], name="x")
     keras = x * gp.sigmoid(x * gp.constant(np.float32(1)))
@@ -313,12 +315,8 @@ def test_swish_fuses_into_one_step_with_the_same_bits(size, monkeypatch):
     with np.errstate(invalid="ignore", over="ignore"):
         fused = _run(outs, {x: values})
         plain = _run(outs, {x: values}, fused=False, monkeypatch=monkeypatch)
-        wants = []
-        for beta in (1, 1, 1, 1.5):
-            wide = (values * np.float32(beta)).astype(np.float64)
-            e = np.exp(-np.abs(wide))
-            wants.append(values * np.where(wide >= 0, 1 / (1 + e), e / (1 + e)).astype(
-                np.float32))
+        wants = [values * compiled_sigmoid(values * np.float32(beta))
+                 for beta in (1, 1, 1, 1.5)]
     for got, unfused, want in zip(fused, plain, wants):
         np.testing.assert_array_equal(got, unfused)
         np.testing.assert_array_equal(got, want)
