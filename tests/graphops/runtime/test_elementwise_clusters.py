@@ -88,9 +88,9 @@ def test_an_lstm_cell_is_one_step_with_the_kernels_values():
 
 
 def test_transcendentals_are_within_an_ulp_of_float64():
-    """exp and tanh of float32 values (0, tiny, huge, NaN, +-inf) in a cluster are the
-    float64 values rounded once, give or take an ulp; sigmoid, computed in float32 as the
-    Sigmoid kernel computes it (the same bits), within 3 ulp."""
+    """exp of float32 values (0, tiny, huge, NaN, +-inf) in a cluster is the float64 value
+    rounded once, give or take an ulp; tanh, computed in float32, within 2 ulp; sigmoid,
+    computed in float32 as the Sigmoid kernel computes it (the same bits), within 3."""
     x = gp.placeholder(gp.float32, [None])
     values = np.concatenate([np.float32([0, -0.0, 1e-30, -1e-8, 3e-4, 88.7, 89, -104, -120,
                                          np.inf, -np.inf, np.nan]),
@@ -105,9 +105,30 @@ def test_transcendentals_are_within_an_ulp_of_float64():
         got = _run(out, {x: values})
         with np.errstate(all="ignore"):
             want = -np.abs(reference(values.astype(np.float64)).astype(np.float32))
-        np.testing.assert_array_max_ulp(got, want, maxulp=3 if name == "sigmoid" else 1)
+        np.testing.assert_array_max_ulp(got, want, maxulp={"sigmoid": 3, "tanh": 2}.get(name, 1))
         if name == "sigmoid":
             np.testing.assert_array_equal(got, -np.abs(compiled_sigmoid(values)))
+
+
+def test_float32_tanh_over_its_whole_range():
+    """Every float32 magnitude from 2**-149 to 2**5, both signs, and the special values:
+    within 2 ulp, the value itself below 2**-12 (-0 and subnormals kept), +-1 at +-inf."""
+    exponents = np.arange(-149, 6, dtype=np.float64)
+    mantissas = np.random.default_rng(2).uniform(1, 2, (exponents.size, 64))
+    magnitudes = (mantissas * 2.0 ** exponents[:, None]).astype(np.float32).reshape(-1)
+    values = np.concatenate([magnitudes, -magnitudes, np.float32(
+        [0, -0.0, np.inf, -np.inf, np.nan, 0.625, -0.625, 2.0 ** -12, 9.01])])
+    x = gp.placeholder(gp.float32, [None])
+    out = gp.negative(gp.negative(gp.tanh(x)))       # three members, so a cluster forms
+    assert _clusters([out], [x]) == [["Tanh", "Neg", "Neg"]]
+    got = _run(out, {x: values})
+    tiny = np.abs(values) < 2.0 ** -12
+    np.testing.assert_array_equal(got[tiny].view(np.uint32), values[tiny].view(np.uint32))
+    nan = np.isnan(values)
+    np.testing.assert_array_equal(np.isnan(got), nan)
+    np.testing.assert_array_max_ulp(got[~nan], np.tanh(values[~nan].astype(np.float64)).astype(
+        np.float32), 2)
+    assert got[-7] == 1 and got[-6] == -1
 
 
 _UNARY = [gp.negative, gp.abs, gp.square, gp.nn.relu, gp.nn.relu6, gp.math.reciprocal,
