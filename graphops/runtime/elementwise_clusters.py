@@ -106,7 +106,8 @@ class Recipe:
     ``("member", m)``), ``shape`` and ``size`` (the full shape's), ``plan`` (the grid and
     the program, as ``compiled.fused_elementwise.run`` takes them), ``function`` (the
     one-thread compiled function for sizes under ``PARALLEL_MIN_SIZE_COMPUTE``, which needs
-    no thread settings; None: the parallel one) and ``outputs`` (per cluster output: ``("program", k)`` or ``("member", m)``)."""
+    no thread settings; None: the parallel one) and ``outputs`` (per cluster output:
+    ``("program", k)`` or ``("member", m)``)."""
 
     @staticmethod
     def make(cluster, input_shapes, budget):

@@ -2,8 +2,9 @@
 ``compiled.depthwise_vectors``, ``compiled.planar``, ``compiled.transpose``): a counted loop
 carrying values in registers, a switch on a run-time count, fused multiply-adds of vectors
 (and of float32 scalars, for compiled loops that need one rounding whatever their
-contraction flags), vector loads and stores (plain, masked or non-temporal), a memory fence for after non-temporal
-stores, an intrinsic's typing and its arguments as pointers."""
+contraction flags), vector loads and stores (plain, masked or non-temporal), a memory
+fence for after non-temporal stores, an intrinsic's typing and its arguments as
+pointers."""
 
 from llvmlite import ir
 from numba import types
