@@ -1,8 +1,8 @@
 """Elementwise loops and sums (numba) where NumPy is slow: selection by a mask (compiled
 branchless), Relu(6) and their masked-product gradients, a float32 Sigmoid and Swish
-(x * sigmoid(x)) computed in float32, erf and erfc, float64 sums down the columns of a matrix, bias
-additions, and fused per-channel scale, shift and Relu(6), and sums then Relu(6) (in
-parallel)."""
+(x * sigmoid(x)) computed in float32, erf and erfc, float64 sums down the columns of a
+matrix, bias additions, and fused per-channel scale, shift and Relu(6), and sums then
+Relu(6) (in parallel)."""
 
 import math
 
@@ -147,8 +147,9 @@ def exp_negative_narrow(t):
     """exp(t) in float32 for a float32 ``t`` <= 0 (Cephes' expf): t = k ln2 + r (|r| <=
     ln2/2, k*ln2's high part exact), a degree-7 polynomial in r, then 2**k in two factors,
     so that a subnormal result is rounded once. Every sum of a product is one explicit
-    fused multiply-add, so the bits do not depend on the caller's contraction flags; every
-    step vectorizes, 8 lanes to a vector on AVX2. Below -104 every result is 0."""
+    fused multiply-add or exact (k times ln 2's high part), so the bits do not depend on
+    the caller's contraction flags; every step vectorizes, 8 lanes to a vector on AVX2.
+    Below -104 every result is 0."""
     t = max(t, _EXPF_LOWEST)
     k = fused_multiply_add(t, _LOG2E_F, _ROUNDER) - _ROUNDER   # t / ln2 to an integer
     r = fused_multiply_add(-k, _LN2_LO_F, t - k * _LN2_HI_F)   # k ln2's high part exact

@@ -204,7 +204,12 @@ def test_side_effects_keep_the_order_of_their_edges():
     got = _run(h, {x: value})
     assert RECORDED == ["after_cluster", "after_barrier"] * 3
     RECORDED.clear()
-    np.testing.assert_array_max_ulp(got, _run(h, {x: value}, "dataflow"), maxulp=2)
+    exact = value.astype(np.float64)
+    for _ in range(3):
+        exact = np.tanh(exact) * 2 + 1
+    # the cluster's float32 tanh and NumPy's (the kernel's) each within 2 ulp a step
+    for values in (got, _run(h, {x: value}, "dataflow")):
+        np.testing.assert_array_max_ulp(values, exact.astype(np.float32), maxulp=4)
     assert RECORDED == ["after_cluster", "after_barrier"] * 3
 
 
