@@ -47,6 +47,25 @@ WIDE = frozenset(("exp", "log", "tanh", "sigmoid"))   # transcendentals: dearer 
 CALL_NS, STEP_NS, PASS_NS, WIDE_NS = 1500, 2300, 0.12, 0.7
 
 
+def member_operands(ops):
+    """(inputs, operands, ref) of fused nodes ``ops``: the tensors they read from outside;
+    per node, its inputs as ``("input", k)`` into those or ``("member", m)`` (output 0 of
+    node m); and ``ref(tensor)``, such a pair for any tensor the nodes read."""
+    index = {op._id: m for m, op in enumerate(ops)}
+    inputs, where = [], {}
+
+    def ref(t):
+        if t.op._id in index:
+            return "member", index[t.op._id]
+        key = (t.op._id, t.value_index)
+        if key not in where:
+            where[key] = len(inputs)
+            inputs.append(t)
+        return "input", where[key]
+
+    return inputs, [[ref(t) for t in op.inputs] for op in ops], ref
+
+
 class Cluster:
     """Fused elementwise nodes: ``ops`` (topologically ordered; the last stands for the
     cluster), ``kinds`` (each one's declared instruction), ``operands`` (per member, its
@@ -56,20 +75,7 @@ class Cluster:
 
     def __init__(self, ops, kinds, dtype, outputs_read):
         self.ops, self.kinds, self.dtype = ops, kinds, dtype
-        index = {op._id: m for m, op in enumerate(ops)}
-        self.inputs, self.operands, where = [], [], {}
-        for op in ops:
-            refs = []
-            for t in op.inputs:
-                if t.op._id in index:
-                    refs.append(("member", index[t.op._id]))
-                else:
-                    key = (t.op._id, t.value_index)
-                    if key not in where:
-                        where[key] = len(self.inputs)
-                        self.inputs.append(t)
-                    refs.append(("input", where[key]))
-            self.operands.append(refs)
+        self.inputs, self.operands, _ = member_operands(ops)
         self.outputs = [m for m, op in enumerate(ops) if outputs_read(op)]
         self.recipes = {}
 

@@ -403,8 +403,10 @@ class _Layout:
         self.device_of[op._id] = device
         loc = None if device.type.is_host else device
         chain = self.chains.get(op._id)
-        if isinstance(chain, (elementwise_clusters.Cluster, squeeze_excite.SqueezeExcite)):
-            return self.cluster_step(chain, op, device)
+        if isinstance(chain, elementwise_clusters.Cluster):
+            return self.cluster_step(chain, op, device, ClusterStep)
+        if isinstance(chain, squeeze_excite.SqueezeExcite):
+            return self.cluster_step(chain, op, device, BlockStep)
         if chain is not None:        # the fused chain's one step reads its inputs alone
             sources, host_in, ref_in = chain.inputs, (), ()
         else:
@@ -441,9 +443,9 @@ class _Layout:
             return self.replaced.get(chain.conv._id, {})
         return {}
 
-    def cluster_step(self, cluster, op, device):
-        """The step of an elementwise cluster or a fused block (on the host) in place of its
-        last node."""
+    def cluster_step(self, cluster, op, device, step):
+        """The ``step`` (class) of an elementwise cluster or a fused block, on the host, in
+        place of its last node."""
         ins = [self.slot_at(t, None) for t in cluster.inputs]
         outs = []
         for k, m in enumerate(cluster.outputs):
@@ -451,7 +453,6 @@ class _Layout:
             self.where[key] = None
             outs.append((k, self.new_slot(key, None)))
         members = [self.kernel_of[member._id] for member in cluster.ops]
-        step = ClusterStep if isinstance(cluster, elementwise_clusters.Cluster) else BlockStep
         self.steps.append(step(cluster, members, self.kernel_of[op._id][0], op, device, ins,
                                outs))
 

@@ -24,37 +24,25 @@ import numpy as np
 
 from graphops.kernels.conv_algorithms.gemm import gemm_forward
 from graphops.kernels.support.kernel_util import channel_chain
+from graphops.runtime.elementwise_clusters import member_operands
 
 
 class SqueezeExcite:
     """A fused block: ``ops`` (its nodes in plan order; the product, which stands for the
-    block, last), ``inputs`` (the tensors read from outside), ``operands`` (per node, its
-    inputs as ``("input", k)`` or ``("member", m)``: output 0 of an earlier node) and
-    ``parts`` in order, each ``(kind, members, fused, sources)``: "kernel" (a node run by
-    its kernel), "forward" (a node whose output 0 is its input 0), "conv" (a pointwise
+    block, last), ``inputs`` and ``operands`` (``elementwise_clusters.member_operands``)
+    and ``parts`` in order, each ``(kind, members, fused, sources)``: "kernel" (a node run
+    by its kernel), "forward" (a node whose output 0 is its input 0), "conv" (a pointwise
     ``fusion.ConvChain``) or "swish" (a ``fusion.Swish``), with its nodes' indices and the
     refs of the fused object's inputs."""
 
     def __init__(self, ops, parts):
         self.ops = ops
-        self.index = {op._id: m for m, op in enumerate(ops)}
-        self.inputs, self.operands, self._where = [], [], {}
-        for op in ops:
-            self.operands.append([self._ref(t) for t in op.inputs])
-        self.parts = [(kind, [self.index[op._id] for op in members], fused,
-                       [self._ref(t) for t in fused.inputs] if fused is not None else None)
+        self.inputs, self.operands, ref = member_operands(ops)
+        index = {op._id: m for m, op in enumerate(ops)}
+        self.parts = [(kind, [index[op._id] for op in members], fused,
+                       [ref(t) for t in fused.inputs] if fused is not None else None)
                       for kind, members, fused in parts]
         self.outputs = [len(ops) - 1]
-
-    def _ref(self, t):
-        """``("member", m)`` for output 0 of member m, else ``("input", k)``."""
-        if t.op._id in self.index:
-            return "member", self.index[t.op._id]
-        key = (t.op._id, t.value_index)
-        if key not in self._where:
-            self._where[key] = len(self.inputs)
-            self.inputs.append(t)
-        return "input", self._where[key]
 
     def run(self, values, run_member):
         """The product's value for input ``values``; ``run_member(m, inputs)`` runs member

@@ -14,8 +14,8 @@ Each instruction ``(opcode, destination, a, b)`` (``constants.FUSED_OPCODES``: u
 codes below ``FIRST_BINARY``, binary from it) rounds in the arrays' dtype as the separate
 kernel rounds it (no fused multiply-add): the arithmetic gives the kernels' bits. float32
 exp is computed in float64 and rounded once (a polynomial exp, which vectorizes where the
-C library's does not), float32 tanh in float32 (Cephes' tanhf, within 2 ulp) and float32
-sigmoid by the Sigmoid kernel's own formula (``elementwise.sigmoid_narrow``); float64 ones
+C library's does not), float32 tanh and sigmoid in float32 (``elementwise.tanh_narrow``,
+within 2 ulp, and the Sigmoid kernel's own ``elementwise.sigmoid_narrow``); float64 ones
 call the C library.
 """
 
@@ -26,36 +26,9 @@ from numba import njit, prange
 
 from graphops.kernels.compiled.constants import (FUSED_BLOCK as BLOCK, FUSED_MAX_INPUTS,
                                                  FUSED_MAX_OUTPUTS, FUSED_UNARY)
-from graphops.kernels.compiled.elementwise import (exp_negative_narrow, exp_wide,
-                                                   sigmoid_narrow)
-from graphops.kernels.compiled.ir import fused_multiply_add
+from graphops.kernels.compiled.elementwise import exp_wide, sigmoid_narrow, tanh_narrow
 
 FIRST_BINARY = len(FUSED_UNARY)      # the codes below are unary instructions
-# float32 tanh (Cephes' tanhf): its polynomial below _TANH_NEAR, the value itself below
-# _TANH_TINY
-_TANH_P0, _TANH_P1, _TANH_P2, _TANH_P3, _TANH_P4 = (
-    np.float32(c) for c in (-5.70498872745e-3, 2.06390887954e-2, -5.37397155531e-2,
-                            1.33314422036e-1, -3.33332819422e-1))
-_TANH_NEAR, _TANH_TINY = np.float32(0.625), np.float32(2.0 ** -12)
-_ONE, _MINUS_TWO = np.float32(1), np.float32(-2)
-
-
-@njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def _tanh_narrow(value):
-    """tanh in float32 for a float32 ``value`` (Cephes' tanhf): the value itself below
-    2**-12 (x^3/3 is below half an ulp there; -0 and subnormals kept), an odd polynomial
-    below 0.625, else sign(x) (1 - e) / (1 + e) with e = exp(-2|x|)
-    (``elementwise.exp_negative_narrow``); its product-sums explicit fused multiply-adds.
-    Within 2 ulp of the exact values (1.5 the largest seen); NaN stays NaN."""
-    size = abs(value)
-    z = value * value
-    p = fused_multiply_add(fused_multiply_add(fused_multiply_add(fused_multiply_add(
-        _TANH_P0, z, _TANH_P1), z, _TANH_P2), z, _TANH_P3), z, _TANH_P4)
-    near = fused_multiply_add(p * z, value, value)
-    e = exp_negative_narrow(_MINUS_TWO * size)
-    far = (_ONE - e) / (_ONE + e)
-    far = far if value >= 0 else -far
-    return value if size < _TANH_TINY else (near if size < _TANH_NEAR else far)
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
@@ -96,7 +69,7 @@ def _unary(code, x, out, n, wide):
     elif code == 8:
         if wide:
             for j in range(n):
-                out[j] = _tanh_narrow(np.float32(x[j]))     # (typed for float64 too)
+                out[j] = tanh_narrow(np.float32(x[j]))     # (typed for float64 too)
         else:
             for j in range(n):
                 out[j] = math.tanh(x[j])

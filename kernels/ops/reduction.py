@@ -135,21 +135,14 @@ class ReductionOp(OpKernel):
         `float_sum`: the large ones through it). Size-1 dims are left out first, so that
         a sum over the spatial dims of one image (a global average pool) is one over
         leading dims, which the compiled column sums take."""
+        shape = self.reduced_shape(x.shape, axes)
         form = leading_form(x.shape, axes) if x.flags.c_contiguous else None
         if form is not None:
-            shape, lead = form
-            y = self._leading_total(x.reshape(shape), tuple(range(lead)))
-            return y.reshape(self.reduced_shape(x.shape, axes))
+            x, axes = x.reshape(form[0]), tuple(range(form[1]))
         if x.size >= COMPILED_MIN_SIZE:
-            return float_sum(np, x, axes, self._keep_dims)
-        return np.add.reduce(x, axis=axes, dtype=self._acc, keepdims=self._keep_dims)
-
-    def _leading_total(self, x, axes):
-        """The sum of a contiguous `x` over its leading `axes`, dims not kept."""
-        if x.size >= COMPILED_MIN_SIZE:
-            return float_sum(np, x, axes)
+            return float_sum(np, x, axes).reshape(shape)
         y = column_sum(x, axes) if self._acc.kind == "f" else None
-        return np.add.reduce(x, axis=axes, dtype=self._acc) if y is None else y
+        return (np.add.reduce(x, axis=axes, dtype=self._acc) if y is None else y).reshape(shape)
 
     def reduced_shape(self, shape, axes):
         if self._keep_dims:

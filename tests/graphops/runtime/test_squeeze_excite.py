@@ -10,6 +10,7 @@ import graphops as gp
 from graphops.registry import errors
 from graphops.runtime import fusion, steps
 from graphops.runtime.config import memory_budget
+from tests.graphops.runtime.test_fusion import _hostile
 
 SETTINGS = settings(max_examples=25, deadline=None)
 
@@ -59,13 +60,6 @@ def _unfused(fetches, feed):
         return _run(fetches, feed)[0]
 
 
-def _hostile(rng, shape):
-    x = (rng.standard_normal(shape) * 4).astype(np.float32)
-    flat = x.reshape(-1)
-    flat[::13], flat[5::17], flat[7::19], flat[3::23] = np.nan, np.inf, -np.inf, -0.0
-    return x
-
-
 def _assert_same(got, want):
     np.testing.assert_array_equal(got, want)
     assert np.array_equal(np.signbit(got), np.signbit(want))
@@ -82,7 +76,7 @@ def test_a_squeeze_and_excite_block_is_one_step_with_the_unfused_bits(
         x = gp.placeholder(gp.float32, [None, *size, channels])
         out = _block(x, channels, reduced, rng, keras, gate_first)
         shape = (batch, *size, channels)
-        values = _hostile(rng, shape) if hostile else rng.standard_normal(shape).astype(
+        values = _hostile(rng, shape, np.float32) if hostile else rng.standard_normal(shape).astype(
             np.float32)
         got, blocks = _run(out, {x: values})
         assert blocks == 1
@@ -97,7 +91,7 @@ def test_parts_that_do_not_take_their_values_run_their_nodes_kernels(monkeypatch
     with gp.Graph().as_default():
         x = gp.placeholder(gp.float32, [None, 3, 3, 12])
         out = _block(x, 12, 4, rng, keras=True, gate_first=False)
-        values = _hostile(rng, (2, 3, 3, 12))
+        values = _hostile(rng, (2, 3, 3, 12), np.float32)
         want = _unfused(out, {x: values})
         monkeypatch.setattr(fusion.ConvChain, "accepts", lambda self, values: False)
         monkeypatch.setattr(fusion.Swish, "accepts", lambda self, values: False)
