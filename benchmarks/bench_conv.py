@@ -39,10 +39,12 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from graphops.runtime import host_memory  # noqa: E402
 from graphops.kernels.conv_algorithms import dense as conv_dense
 from graphops.kernels.conv_algorithms import depthwise as conv_depthwise  # noqa: E402
+from graphops.kernels.conv_algorithms import tuning  # noqa: E402
 from graphops.kernels.conv_algorithms.layout import conv_output_size  # noqa: E402
 
 tf = torch = F = None     # TensorFlow and PyTorch, imported by load_references()
 WARM_UP_SECONDS = 0.15     # each callable runs this long before it is timed
+TUNING_CALLS = 2 * (tuning.WARM_UPS + tuning.TRIALS)   # and at least this often: two paths tuned
 
 
 def load_references():
@@ -248,12 +250,16 @@ def best_times(fns, repeat):
     """Best wall time of each callable, the calls interleaved round by round (fair under load),
     after each has run for WARM_UP_SECONDS: cores that were idle run at half speed for their
     first 40-50 ms of work here (a virtual machine's host clocking them back up), which
-    would otherwise decide the best of a few 2 ms calls."""
+    would otherwise decide the best of a few 2 ms calls. The warm-up is also at least
+    TUNING_CALLS calls, so a conv whose path the host chooses (``conv_algorithms.tuning``)
+    is timed on its chosen path."""
     for fn in fns:
         end = time.perf_counter() + WARM_UP_SECONDS
         fn()
-        while time.perf_counter() < end:
+        calls = 1
+        while time.perf_counter() < end or calls < TUNING_CALLS:
             fn()
+            calls += 1
     best = [math.inf] * len(fns)
     for _ in range(repeat):
         for i, fn in enumerate(fns):

@@ -7,23 +7,26 @@ Each op picks the first path that applies (``conv_forward`` and friends read top
   plane on the padded width, every kernel tap one long contiguous run
   (``conv_few_channels``);
 * CPU, the float32 forward conv and filter gradient with output channels in groups of 8,
-  strided, small, or of any size where Winograd does not take them (``_direct``: dilated
-  and 5x5 stride-1 convs run twice as fast here as on the scatter GEMMs; the filter
-  gradient, which takes this path before the scalar few-channel loops (1.5x faster on a
-  1 -> 8 channel 3-D layer; ``compiled.planar`` 1.5x faster again), with an output plane for
-  every thread), and the stride-1 input gradient with input channels so
-  (``_input_as_forward``, the forward of dy with the filter flipped, which takes the
-  few-channel loops above where dx has few channels): register-blocked micro-kernels
-  reading the padded input in place (``conv_direct``);
+  strided, small, or of any size where Winograd does not take them (dilated and 5x5
+  stride-1 convs run twice as fast here as on the scatter GEMMs; the filter gradient,
+  which takes this path before the scalar few-channel loops (1.5x faster on a 1 -> 8
+  channel 3-D layer; ``compiled.planar`` 1.5x faster again), with an output plane for
+  every thread), and the stride-1 input gradient with input channels so (the forward of
+  dy with the filter flipped; ``_few_channel_input`` sends it to the few-channel loops
+  above where dx has few channels): register-blocked micro-kernels reading the padded
+  input in place (``conv_direct``);
 * CPU, 3x3(x3) stride-1 float convs of 16-128 channels (``winograd.applies``): Winograd
   (its products on the same micro-kernels where the output channels come in groups of 8),
-  redone on the next path when a result comes out non-finite;
+  redone on the next path when a result comes out non-finite. Where both these paths take
+  a large conv, which one is faster depends on the CPU: ``direct_or_winograd`` times both
+  on the host (``tuning``) and keeps the faster;
 * CPU, strided input gradients with at most ``PHASE_MAX_DEPTH`` dy channels (transposed
   convs to few channels, ``_by_phases``): one stride-1 direct conv per phase of dx, written
   into its strided view (``conv_phases``);
 * CPU, other strided float32 input gradients phase by phase on the micro-kernels
   (``conv_direct.backprop_input_strided``) where that beats the scatter GEMMs below on the
-  vector unit numba compiles for (``conv_direct.phases_win``: at AVX-512, not at AVX2);
+  vector unit numba compiles for (``conv_direct.phases_win``: at AVX-512, not at AVX2), or
+  as ``tuning`` finds on the host where both apply (``_phases_or_scatter``);
 * CPU, the input gradient (and the stride-1 forward with ``SCATTER_MIN_DEPTH``+ input
   channels) with at most ``POOL_MAX_CHANNELS`` output channels: one GEMM per block with
   taps x channels columns, ``dy[rows, O] @ w.T[O, taps*C]`` (or ``x[rows, C] @
@@ -58,10 +61,11 @@ import math
 import numpy as np
 
 from graphops.kernels.conv_algorithms import direct as conv_direct
+from graphops.kernels.conv_algorithms import direct_or_winograd
 from graphops.kernels.conv_algorithms import few_channels as conv_few_channels
 from graphops.kernels.conv_algorithms import gemm as conv_gemm
 from graphops.kernels.conv_algorithms import phases as conv_phases
-from graphops.kernels.conv_algorithms import winograd as conv_winograd
+from graphops.kernels.conv_algorithms import tuning as conv_tuning
 from graphops.kernels.compiled import loops, usable
 from graphops.kernels.conv_algorithms.gemm import gemm_filter
 from graphops.kernels.conv_algorithms.layout import (blocks, channels_last_copy,
@@ -142,11 +146,9 @@ def _forward(x, w, strides, dilations, pads, channels_last, xp, epilogue):
                                                    ct, epilogue=epilogue), None
         elif conv_gemm.on_few_positions(xp, ct, n * math.prod(out_sp), kernel, c):
             y = conv_gemm.few_positions(xc, wc, strides, dilations, pads, out_sp, ct)
-        elif _direct(xp, ct, kernel, strides, dilations, c, o, (n, *out_sp)):
-            y, pending = conv_direct.forward(xc, wc, strides, dilations, pads, out_sp,
-                                             epilogue=epilogue), None
-        elif conv_winograd.applies(xp, ct, kernel, strides, dilations, c, o, (n, *out_sp)):
-            y = conv_winograd.winograd_forward(xc, wc, out_sp, pads)   # None: not finite
+        else:
+            y, pending = direct_or_winograd.forward(xc, wc, strides, dilations, pads, out_sp,
+                                                    ct, epilogue) or (None, epilogue)
         if y is None and (c >= SCATTER_MIN_DEPTH and all(s == 1 for s in strides)
                           and _scatters(xp, kernel, o, math.prod(xc.shape[:-1]))):
             y = _forward_by_scatter(xc, wc, out_sp, dilations, pads)
@@ -181,17 +183,12 @@ def _backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels_las
         dw = (dyc.reshape(-1, o).T @ picked.reshape(-1, c)).T
     elif xp is np:
         few = _few_channels(xp, ct, kernel, strides, dilations, c, o, out_sp, accumulates=True)
-        if few and conv_few_channels.planar(ct, o, filter_grad=True):
+        if not (few and conv_few_channels.planar(ct, o, filter_grad=True)):
+            dw = direct_or_winograd.backprop_filter(xc, dyc, filter_shape, strides, dilations,
+                                                    pads, ct, winograd_allowed=not few)
+        if dw is None and few:
             dw = conv_few_channels.backprop_filter(xc, dyc, filter_shape, strides, dilations,
                                                    pads, ct)
-        elif (_direct(xp, ct, kernel, strides, dilations, c, o, dyc.shape[:-1])
-                and conv_direct.planes(dyc.shape) >= intra_op_threads()):
-            dw = conv_direct.backprop_filter(xc, dyc, filter_shape, strides, dilations, pads)
-        elif few:
-            dw = conv_few_channels.backprop_filter(xc, dyc, filter_shape, strides, dilations,
-                                                   pads, ct)
-        elif conv_winograd.applies(xp, ct, kernel, strides, dilations, c, o, dyc.shape[:-1]):
-            dw = conv_winograd.winograd_backprop_filter(xc, dyc, pads)   # None: not finite
     if dw is None:
         dw = _filter_by_im2col(xc, dyc, filter_shape, strides, dilations, pads, ct, xp)
     return xp.ascontiguousarray(dw.reshape(filter_shape), dtype=x.dtype)
@@ -219,19 +216,18 @@ def _backprop_input(dy, w, input_shape, strides, dilations, pads, channels_last,
         dx = xp.zeros(in_shape, ct)
         w2 = xp.ascontiguousarray(wc.reshape(c, o))
         dx[_sampled(out_sp, strides)] = (dyc.reshape(-1, o) @ w2.T).reshape(*dyc.shape[:-1], c)
-    elif as_forward := _input_as_forward(xp, ct, wc, strides, dilations, pads, in_shape):
-        dx = as_forward(dyc, flipped_filter(wc), strides, dilations,
-                        [((k - 1) * d - b, (k - 1) * d - a) for k, d, (b, a)
-                         in zip(kernel, dilations, pads)], in_shape[1:-1])
-    elif conv_winograd.applies(xp, ct, kernel, strides, dilations, o, c, in_shape[:-1]):
-        dx = conv_winograd.winograd_backprop_input(dyc, wc, in_shape[1:-1], pads)
-    elif _by_phases(xp, kernel, strides, c, o) and np.isfinite(wc).all():
+    elif _few_channel_input(xp, ct, wc, strides, dilations, pads, in_shape):
+        dx = conv_few_channels.forward(dyc, flipped_filter(wc), in_shape[1:-1], strides,
+                                       dilations, [((k - 1) * d - b, (k - 1) * d - a)
+                                                   for k, d, (b, a) in zip(kernel, dilations,
+                                                                           pads)], ct)
+    elif xp is np and all(s == 1 for s in strides):
+        dx = direct_or_winograd.backprop_input(dyc, wc, in_shape, strides, dilations, pads, ct)
+    if dx is None and _by_phases(xp, kernel, strides, c, o) and np.isfinite(wc).all():
         dx = conv_phases.backprop_input_by_phases(dyc, wc, in_shape, strides, dilations, pads,
                                                   _forward_into)
-    elif (conv_direct.applies(xp, ct, kernel, strides, c, in_shape[:-1], o)
-          and (conv_direct.phases_win(c) or not _scatters(xp, kernel, o,
-                                                           math.prod(dyc.shape[:-1])))):
-        dx = conv_direct.backprop_input_strided(dyc, wc, in_shape, strides, dilations, pads)
+    elif dx is None and conv_direct.applies(xp, ct, kernel, strides, c, in_shape[:-1], o):
+        dx = _phases_or_scatter(dyc, wc, in_shape, strides, dilations, pads, ct)
     if dx is None and _scatters(xp, kernel, o, math.prod(dyc.shape[:-1])):
         dx = _col2im_compiled(dyc, wc, in_shape, strides, dilations, pads)
     if dx is None:
@@ -295,35 +291,39 @@ def _few_channels(xp, ct, kernel, strides, dilations, in_channels, out_channels,
             and all(s == 1 for s in strides[lead:]))
 
 
-def _direct(xp, ct, kernel, strides, dilations, in_channels, out_channels, out_shape):
-    """Whether a conv of ``out_shape`` ``(N, *out_sp)`` runs on the direct micro-kernels
-    (``direct.applies``): strided or small, or at any size where Winograd does not
-    take it (dilated and 5x5 stride-1 convs: 2x faster here than on the scatter GEMMs)."""
-    return conv_direct.applies(
-        xp, ct, kernel, strides, out_channels, out_shape, in_channels,
-        any_size=not conv_winograd.applies(xp, ct, kernel, strides, dilations, in_channels,
-                                           out_channels, out_shape))
-
-
-def _input_as_forward(xp, ct, w, strides, dilations, pads, in_shape):
-    """How a stride-1 input gradient runs as the forward conv of dy with the filter flipped
-    (its padding ``(k-1)*d`` less the conv's, so a padding past that takes the other paths),
-    a function ``(dy, flipped, strides, dilations, pads, in_sp)``: the few-channel loops
-    (``_few_channels``, for a finite filter, as they multiply it by dy's zero padding;
-    3-10x faster than scattering dy's few channels into a 1-channel dx) or the direct
-    micro-kernels (``_direct``), in the forward conv's order; else None."""
+def _few_channel_input(xp, ct, w, strides, dilations, pads, in_shape):
+    """Whether a stride-1 input gradient runs on the few-channel loops (``_few_channels``) as
+    the forward conv of dy with the filter flipped (its padding ``(k-1)*d`` less the conv's,
+    so a padding past that takes the other paths), for a finite filter, as the loops
+    multiply it by dy's zero padding: 3-10x faster than scattering dy's few channels into
+    a 1-channel dx."""
     kernel, (in_channels, out_channels) = w.shape[:-2], w.shape[-2:]
-    if not (all(s == 1 for s in strides)
+    return (all(s == 1 for s in strides)
             and all(b <= (k - 1) * d and a <= (k - 1) * d
-                    for k, d, (b, a) in zip(kernel, dilations, pads))):
-        return None
-    if (_few_channels(xp, ct, kernel, strides, dilations, out_channels, in_channels,
-                      in_shape[1:-1]) and np.isfinite(w).all()):
-        return lambda dy, w, strides, dilations, pads, in_sp: conv_few_channels.forward(
-            dy, w, in_sp, strides, dilations, pads, ct)
-    if _direct(xp, ct, kernel, strides, dilations, out_channels, in_channels, in_shape[:-1]):
-        return conv_direct.forward
-    return None
+                    for k, d, (b, a) in zip(kernel, dilations, pads))
+            and _few_channels(xp, ct, kernel, strides, dilations, out_channels, in_channels,
+                              in_shape[1:-1])
+            and np.isfinite(w).all())
+
+
+def _phases_or_scatter(dyc, wc, in_shape, strides, dilations, pads, ct):
+    """The input gradient phase by phase on the micro-kernels
+    (``direct.backprop_input_strided``) or, where it applies too, on the scatter GEMMs
+    (``_col2im_compiled``): the phases first where ``direct.phases_win`` says so for the
+    vector unit, and ``tuning`` times both on the host (which wins depends on the shape and
+    on the BLAS: with OpenBLAS on its AVX-512 kernels the scatter won a stride-2 3-D
+    gradient of 64 -> 32 channels by 1.3x, the phases most others by 1.1-1.7x)."""
+    kernel, (c, o) = wc.shape[:-2], wc.shape[-2:]
+    rows = math.prod(dyc.shape[:-1])
+    phases = ("phases", lambda: conv_direct.backprop_input_strided(dyc, wc, in_shape, strides,
+                                                                     dilations, pads))
+    if not _scatters(np, kernel, o, rows):
+        return phases[1]()
+    scatter = ("scatter", lambda: _col2im_compiled(dyc, wc, in_shape, strides, dilations, pads))
+    key = conv_tuning.signature("strided input", dyc.shape, wc.shape, in_shape, strides,
+                                dilations, pads, np.dtype(ct).str)
+    return conv_tuning.run(key, rows * wc.size, [phases, scatter] if conv_direct.phases_win(c)
+                           else [scatter, phases])
 
 
 def _by_phases(xp, kernel, strides, in_channels, out_channels):
