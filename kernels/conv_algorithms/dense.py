@@ -71,8 +71,9 @@ from graphops.kernels.conv_algorithms.gemm import gemm_filter
 from graphops.kernels.conv_algorithms.layout import (blocks, channels_last_copy,
                                                      channels_last_shape, chunk_bytes,
                                                      compute_dtype, conv_output_size,
-                                                     flipped_filter, from_channels_last,
-                                                     pad_spatial, padded_for_windows, window_view)
+                                                     flipped_filter, flipped_pads,
+                                                     from_channels_last, pad_spatial,
+                                                     padded_for_windows, window_view)
 from graphops.kernels.support.kernel_util import astype, channel_chain
 from graphops.kernels.support.parallelism import (intra_op_threads, one_thread, pool_map,
                                                   share_count)
@@ -218,15 +219,14 @@ def _backprop_input(dy, w, input_shape, strides, dilations, pads, channels_last,
         dx[_sampled(out_sp, strides)] = (dyc.reshape(-1, o) @ w2.T).reshape(*dyc.shape[:-1], c)
     elif _few_channel_input(xp, ct, wc, strides, dilations, pads, in_shape):
         dx = conv_few_channels.forward(dyc, flipped_filter(wc), in_shape[1:-1], strides,
-                                       dilations, [((k - 1) * d - b, (k - 1) * d - a)
-                                                   for k, d, (b, a) in zip(kernel, dilations,
-                                                                           pads)], ct)
-    elif xp is np and all(s == 1 for s in strides):
-        dx = direct_or_winograd.backprop_input(dyc, wc, in_shape, strides, dilations, pads, ct)
-    if dx is None and _by_phases(xp, kernel, strides, c, o) and np.isfinite(wc).all():
+                                       dilations, flipped_pads(kernel, dilations, pads), ct)
+    elif xp is np and (paths := direct_or_winograd.input_paths(wc.shape, in_shape, strides,
+                                                               dilations, pads, ct)):
+        dx = direct_or_winograd.backprop_input(dyc, wc, in_shape, dilations, pads, ct, paths)
+    elif _by_phases(xp, kernel, strides, c, o) and np.isfinite(wc).all():
         dx = conv_phases.backprop_input_by_phases(dyc, wc, in_shape, strides, dilations, pads,
                                                   _forward_into)
-    elif dx is None and conv_direct.applies(xp, ct, kernel, strides, c, in_shape[:-1], o):
+    elif conv_direct.applies(xp, ct, kernel, strides, c, in_shape[:-1], o):
         dx = _phases_or_scatter(dyc, wc, in_shape, strides, dilations, pads, ct)
     if dx is None and _scatters(xp, kernel, o, math.prod(dyc.shape[:-1])):
         dx = _col2im_compiled(dyc, wc, in_shape, strides, dilations, pads)
@@ -299,8 +299,7 @@ def _few_channel_input(xp, ct, w, strides, dilations, pads, in_shape):
     a 1-channel dx."""
     kernel, (in_channels, out_channels) = w.shape[:-2], w.shape[-2:]
     return (all(s == 1 for s in strides)
-            and all(b <= (k - 1) * d and a <= (k - 1) * d
-                    for k, d, (b, a) in zip(kernel, dilations, pads))
+            and min(min(p) for p in flipped_pads(kernel, dilations, pads)) >= 0
             and _few_channels(xp, ct, kernel, strides, dilations, out_channels, in_channels,
                               in_shape[1:-1])
             and np.isfinite(w).all())

@@ -1,11 +1,11 @@
 """Dense convs that the direct micro-kernels (``direct``) or Winograd (``winograd``) take,
-and the choice between them: the fixed rule (``direct_fits``: the direct kernels for strided
-and small convs, and at any size for those Winograd does not take), and, where both take a
-conv, the candidates that ``tuning.run`` times on the host (the fixed rule's first).
+and the choice between them: the fixed rule (``_direct_fits``: the direct kernels for
+strided and small convs, and at any size for those Winograd does not take), and, where both
+take a conv, the candidates that ``tuning.run`` times on the host (the fixed rule's first).
 
-Each function returns None where neither path takes the conv, or where Winograd, chosen,
-meets non-finite values (its transforms would turn an infinity into NaN): the caller's
-general paths follow.
+Each op returns None where no path takes the conv, or where Winograd, chosen, meets
+non-finite values (its transforms would turn an infinity into NaN): the caller's general
+paths follow.
 """
 
 import math
@@ -15,11 +15,80 @@ import numpy as np
 from graphops.kernels.conv_algorithms import direct as conv_direct
 from graphops.kernels.conv_algorithms import tuning as conv_tuning
 from graphops.kernels.conv_algorithms import winograd as conv_winograd
-from graphops.kernels.conv_algorithms.layout import flipped_filter
+from graphops.kernels.conv_algorithms.layout import flipped_filter, flipped_pads
+from graphops.kernels.support.kernel_util import channel_chain
 from graphops.kernels.support.parallelism import intra_op_threads
 
 
-def direct_fits(xp, ct, kernel, strides, dilations, in_channels, out_channels, out_shape):
+def forward(xc, wc, strides, dilations, pads, out_sp, ct, epilogue):
+    """``(y, epilogue still to apply)`` of the forward conv of channels-last ``xc`` by
+    ``wc``, or None. Both paths apply the epilogue (``kernel_util.channel_chain``'s stages)
+    before they return, so their trials time the same work."""
+    kernel, (c, o) = wc.shape[:-2], wc.shape[-2:]
+    out_shape = (xc.shape[0], *out_sp)
+
+    def direct():
+        return conv_direct.forward(xc, wc, strides, dilations, pads, out_sp,
+                                   epilogue=epilogue), None
+
+    def winograd():
+        y = conv_winograd.winograd_forward(xc, wc, out_sp, pads)
+        if y is None or epilogue is None:
+            return None if y is None else (y, None)
+        return channel_chain(y, *epilogue), None
+
+    key = conv_tuning.signature("forward", xc.shape, wc.shape, strides, dilations, pads,
+                                np.dtype(ct).str)
+    return _run(key, math.prod(out_shape) * math.prod(wc.shape),
+                _fits(ct, kernel, strides, dilations, c, o, out_shape), direct, winograd)
+
+
+def backprop_filter(xc, dyc, filter_shape, strides, dilations, pads, ct, winograd_allowed):
+    """The filter gradient of channels-last ``xc`` and ``dyc``, or None: the direct kernels
+    only with an output plane for every thread; Winograd only where ``winograd_allowed``
+    (not where the few-channel loops take the gradient, which come before it)."""
+    kernel, (c, o) = filter_shape[:-2], filter_shape[-2:]
+    out_shape = dyc.shape[:-1]
+    fits = _fits(ct, kernel, strides, dilations, c, o, out_shape, winograd_allowed)
+    threads = intra_op_threads()
+    if conv_direct.planes(dyc.shape) < threads:
+        fits = [path for path in fits if path == "winograd"]
+    key = conv_tuning.signature("filter", xc.shape, dyc.shape, filter_shape, strides,
+                                dilations, pads, np.dtype(ct).str, threads)
+    return _run(key, math.prod(out_shape) * math.prod(filter_shape), fits,
+                lambda: conv_direct.backprop_filter(xc, dyc, filter_shape, strides,
+                                                    dilations, pads),
+                lambda: conv_winograd.winograd_backprop_filter(xc, dyc, pads))
+
+
+def input_paths(w_shape, in_shape, strides, dilations, pads, ct):
+    """The paths that take a stride-1 input gradient ``in_shape`` (none where strided): the
+    direct kernels run it as the forward conv of dy with the filter flipped, so only where
+    that conv's padding (``layout.flipped_pads``) is not negative."""
+    kernel, (c, o) = w_shape[:-2], w_shape[-2:]
+    if any(s != 1 for s in strides):
+        return []
+    fits = _fits(ct, kernel, strides, dilations, o, c, in_shape[:-1])
+    if min(min(p) for p in flipped_pads(kernel, dilations, pads)) < 0:
+        fits = [path for path in fits if path == "winograd"]
+    return fits
+
+
+def backprop_input(dyc, wc, in_shape, dilations, pads, ct, paths):
+    """The stride-1 input gradient ``in_shape`` of channels-last ``dyc`` on one of
+    ``paths`` (``input_paths``), or None."""
+    kernel = wc.shape[:-2]
+    ones = (1,) * len(kernel)
+    key = conv_tuning.signature("input", dyc.shape, wc.shape, in_shape, dilations, pads,
+                                np.dtype(ct).str)
+    return _run(key, math.prod(dyc.shape[:-1]) * math.prod(wc.shape), paths,
+                lambda: conv_direct.forward(dyc, flipped_filter(wc), ones, dilations,
+                                            flipped_pads(kernel, dilations, pads),
+                                            in_shape[1:-1]),
+                lambda: conv_winograd.winograd_backprop_input(dyc, wc, in_shape[1:-1], pads))
+
+
+def _direct_fits(xp, ct, kernel, strides, dilations, in_channels, out_channels, out_shape):
     """Whether the fixed rule runs a conv of ``out_shape`` ``(N, *out_sp)`` on the direct
     micro-kernels (``direct.applies``): strided or small, or at any size where Winograd does
     not take it (dilated and 5x5 stride-1 convs: 2x faster there than on the scatter GEMMs)."""
@@ -29,69 +98,16 @@ def direct_fits(xp, ct, kernel, strides, dilations, in_channels, out_channels, o
                                            out_channels, out_shape))
 
 
-def forward(xc, wc, strides, dilations, pads, out_sp, ct, epilogue):
-    """``(y, epilogue still to apply)`` of the forward conv of channels-last ``xc`` by ``wc``
-    (the direct kernels apply the epilogue as they write), or None."""
-    kernel, (c, o) = wc.shape[:-2], wc.shape[-2:]
-    out_shape = (xc.shape[0], *out_sp)
-    fits = _fits(ct, kernel, strides, dilations, c, o, out_shape)
-
-    def direct():
-        return conv_direct.forward(xc, wc, strides, dilations, pads, out_sp,
-                                   epilogue=epilogue), None
-
-    def winograd():
-        y = conv_winograd.winograd_forward(xc, wc, out_sp, pads)
-        return None if y is None else (y, epilogue)
-
-    key = conv_tuning.signature("forward", xc.shape, wc.shape, strides, dilations, pads,
-                                np.dtype(ct).str)
-    return _run(key, math.prod(out_shape) * math.prod(wc.shape), fits, direct, winograd)
-
-
-def backprop_filter(xc, dyc, filter_shape, strides, dilations, pads, ct, winograd_allowed):
-    """The filter gradient of channels-last ``xc`` and ``dyc``, or None; the direct kernels
-    only with an output plane for every thread, Winograd only where ``winograd_allowed``."""
-    kernel, (c, o) = filter_shape[:-2], filter_shape[-2:]
-    out_shape = dyc.shape[:-1]
-    fits = _fits(ct, kernel, strides, dilations, c, o, out_shape)
-    if conv_direct.planes(dyc.shape) < intra_op_threads():
-        fits = [path for path in fits if path == "winograd"]
-    if not winograd_allowed:
-        fits = [path for path in fits if path != "winograd"]
-    key = conv_tuning.signature("filter", xc.shape, dyc.shape, filter_shape, strides,
-                                dilations, pads, np.dtype(ct).str)
-    return _run(key, math.prod(out_shape) * math.prod(filter_shape), fits,
-                lambda: conv_direct.backprop_filter(xc, dyc, filter_shape, strides,
-                                                    dilations, pads),
-                lambda: conv_winograd.winograd_backprop_filter(xc, dyc, pads))
-
-
-def backprop_input(dyc, wc, in_shape, strides, dilations, pads, ct):
-    """The stride-1 input gradient ``in_shape`` of channels-last ``dyc``, or None: the
-    direct kernels run it as the forward conv of dy with the filter flipped (padding
-    ``(k-1)*d`` less the conv's, so a padding past that takes the other paths)."""
-    kernel, (c, o) = wc.shape[:-2], wc.shape[-2:]
-    flipped_pads = [((k - 1) * d - b, (k - 1) * d - a)
-                    for k, d, (b, a) in zip(kernel, dilations, pads)]
-    fits = _fits(ct, kernel, strides, dilations, o, c, in_shape[:-1])
-    if not all(s == 1 for s in strides) or min(min(p) for p in flipped_pads) < 0:
-        fits = [path for path in fits if path == "winograd"]
-    key = conv_tuning.signature("input", dyc.shape, wc.shape, in_shape, strides, dilations,
-                                pads, np.dtype(ct).str)
-    return _run(key, math.prod(dyc.shape[:-1]) * math.prod(wc.shape), fits,
-                lambda: conv_direct.forward(dyc, flipped_filter(wc), strides, dilations,
-                                            flipped_pads, in_shape[1:-1]),
-                lambda: conv_winograd.winograd_backprop_input(dyc, wc, in_shape[1:-1], pads))
-
-
-def _fits(ct, kernel, strides, dilations, in_channels, out_channels, out_shape):
+def _fits(ct, kernel, strides, dilations, in_channels, out_channels, out_shape,
+          winograd_allowed=True):
     """The paths that take a conv of ``out_shape``, in the fixed rule's order: "direct"
-    first where the fixed rule takes it, else after "winograd" where it fits at any size."""
+    first where the fixed rule takes it, else after "winograd" where it fits at any size
+    (only while Winograd is allowed: without it, the fixed rule alone decides)."""
     args = (np, ct, kernel, strides, dilations, in_channels, out_channels, out_shape)
-    fits = ["direct"] if direct_fits(*args) else []
-    if conv_winograd.applies(*args):
-        fits.append("winograd")
+    fits = ["direct"] if _direct_fits(*args) else []
+    if not winograd_allowed or not conv_winograd.applies(*args):
+        return fits
+    fits.append("winograd")
     if "direct" not in fits and conv_direct.applies(np, ct, kernel, strides, out_channels,
                                                     out_shape, in_channels, any_size=True):
         fits.append("direct")

@@ -210,3 +210,10 @@ def flipped_filter(w):
     the conv by ``w`` ``[*K, C, O]``: spatially flipped, its channel axes swapped."""
     rank = w.ndim - 2
     return np.ascontiguousarray(np.swapaxes(w[(slice(None, None, -1),) * rank], -1, -2))
+
+
+def flipped_pads(kernel, dilations, pads):
+    """The padding of the stride-1 forward conv of dy by ``flipped_filter(w)`` that gives the
+    input gradient of a stride-1 conv padded ``pads``: ``(k-1)*d`` less each side's
+    (negative where the conv's padding passes that)."""
+    return [((k - 1) * d - b, (k - 1) * d - a) for k, d, (b, a) in zip(kernel, dilations, pads)]

@@ -110,6 +110,8 @@ def _record(signature, name, seconds, names):
     machine only ever adds time): the first candidate unless another's is ``MARGIN`` times
     faster."""
     with _lock:
+        if signature in _chosen:          # chosen meanwhile, on another thread's trials
+            return
         if len(_timings) >= MAX_SIGNATURES and signature not in _timings:
             _chosen.clear()
             _timings.clear()

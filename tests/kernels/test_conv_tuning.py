@@ -230,6 +230,8 @@ def test_every_call_matches_the_reference_whichever_path_runs(case):
                    (lambda: conv_dense.conv_backprop_filter(x, dy, w.shape, *geo),
                     conv_backprop_filter_ref(x.astype(np.float64), dy.astype(np.float64),
                                              w.shape, *geo))]
+            # The filter gradient's direct path wants an output plane per thread: these
+            # small convs run on one thread (dense.SERIAL_MAX_FLOPS), so it always fits.
             for compute, reference in ops:
                 del ran[:]
                 for _ in range(calls):
@@ -242,7 +244,8 @@ def test_every_call_matches_the_reference_whichever_path_runs(case):
 
 
 def test_a_session_tunes_its_conv_and_keeps_its_numbers(clock, monkeypatch):
-    """A Conv2D node run until tuned: every run within the float32 bound of the reference."""
+    """A Conv2D node with a bias and a Relu (which the plan fuses into the conv as its
+    epilogue) run until tuned: every run within the float32 bound of the reference."""
     monkeypatch.setattr(tuning, "TUNE_MIN_MACS", 0)
     monkeypatch.setattr(conv_winograd, "MIN_TILES", 1)
     monkeypatch.setattr(conv_gemm, "FEW_MAX_POSITIONS", 0)
@@ -250,11 +253,13 @@ def test_a_session_tunes_its_conv_and_keeps_its_numbers(clock, monkeypatch):
     rng = np.random.default_rng(5)
     x = rng.standard_normal((2, 8, 8, 16)).astype(np.float32)
     w = rng.standard_normal((3, 3, 16, 16)).astype(np.float32)
-    reference = conv_forward_ref(x.astype(np.float64), w.astype(np.float64), (1, 1), (1, 1),
-                                 ((1, 1), (1, 1)))
+    bias = rng.standard_normal(16).astype(np.float32)
+    reference = np.maximum(conv_forward_ref(x.astype(np.float64), w.astype(np.float64),
+                                            (1, 1), (1, 1), ((1, 1), (1, 1))) + bias, 0.0)
     with contexts[0], contexts[2], gp.Graph().as_default():
         inputs = gp.placeholder(gp.float32, [None, 8, 8, 16])
-        y = gp.nn.conv2d(inputs, gp.constant(w), [1, 1, 1, 1], "SAME")
+        y = gp.nn.relu(gp.nn.bias_add(gp.nn.conv2d(inputs, gp.constant(w), [1, 1, 1, 1],
+                                                   "SAME"), gp.constant(bias)))
         with gp.Session() as sess:
             for _ in range(2 * (tuning.WARM_UPS + tuning.TRIALS) + 2):
                 assert_conv_close(sess.run(y, {inputs: x}), reference, np.float32,
@@ -305,3 +310,20 @@ def test_strided_input_gradients_match_the_reference_whichever_path_runs(case):
             tuning.forget()
     assert ran[0] == ("phases" if case["phases_first"] else "scatter")
     assert set(ran) == {"phases", "scatter"} and ran[-2:] == [case["faster"]] * 2
+
+
+def test_with_tuning_off_a_declined_winograd_input_gradient_goes_to_the_scatter(clock):
+    """The fixed rules as they were: a stride-1 input gradient that Winograd fits but
+    declines (padding past 2) falls to the scatter GEMMs, not to the strided paths."""
+    tuning.set_enabled(False)
+    ran, contexts = _paths_timed(clock, "scatter")
+    rng = np.random.default_rng(11)
+    w = rng.standard_normal((3, 3, 16, 16)).astype(np.float32)
+    dy = rng.standard_normal((4, 20, 20, 16)).astype(np.float32)
+    geo = ((1, 1), (1, 1), ((3, 3), (3, 3)))
+    with contexts[2], contexts[4], contexts[5]:
+        dx = conv_dense.conv_backprop_input(dy, w, (4, 16, 16, 16), *geo)
+    assert ran == ["scatter"]
+    assert_conv_close(dx, conv_backprop_input_ref(dy.astype(np.float64), w.astype(np.float64),
+                                                  (4, 16, 16, 16), *geo), np.float32,
+                      half_ulps=1.0)
