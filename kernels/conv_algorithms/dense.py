@@ -148,8 +148,9 @@ def _forward(x, w, strides, dilations, pads, channels_last, xp, epilogue):
         elif conv_gemm.on_few_positions(xp, ct, n * math.prod(out_sp), kernel, c):
             y = conv_gemm.few_positions(xc, wc, strides, dilations, pads, out_sp, ct)
         else:
-            y, pending = direct_or_winograd.forward(xc, wc, strides, dilations, pads, out_sp,
-                                                    ct, epilogue) or (None, epilogue)
+            y = direct_or_winograd.forward(xc, wc, strides, dilations, pads, out_sp, ct,
+                                           epilogue)
+            pending = epilogue if y is None else None
         if y is None and (c >= SCATTER_MIN_DEPTH and all(s == 1 for s in strides)
                           and _scatters(xp, kernel, o, math.prod(xc.shape[:-1]))):
             y = _forward_by_scatter(xc, wc, out_sp, dilations, pads)
@@ -319,10 +320,9 @@ def _phases_or_scatter(dyc, wc, in_shape, strides, dilations, pads, ct):
     if not _scatters(np, kernel, o, rows):
         return phases[1]()
     scatter = ("scatter", lambda: _col2im_compiled(dyc, wc, in_shape, strides, dilations, pads))
-    key = conv_tuning.signature("strided input", dyc.shape, wc.shape, in_shape, strides,
-                                dilations, pads, np.dtype(ct).str)
-    return conv_tuning.run(key, rows * wc.size, [phases, scatter] if conv_direct.phases_win(c)
-                           else [scatter, phases])
+    return conv_tuning.run(("strided input", dyc.shape, wc.shape, in_shape, strides,
+                            dilations, pads, np.dtype(ct).str), rows * wc.size,
+                           [phases, scatter] if conv_direct.phases_win(c) else [scatter, phases])
 
 
 def _by_phases(xp, kernel, strides, in_channels, out_channels):

@@ -1,5 +1,5 @@
 """Dense convs that the direct micro-kernels (``direct``) or Winograd (``winograd``) take,
-and the choice between them: the fixed rule (``_direct_fits``: the direct kernels for
+and the choice between them: the fixed rule (``_fits``: the direct kernels for
 strided and small convs, and at any size for those Winograd does not take), and, where both
 take a conv, the candidates that ``tuning.run`` times on the host (the fixed rule's first).
 
@@ -21,26 +21,21 @@ from graphops.kernels.support.parallelism import intra_op_threads
 
 
 def forward(xc, wc, strides, dilations, pads, out_sp, ct, epilogue):
-    """``(y, epilogue still to apply)`` of the forward conv of channels-last ``xc`` by
-    ``wc``, or None. Both paths apply the epilogue (``kernel_util.channel_chain``'s stages)
-    before they return, so their trials time the same work."""
+    """The forward conv of channels-last ``xc`` by ``wc`` with ``epilogue`` applied
+    (``kernel_util.channel_chain``'s stages, or None), or None. Both paths apply it before
+    they return, so their trials time the same work."""
     kernel, (c, o) = wc.shape[:-2], wc.shape[-2:]
     out_shape = (xc.shape[0], *out_sp)
 
-    def direct():
-        return conv_direct.forward(xc, wc, strides, dilations, pads, out_sp,
-                                   epilogue=epilogue), None
-
     def winograd():
         y = conv_winograd.winograd_forward(xc, wc, out_sp, pads)
-        if y is None or epilogue is None:
-            return None if y is None else (y, None)
-        return channel_chain(y, *epilogue), None
+        return y if y is None or epilogue is None else channel_chain(y, *epilogue)
 
-    key = conv_tuning.signature("forward", xc.shape, wc.shape, strides, dilations, pads,
-                                np.dtype(ct).str)
-    return _run(key, math.prod(out_shape) * math.prod(wc.shape),
-                _fits(ct, kernel, strides, dilations, c, o, out_shape), direct, winograd)
+    return _run(("forward", xc.shape, wc.shape, strides, dilations, pads, np.dtype(ct).str),
+                math.prod(out_shape) * math.prod(wc.shape),
+                _fits(ct, kernel, strides, dilations, c, o, out_shape),
+                lambda: conv_direct.forward(xc, wc, strides, dilations, pads, out_sp,
+                                            epilogue=epilogue), winograd)
 
 
 def backprop_filter(xc, dyc, filter_shape, strides, dilations, pads, ct, winograd_allowed):
@@ -53,9 +48,9 @@ def backprop_filter(xc, dyc, filter_shape, strides, dilations, pads, ct, winogra
     threads = intra_op_threads()
     if conv_direct.planes(dyc.shape) < threads:
         fits = [path for path in fits if path == "winograd"]
-    key = conv_tuning.signature("filter", xc.shape, dyc.shape, filter_shape, strides,
-                                dilations, pads, np.dtype(ct).str, threads)
-    return _run(key, math.prod(out_shape) * math.prod(filter_shape), fits,
+    return _run(("filter", xc.shape, dyc.shape, filter_shape, strides, dilations, pads,
+                 np.dtype(ct).str, threads), math.prod(out_shape) * math.prod(filter_shape),
+                fits,
                 lambda: conv_direct.backprop_filter(xc, dyc, filter_shape, strides,
                                                     dilations, pads),
                 lambda: conv_winograd.winograd_backprop_filter(xc, dyc, pads))
@@ -79,38 +74,35 @@ def backprop_input(dyc, wc, in_shape, dilations, pads, ct, paths):
     ``paths`` (``input_paths``), or None."""
     kernel = wc.shape[:-2]
     ones = (1,) * len(kernel)
-    key = conv_tuning.signature("input", dyc.shape, wc.shape, in_shape, dilations, pads,
-                                np.dtype(ct).str)
-    return _run(key, math.prod(dyc.shape[:-1]) * math.prod(wc.shape), paths,
+    return _run(("input", dyc.shape, wc.shape, in_shape, dilations, pads, np.dtype(ct).str),
+                math.prod(dyc.shape[:-1]) * math.prod(wc.shape), paths,
                 lambda: conv_direct.forward(dyc, flipped_filter(wc), ones, dilations,
                                             flipped_pads(kernel, dilations, pads),
                                             in_shape[1:-1]),
                 lambda: conv_winograd.winograd_backprop_input(dyc, wc, in_shape[1:-1], pads))
 
 
-def _direct_fits(xp, ct, kernel, strides, dilations, in_channels, out_channels, out_shape):
-    """Whether the fixed rule runs a conv of ``out_shape`` ``(N, *out_sp)`` on the direct
-    micro-kernels (``direct.applies``): strided or small, or at any size where Winograd does
-    not take it (dilated and 5x5 stride-1 convs: 2x faster there than on the scatter GEMMs)."""
-    return conv_direct.applies(
-        xp, ct, kernel, strides, out_channels, out_shape, in_channels,
-        any_size=not conv_winograd.applies(xp, ct, kernel, strides, dilations, in_channels,
-                                           out_channels, out_shape))
-
-
 def _fits(ct, kernel, strides, dilations, in_channels, out_channels, out_shape,
           winograd_allowed=True):
-    """The paths that take a conv of ``out_shape``, in the fixed rule's order: "direct"
-    first where the fixed rule takes it, else after "winograd" where it fits at any size
-    (only while Winograd is allowed: without it, the fixed rule alone decides)."""
-    args = (np, ct, kernel, strides, dilations, in_channels, out_channels, out_shape)
-    fits = ["direct"] if _direct_fits(*args) else []
-    if not winograd_allowed or not conv_winograd.applies(*args):
-        return fits
-    fits.append("winograd")
-    if "direct" not in fits and conv_direct.applies(np, ct, kernel, strides, out_channels,
-                                                    out_shape, in_channels, any_size=True):
-        fits.append("direct")
+    """The paths that take a conv of ``out_shape`` ``(N, *out_sp)``, in the fixed rule's
+    order. The fixed rule takes the direct kernels (``direct.applies``) for strided and
+    small convs, and at any size for those Winograd does not take (dilated and 5x5 stride-1
+    convs: 2x faster there than on the scatter GEMMs): "direct" first where it does, else
+    after "winograd" where the kernels fit at any size (only while Winograd is allowed:
+    without it, the fixed rule alone decides)."""
+    winograd = conv_winograd.applies(np, ct, kernel, strides, dilations, in_channels,
+                                     out_channels, out_shape)
+
+    def direct(any_size):
+        return conv_direct.applies(np, ct, kernel, strides, out_channels, out_shape,
+                                   in_channels, any_size=any_size)
+
+    fixed_direct = direct(not winograd)
+    fits = ["direct"] if fixed_direct else []
+    if winograd and winograd_allowed:
+        fits.append("winograd")
+        if not fixed_direct and direct(True):
+            fits.append("direct")
     return fits
 
 

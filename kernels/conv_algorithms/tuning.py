@@ -63,16 +63,9 @@ def forget():
         _timings.clear()
 
 
-def signature(*parts):
-    """A hashable key of ``parts``: strings and numbers, and shapes and windows as lists or
-    tuples (nested)."""
-    return tuple(signature(*part) if isinstance(part, (list, tuple)) else part
-                 for part in parts)
-
-
 def choice(signature):
     """The candidate chosen for ``signature`` (None while it is being tuned or never was)."""
-    return _chosen.get(signature)
+    return _chosen.get(_hashable(signature))
 
 
 def run(signature, macs, candidates):
@@ -81,9 +74,12 @@ def run(signature, macs, candidates):
     that path gives way to the general ones, as Winograd does on non-finite values): the
     fixed rules' choice when tuning is off, the conv is small or one candidate fits; else
     the chosen one, or while ``signature`` is being tuned the next to try, timed (a None
-    counts as never fastest)."""
+    counts as never fastest). ``signature``: what the choice is remembered by (the op,
+    shapes, window, dtype; lists are read as tuples), made into a key only here, past the
+    checks every small conv takes."""
     if len(candidates) == 1 or macs < TUNE_MIN_MACS or not enabled():
         return candidates[0][1]()
+    signature = _hashable(signature)
     computes = dict(candidates)
     chosen = _chosen.get(signature)
     if chosen in computes:
@@ -94,6 +90,11 @@ def run(signature, macs, candidates):
     result = computes[trial]()
     _record(signature, trial, float("inf") if result is None else _clock() - start, names)
     return result
+
+
+def _hashable(part):
+    """``part`` with every list or tuple in it (nested) a tuple."""
+    return tuple(_hashable(p) for p in part) if isinstance(part, (list, tuple)) else part
 
 
 def _next_trial(signature, names):

@@ -176,12 +176,12 @@ def _paths_timed(clock, faster):
             return original(*args, **kwargs)
         return module_settings(module, **{name: wrapper})
 
-    contexts = [timed(conv_direct, "forward", "direct"),
-                timed(conv_direct, "backprop_filter", "direct"),
-                timed(conv_winograd, "winograd_forward", "winograd"),
-                timed(conv_winograd, "winograd_backprop_filter", "winograd"),
-                timed(conv_direct, "backprop_input_strided", "phases"),
-                timed(conv_dense, "_col2im_compiled", "scatter")]
+    contexts = {"direct forward": timed(conv_direct, "forward", "direct"),
+                "direct filter": timed(conv_direct, "backprop_filter", "direct"),
+                "winograd forward": timed(conv_winograd, "winograd_forward", "winograd"),
+                "winograd filter": timed(conv_winograd, "winograd_backprop_filter", "winograd"),
+                "phases": timed(conv_direct, "backprop_input_strided", "phases"),
+                "scatter": timed(conv_dense, "_col2im_compiled", "scatter")}
     return ran, contexts
 
 
@@ -219,7 +219,8 @@ def test_every_call_matches_the_reference_whichever_path_runs(case):
             module_settings(conv_gemm, FEW_MAX_POSITIONS=0), \
             module_settings(conv_direct, MAX_UNIT_STRIDE_MACS=BIG if case["fixed_direct"]
                             else 0), \
-            contexts[0], contexts[1], contexts[2], contexts[3]:
+            contexts["direct forward"], contexts["direct filter"], \
+            contexts["winograd forward"], contexts["winograd filter"]:
         tuning.forget()
         try:
             ops = [(lambda: conv_dense.conv_forward(x, w, *geo),
@@ -256,7 +257,7 @@ def test_a_session_tunes_its_conv_and_keeps_its_numbers(clock, monkeypatch):
     bias = rng.standard_normal(16).astype(np.float32)
     reference = np.maximum(conv_forward_ref(x.astype(np.float64), w.astype(np.float64),
                                             (1, 1), (1, 1), ((1, 1), (1, 1))) + bias, 0.0)
-    with contexts[0], contexts[2], gp.Graph().as_default():
+    with contexts["direct forward"], contexts["winograd forward"], gp.Graph().as_default():
         inputs = gp.placeholder(gp.float32, [None, 8, 8, 16])
         y = gp.nn.relu(gp.nn.bias_add(gp.nn.conv2d(inputs, gp.constant(w), [1, 1, 1, 1],
                                                    "SAME"), gp.constant(bias)))
@@ -300,7 +301,7 @@ def test_strided_input_gradients_match_the_reference_whichever_path_runs(case):
             module_settings(conv_dense, SCATTER_MIN_SOURCES=1, PHASE_MAX_DEPTH=0,
                             SMALL_MAX_CHANNEL_PAIRS=0), \
             module_settings(conv_direct, phases_win=lambda c: case["phases_first"]), \
-            contexts[4], contexts[5]:
+            contexts["phases"], contexts["scatter"]:
         tuning.forget()
         try:
             for _ in range(2 * (tuning.WARM_UPS + tuning.TRIALS) + 2):
@@ -321,7 +322,7 @@ def test_with_tuning_off_a_declined_winograd_input_gradient_goes_to_the_scatter(
     w = rng.standard_normal((3, 3, 16, 16)).astype(np.float32)
     dy = rng.standard_normal((4, 20, 20, 16)).astype(np.float32)
     geo = ((1, 1), (1, 1), ((3, 3), (3, 3)))
-    with contexts[2], contexts[4], contexts[5]:
+    with contexts["winograd forward"], contexts["phases"], contexts["scatter"]:
         dx = conv_dense.conv_backprop_input(dy, w, (4, 16, 16, 16), *geo)
     assert ran == ["scatter"]
     assert_conv_close(dx, conv_backprop_input_ref(dy.astype(np.float64), w.astype(np.float64),
