@@ -49,8 +49,9 @@ Each op picks the first path that applies (``conv_forward`` and friends read top
   filter gradient summing one partial per share in share order); with more the GEMMs
   dominate and the blocks run in turn with BLAS on all cores.
 
-The im2col path takes the array module ``xp`` (NumPy or CuPy) and runs the same code on
-both; the other CPU paths are NumPy only. NCHW operands are transposed to channels-last
+The im2col path takes the array module ``xp`` (NumPy, CuPy or the simulated GPU) and runs
+the same code on each; on a CUDA GPU float convs gather their patch matrices with kernels
+instead (``cuda_patches``); the other CPU paths are NumPy only. NCHW operands are transposed to channels-last
 once, image by image on the pool, and half types widened once on the way in.
 """
 
@@ -60,6 +61,7 @@ import math
 
 import numpy as np
 
+from graphops.kernels.conv_algorithms import cuda_patches
 from graphops.kernels.conv_algorithms import direct as conv_direct
 from graphops.kernels.conv_algorithms import direct_or_winograd
 from graphops.kernels.conv_algorithms import few_channels as conv_few_channels
@@ -67,6 +69,7 @@ from graphops.kernels.conv_algorithms import gemm as conv_gemm
 from graphops.kernels.conv_algorithms import phases as conv_phases
 from graphops.kernels.conv_algorithms import tuning as conv_tuning
 from graphops.kernels.compiled import loops, usable
+from graphops.kernels.conv_algorithms.cuda_build import runs_on
 from graphops.kernels.conv_algorithms.gemm import gemm_filter
 from graphops.kernels.conv_algorithms.layout import (blocks, channels_last_copy,
                                                      channels_last_shape, chunk_bytes,
@@ -154,6 +157,8 @@ def _forward(x, w, strides, dilations, pads, channels_last, xp, epilogue):
         if y is None and (c >= SCATTER_MIN_DEPTH and all(s == 1 for s in strides)
                           and _scatters(xp, kernel, o, math.prod(xc.shape[:-1]))):
             y = _forward_by_scatter(xc, wc, out_sp, dilations, pads)
+    if y is None and runs_on(xp, ct):
+        y = cuda_patches.forward(xc, wc, strides, dilations, pads, out_sp, xp)
     if y is None:
         y = _forward_by_im2col(xc, wc, strides, dilations, pads, out_sp, ct, xp)
     if pending is not None:
@@ -191,6 +196,8 @@ def _backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels_las
         if dw is None and few:
             dw = conv_few_channels.backprop_filter(xc, dyc, filter_shape, strides, dilations,
                                                    pads, ct)
+    if dw is None and runs_on(xp, ct):
+        dw = cuda_patches.backprop_filter(xc, dyc, filter_shape, strides, dilations, pads, xp)
     if dw is None:
         dw = _filter_by_im2col(xc, dyc, filter_shape, strides, dilations, pads, ct, xp)
     return xp.ascontiguousarray(dw.reshape(filter_shape), dtype=x.dtype)
@@ -229,6 +236,8 @@ def _backprop_input(dy, w, input_shape, strides, dilations, pads, channels_last,
                                                   _forward_into)
     elif conv_direct.applies(xp, ct, kernel, strides, c, in_shape[:-1], o):
         dx = _phases_or_scatter(dyc, wc, in_shape, strides, dilations, pads, ct)
+    if dx is None and runs_on(xp, ct):
+        dx = cuda_patches.backprop_input(dyc, wc, in_shape, strides, dilations, pads, xp)
     if dx is None and _scatters(xp, kernel, o, math.prod(dyc.shape[:-1])):
         dx = _col2im_compiled(dyc, wc, in_shape, strides, dilations, pads)
     if dx is None:

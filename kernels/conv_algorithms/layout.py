@@ -205,11 +205,11 @@ def tap_index(idx, grid, offset, strides, dilations):
     return tuple(parts) + (slice(None),)
 
 
-def flipped_filter(w):
+def flipped_filter(w, xp=np):
     """The filter ``[*K, O, C]`` whose stride-1 forward conv of dy is the input gradient of
     the conv by ``w`` ``[*K, C, O]``: spatially flipped, its channel axes swapped."""
     rank = w.ndim - 2
-    return np.ascontiguousarray(np.swapaxes(w[(slice(None, None, -1),) * rank], -1, -2))
+    return xp.ascontiguousarray(xp.swapaxes(w[(slice(None, None, -1),) * rank], -1, -2))
 
 
 def flipped_pads(kernel, dilations, pads):

@@ -1,0 +1,121 @@
+"""The conv family's CUDA kernels (``cuda_patches``, ``cuda_depthwise``), run on the CPU by
+``cuda_emulation`` (every thread in turn) and checked against the slow float64 references:
+the index arithmetic, bounds and sums of each kernel for any geometry, both index widths,
+and chunked launches. On a GPU, tests/kernels/test_gpu_conv.py runs the same kernels there.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from graphops.kernels.conv_algorithms import cuda_build, layout
+from graphops.kernels.conv_algorithms.dense import (conv_backprop_filter, conv_backprop_input,
+                                                    conv_forward)
+from graphops.kernels.conv_algorithms.depthwise import (depthwise_backprop_filter,
+                                                        depthwise_backprop_input,
+                                                        depthwise_forward)
+from tests.kernels import cuda_emulation
+from tests.kernels.test_gpu_conv import geometries
+from tests.reference_conv import (conv_backprop_filter_ref, conv_backprop_input_ref,
+                                  conv_forward_ref, output_size)
+from tests.reference_depthwise import (depthwise_backprop_filter_ref,
+                                       depthwise_backprop_input_ref, depthwise_forward_ref)
+
+pytestmark = pytest.mark.skipif(cuda_emulation.COMPILER is None, reason="no C++ compiler")
+xp = cuda_emulation.xp
+TOLERANCE = {np.float64: 1e-12, np.float32: 2e-5, np.float16: 2e-3}
+SETTINGS = settings(max_examples=40, deadline=None,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+def _ops(depthwise):
+    if depthwise:
+        return ((depthwise_forward, depthwise_backprop_input, depthwise_backprop_filter),
+                (depthwise_forward_ref, depthwise_backprop_input_ref,
+                 depthwise_backprop_filter_ref))
+    return ((conv_forward, conv_backprop_input, conv_backprop_filter),
+            (conv_forward_ref, conv_backprop_input_ref, conv_backprop_filter_ref))
+
+
+def _check_all_three(data, depthwise, dtype, channels_last):
+    """The three ops of a drawn conv through the CUDA paths, against the references."""
+    rank = 2 if depthwise else data.draw(st.integers(1, 3), label="rank")
+    strides, dilations, pads, spatial, kernel = data.draw(geometries(rank), label="geometry")
+    out_sp = tuple(output_size(*args) for args in zip(spatial, kernel, strides, dilations,
+                                                      *zip(*pads)))
+    n = data.draw(st.integers(1, 3), label="n")
+    c, o = data.draw(st.integers(1, 4), label="c"), data.draw(st.integers(1, 4), label="o")
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="seed"))
+    shaped = (lambda s, ch: (n, *s, ch)) if channels_last else (lambda s, ch: (n, ch, *s))
+    x = rng.standard_normal(shaped(spatial, c)).astype(dtype)
+    w = rng.standard_normal((*kernel, c, o)).astype(dtype)
+    dy = rng.standard_normal(shaped(out_sp, c * o if depthwise else o)).astype(dtype)
+    geo = (strides, dilations, pads)
+    ops, refs = _ops(depthwise)
+    wide = [a.astype(np.float64) for a in (x, w, dy)]
+    got = [ops[0](x, w, *geo, channels_last, xp=xp),
+           ops[1](dy, w, x.shape, *geo, channels_last, xp=xp),
+           ops[2](x, dy, w.shape, *geo, channels_last, xp=xp)]
+    want = [refs[0](wide[0], wide[1], *geo, channels_last),
+            refs[1](wide[2], wide[1], x.shape, *geo, channels_last),
+            refs[2](wide[0], wide[2], w.shape, *geo, channels_last)]
+    for result, expected in zip(got, want):
+        assert result.dtype == dtype and result.shape == expected.shape
+        scale = max(1.0, np.abs(expected).max(initial=0))
+        np.testing.assert_allclose(result.astype(np.float64), expected, rtol=0,
+                                   atol=TOLERANCE[dtype] * scale * 8)
+
+
+@SETTINGS
+@given(data=st.data(), depthwise=st.booleans(), channels_last=st.booleans(),
+       dtype=st.sampled_from([np.float64, np.float32, np.float16]))
+def test_cuda_paths_match_the_references(data, depthwise, dtype, channels_last):
+    _check_all_three(data, depthwise, dtype, channels_last)
+
+
+@SETTINGS
+@given(data=st.data(), depthwise=st.booleans(), budget=st.sampled_from([1, 200, 3000]))
+def test_chunked_launches_and_wide_indices(monkeypatch, data, depthwise, budget):
+    """Chunk budgets down to one patch row or image per launch, and the 64-bit index
+    variant of every kernel (forced by a zero 32-bit limit), give the same sums."""
+    monkeypatch.setattr(layout, "GPU_CHUNK_BYTES", budget)
+    monkeypatch.setattr(cuda_build, "INT32_LIMIT", 0)
+    _check_all_three(data, depthwise, np.float64, channels_last=True)
+
+
+def test_kernels_take_the_cuda_path():
+    """With the emulated CuPy as the array module, the convs run the kernels (not the
+    generic array-module code): a stride-1 input gradient as a forward conv (patch
+    matrices), a strided one by the gather; integer convs stay on the generic code."""
+    assert cuda_build.runs_on(xp, np.float32) and cuda_build.runs_on(xp, np.float64)
+    assert not cuda_build.runs_on(xp, np.int64) and not cuda_build.runs_on(np, np.float32)
+    calls = []
+    original = cuda_build.kernel
+
+    def spy(xp_, source, name, dtype, largest):
+        calls.append(name)
+        return original(xp_, source, name, dtype, largest)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cuda_build, "kernel", spy)
+        x, w = np.ones((1, 5, 5, 2), np.float32), np.ones((3, 3, 2, 2), np.float32)
+        geo = ((1, 1), (1, 1), ((1, 1), (1, 1)))
+        conv_forward(x, w, *geo, xp=xp)
+        conv_backprop_input(x, w, x.shape, *geo, xp=xp)
+        conv_backprop_input(x[:, :3, :3], w, x.shape, (2, 2), (1, 1), ((1, 1), (1, 1)), xp=xp)
+        depthwise_forward(x, w[..., :1], *geo, xp=xp)
+        depthwise_backprop_filter(x, x, (3, 3, 2, 1), *geo, xp=xp)
+        depthwise_backprop_input(x, w[..., :1], x.shape, *geo, xp=xp)
+        conv_forward(x.astype(np.int32), w.astype(np.int32), *geo, xp=xp)
+    assert calls == ["im2col", "im2col", "col2im", "forward", "backprop_filter",
+                     "backprop_input"]
+
+
+def test_empty_operands():
+    """Empty batches and channels give empty or zero results without a launch."""
+    geo = ((1, 1), (1, 1), ((1, 1), (1, 1)))
+    x, w = np.ones((0, 4, 4, 2), np.float32), np.ones((3, 3, 2, 1), np.float32)
+    assert depthwise_forward(x, w, *geo, xp=xp).shape == (0, 4, 4, 2)
+    assert depthwise_backprop_input(x, w, x.shape, *geo, xp=xp).shape == (0, 4, 4, 2)
+    dw = depthwise_backprop_filter(x, x, w.shape, *geo, xp=xp)
+    assert dw.shape == w.shape and not dw.any()
