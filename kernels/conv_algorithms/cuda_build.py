@@ -14,6 +14,7 @@ import numpy as np
 
 THREADS = 256             # threads per block
 MAX_BLOCKS = 1 << 16      # grid-stride loops cover larger element counts
+MAX_GRID_Y = 65535        # CUDA's limit on a grid's second dimension
 INT32_LIMIT = 2 ** 31 - 1
 _SCALARS = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 
@@ -81,6 +82,6 @@ def kernel(xp, source, name, dtype, largest_index):
     return launch
 
 
-def grid_for(count, threads=THREADS):
-    """Blocks of ``threads`` for ``count`` elements of a grid-stride loop."""
-    return max(1, min(MAX_BLOCKS, -(-count // threads)))
+def grid_for(count):
+    """Blocks of ``THREADS`` for ``count`` elements of a grid-stride loop."""
+    return max(1, min(MAX_BLOCKS, -(-count // THREADS)))

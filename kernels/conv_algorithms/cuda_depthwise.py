@@ -18,7 +18,6 @@ CPU paths do.
 import math
 
 from graphops.kernels.conv_algorithms import cuda_build
-from graphops.kernels.conv_algorithms.cuda_build import THREADS, grid_for
 from graphops.kernels.conv_algorithms.layout import (channels_last_copy, channels_last_shape,
                                                      compute_dtype, conv_output_size,
                                                      from_channels_last)
@@ -105,11 +104,13 @@ def forward(x, w, strides, dilations, pads, channels_last, xp):
     kh, kw, _, m = w.shape
     out_hw = tuple(conv_output_size(s, k, st, d, *p) for s, k, st, d, p
                    in zip((h, wd), (kh, kw), strides, dilations, pads))
-    y = xp.zeros((n, *out_hw, c * m), ct)
-    if y.size and xl.size:
-        wc = xp.ascontiguousarray(w, dtype=ct)
-        launch = cuda_build.kernel(xp, SOURCE, "forward", ct, max(y.size, xl.size))
-        launch((grid_for(y.size),), (THREADS,), (xl, wc, y),
+    shape = (n, *out_hw, c * m)
+    if 0 in shape or not xl.size:
+        y = xp.zeros(shape, ct)
+    else:
+        y, wc = xp.empty(shape, ct), xp.ascontiguousarray(w, dtype=ct)
+        launch = cuda_build.kernel(xp, SOURCE, "forward", ct, max(y.size, xl.size, wc.size))
+        launch((cuda_build.grid_for(y.size),), (cuda_build.THREADS,), (xl, wc, y),
                (y.size, *_geometry(xl.shape, w.shape, out_hw, strides, dilations, pads)))
     return from_channels_last(y.astype(x.dtype, copy=False), channels_last, xp)
 
@@ -119,11 +120,13 @@ def backprop_input(dy, w, input_shape, strides, dilations, pads, channels_last, 
     ct = compute_dtype(dy.dtype)
     in_shape = channels_last_shape(input_shape, channels_last)
     dyl = channels_last_copy(dy.astype(ct, copy=False), channels_last, xp)
-    dx = xp.zeros(in_shape, ct)
-    if dx.size and dyl.size and w.size:
-        wc = xp.ascontiguousarray(w, dtype=ct)
-        launch = cuda_build.kernel(xp, SOURCE, "backprop_input", ct, max(dx.size, dyl.size))
-        launch((grid_for(dx.size),), (THREADS,), (dyl, wc, dx),
+    if 0 in in_shape or not (dyl.size and w.size):
+        dx = xp.zeros(in_shape, ct)
+    else:
+        dx, wc = xp.empty(in_shape, ct), xp.ascontiguousarray(w, dtype=ct)
+        launch = cuda_build.kernel(xp, SOURCE, "backprop_input", ct,
+                                   max(dx.size, dyl.size, wc.size))
+        launch((cuda_build.grid_for(dx.size),), (cuda_build.THREADS,), (dyl, wc, dx),
                (dx.size, *_geometry(in_shape, w.shape, dyl.shape[1:3], strides, dilations,
                                     pads)))
     return from_channels_last(dx.astype(dy.dtype, copy=False), channels_last, xp)
@@ -139,13 +142,14 @@ def backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels_last
     width, positions = math.prod(filter_shape), math.prod(dyl.shape[:3])
     if not (width and positions and xl.size):
         return xp.zeros(filter_shape, x.dtype)
-    slices = max(1, min(positions, FILTER_THREADS // width, 65535))
+    slices = max(1, min(positions, FILTER_THREADS // width, cuda_build.MAX_GRID_Y))
     per_slice = -(-positions // slices)
     slices = -(-positions // per_slice)
     partial = xp.empty((slices, width), ct)
     launch = cuda_build.kernel(xp, SOURCE, "backprop_filter", ct,
                                max(xl.size, dyl.size, partial.size))
-    launch((-(-width // THREADS), slices), (THREADS,), (xl, dyl, partial),
+    threads = cuda_build.THREADS
+    launch((-(-width // threads), slices), (threads,), (xl, dyl, partial),
            (positions, per_slice, *_geometry(xl.shape, filter_shape, dyl.shape[1:3], strides,
                                              dilations, pads)))
     return partial.sum(axis=0).reshape(filter_shape).astype(x.dtype, copy=False)

@@ -19,10 +19,8 @@ channels-last, C-contiguous operands in the compute dtype (``dense`` prepares th
 import math
 
 from graphops.kernels.conv_algorithms import cuda_build, layout
-from graphops.kernels.conv_algorithms.cuda_build import THREADS, grid_for
 from graphops.kernels.conv_algorithms.layout import flipped_filter, flipped_pads
 
-MAX_GRID_Y = 65535      # CUDA's limit on a grid's second dimension
 MIN_ROWS_PER_BLOCK = 4  # patch rows a thread walks at least
 
 _GEOMETRY = ("I N, I D, I H, I W, I C, I OD, I OH, I OW, I KD, I KH, I KW, "
@@ -110,28 +108,35 @@ def backprop_filter(xc, dyc, filter_shape, strides, dilations, pads, xp):
 
 
 def backprop_input(dyc, wc, in_shape, strides, dilations, pads, xp):
-    """The input gradient ``in_shape`` (channels-last). Stride 1 with O <= C: the forward
-    conv of dy by the flipped filter, whose patch matrix (K*O wide) is then no wider than
-    the gather's products (K*C) and cheaper to make (measured on an H200: the gather
-    wins only where O > C). Otherwise every tap's products in one GEMM per block of whole
-    images, then each input element's sum of those that reach it."""
+    """The input gradient ``in_shape`` (channels-last), or None where one image's products
+    would pass ``GPU_CHUNK_BYTES`` (the array-module path splits images). Stride 1 with
+    O <= C and a finite filter: the forward conv of dy by the flipped filter, whose patch
+    matrix (K*O wide) is then no wider than the gather's products (K*C) and cheaper to make
+    (measured on an H200: the gather wins only where O > C); it multiplies the filter by
+    dy's zero padding, so an inf or NaN tap would add NaNs the gradient does not have.
+    Otherwise every tap's products in one GEMM per block of whole images, then each input
+    element's sum of those that reach it."""
     kernel, (c, o) = wc.shape[:-2], wc.shape[-2:]
     flipped = flipped_pads(kernel, dilations, pads)
-    if all(s == 1 for s in strides) and o <= c and min(min(p) for p in flipped) >= 0:
+    if (all(s == 1 for s in strides) and o <= c and min(min(p) for p in flipped) >= 0
+            and bool(xp.isfinite(wc).all())):
         return forward(dyc, flipped_filter(wc, xp), strides, dilations, flipped, in_shape[1:-1],
                        xp)
     taps, out_sp = math.prod(kernel), dyc.shape[1:-1]
+    image_bytes = math.prod(out_sp) * taps * c * dyc.itemsize
+    if image_bytes > layout.GPU_CHUNK_BYTES:
+        return None
     w_t = xp.ascontiguousarray(wc.reshape(taps, c, o).transpose(2, 0, 1)).reshape(o, taps * c)
     dx = xp.empty(in_shape, dyc.dtype)
-    image_bytes = math.prod(out_sp) * taps * c * dyc.itemsize
-    step = max(1, layout.GPU_CHUNK_BYTES // max(1, image_bytes))
+    step = layout.GPU_CHUNK_BYTES // max(1, image_bytes)
     for n0 in range(0, in_shape[0], step):
         images = min(step, in_shape[0] - n0)
         prods = dyc[n0:n0 + images].reshape(-1, o) @ w_t
         part = dx[n0:n0 + images]
         geometry = _geometry((images, *in_shape[1:]), kernel, strides, dilations, pads, out_sp)
         launch = cuda_build.kernel(xp, SOURCE, "col2im", dyc.dtype, max(prods.size, part.size))
-        launch((grid_for(part.size),), (THREADS,), (prods, part), (part.size, *geometry))
+        launch((cuda_build.grid_for(part.size),), (cuda_build.THREADS,), (prods, part),
+               (part.size, *geometry))
     return dx
 
 
@@ -141,10 +146,10 @@ def _patch_blocks(xc, geometry, rows, kc, xp):
     step = max(1, min(rows, layout.GPU_CHUNK_BYTES // (kc * xc.itemsize)))
     buf = xp.empty(step * kc, xc.dtype)
     launch = cuda_build.kernel(xp, SOURCE, "im2col", xc.dtype, max(xc.size, buf.size, rows))
-    threads = min(THREADS, -(-kc // 32) * 32)
+    threads = min(cuda_build.THREADS, -(-kc // 32) * 32)
     for r0 in range(0, rows, step):
         count = min(step, rows - r0)
-        per_block = max(MIN_ROWS_PER_BLOCK, -(-count // MAX_GRID_Y))
+        per_block = max(MIN_ROWS_PER_BLOCK, -(-count // cuda_build.MAX_GRID_Y))
         col = buf[:count * kc].reshape(count, kc)
         launch((-(-kc // threads), -(-count // per_block)), (threads,), (xc, col),
                (r0, count, per_block, *geometry))

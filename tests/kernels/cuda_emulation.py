@@ -9,9 +9,13 @@ arithmetic, indexing and bounds checks are the GPU's, on the CPU.
 
 ``xp`` is NumPy with ``RawModule`` and ``cuda.Device`` added, named "cupy" as the conv paths
 ask (``cuda_build.runs_on``): given as the array module to ``dense`` and ``depthwise``, it
-takes their ops down the CUDA paths, drivers and kernels as on a GPU.
+takes their ops down the CUDA paths, drivers and kernels as on a GPU. It is stricter than
+a GPU where that finds bugs: every argument must have the exact type its parameter
+declares (CuPy packs arguments by their NumPy type, so a mismatch there misreads the rest),
+and ``empty`` arrays start as NaN, so an element a kernel fails to write shows.
 """
 
+import atexit
 import ctypes
 import hashlib
 import re
@@ -31,7 +35,10 @@ static Dim3 blockIdx, threadIdx, blockDim, gridDim;
 #define __forceinline__ inline
 """
 _KERNEL = re.compile(r'extern "C" __global__ void (\w+)\(([^)]*)\)')
+_TYPEDEF = re.compile(r"typedef (float|double|int|long long) ([TI]);")
+_TYPES = {"float": np.float32, "double": np.float64, "int": np.int32, "long long": np.int64}
 _BUILD_DIR = Path(tempfile.mkdtemp(prefix="graphops-cuda-emulation-"))
+atexit.register(shutil.rmtree, _BUILD_DIR, ignore_errors=True)
 COMPILER = shutil.which("g++") or shutil.which("c++")
 
 
@@ -60,42 +67,72 @@ class RawModule:
     """A kernel source compiled for the CPU (``cupy.RawModule(code=...)``)."""
 
     def __init__(self, code):
-        source = PRELUDE + code + "".join(_launcher(*m) for m in _KERNEL.findall(code))
+        kernels = _KERNEL.findall(code)
+        source = PRELUDE + code + "".join(_launcher(*k) for k in kernels)
         digest = hashlib.sha256(source.encode()).hexdigest()[:16]
         library = _BUILD_DIR / f"kernels_{digest}.so"
         if not library.exists():
             path = _BUILD_DIR / f"kernels_{digest}.cpp"
             path.write_text(source)
-            subprocess.run([COMPILER, "-O1", "-shared", "-fPIC", "-o", str(library),
-                            str(path)], check=True, capture_output=True, text=True)
+            built = subprocess.run([COMPILER, "-O1", "-shared", "-fPIC", "-o", str(library),
+                                    str(path)], capture_output=True, text=True)
+            if built.returncode:
+                raise RuntimeError(f"the kernel source does not compile:\n{built.stderr}")
         self._library = ctypes.CDLL(str(library))
+        typedefs = {name: _TYPES[kind] for kind, name in _TYPEDEF.findall(code)}
+        self._parameters = {name: [_parameter_type(p, typedefs) for p in params.split(",")]
+                            for name, params in kernels}
 
     def get_function(self, name):
+        """Kernel ``name`` as CuPy gives it: ``kernel(grid, block, args)``."""
         launch = getattr(self._library, f"launch_{name}")
+        declared = self._parameters[name]
 
         def run(grid, block, args):
+            assert len(args) == len(declared), f"{name} takes {len(declared)} arguments"
             dims = [*grid, 1, 1][:3] + [*block, 1, 1][:3]
-            launch(*(ctypes.c_uint(int(d)) for d in dims), *map(_argument, args))
+            launch(*(ctypes.c_uint(int(d)) for d in dims),
+                   *(_argument(value, kind) for value, kind in zip(args, declared)))
         return run
 
 
-def _argument(value):
-    """A kernel argument as ctypes passes it: arrays by their data pointer."""
-    if isinstance(value, np.ndarray):
-        assert value.flags.c_contiguous, "kernels take C-contiguous arrays"
+def _parameter_type(parameter, typedefs):
+    """("pointer", dtype) or ("scalar", dtype) of one declared kernel parameter."""
+    words = parameter.replace("*", " * ").split()
+    kind = "pointer" if "*" in words else "scalar"
+    base = next(w for w in words if w not in ("const", "*"))
+    return kind, np.dtype(typedefs.get(base) or _TYPES[base])
+
+
+def _argument(value, declared):
+    """A kernel argument as ctypes passes it, checked against its declared type: arrays
+    (C-contiguous, of the pointer's element type) by their data pointer, integers as
+    exactly the parameter's width."""
+    kind, dtype = declared
+    if kind == "pointer":
+        assert isinstance(value, np.ndarray) and value.flags.c_contiguous, type(value)
+        assert value.dtype == dtype, f"a {value.dtype} array for a {dtype} pointer"
         return ctypes.c_void_p(value.ctypes.data)
-    if isinstance(value, np.int64):
-        return ctypes.c_longlong(int(value))
-    if isinstance(value, np.int32):
-        return ctypes.c_int(int(value))
-    raise TypeError(f"kernel argument of type {type(value).__name__}")
+    assert type(value) is dtype.type, f"a {type(value).__name__} for a {dtype} parameter"
+    return np.ctypeslib.as_ctypes_type(dtype)(int(value))
+
+
+def _empty(shape, dtype=float, order="C"):
+    """``empty`` that starts floats as NaN (an unwritten element shows)."""
+    array = np.empty(shape, dtype, order)
+    if array.dtype.kind == "f":
+        array.fill(np.nan)
+    return array
 
 
 class _Device:
+    """The current device, as ``cupy.cuda.Device()`` gives it."""
+
     id = 0
 
 
 xp = types.ModuleType("cupy")
 xp.__dict__.update((name, getattr(np, name)) for name in dir(np) if not name.startswith("__"))
 xp.RawModule = RawModule
+xp.empty = _empty
 xp.cuda = types.SimpleNamespace(Device=_Device)

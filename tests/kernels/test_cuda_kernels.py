@@ -4,16 +4,20 @@ the index arithmetic, bounds and sums of each kernel for any geometry, both inde
 and chunked launches. On a GPU, tests/kernels/test_gpu_conv.py runs the same kernels there.
 """
 
+import shutil
+import subprocess
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from graphops.kernels.conv_algorithms import cuda_build, layout
+from graphops.kernels.conv_algorithms import cuda_build, cuda_depthwise, cuda_patches, layout
 from graphops.kernels.conv_algorithms.dense import (conv_backprop_filter, conv_backprop_input,
                                                     conv_forward)
 from graphops.kernels.conv_algorithms.depthwise import (depthwise_backprop_filter,
                                                         depthwise_backprop_input,
                                                         depthwise_forward)
+from graphops.testing import simulated_gpu
 from tests.kernels import cuda_emulation
 from tests.kernels.test_gpu_conv import geometries
 from tests.reference_conv import (conv_backprop_filter_ref, conv_backprop_input_ref,
@@ -74,13 +78,36 @@ def test_cuda_paths_match_the_references(data, depthwise, dtype, channels_last):
 
 
 @SETTINGS
-@given(data=st.data(), depthwise=st.booleans(), budget=st.sampled_from([1, 200, 3000]))
+@given(data=st.data(), depthwise=st.booleans(),
+       budget=st.sampled_from([1, 200, 3000, 60000]))
 def test_chunked_launches_and_wide_indices(monkeypatch, data, depthwise, budget):
-    """Chunk budgets down to one patch row or image per launch, and the 64-bit index
-    variant of every kernel (forced by a zero 32-bit limit), give the same sums."""
+    """Chunk budgets down to one patch row per launch (and input gradients whose image
+    passes the budget handed to the array-module path), grids of one to three blocks of 4
+    or 32 threads so that grid-stride loops take several turns, patch rows and filter
+    slices split over at most five blocks,
+    filter-gradient slices of many positions, and the 64-bit index variant of every kernel
+    (forced by a zero 32-bit limit): the same sums."""
     monkeypatch.setattr(layout, "GPU_CHUNK_BYTES", budget)
-    monkeypatch.setattr(cuda_build, "INT32_LIMIT", 0)
+    monkeypatch.setattr(cuda_build, "INT32_LIMIT", data.draw(st.sampled_from([0, 2**31 - 1])))
+    monkeypatch.setattr(cuda_build, "MAX_BLOCKS", data.draw(st.integers(1, 3)))
+    monkeypatch.setattr(cuda_build, "THREADS", data.draw(st.sampled_from([4, 32])))
+    monkeypatch.setattr(cuda_build, "MAX_GRID_Y", 5)
+    monkeypatch.setattr(cuda_depthwise, "FILTER_THREADS", data.draw(st.sampled_from([1, 64])))
     _check_all_three(data, depthwise, np.float64, channels_last=True)
+
+
+def test_input_gradient_of_a_non_finite_filter():
+    """A stride-1 input gradient with an inf tap is the gather's (the flipped forward would
+    multiply the inf by dy's zero padding into NaNs the gradient does not have)."""
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((3, 3, 2, 2))
+    w[1, 2, 0, 1] = np.inf
+    dy = rng.standard_normal((1, 5, 5, 2))
+    geo = ((1, 1), (1, 1), ((1, 1), (1, 1)))
+    got = conv_backprop_input(dy, w, (1, 5, 5, 2), *geo, xp=xp)
+    want = conv_backprop_input_ref(dy, w, (1, 5, 5, 2), *geo)
+    assert np.isinf(want).any() and not np.isnan(want).any()
+    np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
 def test_kernels_take_the_cuda_path():
@@ -89,6 +116,7 @@ def test_kernels_take_the_cuda_path():
     matrices), a strided one by the gather; integer convs stay on the generic code."""
     assert cuda_build.runs_on(xp, np.float32) and cuda_build.runs_on(xp, np.float64)
     assert not cuda_build.runs_on(xp, np.int64) and not cuda_build.runs_on(np, np.float32)
+    assert not cuda_build.runs_on(simulated_gpu.xp, np.float32)
     calls = []
     original = cuda_build.kernel
 
@@ -111,11 +139,25 @@ def test_kernels_take_the_cuda_path():
                      "backprop_input"]
 
 
-def test_empty_operands():
-    """Empty batches and channels give empty or zero results without a launch."""
+def test_empty_depthwise_operands():
+    """Depthwise convs of an empty batch give empty or zero results without a launch."""
     geo = ((1, 1), (1, 1), ((1, 1), (1, 1)))
     x, w = np.ones((0, 4, 4, 2), np.float32), np.ones((3, 3, 2, 1), np.float32)
     assert depthwise_forward(x, w, *geo, xp=xp).shape == (0, 4, 4, 2)
     assert depthwise_backprop_input(x, w, x.shape, *geo, xp=xp).shape == (0, 4, 4, 2)
     dw = depthwise_backprop_filter(x, x, w.shape, *geo, xp=xp)
     assert dw.shape == w.shape and not dw.any()
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="no CUDA compiler")
+@pytest.mark.parametrize("module", [cuda_patches, cuda_depthwise], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("scalar, index", [("float", "int"), ("double", "long long")])
+def test_kernel_sources_compile_for_the_gpu(tmp_path, module, scalar, index):
+    """Each source, as CuPy compiles it (the header's typedefs first), builds for a GPU too
+    (NVIDIA's compiler, to PTX): C++ that the emulation's compiler takes and NVRTC would not
+    shows here."""
+    source = tmp_path / "kernels.cu"
+    source.write_text(cuda_build.header(scalar, index) + module.SOURCE)
+    built = subprocess.run(["nvcc", "-ptx", "-o", str(tmp_path / "out.ptx"),
+                            str(source)], capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr
