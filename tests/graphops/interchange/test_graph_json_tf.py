@@ -233,9 +233,10 @@ def test_unknown_attrs_are_accepted_like_tf():
 def test_unregistered_tf_op_is_not_found():
     g = tf.Graph()
     with g.as_default():
-        tf.strings.length(tf1.placeholder(tf.string, [3], name="x"), name="n")
-    with gp.Graph().as_default(), pytest.raises(errors.NotFoundError,
-                                                match="Op type not registered 'StringLength'"):
+        tf.raw_ops.AudioSpectrogram(input=tf1.placeholder(tf.float32, [16, 1], name="x"),
+                                    window_size=4, stride=2, name="n")
+    with gp.Graph().as_default(), pytest.raises(
+            errors.NotFoundError, match="Op type not registered 'AudioSpectrogram'"):
         import_graph_def(_tf_json(g))
 
 
