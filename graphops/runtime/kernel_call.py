@@ -7,7 +7,7 @@ its op type, device and inputs. `host_memory_indices` says which args stay in ho
 """
 
 from graphops.runtime import devices
-from graphops.registry.errors import InternalError, OpError
+from graphops.registry.errors import InternalError, OpError, ResourceExhaustedError
 from graphops.registry.kernel_registry import OpKernelConstruction, OpKernelContext
 from graphops.registry.op_def import arg_types
 from graphops.registry.tensor_shape import shape_str
@@ -70,12 +70,16 @@ def node_error(exc, node_name, op_type, device_name, inputs, creation_site=(), t
                op=None, node_def=None, header="Graph execution error"):
     """The error to raise for `exc` raised by (or while preparing) a node.
 
-    OpErrors keep their class; anything else becomes InternalError. The message is TF's
+    OpErrors keep their class; a MemoryError (a host allocation, or CuPy's OutOfMemoryError
+    on a GPU) becomes ResourceExhaustedError, "OOM when allocating" as TF says it; anything
+    else becomes InternalError. The message is TF's
     "Graph execution error" layout: creation site, node, op type, device and inputs, then
     the original message, then `tail` (default "\\n\\t [[{{node NAME}}]]").
     """
     if isinstance(exc, OpError):
         cls, text = type(exc), exc.message
+    elif isinstance(exc, MemoryError):
+        cls, text = ResourceExhaustedError, f"OOM when allocating: {type(exc).__name__}: {exc}"
     else:
         cls, text = InternalError, f"{type(exc).__name__}: {exc}"
     site = "".join(f"\n  {frame}" for frame in list(creation_site)[-_SITE_FRAMES:])

@@ -25,6 +25,8 @@ def _check_mode(ctx):
 def _compute_add(self, ctx):
     if self.mode == "compute":
         raise errors.InvalidArgumentError(f"x must be small, got shape {ctx.input(0).shape}")
+    if self.mode == "memory":
+        raise MemoryError("out of memory allocating 1099511627776 bytes")
     if self.mode == "numpy":
         np.zeros(-1)
     ctx.set_output(0, ctx.input(0) + ctx.input(1).astype(ctx.input(0).dtype))
@@ -141,6 +143,16 @@ def test_numpy_error_becomes_internal_error():
     assert "ValueError: negative dimensions are not allowed" in info.value.message
     assert "EagerTestAdd" in info.value.message and "device:CPU:0" in info.value.message
     assert isinstance(info.value.__cause__, ValueError)
+
+
+def test_out_of_memory_becomes_resource_exhausted():
+    """A kernel's MemoryError (CuPy's OutOfMemoryError is one) is TF's ResourceExhaustedError
+    ("OOM when allocating"), naming the op and device, not an internal error."""
+    with pytest.raises(errors.ResourceExhaustedError) as info:
+        _add(np.ones(2, np.float32), np.int32(1), mode="memory")
+    message = info.value.message
+    assert "OOM when allocating: MemoryError: out of memory allocating 1099511627776" in message
+    assert "EagerTestAdd" in message and "device:CPU:0" in message
 
 
 def test_constructor_error_is_raised_with_op_info():

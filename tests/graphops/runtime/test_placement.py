@@ -266,9 +266,13 @@ def test_pinned_to_second_accelerator(fake):
     assert ("y", "FAKE", ("FakeArray", "ndarray")) in SEEN
 
 
-def test_failed_copy_is_internal_error_naming_the_tensor(fake):
+@pytest.mark.parametrize("failure, error", [(MemoryError, errors.ResourceExhaustedError),
+                                             (RuntimeError, errors.InternalError)])
+def test_failed_copy_names_the_tensor(fake, failure, error):
+    """A copy that fails for want of device memory is ResourceExhaustedError (TF's OOM);
+    any other failure an internal error. Both name the tensor and the two places."""
     def broken(array, index):
-        raise MemoryError("out of device memory")
+        raise failure("out of device memory")
     broken_type = devices.DeviceType("FAKE", 2, np, preference=50, to_device=broken,
                                      to_host=_to_host, owns=FAKE.owns)
     devices.register_device_type(broken_type)
@@ -276,9 +280,9 @@ def test_failed_copy_is_internal_error_naming_the_tensor(fake):
     with g.as_default():
         x = gp.placeholder(gp.float32, shape=(), name="x")
         y = _scale(x, gp.constant(2, dtype=gp.int32), name="y")
-    with gp.Session(graph=g) as sess, pytest.raises(errors.InternalError) as info:
+    with gp.Session(graph=g) as sess, pytest.raises(error) as info:
         sess.run(y, {x: 1.0})
-    assert info.value.message == (
+    assert type(info.value) is error and info.value.message == (
         "Copying tensor 'x:0' from host memory to /job:localhost/replica:0/task:0/device:FAKE:0 "
-        "failed: MemoryError: out of device memory")
+        f"failed: {failure.__name__}: out of device memory")
     assert info.value.op is x.op
