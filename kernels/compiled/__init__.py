@@ -12,11 +12,11 @@ compiling it. Caches beside the modules are dropped whenever any module's source
 Parallel loops are scheduled dynamically: threads take `chunk` iterations at a time as they
 come free, so a thread held off its core by another process delays one chunk, not the
 loop. numba's parallel loops run on OpenMP threads. Unless the user chose otherwise, they wait
-passively (OMP_WAIT_POLICY, read when numba first loads OpenMP): OpenMP's default is to spin
-after each loop, and spinning threads starve the next kernel's threads when the cores are
-all in use (2-60x slower steps on a 2-core machine). OpenMP's threads do not survive a
-fork: in a child forked after numba was loaded, `usable()` is False and kernels take their
-NumPy path.
+passively (OMP_WAIT_POLICY, set as graphops loads and read when numba first loads OpenMP):
+OpenMP's default is to spin after each loop, and spinning threads starve the next kernel's
+threads when the cores are all in use (2-60x slower steps on a 2-core machine, 3x slower
+whole models). OpenMP's threads do not survive a fork: in a child forked after numba was
+loaded, `usable()` is False and kernels take their NumPy path.
 """
 
 import hashlib
@@ -27,6 +27,11 @@ import threading
 
 from graphops.kernels.support.parallelism import numba_threads
 
+
+# OpenMP reads its wait policy once, when numba first loads it (at the first parallel loop of
+# any numba code in the process), so the default is set as graphops loads: whether or not
+# numba was imported before, its OpenMP threads then wait passively unless the user chose.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 ELEMENT_CHUNK = 1 << 14    # iterations a thread takes at a time in elementwise loops
 _forked_after_numba = False
@@ -58,8 +63,6 @@ def loops(name, chunk=ELEMENT_CHUNK, single=False):
     remembered and only changes reach numba (a kernel's call costs well under 1 us)."""
     module = _modules.get(name)
     if module is None:
-        if "numba" not in sys.modules:       # OpenMP reads its settings when first loaded
-            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         if not _modules:
             drop_stale_caches(os.path.dirname(__file__))
         module = _modules[name] = importlib.import_module(f"{__name__}.{name}")
