@@ -1,8 +1,8 @@
 """The benchmark runners stay runnable (smoke runs on the smallest cases; no timing asserted).
 
-bench_gpu.py can only be timed on a real GPU; its --simulated mode runs the same code on the
-simulated GPU and checks every result against the CPU, so a broken runner shows up here
-rather than on a borrowed GPU machine.
+bench_gpu.py and bench_gpu_training.py can only be timed on a real GPU; their --simulated mode
+runs the same code on the simulated GPU and checks every result against the CPU, so a broken
+runner shows up here rather than on a borrowed GPU machine.
 """
 
 import os
@@ -40,6 +40,17 @@ def test_bench_gpu_simulated_runs_and_matches_the_cpu(monkeypatch, capsys, only)
     assert len(rows) == 1
     max_err = float(re.split(r"\s+", rows[0].strip())[-1])
     assert max_err < 1e-5
+
+
+def test_bench_gpu_training_simulated_trains_alike_on_both_devices(monkeypatch, capsys):
+    out = _run("bench_gpu_training.py", ["--simulated", "--steps", "3", "--batch", "8"],
+               monkeypatch, capsys)
+    assert "nodes placed automatically: {'GPU': 185}" in out
+    assert "; of the last: {'to GPU': 4, 'to host': 1}" in out
+    losses = {line.split(":")[0]: [float(v) for v in line.split(":")[1].split()]
+              for line in out.splitlines() if line.startswith("losses on the")}
+    assert len(losses["losses on the GPU"]) == 3
+    assert losses["losses on the GPU"] == losses["losses on the CPU"]
 
 
 def test_bench_models_runs_and_matches_tensorflow(monkeypatch, capsys):
