@@ -78,10 +78,10 @@ def node_error(exc, node_name, op_type, device_name, inputs, creation_site=(), t
     """
     if isinstance(exc, OpError):
         cls, text = type(exc), exc.message
-    elif isinstance(exc, MemoryError):
-        cls, text = ResourceExhaustedError, f"OOM when allocating: {type(exc).__name__}: {exc}"
     else:
-        cls, text = InternalError, f"{type(exc).__name__}: {exc}"
+        cls, text = unexpected_error_class(exc), f"{type(exc).__name__}: {exc}"
+        if cls is ResourceExhaustedError:
+            text = f"OOM when allocating: {text}"
     site = "".join(f"\n  {frame}" for frame in list(creation_site)[-_SITE_FRAMES:])
     if site:
         site = f"Detected at node '{node_name}' defined at (most recent call last):{site}\n"
@@ -94,6 +94,13 @@ def node_error(exc, node_name, op_type, device_name, inputs, creation_site=(), t
         return cls(message, op=op, node_def=node_def)
     except TypeError:     # an OpError subclass with another constructor
         return InternalError(message, op=op, node_def=node_def)
+
+
+def unexpected_error_class(exc):
+    """The OpError class a failure that is not one becomes: ResourceExhaustedError for a
+    MemoryError (a host allocation, or CuPy's OutOfMemoryError on a GPU), as TF reports an
+    OOM; InternalError for anything else."""
+    return ResourceExhaustedError if isinstance(exc, MemoryError) else InternalError
 
 
 def error_cause(exc):

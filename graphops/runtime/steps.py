@@ -8,8 +8,8 @@ was specialised to (`ShapeGuardStep`). A step frees the slots it read last (``fr
 
 from graphops.runtime import devices
 from graphops.runtime.kernel_call import (compute, dereference, error_cause, node_error,
-                                          unset_output)
-from graphops.registry.errors import InternalError, OpError, ResourceExhaustedError
+                                          unexpected_error_class, unset_output)
+from graphops.registry.errors import InternalError, OpError
 from graphops.registry.kernel_registry import OpKernelContext
 from graphops.registry.tensor_shape import shape_str
 
@@ -208,9 +208,9 @@ class CopyStep:
         except Exception as exc:
             where = [d.name if d is not None else "host memory" for d in (self.src, self.dst)]
             op = self.tensor.op
-            cls = ResourceExhaustedError if isinstance(exc, MemoryError) else InternalError
-            raise cls(f"Copying tensor '{self.tensor.name}' from {where[0]} to {where[1]} "
-                      f"failed: {type(exc).__name__}: {exc}", op=op, node_def=op.node_def) from exc
+            raise unexpected_error_class(exc)(
+                f"Copying tensor '{self.tensor.name}' from {where[0]} to {where[1]} failed: "
+                f"{type(exc).__name__}: {exc}", op=op, node_def=op.node_def) from exc
         for slot in self.frees:
             buf[slot] = None
 

@@ -51,8 +51,9 @@ Each op picks the first path that applies (``conv_forward`` and friends read top
 
 The im2col path takes the array module ``xp`` (NumPy, CuPy or the simulated GPU) and runs
 the same code on each; on a CUDA GPU float convs gather their patch matrices with kernels
-instead (``cuda_patches``); the other CPU paths are NumPy only. NCHW operands are transposed to channels-last
-once, image by image on the pool, and half types widened once on the way in.
+instead (``cuda_patches``); the other CPU paths are NumPy only. NCHW operands are
+transposed to channels-last once, image by image on the pool, and half types widened once
+on the way in.
 """
 
 import contextlib
