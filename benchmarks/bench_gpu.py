@@ -8,13 +8,15 @@ The cases are bench_conv.py's (the seed ops' benchmark shapes), less the bfloat1
 has no bfloat16, so graphops keeps those on the CPU). Per case it prints the best-of-R GPU
 time (CUDA events around the call, so kernel time rather than launch time), nominal GFLOP/s
 (docs/benchmarks.md), the rate of a 8192^3 float32 cuBLAS matmul timed in the same process
-and our fraction of it, and PyTorch's time and ratio (torch ms / our ms, > 1 means we are
+and our fraction of it, where cuDNN is installed (``cudnn_convs``) the time on graphops'
+own CUDA kernels ("own ms", cuDNN turned off), and PyTorch's time and ratio (torch ms / our ms, > 1 means we are
 faster) when torch sees the GPU. Both sides compute in strict float32: CuPy's TF32 mode is
 off unless CUPY_TF32=1, and PyTorch's TF32 is switched off here. Every case is also checked
 against the CPU (NumPy) result.
 """
 
 import argparse
+import contextlib
 import os
 import sys
 
@@ -100,11 +102,14 @@ def main():
     peak = 2 * n**3 / best_time(lambda: xp.matmul(a, a), timer, repeat)
     device = "simulated GPU" if args.simulated else xp.cuda.runtime.getDeviceProperties(
         xp.cuda.Device().id)["name"].decode()
+    from graphops.kernels.conv_algorithms import cudnn_convs
+    with_cudnn = cudnn_convs.available(xp, np.float32)
     print(f"{device}; SGEMM (cuBLAS {n}^3 float32) {peak / 1e9:.0f} GFLOP/s; TF32 "
-          f"{os.environ.get('CUPY_TF32', '0') == '1' and 'on' or 'off'}; torch "
+          f"{os.environ.get('CUPY_TF32', '0') == '1' and 'on' or 'off'}; cuDNN "
+          f"{_cudnn_version(cudnn_convs) if with_cudnn else 'no'}; torch "
           f"{'yes' if torch else 'no'}; 'vs pt' = torch ms / our ms (> 1: we are faster)")
     print(f"{'op':36} {'shape':48} {'ms':>8} {'GFLOP/s':>8} {'SGEMM%':>7} {'max err':>8}"
-          + f" {'torch ms':>8} {'vs pt':>6}" * bool(torch))
+          + f" {'own ms':>8}" * with_cudnn + f" {'torch ms':>8} {'vs pt':>6}" * bool(torch))
     from graphops.registry.dtypes import GPU_TYPES
     on_gpu_types = {np.dtype(t.as_numpy_dtype) for t in GPU_TYPES}
     rng = np.random.default_rng(0)
@@ -121,11 +126,30 @@ def main():
         rate = case.flops / t
         line = (f"{case.op:36} {case.label():48} {t * 1e3:8.2f} {rate / 1e9:8.0f} "
                 f"{100 * rate / peak:6.0f}% {err:8.1e}")
+        if with_cudnn:
+            with _without_cudnn(cudnn_convs):
+                line += f" {best_time(on_gpu, timer, repeat) * 1e3:8.2f}"
         if torch:
             other = best_time(case.torch(x, w, dy, device="cuda"),
                               lambda f: _torch_timer(torch, f), repeat)
             line += f" {other * 1e3:8.2f} {other / t:6.2f}"
         print(line, flush=True)
+
+
+def _cudnn_version(cudnn_convs):
+    frontend = cudnn_convs._session()[0]
+    return f"{frontend.backend_version_string()} (frontend {frontend.__version__})"
+
+
+@contextlib.contextmanager
+def _without_cudnn(cudnn_convs):
+    """graphops' own CUDA kernels take every conv inside."""
+    session = cudnn_convs._state["session"]
+    cudnn_convs._state["session"] = None
+    try:
+        yield
+    finally:
+        cudnn_convs._state["session"] = session
 
 
 def _torch_timer(torch, fn):

@@ -49,11 +49,10 @@ Each op picks the first path that applies (``conv_forward`` and friends read top
   filter gradient summing one partial per share in share order); with more the GEMMs
   dominate and the blocks run in turn with BLAS on all cores.
 
-The im2col path takes the array module ``xp`` (NumPy, CuPy or the simulated GPU) and runs
-the same code on each; on a CUDA GPU float convs gather their patch matrices with kernels
-instead (``cuda_patches``); the other CPU paths are NumPy only. NCHW operands are
-transposed to channels-last once, image by image on the pool, and half types widened once
-on the way in.
+On a CUDA GPU float convs run on cuDNN where it is installed (``cudnn_convs``), else gather
+their patch matrices with kernels (``cuda_patches``). The im2col path takes any array module
+(NumPy, CuPy, the simulated GPU); the other CPU paths are NumPy only. NCHW operands are
+transposed to channels-last once, image by image on the pool, half types widened once.
 """
 
 import contextlib
@@ -62,7 +61,7 @@ import math
 
 import numpy as np
 
-from graphops.kernels.conv_algorithms import cuda_patches
+from graphops.kernels.conv_algorithms import cuda_patches, cudnn_convs
 from graphops.kernels.conv_algorithms import direct as conv_direct
 from graphops.kernels.conv_algorithms import direct_or_winograd
 from graphops.kernels.conv_algorithms import few_channels as conv_few_channels
@@ -90,9 +89,8 @@ SMALL_MAX_CHANNEL_PAIRS = 16  # input x output channels up to which direct loops
 SMALL_MAX_PLANE_BYTES = 16 << 20  # a thread's plane buffers in the direct loops, at most
 PHASE_MAX_DEPTH = 4           # dy channels up to which strided input gradients run by phases
 # CPU convs of fewer FLOPs run on the calling thread alone (`parallelism.one_thread`): waking
-# the other threads costs 50-110 us here, and a core that idled runs slower for a while, so
-# up to ~30 MFLOP one thread is 1.0-4.5x faster than two, and at 56-76 MFLOP the two are
-# within 0.9-1.15x of each other.
+# the other threads costs 50-110 us, and an idle core runs slower for a while: up to ~30
+# MFLOP one thread is 1.0-4.5x faster than two, at 56-76 MFLOP about as fast.
 SERIAL_MAX_FLOPS = 1 << 25
 SCATTER_MIN_DEPTH = 32        # forward: input channels below which patch matrices do better
 SCATTER_MIN_UNIT_ROWS = 512   # source positions a pool unit gets at least
@@ -105,9 +103,11 @@ def conv_forward(x, w, strides, dilations, pads, channels_last=True, xp=np, epil
     ``epilogue``: a channels-last CPU conv's ``(stages, activation, tiles)`` after it, as
     ``kernel_util.channel_chain`` takes them (a BiasAdd and Relu the plan fused in): the
     few-channel and direct loops apply it as they write the output, the other paths after."""
-    positions = x.size // max(1, x.shape[-1 if channels_last else 1]) // math.prod(strides)
-    with one_thread(_serial(xp, positions * math.prod(w.shape))):
-        return _forward(x, w, strides, dilations, pads, channels_last, xp, epilogue)
+    if (y := cudnn_convs.forward(x, w, strides, dilations, pads, channels_last, xp)) is None:
+        positions = x.size // max(1, x.shape[-1 if channels_last else 1]) // math.prod(strides)
+        with one_thread(_serial(xp, positions * math.prod(w.shape))):
+            y = _forward(x, w, strides, dilations, pads, channels_last, xp, epilogue)
+    return y
 
 
 def one_gemm_route(x_shape, w_shape, strides, dilations, pads, out_sp, dtype, xp=np):
@@ -170,6 +170,9 @@ def _forward(x, w, strides, dilations, pads, channels_last, xp, epilogue):
 def conv_backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels_last=True,
                          xp=np):
     """Gradient of the forward conv with respect to the filter, shape ``filter_shape``."""
+    if (dw := cudnn_convs.backprop_filter(x, dy, filter_shape, strides, dilations, pads,
+                                          channels_last, xp)) is not None:
+        return dw
     filter_shape = tuple(int(d) for d in filter_shape)
     dy_positions = dy.size // max(1, filter_shape[-1])
     with one_thread(_serial(xp, dy_positions * math.prod(filter_shape))):
@@ -207,6 +210,9 @@ def _backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels_las
 def conv_backprop_input(dy, w, input_shape, strides, dilations, pads, channels_last=True,
                         xp=np):
     """Gradient of the forward conv with respect to its input, shape ``input_shape``."""
+    if (dx := cudnn_convs.backprop_input(dy, w, input_shape, strides, dilations, pads,
+                                         channels_last, xp)) is not None:
+        return dx
     dy_positions = dy.size // max(1, w.shape[-1])
     with one_thread(_serial(xp, dy_positions * w.size)):
         return _backprop_input(dy, w, input_shape, strides, dilations, pads, channels_last, xp)

@@ -12,7 +12,8 @@ pass of its own casts them. The loops split the rows into
 filter gradient sums each block in the compute dtype, then the blocks in order in float64,
 so results depend only on the thread count.
 
-On a CUDA GPU (CuPy) the ops run on direct kernels (``cuda_depthwise``). With any other
+On a CUDA GPU (CuPy) the ops run on cuDNN where it is installed (``cudnn_convs``), else on
+direct kernels (``cuda_depthwise``). With any other
 array module (the simulated GPU) they run written once against ``xp``, over ``chunk_bytes``
 chunks of output positions: one einsum per chunk against a strided window view (forward,
 filter gradient), and for the input gradient one einsum per chunk followed by a
@@ -27,7 +28,7 @@ import ml_dtypes
 import numpy as np
 
 from graphops.kernels.compiled import loops, usable
-from graphops.kernels.conv_algorithms import cuda_depthwise
+from graphops.kernels.conv_algorithms import cuda_depthwise, cudnn_convs
 from graphops.kernels.conv_algorithms.cuda_build import runs_on
 from graphops.kernels.conv_algorithms.layout import (blocks, channels_last_copy,
                                                      channels_last_shape, chunk_bytes,
@@ -44,6 +45,9 @@ SINGLE_THREAD_MAX_VALUES = 1 << 17   # smaller ops run on one thread (measured: 
 
 def depthwise_forward(x, w, strides, dilations, pads, channels_last=True, xp=np):
     """y[n, o, c*M+m] = sum_k x[n, o*s + k*d - before, c] * w[k, c, m]; w is [KH, KW, C, M]."""
+    if (y := cudnn_convs.forward(x, w, strides, dilations, pads, channels_last, xp,
+                                 depthwise=True)) is not None:
+        return y
     if runs_on(xp, compute_dtype(x.dtype)):
         return cuda_depthwise.forward(x, w, strides, dilations, pads, channels_last, xp)
     if xp is not np or not usable():
@@ -60,6 +64,9 @@ def depthwise_forward(x, w, strides, dilations, pads, channels_last=True, xp=np)
 def depthwise_backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels_last=True,
                               xp=np):
     """dw[k, c, m] = sum over n, o of x[n, o*s + k*d - before, c] * dy[n, o, c*M+m]."""
+    if (dw := cudnn_convs.backprop_filter(x, dy, filter_shape, strides, dilations, pads,
+                                          channels_last, xp, depthwise=True)) is not None:
+        return dw
     if runs_on(xp, compute_dtype(x.dtype)):
         return cuda_depthwise.backprop_filter(x, dy, filter_shape, strides, dilations, pads,
                                               channels_last, xp)
@@ -91,6 +98,9 @@ def depthwise_backprop_filter(x, dy, filter_shape, strides, dilations, pads, cha
 def depthwise_backprop_input(dy, w, input_shape, strides, dilations, pads, channels_last=True,
                              xp=np):
     """dx[n, i, c] = sum over o, k with o*s + k*d - before = i of dy[n, o, c*M+m] * w[k, c, m]."""
+    if (dx := cudnn_convs.backprop_input(dy, w, input_shape, strides, dilations, pads,
+                                         channels_last, xp, depthwise=True)) is not None:
+        return dx
     if runs_on(xp, compute_dtype(dy.dtype)):
         return cuda_depthwise.backprop_input(dy, w, input_shape, strides, dilations, pads,
                                              channels_last, xp)

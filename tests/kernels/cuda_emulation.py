@@ -22,6 +22,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 import types
 from pathlib import Path
 
@@ -125,6 +126,20 @@ def _empty(shape, dtype=float, order="C"):
     return array
 
 
+class _Event:
+    """A CUDA event, as ``cupy.cuda.Event()`` gives it: the host's clock when recorded."""
+
+    def record(self):
+        self.seconds = time.perf_counter()
+
+    def synchronize(self):
+        pass
+
+
+def _elapsed_ms(start, stop):
+    return (stop.seconds - start.seconds) * 1e3
+
+
 class _Device:
     """The current device, as ``cupy.cuda.Device()`` gives it."""
 
@@ -135,4 +150,5 @@ xp = types.ModuleType("cupy")
 xp.__dict__.update((name, getattr(np, name)) for name in dir(np) if not name.startswith("__"))
 xp.RawModule = RawModule
 xp.empty = _empty
-xp.cuda = types.SimpleNamespace(Device=_Device)
+xp.cuda = types.SimpleNamespace(Device=_Device, Event=_Event, get_elapsed_time=_elapsed_ms,
+                                get_current_stream=lambda: types.SimpleNamespace(ptr=0))

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from graphops.kernels.conv_algorithms import cuda_build, cuda_depthwise, cuda_patches, layout
+from graphops.kernels.conv_algorithms import (cuda_build, cuda_depthwise, cuda_patches,
+                                              cudnn_convs, layout)
 from graphops.kernels.conv_algorithms.dense import (conv_backprop_filter, conv_backprop_input,
                                                     conv_forward)
 from graphops.kernels.conv_algorithms.depthwise import (depthwise_backprop_filter,
@@ -32,6 +33,12 @@ SETTINGS = settings(max_examples=40, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
+@pytest.fixture(autouse=True)
+def own_kernels(monkeypatch):
+    """These tests are of graphops' own kernels: cuDNN, where installed, stays out."""
+    monkeypatch.setitem(cudnn_convs._state, "session", None)
+
+
 def _ops(depthwise):
     if depthwise:
         return ((depthwise_forward, depthwise_backprop_input, depthwise_backprop_filter),
@@ -41,8 +48,9 @@ def _ops(depthwise):
             (conv_forward_ref, conv_backprop_input_ref, conv_backprop_filter_ref))
 
 
-def _check_all_three(data, depthwise, dtype, channels_last):
-    """The three ops of a drawn conv through the CUDA paths, against the references."""
+def check_all_three(data, depthwise, dtype, channels_last, xp=xp):
+    """The three ops of a drawn conv through the CUDA paths of array module ``xp`` (cuDNN's
+    where it, or its emulation, is installed), against the references; the operands."""
     rank = 2 if depthwise else data.draw(st.integers(1, 3), label="rank")
     strides, dilations, pads, spatial, kernel = data.draw(geometries(rank), label="geometry")
     out_sp = tuple(output_size(*args) for args in zip(spatial, kernel, strides, dilations,
@@ -57,24 +65,27 @@ def _check_all_three(data, depthwise, dtype, channels_last):
     geo = (strides, dilations, pads)
     ops, refs = _ops(depthwise)
     wide = [a.astype(np.float64) for a in (x, w, dy)]
-    got = [ops[0](x, w, *geo, channels_last, xp=xp),
-           ops[1](dy, w, x.shape, *geo, channels_last, xp=xp),
-           ops[2](x, dy, w.shape, *geo, channels_last, xp=xp)]
+    device_x, device_w, device_dy = (xp.asarray(a) for a in (x, w, dy))
+    got = [ops[0](device_x, device_w, *geo, channels_last, xp=xp),
+           ops[1](device_dy, device_w, x.shape, *geo, channels_last, xp=xp),
+           ops[2](device_x, device_dy, w.shape, *geo, channels_last, xp=xp)]
     want = [refs[0](wide[0], wide[1], *geo, channels_last),
             refs[1](wide[2], wide[1], x.shape, *geo, channels_last),
             refs[2](wide[0], wide[2], w.shape, *geo, channels_last)]
     for result, expected in zip(got, want):
+        result = result.get() if hasattr(result, "get") else result
         assert result.dtype == dtype and result.shape == expected.shape
         scale = max(1.0, np.abs(expected).max(initial=0))
         np.testing.assert_allclose(result.astype(np.float64), expected, rtol=0,
                                    atol=TOLERANCE[dtype] * scale * 8)
+    return x, w, dy
 
 
 @SETTINGS
 @given(data=st.data(), depthwise=st.booleans(), channels_last=st.booleans(),
        dtype=st.sampled_from([np.float64, np.float32, np.float16]))
 def test_cuda_paths_match_the_references(data, depthwise, dtype, channels_last):
-    _check_all_three(data, depthwise, dtype, channels_last)
+    check_all_three(data, depthwise, dtype, channels_last)
 
 
 @SETTINGS
@@ -93,7 +104,7 @@ def test_chunked_launches_and_wide_indices(monkeypatch, data, depthwise, budget)
     monkeypatch.setattr(cuda_build, "THREADS", data.draw(st.sampled_from([4, 32])))
     monkeypatch.setattr(cuda_build, "MAX_GRID_Y", 5)
     monkeypatch.setattr(cuda_depthwise, "FILTER_THREADS", data.draw(st.sampled_from([1, 64])))
-    _check_all_three(data, depthwise, np.float64, channels_last=True)
+    check_all_three(data, depthwise, np.float64, channels_last=True)
 
 
 def test_input_gradient_of_a_non_finite_filter():

@@ -1,0 +1,272 @@
+"""The conv family on NVIDIA's cuDNN, through its Python frontend, where a GPU has it.
+
+TF's GPU conv kernels call cuDNN; graphops does too when CuPy runs on a CUDA GPU and
+``cudnn`` (the ``nvidia-cudnn-frontend`` package, with ``nvidia-cudnn``'s library) loads.
+Each conv (op, dtype, shapes, geometry, layout) is one cuDNN graph, built once and kept:
+operands keep their layout (cuDNN reads channels-last and channels-first data through its
+tensors' strides), the filter is transposed from TF's ``[*K, C, O]`` to cuDNN's
+``[O, *K, C]`` (or ``[O, C, *K]`` beside channels-first data), and a depthwise conv is the
+grouped conv of ``C`` groups with ``M`` outputs each. 1-D convs get a size-1 spatial dim.
+
+Numbers as on graphops' other paths: float32 and float64 compute in their own precision
+(engines that round inputs to TF32, or any lower precision, are left out), float16 reads
+and writes half and accumulates in float32, as TF's cuDNN calls do; engines whose results
+vary from run to run are left out, and engines that compile at run time (seconds to build).
+Of the plans cuDNN's heuristics offer, the first run of a conv times each and keeps the
+fastest, as TF does (``TF_CUDNN_USE_AUTOTUNE=0``: the heuristics' first), so results repeat
+exactly within a process. A conv no engine takes returns None, and the caller runs
+graphops' own CUDA kernels; ``GRAPHOPS_USE_CUDNN=0`` sends every conv there.
+"""
+
+import math
+import os
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+from graphops.kernels.conv_algorithms.cuda_build import runs_on
+from graphops.kernels.conv_algorithms.layout import conv_output_size
+
+MAX_GRAPHS = 512          # built cuDNN graphs kept (least recently used dropped first)
+MAX_CANDIDATES = 8        # plans (in the heuristics' order) built and timed per conv
+MAX_WORKSPACE_BYTES = 1 << 30   # plans needing more scratch memory are left out
+
+_IO_TYPES = {np.dtype(np.float16): ("HALF", "FLOAT"), np.dtype(np.float32): ("FLOAT", "FLOAT"),
+             np.dtype(np.float64): ("DOUBLE", "DOUBLE")}
+_UNSUPPORTED = object()
+_lock = threading.Lock()
+_graphs = OrderedDict()
+_state = {}
+
+
+def forward(x, w, strides, dilations, pads, channels_last, xp, depthwise=False):
+    """The conv of ``x`` by ``w`` on cuDNN, in ``x``'s layout and dtype; None where cuDNN
+    does not take it."""
+    if not available(xp, x.dtype):
+        return None
+    out_shape = _output_shape(x.shape, w.shape, strides, dilations, pads, channels_last,
+                              depthwise)
+    return _run("forward", x, w, out_shape, w.shape, strides, dilations, pads,
+                channels_last, xp, depthwise)
+
+
+def backprop_input(dy, w, input_shape, strides, dilations, pads, channels_last, xp,
+                   depthwise=False):
+    """The conv's gradient with respect to an input of ``input_shape``, or None."""
+    return _run("input", dy, w, tuple(int(d) for d in input_shape), w.shape, strides,
+                dilations, pads, channels_last, xp, depthwise)
+
+
+def backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels_last, xp,
+                    depthwise=False):
+    """The conv's gradient with respect to a filter of ``filter_shape``, or None."""
+    filter_shape = tuple(int(d) for d in filter_shape)
+    return _run("filter", x, dy, filter_shape, filter_shape, strides, dilations, pads,
+                channels_last, xp, depthwise)
+
+
+def available(xp, dtype):
+    """Whether cuDNN takes convs of ``dtype`` on array module ``xp``."""
+    return (np.dtype(dtype) in _IO_TYPES and runs_on(xp, np.float32)
+            and _session() is not None)
+
+
+def _run(kind, a, b, out_shape, filter_shape, strides, dilations, pads, channels_last, xp,
+         depthwise):
+    if (a.dtype != b.dtype or not available(xp, a.dtype)
+            or 0 in (*a.shape, *b.shape, *out_shape)):
+        return None
+    key = (kind, a.dtype.str, a.shape, b.shape, out_shape, tuple(strides), tuple(dilations),
+           tuple(map(tuple, pads)), channels_last, depthwise, xp.cuda.Device().id)
+    problem = _Problem(kind, a.shape, b.shape, out_shape, filter_shape, strides, dilations,
+                       pads, channels_last, depthwise)
+    graph = _graph(key, problem, a.dtype)
+    if graph is None:
+        return None
+    a = xp.ascontiguousarray(a)
+    b = xp.ascontiguousarray(b)
+    if kind != "filter":
+        b = xp.ascontiguousarray(b.reshape(problem.grouped).transpose(problem.axes))
+    out = xp.empty(problem.memory if kind == "filter" else out_shape, a.dtype)
+    _execute(graph, (a, b, out), xp)
+    if kind == "filter":
+        out = xp.ascontiguousarray(out.transpose(problem.inverse)).reshape(out_shape)
+    return out
+
+
+class _Problem:
+    """One conv as cuDNN sees it: dims and strides of its three tensors (``[N, C, *S]``
+    data, ``[O, C/groups, *K]`` filter, at least two spatial dims) and the conv's
+    geometry; and the filter's memory: TF's filter as cuDNN groups it (``grouped``: a
+    depthwise ``[*K, C, M]`` as ``[*K, C*M]``), transposed by ``axes`` to ``memory``."""
+
+    def __init__(self, kind, a_shape, b_shape, out_shape, filter_shape, strides, dilations,
+                 pads, channels_last, depthwise):
+        rank = len(filter_shape) - 2
+        *kernel, c, o = filter_shape
+        if depthwise:
+            self.grouped = (*kernel, c * o)
+            self.axes = (rank, *range(rank))
+        else:
+            self.grouped = tuple(filter_shape)
+            self.axes = (rank + 1, *range(rank), rank) if channels_last else (
+                rank + 1, rank, *range(rank))
+        self.memory = tuple(self.grouped[i] for i in self.axes)
+        self.inverse = tuple(int(i) for i in np.argsort(self.axes))
+        if depthwise:
+            filter_dims, filter_strides = _data((c * o, 1, *kernel), False)
+        else:
+            filter_dims, filter_strides = _data(self.memory, channels_last)
+        filters = (filter_dims, filter_strides)
+        x_or_dy = _data(a_shape, channels_last)
+        self.tensors = {"forward": (x_or_dy, filters, _data(out_shape, channels_last)),
+                        "input": (x_or_dy, filters, _data(out_shape, channels_last)),
+                        "filter": (x_or_dy, _data(b_shape, channels_last), filters)}[kind]
+        self.kind = kind
+        unit = [0] * (rank < 2)
+        self.geometry = (unit + [b for b, _ in pads], unit + [a for _, a in pads],
+                         [1] * (rank < 2) + list(strides), [1] * (rank < 2) + list(dilations))
+        if rank < 2:
+            self.tensors = tuple(_with_unit_dim(d, s) for d, s in self.tensors)
+
+
+def _data(shape, channels_last):
+    """cuDNN dims ``[N, C, *S]`` and element strides of a C-contiguous array of
+    ``shape``, in channels-last or channels-first order."""
+    strides = [math.prod(shape[i + 1:]) for i in range(len(shape))]
+    if not channels_last:
+        return list(shape), strides
+    return ([shape[0], shape[-1], *shape[1:-1]], [strides[0], strides[-1], *strides[1:-1]])
+
+
+def _with_unit_dim(dims, strides):
+    """A 1-D conv's tensor with a size-1 spatial dim before its one spatial dim."""
+    return ([*dims[:2], 1, dims[2]], [*strides[:2], strides[2] * dims[2], strides[2]])
+
+
+def _output_shape(x_shape, w_shape, strides, dilations, pads, channels_last, depthwise):
+    spatial = x_shape[1:-1] if channels_last else x_shape[2:]
+    kernel, (c, o) = w_shape[:-2], w_shape[-2:]
+    out_sp = [conv_output_size(s, k, st, d, b, a) for s, k, st, d, (b, a)
+              in zip(spatial, kernel, strides, dilations, pads)]
+    channels = c * o if depthwise else o
+    n = x_shape[0]
+    return (n, *out_sp, channels) if channels_last else (n, channels, *out_sp)
+
+
+def _session():
+    """(cudnn module, handle), or None where the frontend or its library does not load,
+    or ``GRAPHOPS_USE_CUDNN=0``."""
+    if "session" not in _state:
+        _state["session"] = _open() if os.environ.get("GRAPHOPS_USE_CUDNN", "1") != "0" else None
+    return _state["session"]
+
+
+def _open():
+    try:
+        import cudnn
+        return cudnn, cudnn.create_handle()
+    except (ImportError, OSError, RuntimeError):
+        return None
+
+
+def _graph(key, problem, dtype):
+    """The built cuDNN graph of ``problem`` (cached by ``key``), or None."""
+    with _lock:
+        graph = _graphs.get(key)
+        if graph is None:
+            graph = _build(problem, dtype)
+            _graphs[key] = graph
+            if len(_graphs) > MAX_GRAPHS:
+                _graphs.popitem(last=False)
+        _graphs.move_to_end(key)
+    return None if graph is _UNSUPPORTED else graph
+
+
+def _build(problem, dtype):
+    cudnn, handle = _session()
+    io, compute = (getattr(cudnn.data_type, t) for t in _IO_TYPES[np.dtype(dtype)])
+    graph = cudnn.pygraph(io_data_type=io, intermediate_data_type=compute,
+                          compute_data_type=compute, handle=handle)
+    (a_dims, a_strides), (b_dims, b_strides), (out_dims, out_strides) = problem.tensors
+    a = graph.tensor(name="a", dim=a_dims, stride=a_strides, data_type=io)
+    b = graph.tensor(name="b", dim=b_dims, stride=b_strides, data_type=io)
+    pre, post, strides, dilations = problem.geometry
+    geometry = dict(pre_padding=pre, post_padding=post, stride=strides, dilation=dilations,
+                    compute_data_type=compute)
+    if problem.kind == "forward":
+        out = graph.conv_fprop(image=a, weight=b, **geometry)
+    elif problem.kind == "input":
+        out = graph.conv_dgrad(loss=a, filter=b, **geometry)
+    else:
+        out = graph.conv_wgrad(image=a, loss=b, **geometry)
+    out.set_output(True).set_data_type(io).set_dim(out_dims).set_stride(out_strides)
+    notes = [cudnn.numerical_note.NONDETERMINISTIC]
+    if dtype != np.float16:
+        notes += [cudnn.numerical_note.TENSOR_CORE, cudnn.numerical_note.DOWN_CONVERT_INPUTS,
+                  cudnn.numerical_note.REDUCED_PRECISION_REDUCTION]
+    try:
+        graph.validate()
+        graph.build_operation_graph()
+        graph.deselect_numeric_notes(notes)
+        graph.deselect_behavior_notes([cudnn.behavior_note.RUNTIME_COMPILATION])
+        graph.deselect_workspace_greater_than(MAX_WORKSPACE_BYTES)
+        graph.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
+        graph.check_support()
+    except (cudnn.cudnnGraphNotSupportedError, RuntimeError, ValueError):
+        return _UNSUPPORTED
+    plans = [i for i in range(min(graph.get_execution_plan_count(), MAX_CANDIDATES))
+             if _built_plan(cudnn, graph, i)]
+    return _Built(graph, (a, b, out), plans) if plans else _UNSUPPORTED
+
+
+def _built_plan(cudnn, graph, index):
+    try:
+        graph.build_plan_at_index(index)
+        return True
+    except (cudnn.cudnnGraphNotSupportedError, RuntimeError):
+        return False
+
+
+class _Built:
+    """A built graph, its tensors, its plans in the heuristics' order, and the plan it runs:
+    the fastest, timed on the first run (``TF_CUDNN_USE_AUTOTUNE``, as in TF), or the
+    heuristics' first with autotuning off."""
+
+    def __init__(self, graph, tensors, plans):
+        self.graph, self.tensors, self.plans = graph, tensors, plans
+        autotune = os.environ.get("TF_CUDNN_USE_AUTOTUNE", "1").lower() not in ("0", "false")
+        self.plan = None if autotune and len(plans) > 1 else plans[0]
+
+
+def _execute(built, arrays, xp):
+    """Run a built graph on ``arrays`` (its a, b and output tensors' memory)."""
+    cudnn, handle = _session()
+    pack = {t: device_pointer(a) for t, a in zip(built.tensors, arrays)}
+    with _lock:
+        cudnn.set_stream(handle, xp.cuda.get_current_stream().ptr)
+        if built.plan is None:
+            built.plan = min(built.plans, key=lambda i: _timed(built.graph, pack, i, handle, xp))
+        _run_plan(built.graph, pack, built.plan, handle, xp)
+
+
+def _timed(graph, pack, index, handle, xp):
+    """Milliseconds plan ``index`` takes (its second run)."""
+    _run_plan(graph, pack, index, handle, xp)
+    start, stop = xp.cuda.Event(), xp.cuda.Event()
+    start.record()
+    _run_plan(graph, pack, index, handle, xp)
+    stop.record()
+    stop.synchronize()
+    return xp.cuda.get_elapsed_time(start, stop)
+
+
+def _run_plan(graph, pack, index, handle, xp):
+    workspace = xp.empty(max(1, graph.get_workspace_size_plan_at_index(index)), xp.uint8)
+    graph.execute_plan_at_index(pack, device_pointer(workspace), index, handle=handle)
+
+
+def device_pointer(array):
+    """The device address of a CuPy array's first element."""
+    return array.data.ptr

@@ -1,0 +1,148 @@
+"""The conv family on cuDNN (``cudnn_convs``), run on the CPU against ``cudnn_emulation``:
+every conv's tensors, layouts, filter transposes, padding and groups as cuDNN reads them,
+checked against the slow float64 references; and which convs cuDNN takes. On a GPU with
+cuDNN installed, tests/kernels/test_gpu_conv.py runs the same path there.
+"""
+
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+from graphops.kernels.conv_algorithms import cuda_build, cudnn_convs
+from graphops.kernels.conv_algorithms.dense import (conv_backprop_filter, conv_backprop_input,
+                                                    conv_forward)
+from graphops.kernels.conv_algorithms.depthwise import depthwise_forward
+from graphops.runtime import devices
+from tests.kernels import cuda_emulation, cudnn_emulation
+from tests.kernels.test_cuda_kernels import SETTINGS, check_all_three
+from tests.reference_conv import conv_forward_ref
+
+pytestmark = pytest.mark.skipif(cuda_emulation.COMPILER is None, reason="no C++ compiler")
+xp = cuda_emulation.xp
+GEOMETRY = ((1, 1), (1, 1), ((1, 1), (1, 1)))
+
+
+@pytest.fixture
+def emulated(monkeypatch):
+    """cuDNN's emulation installed; ``.runs`` counts the convs cuDNN ran."""
+    cudnn_emulation.install(monkeypatch, cudnn_convs)
+    graphs = cudnn_emulation.pygraph
+    monkeypatch.setattr(graphs, "runs", [], raising=False)
+    original = cudnn_convs._execute
+    monkeypatch.setattr(cudnn_convs, "_execute",
+                        lambda *args: graphs.runs.append(1) or original(*args))
+    return graphs
+
+
+@SETTINGS
+@given(data=st.data(), depthwise=st.booleans(), channels_last=st.booleans(),
+       dtype=st.sampled_from([np.float64, np.float32, np.float16]))
+def test_cudnn_convs_match_the_references(emulated, data, depthwise, dtype, channels_last):
+    """Forward, input and filter gradient of 1-3-D dense and 2-D depthwise convs, both
+    layouts, every padding, stride and dilation: each op one cuDNN graph run (none where an
+    operand is empty)."""
+    before = len(emulated.runs)
+    operands = check_all_three(data, depthwise, dtype, channels_last)
+    assert len(emulated.runs) == before + (3 if all(a.size for a in operands) else 0)
+
+
+def test_unsupported_convs_run_on_the_own_kernels(emulated, monkeypatch):
+    """A conv no engine takes (here every float64 one) runs on graphops' CUDA kernels, and
+    its graph is not built again."""
+    monkeypatch.setattr(emulated, "unsupported", (cudnn_emulation.data_type.DOUBLE,))
+    calls = []
+    original = cuda_build.kernel
+    monkeypatch.setattr(cuda_build, "kernel", lambda *a: calls.append(a[2]) or original(*a))
+    x, w = np.ones((1, 5, 5, 2)), np.ones((3, 3, 2, 2))
+    want = conv_forward_ref(x, w, *GEOMETRY)
+    for _ in range(2):
+        np.testing.assert_allclose(conv_forward(x, w, *GEOMETRY, xp=xp), want)
+    assert calls == ["im2col", "im2col"] and emulated.runs == []
+    assert list(cudnn_convs._graphs.values()) == [cudnn_convs._UNSUPPORTED]
+    conv_forward(x.astype(np.float32), w.astype(np.float32), *GEOMETRY, xp=xp)
+    assert len(emulated.runs) == 1 and len(cudnn_convs._graphs) == 2
+
+
+def test_which_convs_cudnn_takes(emulated):
+    """Float convs on the GPU module; not integer ones, NumPy's, mixed dtypes or empty ones
+    (those have their own paths)."""
+    x, w = np.ones((1, 5, 5, 2), np.float32), np.ones((3, 3, 2, 2), np.float32)
+    assert cudnn_convs.available(xp, np.float16) and cudnn_convs.available(xp, np.float32)
+    assert not cudnn_convs.available(xp, np.int32) and not cudnn_convs.available(np, np.float32)
+    assert cudnn_convs.forward(x, w, *GEOMETRY, True, np) is None
+    assert cudnn_convs.forward(x.astype(np.int32), w.astype(np.int32), *GEOMETRY, True, xp) is None
+    assert cudnn_convs.forward(x, w.astype(np.float64), *GEOMETRY, True, xp) is None
+    assert cudnn_convs.forward(x[:0], w, *GEOMETRY, True, xp) is None
+    assert conv_forward(x[:0], w, *GEOMETRY, xp=xp).shape == (0, 5, 5, 2)
+    assert emulated.runs == []
+    conv_backprop_input(x, w, x.shape, *GEOMETRY, xp=xp)
+    conv_backprop_filter(x, x, w.shape, *GEOMETRY, xp=xp)
+    depthwise_forward(x, w[..., :1], *GEOMETRY, xp=xp)
+    assert len(emulated.runs) == 3
+
+
+def test_the_fastest_plan_is_kept(emulated, monkeypatch):
+    """A conv's first run times each plan that builds (twice: a warm-up, then the timed
+    run) and keeps the fastest; later runs take it alone. ``TF_CUDNN_USE_AUTOTUNE=0``:
+    the heuristics' first plan, untimed."""
+    monkeypatch.setattr(emulated, "slow_plans", (0,))
+    x, w = np.ones((1, 5, 5, 2), np.float32), np.ones((3, 3, 2, 2), np.float32)
+    want = conv_forward_ref(x, w, *GEOMETRY)
+    for _ in range(2):
+        np.testing.assert_allclose(conv_forward(x, w, *GEOMETRY, xp=xp), want, rtol=1e-6)
+    assert emulated.executions == [0, 0, 2, 2, 2, 2]
+    monkeypatch.setenv("TF_CUDNN_USE_AUTOTUNE", "0")
+    smaller = x[:, :4]
+    np.testing.assert_allclose(conv_forward(smaller, w, *GEOMETRY, xp=xp),
+                               conv_forward_ref(smaller, w, *GEOMETRY), rtol=1e-6)
+    assert emulated.executions[6:] == [0]
+
+
+def test_graphs_are_kept_per_conv(emulated, monkeypatch):
+    """One graph per distinct conv, reused; the least recently used goes past MAX_GRAPHS."""
+    monkeypatch.setattr(cudnn_convs, "MAX_GRAPHS", 2)
+    w = np.ones((3, 3, 2, 2), np.float32)
+    for size in (5, 6, 5, 7, 5):
+        conv_forward(np.ones((1, size, size, 2), np.float32), w, *GEOMETRY, xp=xp)
+    assert [key[2] for key in cudnn_convs._graphs] == [(1, 7, 7, 2), (1, 5, 5, 2)]
+
+
+def test_session_needs_the_frontend_and_can_be_turned_off(monkeypatch):
+    """No ``cudnn`` module, or ``GRAPHOPS_USE_CUDNN=0``: no session, own kernels only."""
+    monkeypatch.delitem(cudnn_convs._state, "session", raising=False)
+    monkeypatch.setitem(sys.modules, "cudnn", None)
+    assert cudnn_convs._session() is None and not cudnn_convs.available(xp, np.float32)
+    monkeypatch.delitem(cudnn_convs._state, "session")
+    monkeypatch.setitem(sys.modules, "cudnn", cudnn_emulation)
+    monkeypatch.setenv("GRAPHOPS_USE_CUDNN", "0")
+    assert cudnn_convs._session() is None
+    monkeypatch.delitem(cudnn_convs._state, "session")
+    monkeypatch.delenv("GRAPHOPS_USE_CUDNN")
+    assert cudnn_convs._session()[0] is cudnn_emulation
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("path", ["cudnn", "own kernels"])
+@SETTINGS
+@given(data=st.data(), depthwise=st.booleans(), channels_last=st.booleans(),
+       dtype=st.sampled_from([np.float64, np.float32, np.float16]))
+def test_real_gpu_paths_match_the_references(monkeypatch, path, data, depthwise, dtype,
+                                             channels_last):
+    """On a CUDA GPU: the same convs on cuDNN (where installed) and on graphops' own
+    kernels, against the references."""
+    gpu = devices.get_device_type("GPU")
+    if gpu is None or gpu.xp.__name__ != "cupy":
+        pytest.skip("no CUDA GPU")
+    if path == "cudnn" and not cudnn_convs.available(gpu.xp, np.float32):
+        pytest.skip("cuDNN's frontend (nvidia-cudnn-frontend) is not installed")
+    if path == "own kernels":
+        monkeypatch.setitem(cudnn_convs._state, "session", None)
+    runs = []
+    original = cudnn_convs._execute
+    monkeypatch.setattr(cudnn_convs, "_execute", lambda *a: runs.append(1) or original(*a))
+    operands = check_all_three(data, depthwise, dtype, channels_last, xp=gpu.xp)
+    assert runs == [] if path == "own kernels" else len(runs) <= 3
+    if path == "cudnn" and all(a.size for a in operands) and dtype == np.float32:
+        assert len(runs) == 3
