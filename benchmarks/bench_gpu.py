@@ -8,8 +8,9 @@ The cases are bench_conv.py's (the seed ops' benchmark shapes), less the bfloat1
 has no bfloat16, so graphops keeps those on the CPU). Per case it prints the best-of-R GPU
 time (CUDA events around the call, so kernel time rather than launch time), nominal GFLOP/s
 (docs/benchmarks.md), the rate of a 8192^3 float32 cuBLAS matmul timed in the same process
-and our fraction of it, where cuDNN is installed (``cudnn_convs``) the time on graphops'
-own CUDA kernels ("own ms", cuDNN turned off), and PyTorch's time and ratio (torch ms / our ms, > 1 means we are
+and our fraction of it; where cuDNN is installed (``cudnn_convs``; "ms" is then the faster
+of cuDNN and graphops' own kernels, as autotuning picks) the time on graphops' own CUDA
+kernels alone ("own ms"); and PyTorch's time and ratio (torch ms / our ms, > 1 means we are
 faster) when torch sees the GPU. Both sides compute in strict float32: CuPy's TF32 mode is
 off unless CUPY_TF32=1, and PyTorch's TF32 is switched off here. Every case is also checked
 against the CPU (NumPy) result.
@@ -109,7 +110,7 @@ def main():
           f"{_cudnn_version(cudnn_convs) if with_cudnn else 'no'}; torch "
           f"{'yes' if torch else 'no'}; 'vs pt' = torch ms / our ms (> 1: we are faster)")
     print(f"{'op':36} {'shape':48} {'ms':>8} {'GFLOP/s':>8} {'SGEMM%':>7} {'max err':>8}"
-          + f" {'own ms':>8}" * with_cudnn + f" {'torch ms':>8} {'vs pt':>6}" * bool(torch))
+          + f" {'on':>5} {'own ms':>8}" * with_cudnn + f" {'torch ms':>8} {'vs pt':>6}" * bool(torch))
     from graphops.registry.dtypes import GPU_TYPES
     on_gpu_types = {np.dtype(t.as_numpy_dtype) for t in GPU_TYPES}
     rng = np.random.default_rng(0)
@@ -127,6 +128,7 @@ def main():
         line = (f"{case.op:36} {case.label():48} {t * 1e3:8.2f} {rate / 1e9:8.0f} "
                 f"{100 * rate / peak:6.0f}% {err:8.1e}")
         if with_cudnn:
+            line += f" {_chosen_path(cudnn_convs):>5}"
             with _without_cudnn(cudnn_convs):
                 line += f" {best_time(on_gpu, timer, repeat) * 1e3:8.2f}"
         if torch:
@@ -139,6 +141,14 @@ def main():
 def _cudnn_version(cudnn_convs):
     frontend = cudnn_convs._session()[0]
     return f"{frontend.backend_version_string()} (frontend {frontend.__version__})"
+
+
+def _chosen_path(cudnn_convs):
+    """What autotuning picked for the conv run last: cuDNN or graphops' own kernels."""
+    built = next(reversed(cudnn_convs._graphs.values()), None)
+    if built is None or built is cudnn_convs._UNSUPPORTED:
+        return "own"
+    return "own" if built.plan == cudnn_convs.OWN else "cuDNN"
 
 
 @contextlib.contextmanager

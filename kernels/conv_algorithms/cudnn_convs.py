@@ -12,10 +12,11 @@ Numbers as on graphops' other paths: float32 and float64 compute in their own pr
 (engines that round inputs to TF32, or any lower precision, are left out), float16 reads
 and writes half and accumulates in float32, as TF's cuDNN calls do; engines whose results
 vary from run to run are left out, and engines that compile at run time (seconds to build).
-Of the plans cuDNN's heuristics offer, the first run of a conv times each and keeps the
-fastest, as TF does (``TF_CUDNN_USE_AUTOTUNE=0``: the heuristics' first), so results repeat
-exactly within a process. A conv no engine takes returns None, and the caller runs
-graphops' own CUDA kernels; ``GRAPHOPS_USE_CUDNN=0`` sends every conv there.
+The first run of a conv times the plans cuDNN's heuristics offer and graphops' own CUDA
+kernels (the caller's ``own()``) and keeps the fastest, as TF autotunes its cuDNN calls
+(``TF_CUDNN_USE_AUTOTUNE=0``: the heuristics' first plan), so results repeat exactly
+within a process. A conv no engine takes runs on the own kernels; ``GRAPHOPS_USE_CUDNN=0``
+sends every conv there.
 """
 
 import math
@@ -35,35 +36,36 @@ MAX_WORKSPACE_BYTES = 1 << 30   # plans needing more scratch memory are left out
 _IO_TYPES = {np.dtype(np.float16): ("HALF", "FLOAT"), np.dtype(np.float32): ("FLOAT", "FLOAT"),
              np.dtype(np.float64): ("DOUBLE", "DOUBLE")}
 _UNSUPPORTED = object()
+OWN = -1                  # the plan that is graphops' own CUDA kernels
 _lock = threading.Lock()
 _graphs = OrderedDict()
 _state = {}
 
 
-def forward(x, w, strides, dilations, pads, channels_last, xp, depthwise=False):
-    """The conv of ``x`` by ``w`` on cuDNN, in ``x``'s layout and dtype; None where cuDNN
-    does not take it."""
+def forward(x, w, strides, dilations, pads, channels_last, xp, own, depthwise=False):
+    """The conv of ``x`` by ``w`` in ``x``'s layout and dtype: on cuDNN, or by ``own()``
+    (graphops' own kernels) where cuDNN does not take it or they are faster."""
     if not available(xp, x.dtype):
-        return None
+        return own()
     out_shape = _output_shape(x.shape, w.shape, strides, dilations, pads, channels_last,
                               depthwise)
-    return _run("forward", x, w, out_shape, w.shape, strides, dilations, pads,
-                channels_last, xp, depthwise)
+    return _run("forward", x, w, out_shape, w.shape, (strides, dilations, pads),
+                channels_last, xp, own, depthwise)
 
 
-def backprop_input(dy, w, input_shape, strides, dilations, pads, channels_last, xp,
+def backprop_input(dy, w, input_shape, strides, dilations, pads, channels_last, xp, own,
                    depthwise=False):
-    """The conv's gradient with respect to an input of ``input_shape``, or None."""
-    return _run("input", dy, w, tuple(int(d) for d in input_shape), w.shape, strides,
-                dilations, pads, channels_last, xp, depthwise)
+    """The conv's gradient with respect to an input of ``input_shape``, as ``forward``."""
+    return _run("input", dy, w, tuple(int(d) for d in input_shape), w.shape,
+                (strides, dilations, pads), channels_last, xp, own, depthwise)
 
 
-def backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels_last, xp,
+def backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels_last, xp, own,
                     depthwise=False):
-    """The conv's gradient with respect to a filter of ``filter_shape``, or None."""
+    """The conv's gradient with respect to a filter of ``filter_shape``, as ``forward``."""
     filter_shape = tuple(int(d) for d in filter_shape)
-    return _run("filter", x, dy, filter_shape, filter_shape, strides, dilations, pads,
-                channels_last, xp, depthwise)
+    return _run("filter", x, dy, filter_shape, filter_shape, (strides, dilations, pads),
+                channels_last, xp, own, depthwise)
 
 
 def available(xp, dtype):
@@ -72,27 +74,50 @@ def available(xp, dtype):
             and _session() is not None)
 
 
-def _run(kind, a, b, out_shape, filter_shape, strides, dilations, pads, channels_last, xp,
-         depthwise):
+def _run(kind, a, b, out_shape, filter_shape, geometry, channels_last, xp, own, depthwise):
     if (a.dtype != b.dtype or not available(xp, a.dtype)
             or 0 in (*a.shape, *b.shape, *out_shape)):
-        return None
+        return own()
+    strides, dilations, pads = geometry
     key = (kind, a.dtype.str, a.shape, b.shape, out_shape, tuple(strides), tuple(dilations),
            tuple(map(tuple, pads)), channels_last, depthwise, xp.cuda.Device().id)
-    problem = _Problem(kind, a.shape, b.shape, out_shape, filter_shape, strides, dilations,
-                       pads, channels_last, depthwise)
-    graph = _graph(key, problem, a.dtype)
-    if graph is None:
-        return None
+    built = _graph(key, lambda: _Problem(kind, a.shape, b.shape, out_shape, filter_shape,
+                                         geometry, channels_last, depthwise), a.dtype)
+    if built is None:
+        return own()
+    if built.plan is None:
+        candidates = {plan: (lambda plan=plan: _on_cudnn(built, plan, a, b, out_shape, xp))
+                      for plan in built.plans}
+        candidates[OWN] = own
+        built.plan = min(candidates, key=lambda plan: _milliseconds(xp, candidates[plan]))
+    if built.plan == OWN:
+        return own()
+    return _on_cudnn(built, built.plan, a, b, out_shape, xp)
+
+
+def _on_cudnn(built, plan, a, b, out_shape, xp):
+    """The conv on cuDNN with ``plan``: operands laid out as the graph reads them."""
+    problem = built.problem
     a = xp.ascontiguousarray(a)
     b = xp.ascontiguousarray(b)
-    if kind != "filter":
+    if problem.kind != "filter":
         b = xp.ascontiguousarray(b.reshape(problem.grouped).transpose(problem.axes))
-    out = xp.empty(problem.memory if kind == "filter" else out_shape, a.dtype)
-    _execute(graph, (a, b, out), xp)
-    if kind == "filter":
+    out = xp.empty(problem.memory if problem.kind == "filter" else out_shape, a.dtype)
+    _execute(built, plan, (a, b, out), xp)
+    if problem.kind == "filter":
         out = xp.ascontiguousarray(out.transpose(problem.inverse)).reshape(out_shape)
     return out
+
+
+def _milliseconds(xp, run):
+    """GPU milliseconds ``run()`` takes (its second run: the first warms it up)."""
+    run()
+    start, stop = xp.cuda.Event(), xp.cuda.Event()
+    start.record()
+    run()
+    stop.record()
+    stop.synchronize()
+    return xp.cuda.get_elapsed_time(start, stop)
 
 
 class _Problem:
@@ -101,8 +126,9 @@ class _Problem:
     geometry; and the filter's memory: TF's filter as cuDNN groups it (``grouped``: a
     depthwise ``[*K, C, M]`` as ``[*K, C*M]``), transposed by ``axes`` to ``memory``."""
 
-    def __init__(self, kind, a_shape, b_shape, out_shape, filter_shape, strides, dilations,
-                 pads, channels_last, depthwise):
+    def __init__(self, kind, a_shape, b_shape, out_shape, filter_shape, geometry,
+                 channels_last, depthwise):
+        strides, dilations, pads = geometry
         rank = len(filter_shape) - 2
         *kernel, c, o = filter_shape
         if depthwise:
@@ -172,16 +198,16 @@ def _open():
 
 
 def _graph(key, problem, dtype):
-    """The built cuDNN graph of ``problem`` (cached by ``key``), or None."""
+    """The built cuDNN graph of ``problem()`` (cached by ``key``), or None."""
     with _lock:
-        graph = _graphs.get(key)
-        if graph is None:
-            graph = _build(problem, dtype)
-            _graphs[key] = graph
+        built = _graphs.get(key)
+        if built is None:
+            built = _build(problem(), dtype)
+            _graphs[key] = built
             if len(_graphs) > MAX_GRAPHS:
                 _graphs.popitem(last=False)
         _graphs.move_to_end(key)
-    return None if graph is _UNSUPPORTED else graph
+    return None if built is _UNSUPPORTED else built
 
 
 def _build(problem, dtype):
@@ -202,23 +228,29 @@ def _build(problem, dtype):
     else:
         out = graph.conv_wgrad(image=a, loss=b, **geometry)
     out.set_output(True).set_data_type(io).set_dim(out_dims).set_stride(out_strides)
-    notes = [cudnn.numerical_note.NONDETERMINISTIC]
-    if dtype != np.float16:
-        notes += [cudnn.numerical_note.TENSOR_CORE, cudnn.numerical_note.DOWN_CONVERT_INPUTS,
-                  cudnn.numerical_note.REDUCED_PRECISION_REDUCTION]
     try:
         graph.validate()
         graph.build_operation_graph()
-        graph.deselect_numeric_notes(notes)
-        graph.deselect_behavior_notes([cudnn.behavior_note.RUNTIME_COMPILATION])
-        graph.deselect_workspace_greater_than(MAX_WORKSPACE_BYTES)
         graph.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
+        _deselect(cudnn, graph, dtype)
         graph.check_support()
     except (cudnn.cudnnGraphNotSupportedError, RuntimeError, ValueError):
         return _UNSUPPORTED
     plans = [i for i in range(min(graph.get_execution_plan_count(), MAX_CANDIDATES))
              if _built_plan(cudnn, graph, i)]
-    return _Built(graph, (a, b, out), plans) if plans else _UNSUPPORTED
+    return _Built(graph, (a, b, out), problem, plans) if plans else _UNSUPPORTED
+
+
+def _deselect(cudnn, graph, dtype):
+    """Leave out the plans (once created) that vary from run to run, compile at run time,
+    need over ``MAX_WORKSPACE_BYTES`` or, for float32 and float64, lower the precision."""
+    notes = [cudnn.numerical_note.NONDETERMINISTIC]
+    if dtype != np.float16:
+        notes += [cudnn.numerical_note.TENSOR_CORE, cudnn.numerical_note.DOWN_CONVERT_INPUTS,
+                  cudnn.numerical_note.REDUCED_PRECISION_REDUCTION]
+    graph.deselect_numeric_notes(notes)
+    graph.deselect_behavior_notes([cudnn.behavior_note.RUNTIME_COMPILATION])
+    graph.deselect_workspace_greater_than(MAX_WORKSPACE_BYTES)
 
 
 def _built_plan(cudnn, graph, index):
@@ -230,41 +262,24 @@ def _built_plan(cudnn, graph, index):
 
 
 class _Built:
-    """A built graph, its tensors, its plans in the heuristics' order, and the plan it runs:
-    the fastest, timed on the first run (``TF_CUDNN_USE_AUTOTUNE``, as in TF), or the
-    heuristics' first with autotuning off."""
+    """A built graph, its tensors and problem, its plans in the heuristics' order, and the
+    plan it runs (``OWN``: graphops' own kernels): the fastest of all, timed on the first
+    run (``TF_CUDNN_USE_AUTOTUNE``, as in TF), or the heuristics' first with autotuning off."""
 
-    def __init__(self, graph, tensors, plans):
-        self.graph, self.tensors, self.plans = graph, tensors, plans
+    def __init__(self, graph, tensors, problem, plans):
+        self.graph, self.tensors, self.problem, self.plans = graph, tensors, problem, plans
         autotune = os.environ.get("TF_CUDNN_USE_AUTOTUNE", "1").lower() not in ("0", "false")
-        self.plan = None if autotune and len(plans) > 1 else plans[0]
+        self.plan = None if autotune else plans[0]
 
 
-def _execute(built, arrays, xp):
-    """Run a built graph on ``arrays`` (its a, b and output tensors' memory)."""
+def _execute(built, plan, arrays, xp):
+    """Run ``plan`` of a built graph on ``arrays`` (its a, b and output tensors' memory)."""
     cudnn, handle = _session()
     pack = {t: device_pointer(a) for t, a in zip(built.tensors, arrays)}
+    workspace = xp.empty(max(1, built.graph.get_workspace_size_plan_at_index(plan)), xp.uint8)
     with _lock:
         cudnn.set_stream(handle, xp.cuda.get_current_stream().ptr)
-        if built.plan is None:
-            built.plan = min(built.plans, key=lambda i: _timed(built.graph, pack, i, handle, xp))
-        _run_plan(built.graph, pack, built.plan, handle, xp)
-
-
-def _timed(graph, pack, index, handle, xp):
-    """Milliseconds plan ``index`` takes (its second run)."""
-    _run_plan(graph, pack, index, handle, xp)
-    start, stop = xp.cuda.Event(), xp.cuda.Event()
-    start.record()
-    _run_plan(graph, pack, index, handle, xp)
-    stop.record()
-    stop.synchronize()
-    return xp.cuda.get_elapsed_time(start, stop)
-
-
-def _run_plan(graph, pack, index, handle, xp):
-    workspace = xp.empty(max(1, graph.get_workspace_size_plan_at_index(index)), xp.uint8)
-    graph.execute_plan_at_index(pack, device_pointer(workspace), index, handle=handle)
+        built.graph.execute_plan_at_index(pack, device_pointer(workspace), plan, handle=handle)
 
 
 def device_pointer(array):

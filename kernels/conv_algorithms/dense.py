@@ -103,11 +103,11 @@ def conv_forward(x, w, strides, dilations, pads, channels_last=True, xp=np, epil
     ``epilogue``: a channels-last CPU conv's ``(stages, activation, tiles)`` after it, as
     ``kernel_util.channel_chain`` takes them (a BiasAdd and Relu the plan fused in): the
     few-channel and direct loops apply it as they write the output, the other paths after."""
-    if (y := cudnn_convs.forward(x, w, strides, dilations, pads, channels_last, xp)) is None:
+    def own():
         positions = x.size // max(1, x.shape[-1 if channels_last else 1]) // math.prod(strides)
         with one_thread(_serial(xp, positions * math.prod(w.shape))):
-            y = _forward(x, w, strides, dilations, pads, channels_last, xp, epilogue)
-    return y
+            return _forward(x, w, strides, dilations, pads, channels_last, xp, epilogue)
+    return cudnn_convs.forward(x, w, strides, dilations, pads, channels_last, xp, own)
 
 
 def one_gemm_route(x_shape, w_shape, strides, dilations, pads, out_sp, dtype, xp=np):
@@ -170,14 +170,12 @@ def _forward(x, w, strides, dilations, pads, channels_last, xp, epilogue):
 def conv_backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels_last=True,
                          xp=np):
     """Gradient of the forward conv with respect to the filter, shape ``filter_shape``."""
-    if (dw := cudnn_convs.backprop_filter(x, dy, filter_shape, strides, dilations, pads,
-                                          channels_last, xp)) is not None:
-        return dw
-    filter_shape = tuple(int(d) for d in filter_shape)
-    dy_positions = dy.size // max(1, filter_shape[-1])
-    with one_thread(_serial(xp, dy_positions * math.prod(filter_shape))):
-        return _backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels_last,
-                                xp)
+    def own():
+        shape = tuple(int(d) for d in filter_shape)
+        with one_thread(_serial(xp, dy.size // max(1, shape[-1]) * math.prod(shape))):
+            return _backprop_filter(x, dy, shape, strides, dilations, pads, channels_last, xp)
+    return cudnn_convs.backprop_filter(x, dy, filter_shape, strides, dilations, pads,
+                                       channels_last, xp, own)
 
 
 def _backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels_last, xp):
@@ -210,12 +208,12 @@ def _backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels_las
 def conv_backprop_input(dy, w, input_shape, strides, dilations, pads, channels_last=True,
                         xp=np):
     """Gradient of the forward conv with respect to its input, shape ``input_shape``."""
-    if (dx := cudnn_convs.backprop_input(dy, w, input_shape, strides, dilations, pads,
-                                         channels_last, xp)) is not None:
-        return dx
-    dy_positions = dy.size // max(1, w.shape[-1])
-    with one_thread(_serial(xp, dy_positions * w.size)):
-        return _backprop_input(dy, w, input_shape, strides, dilations, pads, channels_last, xp)
+    def own():
+        with one_thread(_serial(xp, dy.size // max(1, w.shape[-1]) * w.size)):
+            return _backprop_input(dy, w, input_shape, strides, dilations, pads, channels_last,
+                                   xp)
+    return cudnn_convs.backprop_input(dy, w, input_shape, strides, dilations, pads,
+                                      channels_last, xp, own)
 
 
 def _backprop_input(dy, w, input_shape, strides, dilations, pads, channels_last, xp):

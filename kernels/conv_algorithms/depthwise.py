@@ -45,9 +45,11 @@ SINGLE_THREAD_MAX_VALUES = 1 << 17   # smaller ops run on one thread (measured: 
 
 def depthwise_forward(x, w, strides, dilations, pads, channels_last=True, xp=np):
     """y[n, o, c*M+m] = sum_k x[n, o*s + k*d - before, c] * w[k, c, m]; w is [KH, KW, C, M]."""
-    if (y := cudnn_convs.forward(x, w, strides, dilations, pads, channels_last, xp,
-                                 depthwise=True)) is not None:
-        return y
+    return cudnn_convs.forward(x, w, strides, dilations, pads, channels_last, xp, lambda: _forward(
+        x, w, strides, dilations, pads, channels_last, xp), depthwise=True)
+
+
+def _forward(x, w, strides, dilations, pads, channels_last, xp):
     if runs_on(xp, compute_dtype(x.dtype)):
         return cuda_depthwise.forward(x, w, strides, dilations, pads, channels_last, xp)
     if xp is not np or not usable():
@@ -64,9 +66,12 @@ def depthwise_forward(x, w, strides, dilations, pads, channels_last=True, xp=np)
 def depthwise_backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels_last=True,
                               xp=np):
     """dw[k, c, m] = sum over n, o of x[n, o*s + k*d - before, c] * dy[n, o, c*M+m]."""
-    if (dw := cudnn_convs.backprop_filter(x, dy, filter_shape, strides, dilations, pads,
-                                          channels_last, xp, depthwise=True)) is not None:
-        return dw
+    return cudnn_convs.backprop_filter(
+        x, dy, filter_shape, strides, dilations, pads, channels_last, xp, lambda: _backprop_filter(
+            x, dy, filter_shape, strides, dilations, pads, channels_last, xp), depthwise=True)
+
+
+def _backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels_last, xp):
     if runs_on(xp, compute_dtype(x.dtype)):
         return cuda_depthwise.backprop_filter(x, dy, filter_shape, strides, dilations, pads,
                                               channels_last, xp)
@@ -98,9 +103,12 @@ def depthwise_backprop_filter(x, dy, filter_shape, strides, dilations, pads, cha
 def depthwise_backprop_input(dy, w, input_shape, strides, dilations, pads, channels_last=True,
                              xp=np):
     """dx[n, i, c] = sum over o, k with o*s + k*d - before = i of dy[n, o, c*M+m] * w[k, c, m]."""
-    if (dx := cudnn_convs.backprop_input(dy, w, input_shape, strides, dilations, pads,
-                                         channels_last, xp, depthwise=True)) is not None:
-        return dx
+    return cudnn_convs.backprop_input(
+        dy, w, input_shape, strides, dilations, pads, channels_last, xp, lambda: _backprop_input(
+            dy, w, input_shape, strides, dilations, pads, channels_last, xp), depthwise=True)
+
+
+def _backprop_input(dy, w, input_shape, strides, dilations, pads, channels_last, xp):
     if runs_on(xp, compute_dtype(dy.dtype)):
         return cuda_depthwise.backprop_input(dy, w, input_shape, strides, dilations, pads,
                                              channels_last, xp)

@@ -14,7 +14,6 @@ import ctypes
 import enum
 import itertools
 import sys
-import time
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -67,7 +66,6 @@ class pygraph:
 
     unsupported = ()       # data types whose graphs ``check_support`` refuses (a test sets it)
     unbuildable = {1}      # plans that fail to build
-    slow_plans = ()        # plans that take 5 ms longer (a test sets it)
     executions = []        # the plan of every run
 
     def __init__(self, io_data_type, intermediate_data_type, compute_data_type, handle):
@@ -75,6 +73,7 @@ class pygraph:
         self.io = io_data_type
         self.conv = None
         self.deselected = set()
+        self.plans_created = False
 
     def tensor(self, name, dim, stride, data_type):
         return tensor(dim, stride, data_type)
@@ -109,13 +108,16 @@ class pygraph:
         self.validate()
 
     def deselect_numeric_notes(self, notes):
+        assert self.plans_created, "notes filter the plans created so far"
         self.deselected.update(notes)
 
     def deselect_behavior_notes(self, notes):
+        assert self.plans_created, "notes filter the plans created so far"
         self.deselected.update(notes)
 
     def create_execution_plans(self, modes):
         assert modes
+        self.plans_created = True
 
     def deselect_workspace_greater_than(self, limit):
         assert limit > 0
@@ -142,8 +144,6 @@ class pygraph:
         assert isinstance(workspace, int) and all(isinstance(p, int) for p in pack.values())
         assert index not in self.unbuildable
         type(self).executions.append(index)
-        if index in self.slow_plans:
-            time.sleep(0.005)
         kind, a, b, out = self.conv[:4]
         views = {id(t): _view(pack[t], t) for t in (a, b, out)}
         geometry = self.conv[4:]
@@ -248,7 +248,6 @@ def install(monkeypatch, conv_module):
     """Make ``conv_module`` (``cudnn_convs``) run on this emulation: its session, an empty
     graph cache, and NumPy arrays' addresses as device pointers."""
     monkeypatch.setattr(pygraph, "executions", [])
-    monkeypatch.setattr(pygraph, "slow_plans", ())
     monkeypatch.setattr(pygraph, "unsupported", ())
     monkeypatch.setitem(conv_module._state, "session", (sys.modules[__name__], create_handle()))
     monkeypatch.setattr(conv_module, "_graphs", type(conv_module._graphs)())

@@ -26,8 +26,10 @@ GEOMETRY = ((1, 1), (1, 1), ((1, 1), (1, 1)))
 
 @pytest.fixture
 def emulated(monkeypatch):
-    """cuDNN's emulation installed; ``.runs`` counts the convs cuDNN ran."""
+    """cuDNN's emulation installed, autotuning off (each conv on cuDNN's first plan);
+    ``.runs`` counts the convs cuDNN ran."""
     cudnn_emulation.install(monkeypatch, cudnn_convs)
+    monkeypatch.setenv("TF_CUDNN_USE_AUTOTUNE", "0")
     graphs = cudnn_emulation.pygraph
     monkeypatch.setattr(graphs, "runs", [], raising=False)
     original = cudnn_convs._execute
@@ -71,10 +73,11 @@ def test_which_convs_cudnn_takes(emulated):
     x, w = np.ones((1, 5, 5, 2), np.float32), np.ones((3, 3, 2, 2), np.float32)
     assert cudnn_convs.available(xp, np.float16) and cudnn_convs.available(xp, np.float32)
     assert not cudnn_convs.available(xp, np.int32) and not cudnn_convs.available(np, np.float32)
-    assert cudnn_convs.forward(x, w, *GEOMETRY, True, np) is None
-    assert cudnn_convs.forward(x.astype(np.int32), w.astype(np.int32), *GEOMETRY, True, xp) is None
-    assert cudnn_convs.forward(x, w.astype(np.float64), *GEOMETRY, True, xp) is None
-    assert cudnn_convs.forward(x[:0], w, *GEOMETRY, True, xp) is None
+    def own():
+        return "own kernels"
+    for a, b, module in ((x, w, np), (x.astype(np.int32), w.astype(np.int32), xp),
+                         (x, w.astype(np.float64), xp), (x[:0], w, xp)):
+        assert cudnn_convs.forward(a, b, *GEOMETRY, True, module, own) == "own kernels"
     assert conv_forward(x[:0], w, *GEOMETRY, xp=xp).shape == (0, 5, 5, 2)
     assert emulated.runs == []
     conv_backprop_input(x, w, x.shape, *GEOMETRY, xp=xp)
@@ -83,21 +86,24 @@ def test_which_convs_cudnn_takes(emulated):
     assert len(emulated.runs) == 3
 
 
-def test_the_fastest_plan_is_kept(emulated, monkeypatch):
-    """A conv's first run times each plan that builds (twice: a warm-up, then the timed
-    run) and keeps the fastest; later runs take it alone. ``TF_CUDNN_USE_AUTOTUNE=0``:
-    the heuristics' first plan, untimed."""
-    monkeypatch.setattr(emulated, "slow_plans", (0,))
-    x, w = np.ones((1, 5, 5, 2), np.float32), np.ones((3, 3, 2, 2), np.float32)
-    want = conv_forward_ref(x, w, *GEOMETRY)
-    for _ in range(2):
-        np.testing.assert_allclose(conv_forward(x, w, *GEOMETRY, xp=xp), want, rtol=1e-6)
-    assert emulated.executions == [0, 0, 2, 2, 2, 2]
-    monkeypatch.setenv("TF_CUDNN_USE_AUTOTUNE", "0")
-    smaller = x[:, :4]
-    np.testing.assert_allclose(conv_forward(smaller, w, *GEOMETRY, xp=xp),
-                               conv_forward_ref(smaller, w, *GEOMETRY), rtol=1e-6)
-    assert emulated.executions[6:] == [0]
+def test_the_fastest_candidate_is_kept(emulated, monkeypatch):
+    """A conv's first run times each cuDNN plan that builds (plans 0 and 2 here) and the own
+    kernels, and keeps the fastest; later runs take it alone."""
+    monkeypatch.delenv("TF_CUDNN_USE_AUTOTUNE")
+    times = iter([3.0, 1.0, 2.0, 3.0, 2.0, 1.0])   # plan 0, plan 2, own; then again
+    monkeypatch.setattr(cudnn_convs, "_milliseconds", lambda xp_, run: [run(), next(times)][1])
+    kernels = []
+    original = cuda_build.kernel
+    monkeypatch.setattr(cuda_build, "kernel", lambda *a: kernels.append(a[2]) or original(*a))
+    w = np.ones((3, 3, 2, 2), np.float32)
+    for size, chosen in ((5, 2), (6, cudnn_convs.OWN)):
+        x = np.ones((1, size, size, 2), np.float32)
+        want = conv_forward_ref(x, w, *GEOMETRY)
+        for _ in range(2):
+            np.testing.assert_allclose(conv_forward(x, w, *GEOMETRY, xp=xp), want, rtol=1e-6)
+        assert list(cudnn_convs._graphs.values())[-1].plan == chosen
+    assert emulated.executions == [0, 2, 2, 2, 0, 2]
+    assert kernels == ["im2col"] * 4     # own kernels timed twice, then both size-6 runs
 
 
 def test_graphs_are_kept_per_conv(emulated, monkeypatch):
@@ -124,14 +130,14 @@ def test_session_needs_the_frontend_and_can_be_turned_off(monkeypatch):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("path", ["cudnn", "own kernels"])
+@pytest.mark.parametrize("path", ["cudnn", "autotuned", "own kernels"])
 @SETTINGS
 @given(data=st.data(), depthwise=st.booleans(), channels_last=st.booleans(),
        dtype=st.sampled_from([np.float64, np.float32, np.float16]))
 def test_real_gpu_paths_match_the_references(monkeypatch, path, data, depthwise, dtype,
                                              channels_last):
-    """On a CUDA GPU: the same convs on cuDNN (where installed) and on graphops' own
-    kernels, against the references."""
+    """On a CUDA GPU: the same convs on cuDNN's first plan, on the autotuned choice (where
+    cuDNN is installed) and on graphops' own kernels, against the references."""
     gpu = devices.get_device_type("GPU")
     if gpu is None or gpu.xp.__name__ != "cupy":
         pytest.skip("no CUDA GPU")
@@ -139,10 +145,13 @@ def test_real_gpu_paths_match_the_references(monkeypatch, path, data, depthwise,
         pytest.skip("cuDNN's frontend (nvidia-cudnn-frontend) is not installed")
     if path == "own kernels":
         monkeypatch.setitem(cudnn_convs._state, "session", None)
+    if path == "cudnn":
+        monkeypatch.setenv("TF_CUDNN_USE_AUTOTUNE", "0")
     runs = []
     original = cudnn_convs._execute
     monkeypatch.setattr(cudnn_convs, "_execute", lambda *a: runs.append(1) or original(*a))
     operands = check_all_three(data, depthwise, dtype, channels_last, xp=gpu.xp)
-    assert runs == [] if path == "own kernels" else len(runs) <= 3
-    if path == "cudnn" and all(a.size for a in operands) and dtype == np.float32:
+    if path == "own kernels":
+        assert runs == []
+    elif path == "cudnn" and all(a.size for a in operands) and dtype == np.float32:
         assert len(runs) == 3
