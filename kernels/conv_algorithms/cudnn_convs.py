@@ -12,8 +12,9 @@ Numbers as on graphops' other paths: float32 and float64 compute in their own pr
 (engines that round inputs to TF32, or any lower precision, are left out), float16 reads
 and writes half and accumulates in float32, as TF's cuDNN calls do; engines whose results
 vary from run to run are left out, and engines that compile at run time (seconds to build).
-The first run of a conv times the plans cuDNN's heuristics offer and graphops' own CUDA
-kernels (the caller's ``own()``) and keeps the fastest, as TF autotunes its cuDNN calls
+The first run of a conv times the plans cuDNN's heuristics offer whose results agree with
+graphops' own CUDA kernels (the caller's ``own()``), and those kernels, and keeps the
+fastest, as TF autotunes its cuDNN calls
 (``TF_CUDNN_USE_AUTOTUNE=0``: the heuristics' first plan), so results repeat exactly
 within a process. A conv no engine takes runs on the own kernels; ``GRAPHOPS_USE_CUDNN=0``
 sends every conv there.
@@ -35,6 +36,10 @@ MAX_GRAPHS = 512          # built cuDNN graphs kept (least recently used dropped
 # outside the GPU tests' tolerances.
 MAX_CANDIDATES = 8
 MAX_WORKSPACE_BYTES = 1 << 30   # plans needing more scratch memory are left out
+# How far a plan's result may be from the own kernels' (relative to the largest value):
+# summation orders differ; a plan's wrong sums would not.
+AGREEMENT = {np.dtype(np.float16): 1e-2, np.dtype(np.float32): 1e-4,
+             np.dtype(np.float64): 1e-12}
 
 _IO_TYPES = {np.dtype(np.float16): ("HALF", "FLOAT"), np.dtype(np.float32): ("FLOAT", "FLOAT"),
              np.dtype(np.float64): ("DOUBLE", "DOUBLE")}
@@ -89,10 +94,8 @@ def _run(kind, a, b, out_shape, filter_shape, geometry, channels_last, xp, own, 
     if built is None:
         return own()
     if built.plan is None:
-        candidates = {plan: (lambda plan=plan: _on_cudnn(built, plan, a, b, out_shape, xp))
-                      for plan in built.plans}
-        candidates[OWN] = own
-        built.plan = min(candidates, key=lambda plan: _milliseconds(xp, candidates[plan]))
+        built.plan = _autotuned(built, own, lambda plan: _on_cudnn(built, plan, a, b,
+                                                                   out_shape, xp), xp)
     if built.plan == OWN:
         return own()
     return _on_cudnn(built, built.plan, a, b, out_shape, xp)
@@ -110,6 +113,26 @@ def _on_cudnn(built, plan, a, b, out_shape, xp):
     if problem.kind == "filter":
         out = xp.ascontiguousarray(out.transpose(problem.inverse)).reshape(out_shape)
     return out
+
+
+def _autotuned(built, own, on_cudnn, xp):
+    """The fastest of the own kernels and the cuDNN plans whose results agree with theirs
+    (a plan that gives other numbers on some geometry is never kept)."""
+    reference = own()
+    times = {OWN: _milliseconds(xp, own)}
+    for plan in built.plans:
+        if _agree(on_cudnn(plan), reference, xp):
+            times[plan] = _milliseconds(xp, lambda plan=plan: on_cudnn(plan))
+    return min(times, key=times.get)
+
+
+def _agree(result, reference, xp):
+    """Whether ``result`` is ``reference`` within ``AGREEMENT`` of its largest finite value
+    (non-finite values equal)."""
+    finite = xp.where(xp.isfinite(reference), xp.abs(reference), 0)
+    scale = max(1.0, float(finite.max()))
+    return bool(xp.allclose(result, reference, rtol=0, equal_nan=True,
+                            atol=AGREEMENT[np.dtype(reference.dtype)] * scale))
 
 
 def _milliseconds(xp, run):

@@ -66,6 +66,7 @@ class pygraph:
 
     unsupported = ()       # data types whose graphs ``check_support`` refuses (a test sets it)
     unbuildable = {1}      # plans that fail to build
+    wrong_plans = ()       # plans whose sums come out 1% high (a test sets it)
     executions = []        # the plan of every run
 
     def __init__(self, io_data_type, intermediate_data_type, compute_data_type, handle):
@@ -153,7 +154,8 @@ class pygraph:
             result = _dgrad(views[id(a)], views[id(b)], out.dim, *geometry)
         else:
             result = _wgrad(views[id(a)], views[id(b)], out.dim, *geometry)
-        views[id(out)][...] = result.astype(_NUMPY[out.data_type])
+        views[id(out)][...] = (result * (1.01 if index in self.wrong_plans else 1)).astype(
+            _NUMPY[out.data_type])
 
     def _roles(self):
         """(x, w, y) of the conv, whichever of them it computes."""
@@ -248,6 +250,7 @@ def install(monkeypatch, conv_module):
     """Make ``conv_module`` (``cudnn_convs``) run on this emulation: its session, an empty
     graph cache, and NumPy arrays' addresses as device pointers."""
     monkeypatch.setattr(pygraph, "executions", [])
+    monkeypatch.setattr(pygraph, "wrong_plans", ())
     monkeypatch.setattr(pygraph, "unsupported", ())
     monkeypatch.setitem(conv_module._state, "session", (sys.modules[__name__], create_handle()))
     monkeypatch.setattr(conv_module, "_graphs", type(conv_module._graphs)())

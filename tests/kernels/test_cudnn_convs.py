@@ -87,10 +87,11 @@ def test_which_convs_cudnn_takes(emulated):
 
 
 def test_the_fastest_candidate_is_kept(emulated, monkeypatch):
-    """A conv's first run times each cuDNN plan that builds (plans 0 and 2 here) and the own
-    kernels, and keeps the fastest; later runs take it alone."""
+    """A conv's first run checks each cuDNN plan that builds (plans 0 and 2 here) against
+    the own kernels' result, times the own kernels and the plans that agree, and keeps the
+    fastest; later runs take it alone."""
     monkeypatch.delenv("TF_CUDNN_USE_AUTOTUNE")
-    times = iter([3.0, 1.0, 2.0, 3.0, 2.0, 1.0])   # plan 0, plan 2, own; then again
+    times = iter([3.0, 2.0, 1.0, 1.0, 2.0, 3.0])   # own, plan 0, plan 2; then again
     monkeypatch.setattr(cudnn_convs, "_milliseconds", lambda xp_, run: [run(), next(times)][1])
     kernels = []
     original = cuda_build.kernel
@@ -102,8 +103,25 @@ def test_the_fastest_candidate_is_kept(emulated, monkeypatch):
         for _ in range(2):
             np.testing.assert_allclose(conv_forward(x, w, *GEOMETRY, xp=xp), want, rtol=1e-6)
         assert list(cudnn_convs._graphs.values())[-1].plan == chosen
-    assert emulated.executions == [0, 2, 2, 2, 0, 2]
-    assert kernels == ["im2col"] * 4     # own kernels timed twice, then both size-6 runs
+    assert emulated.executions == [0, 0, 2, 2, 2, 2, 0, 0, 2, 2]
+    assert kernels == ["im2col"] * 6     # the reference and the timed run, twice; then both
+                                         # size-6 runs
+
+
+def test_a_plan_with_other_numbers_is_never_kept(emulated, monkeypatch):
+    """A plan whose result differs from the own kernels' (plan 2's sums 1% high) is not
+    timed, however fast."""
+    monkeypatch.delenv("TF_CUDNN_USE_AUTOTUNE")
+    monkeypatch.setattr(emulated, "wrong_plans", (2,))
+    timed = []
+    monkeypatch.setattr(cudnn_convs, "_milliseconds",
+                        lambda xp_, run: [run(), timed.append(1), 3.0 - len(timed)][2])
+    x, w = np.ones((1, 5, 5, 2), np.float32), np.ones((3, 3, 2, 2), np.float32)
+    want = conv_forward_ref(x, w, *GEOMETRY)
+    for _ in range(2):
+        np.testing.assert_allclose(conv_forward(x, w, *GEOMETRY, xp=xp), want, rtol=1e-6)
+    assert len(timed) == 2 and list(cudnn_convs._graphs.values())[0].plan == 0
+    assert emulated.executions == [0, 0, 2, 0, 0]
 
 
 def test_graphs_are_kept_per_conv(emulated, monkeypatch):
