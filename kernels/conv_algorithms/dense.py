@@ -143,8 +143,7 @@ def _forward(x, w, strides, dilations, pads, channels_last, xp, epilogue):
         y = xp.zeros((n, *out_sp, o), ct)
     elif conv_gemm.pointwise(kernel, pads):
         picked = xc[_sampled(out_sp, strides)]
-        y = (picked.reshape(-1, c) @ gemm_filter(wc, picked.size // c, xp)).reshape(
-            n, *out_sp, o)
+        y = (picked.reshape(-1, c) @ gemm_filter(wc)).reshape(n, *out_sp, o)
     elif 0 not in xc.shape and xp is np:
         if _few_channels(xp, ct, kernel, strides, dilations, c, o, out_sp):
             y, pending = conv_few_channels.forward(xc, wc, out_sp, strides, dilations, pads,
@@ -256,7 +255,7 @@ def _forward_by_im2col(xc, wc, strides, dilations, pads, out_sp, ct, xp):
     padded = pad_spatial(xc, pads, ct, xp=xp)
     y = xp.empty((n, *out_sp, o), ct)
     win = window_view(padded, kernel, strides, dilations, out_sp, xp)
-    w2 = gemm_filter(wc, n * math.prod(out_sp), xp)
+    w2 = gemm_filter(wc)
 
     def work(share):
         for idx, col in _im2col(win, share, xp):

@@ -11,19 +11,15 @@ import numpy as np
 
 from graphops.kernels.conv_algorithms.layout import pad_spatial
 
-# The forward GEMM takes the filter as a transposed view (faster in OpenBLAS) once it has
-# this many rows to multiply; with fewer, copying the filter costs more than it saves
-# (ResNet50's last blocks at batch 1: 4 rows against 2.4M filter values).
-TRANSPOSED_FILTER_MIN_ROWS = 256
 FEW_MAX_POSITIONS = 64           # output positions (all images) of a conv on few positions
 FEW_MAX_PATCH_BYTES = 1 << 20    # its patch matrix at most
 
 
-def gemm_filter(wc, rows, xp):
-    """The filter ``[*K, C, O]`` as the GEMM's ``[K*C, O]`` operand for ``rows`` rows: a
-    transposed view once there are ``TRANSPOSED_FILTER_MIN_ROWS`` (faster in OpenBLAS)."""
-    w2 = wc.reshape(-1, wc.shape[-1])
-    return xp.ascontiguousarray(w2.T).T if rows >= TRANSPOSED_FILTER_MIN_ROWS else w2
+def gemm_filter(wc):
+    """The filter ``[*K, C, O]`` as the GEMM's ``[K*C, O]`` operand, as it lies in memory.
+    (A transposed copy makes no GEMM faster in OpenBLAS, and NumPy's transposing copy of
+    a large filter takes as long as the product: 10 ms for ResNet50's 3x3 512 -> 512.)"""
+    return wc.reshape(-1, wc.shape[-1])
 
 
 def pointwise(kernel, pads):
@@ -38,12 +34,12 @@ def plain_gemm(kernel, strides, pads, channels_last, dtype):
             and np.dtype(dtype) in (np.float32, np.float64))
 
 
-def gemm_forward(x, w, xp=np):
+def gemm_forward(x, w):
     """``dense.conv_forward`` of a ``plain_gemm`` conv: the GEMM its general path runs (the
     same operands, so the same bits), without that path's setup."""
     c, o = w.shape[-2:]
     rows = x.size // c
-    return (x.reshape(rows, c) @ gemm_filter(w, rows, xp)).reshape(x.shape[:-1] + (o,))
+    return (x.reshape(rows, c) @ gemm_filter(w)).reshape(x.shape[:-1] + (o,))
 
 
 def on_few_positions(xp, dtype, positions, kernel, channels):
@@ -68,5 +64,5 @@ def few_positions(xc, wc, strides, dilations, pads, out_sp, ct):
     for tap, window in enumerate(itertools.product(*windows)):
         patches[..., tap, :] = padded[(slice(None),) + window]
     rows = n * math.prod(out_sp)
-    product = patches.reshape(rows, taps * c) @ gemm_filter(wc, rows, np)
+    product = patches.reshape(rows, taps * c) @ gemm_filter(wc)
     return product.reshape(n, *out_sp, o)

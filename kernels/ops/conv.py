@@ -185,7 +185,7 @@ class _ForwardKernel(_ConvKernel):
         if depthwise:
             return _finished(depthwise_forward(x, w, *window, xp=xp), epilogue)
         if route == "pointwise":
-            return _finished(gemm_forward(x, w, xp), epilogue)
+            return _finished(gemm_forward(x, w), epilogue)
         if route is not None:                 # few output positions: the spatial ones
             return _finished(few_positions(x, w, *window[:3], route, x.dtype), epilogue)
         axis = -1 if params.channels_last else 1

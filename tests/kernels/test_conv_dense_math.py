@@ -219,8 +219,7 @@ def test_compiled_padding_matches_numpy_pad(rank, data):
 def test_pointwise_convs_as_one_gemm_give_the_general_paths_bits(rank, batch, side, channels,
                                                                  outputs, dtype, seed):
     """A 1x1, stride-1, unpadded channels-last conv is one plain GEMM (``gemm_forward``,
-    the kernels' path for it): the general path's bits, the reference's values; past
-    ``TRANSPOSED_FILTER_MIN_ROWS`` positions too (its filter operand changes there)."""
+    the kernels' path for it): the general path's bits, the reference's values."""
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((batch,) + (side,) * rank + (channels,)).astype(dtype)
     w = rng.standard_normal((1,) * rank + (channels, outputs)).astype(dtype)
