@@ -139,7 +139,8 @@ def main():
 
 
 def _cudnn_version(cudnn_convs):
-    frontend = cudnn_convs._session()[0]
+    import cupy
+    frontend = cudnn_convs._session(cupy)[0]
     return f"{frontend.backend_version_string()} (frontend {frontend.__version__})"
 
 

@@ -79,7 +79,7 @@ def backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels_last
 def available(xp, dtype):
     """Whether cuDNN takes convs of ``dtype`` on array module ``xp``."""
     return (np.dtype(dtype) in _IO_TYPES and runs_on(xp, np.float32)
-            and _session() is not None)
+            and _session(xp) is not None)
 
 
 def _run(kind, a, b, out_shape, filter_shape, geometry, channels_last, xp, own, depthwise):
@@ -90,7 +90,7 @@ def _run(kind, a, b, out_shape, filter_shape, geometry, channels_last, xp, own, 
     key = (kind, a.dtype.str, a.shape, b.shape, out_shape, tuple(strides), tuple(dilations),
            tuple(map(tuple, pads)), channels_last, depthwise, xp.cuda.Device().id)
     built = _graph(key, lambda: _Problem(kind, a.shape, b.shape, out_shape, filter_shape,
-                                         geometry, channels_last, depthwise), a.dtype)
+                                         geometry, channels_last, depthwise), a.dtype, xp)
     if built is None:
         return own()
     if built.plan is None:
@@ -207,28 +207,39 @@ def _output_shape(x_shape, w_shape, strides, dilations, pads, channels_last, dep
     return (n, *out_sp, channels) if channels_last else (n, channels, *out_sp)
 
 
-def _session():
-    """(cudnn module, handle), or None where the frontend or its library does not load,
-    or ``GRAPHOPS_USE_CUDNN=0``."""
+def _session(xp):
+    """(cudnn module, {device id: handle}), or None where the frontend or its library does
+    not load, or ``GRAPHOPS_USE_CUDNN=0``."""
     if "session" not in _state:
-        _state["session"] = _open() if os.environ.get("GRAPHOPS_USE_CUDNN", "1") != "0" else None
+        _state["session"] = _open(xp) if os.environ.get("GRAPHOPS_USE_CUDNN", "1") != "0" \
+            else None
     return _state["session"]
 
 
-def _open():
+def _open(xp):
     try:
         import cudnn
-        return cudnn, cudnn.create_handle()
+        return cudnn, {xp.cuda.Device().id: cudnn.create_handle()}
     except (ImportError, OSError, RuntimeError):
         return None
 
 
-def _graph(key, problem, dtype):
+def _handle(xp):
+    """The cuDNN handle of the current device: one per device, as a handle works on the
+    device it was made on."""
+    cudnn, handles = _session(xp)
+    device = xp.cuda.Device().id
+    if device not in handles:
+        handles[device] = cudnn.create_handle()
+    return handles[device]
+
+
+def _graph(key, problem, dtype, xp):
     """The built cuDNN graph of ``problem()`` (cached by ``key``), or None."""
     with _lock:
         built = _graphs.get(key)
         if built is None:
-            built = _build(problem(), dtype)
+            built = _build(problem(), dtype, xp)
             _graphs[key] = built
             if len(_graphs) > MAX_GRAPHS:
                 _graphs.popitem(last=False)
@@ -236,8 +247,8 @@ def _graph(key, problem, dtype):
     return None if built is _UNSUPPORTED else built
 
 
-def _build(problem, dtype):
-    cudnn, handle = _session()
+def _build(problem, dtype, xp):
+    cudnn, handle = _session(xp)[0], _handle(xp)
     io, compute = (getattr(cudnn.data_type, t) for t in _IO_TYPES[np.dtype(dtype)])
     graph = cudnn.pygraph(io_data_type=io, intermediate_data_type=compute,
                           compute_data_type=compute, handle=handle)
@@ -300,7 +311,7 @@ class _Built:
 
 def _execute(built, plan, arrays, xp):
     """Run ``plan`` of a built graph on ``arrays`` (its a, b and output tensors' memory)."""
-    cudnn, handle = _session()
+    cudnn, handle = _session(xp)[0], _handle(xp)
     pack = {t: device_pointer(a) for t, a in zip(built.tensors, arrays)}
     workspace = xp.empty(max(1, built.graph.get_workspace_size_plan_at_index(plan)), xp.uint8)
     with _lock:

@@ -71,6 +71,7 @@ class pygraph:
 
     def __init__(self, io_data_type, intermediate_data_type, compute_data_type, handle):
         assert handle is not None
+        self.handle = handle
         self.io = io_data_type
         self.conv = None
         self.deselected = set()
@@ -252,6 +253,7 @@ def install(monkeypatch, conv_module):
     monkeypatch.setattr(pygraph, "executions", [])
     monkeypatch.setattr(pygraph, "wrong_plans", ())
     monkeypatch.setattr(pygraph, "unsupported", ())
-    monkeypatch.setitem(conv_module._state, "session", (sys.modules[__name__], create_handle()))
+    monkeypatch.setitem(conv_module._state, "session", (sys.modules[__name__],
+                                                        {0: create_handle()}))
     monkeypatch.setattr(conv_module, "_graphs", type(conv_module._graphs)())
     monkeypatch.setattr(conv_module, "device_pointer", lambda a: a.ctypes.data)

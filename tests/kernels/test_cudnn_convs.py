@@ -133,18 +133,31 @@ def test_graphs_are_kept_per_conv(emulated, monkeypatch):
     assert [key[2] for key in cudnn_convs._graphs] == [(1, 7, 7, 2), (1, 5, 5, 2)]
 
 
+def test_each_device_has_its_own_handle(emulated, monkeypatch):
+    """A conv on a second GPU builds its graph with that device's handle (a handle works on
+    the device it was made on), and keeps its graph apart from the first device's."""
+    x, w = np.ones((1, 5, 5, 2), np.float32), np.ones((3, 3, 2, 2), np.float32)
+    conv_forward(x, w, *GEOMETRY, xp=xp)
+    monkeypatch.setattr(cuda_emulation._Device, "id", 1)
+    conv_forward(x, w, *GEOMETRY, xp=xp)
+    handles = cudnn_convs._state["session"][1]
+    assert sorted(handles) == [0, 1] and handles[0] is not handles[1]
+    assert [(key[-1], built.graph.handle) for key, built in cudnn_convs._graphs.items()] == [
+        (0, handles[0]), (1, handles[1])]
+
+
 def test_session_needs_the_frontend_and_can_be_turned_off(monkeypatch):
     """No ``cudnn`` module, or ``GRAPHOPS_USE_CUDNN=0``: no session, own kernels only."""
     monkeypatch.delitem(cudnn_convs._state, "session", raising=False)
     monkeypatch.setitem(sys.modules, "cudnn", None)
-    assert cudnn_convs._session() is None and not cudnn_convs.available(xp, np.float32)
+    assert cudnn_convs._session(xp) is None and not cudnn_convs.available(xp, np.float32)
     monkeypatch.delitem(cudnn_convs._state, "session")
     monkeypatch.setitem(sys.modules, "cudnn", cudnn_emulation)
     monkeypatch.setenv("GRAPHOPS_USE_CUDNN", "0")
-    assert cudnn_convs._session() is None
+    assert cudnn_convs._session(xp) is None
     monkeypatch.delitem(cudnn_convs._state, "session")
     monkeypatch.delenv("GRAPHOPS_USE_CUDNN")
-    assert cudnn_convs._session()[0] is cudnn_emulation
+    assert cudnn_convs._session(xp)[0] is cudnn_emulation
 
 
 @pytest.mark.gpu
