@@ -12,9 +12,9 @@ Numbers as on graphops' other paths: float32 and float64 compute in their own pr
 (engines that round inputs to TF32, or any lower precision, are left out), float16 reads
 and writes half and accumulates in float32, as TF's cuDNN calls do; engines whose results
 vary from run to run are left out, and engines that compile at run time (seconds to build).
-The first run of a conv times the plans cuDNN's heuristics offer whose results agree with
-graphops' own CUDA kernels (the caller's ``own()``), and those kernels, and keeps the
-fastest, as TF autotunes its cuDNN calls
+The first run of a conv times, on random operands of its shapes, graphops' own CUDA
+kernels (the caller's ``own``) and the first plans cuDNN's heuristics offer whose results
+agree with theirs, and keeps the fastest, as TF autotunes its cuDNN calls
 (``TF_CUDNN_USE_AUTOTUNE=0``: the heuristics' first plan), so results repeat exactly
 within a process. A conv no engine takes runs on the own kernels; ``GRAPHOPS_USE_CUDNN=0``
 sends every conv there.
@@ -31,18 +31,18 @@ from graphops.kernels.conv_algorithms.cuda_build import runs_on
 from graphops.kernels.conv_algorithms.layout import conv_output_size
 
 MAX_GRAPHS = 512          # built cuDNN graphs kept (least recently used dropped first)
-# The heuristics' first plans that autotuning tries (those left out by notes not built).
-# Going further down the list found faster plans, and results of small padded convs
-# outside the GPU tests' tolerances.
-MAX_CANDIDATES = 8
+MAX_CANDIDATES = 8        # plans autotuning tries: the heuristics' first that build
 MAX_WORKSPACE_BYTES = 1 << 30   # plans needing more scratch memory are left out
-# How far a plan's result may be from the own kernels' (relative to the largest value):
-# summation orders differ; a plan's wrong sums would not.
-AGREEMENT = {np.dtype(np.float16): 1e-2, np.dtype(np.float32): 1e-4,
-             np.dtype(np.float64): 1e-12}
+# Autotuning checks each plan on random operands against the own kernels, within this many
+# times (the output's rounding + the accumulation's, sqrt(terms) units of its precision)
+# of the result's largest value: summation orders differ by that; a plan's wrong sums would
+# not.
+AGREEMENT_FACTOR = 8
 
 _IO_TYPES = {np.dtype(np.float16): ("HALF", "FLOAT"), np.dtype(np.float32): ("FLOAT", "FLOAT"),
              np.dtype(np.float64): ("DOUBLE", "DOUBLE")}
+_ACCUMULATES_IN = {np.dtype(np.float16): np.float32, np.dtype(np.float32): np.float32,
+                   np.dtype(np.float64): np.float64}
 _UNSUPPORTED = object()
 OWN = -1                  # the plan that is graphops' own CUDA kernels
 _lock = threading.Lock()
@@ -51,10 +51,10 @@ _state = {}
 
 
 def forward(x, w, strides, dilations, pads, channels_last, xp, own, depthwise=False):
-    """The conv of ``x`` by ``w`` in ``x``'s layout and dtype: on cuDNN, or by ``own()``
+    """The conv of ``x`` by ``w`` in ``x``'s layout and dtype: on cuDNN, or by ``own(x, w)``
     (graphops' own kernels) where cuDNN does not take it or they are faster."""
     if not available(xp, x.dtype):
-        return own()
+        return own(x, w)
     out_shape = _output_shape(x.shape, w.shape, strides, dilations, pads, channels_last,
                               depthwise)
     return _run("forward", x, w, out_shape, w.shape, (strides, dilations, pads),
@@ -63,14 +63,16 @@ def forward(x, w, strides, dilations, pads, channels_last, xp, own, depthwise=Fa
 
 def backprop_input(dy, w, input_shape, strides, dilations, pads, channels_last, xp, own,
                    depthwise=False):
-    """The conv's gradient with respect to an input of ``input_shape``, as ``forward``."""
+    """The conv's gradient with respect to an input of ``input_shape``, as ``forward``
+    (``own(dy, w)``)."""
     return _run("input", dy, w, tuple(int(d) for d in input_shape), w.shape,
                 (strides, dilations, pads), channels_last, xp, own, depthwise)
 
 
 def backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels_last, xp, own,
                     depthwise=False):
-    """The conv's gradient with respect to a filter of ``filter_shape``, as ``forward``."""
+    """The conv's gradient with respect to a filter of ``filter_shape``, as ``forward``
+    (``own(x, dy)``)."""
     filter_shape = tuple(int(d) for d in filter_shape)
     return _run("filter", x, dy, filter_shape, filter_shape, (strides, dilations, pads),
                 channels_last, xp, own, depthwise)
@@ -83,22 +85,25 @@ def available(xp, dtype):
 
 
 def _run(kind, a, b, out_shape, filter_shape, geometry, channels_last, xp, own, depthwise):
+    """``kind``'s conv of operands ``a`` and ``b`` on the path autotuning keeps for it."""
     if (a.dtype != b.dtype or not available(xp, a.dtype)
             or 0 in (*a.shape, *b.shape, *out_shape)):
-        return own()
+        return own(a, b)
     strides, dilations, pads = geometry
     key = (kind, a.dtype.str, a.shape, b.shape, out_shape, tuple(strides), tuple(dilations),
            tuple(map(tuple, pads)), channels_last, depthwise, xp.cuda.Device().id)
     built = _graph(key, lambda: _Problem(kind, a.shape, b.shape, out_shape, filter_shape,
                                          geometry, channels_last, depthwise), a.dtype, xp)
     if built is None:
-        return own()
+        return own(a, b)
     if built.plan is None:
-        built.plan = _autotuned(built, own, lambda plan: _on_cudnn(built, plan, a, b,
-                                                                   out_shape, xp), xp)
+        built.plan = _autotuned(built, own, a, b, out_shape, xp)
     if built.plan == OWN:
-        return own()
-    return _on_cudnn(built, built.plan, a, b, out_shape, xp)
+        return own(a, b)
+    try:
+        return _on_cudnn(built, built.plan, a, b, out_shape, xp)
+    except MemoryError:                   # no room for the plan's workspace just now
+        return own(a, b)
 
 
 def _on_cudnn(built, plan, a, b, out_shape, xp):
@@ -115,24 +120,33 @@ def _on_cudnn(built, plan, a, b, out_shape, xp):
     return out
 
 
-def _autotuned(built, own, on_cudnn, xp):
-    """The fastest of the own kernels and the cuDNN plans whose results agree with theirs
-    (a plan that gives other numbers on some geometry is never kept)."""
-    reference = own()
-    times = {OWN: _milliseconds(xp, own)}
+def _autotuned(built, own, a, b, out_shape, xp):
+    """The fastest, on random operands of ``a``'s and ``b``'s shapes, of the own kernels and
+    the cuDNN plans that run there and agree with them (a plan that gives other numbers,
+    fails or finds no memory is never kept)."""
+    cudnn = _session(xp)[0]
+    a, b = (xp.random.standard_normal(v.shape).astype(v.dtype) for v in (a, b))
+    reference = own(a, b)
+    times = {OWN: _milliseconds(xp, lambda: own(a, b))}
     for plan in built.plans:
-        if _agree(on_cudnn(plan), reference, xp):
-            times[plan] = _milliseconds(xp, lambda plan=plan: on_cudnn(plan))
+        try:
+            if _agree(_on_cudnn(built, plan, a, b, out_shape, xp), reference,
+                      built.problem.terms, xp):
+                times[plan] = _milliseconds(
+                    xp, lambda plan=plan: _on_cudnn(built, plan, a, b, out_shape, xp))
+        except (MemoryError, RuntimeError, cudnn.cudnnGraphNotSupportedError):
+            continue
     return min(times, key=times.get)
 
 
-def _agree(result, reference, xp):
-    """Whether ``result`` is ``reference`` within ``AGREEMENT`` of its largest finite value
-    (non-finite values equal)."""
-    finite = xp.where(xp.isfinite(reference), xp.abs(reference), 0)
-    scale = max(1.0, float(finite.max()))
-    return bool(xp.allclose(result, reference, rtol=0, equal_nan=True,
-                            atol=AGREEMENT[np.dtype(reference.dtype)] * scale))
+def _agree(result, reference, terms, xp):
+    """Whether ``result`` is ``reference`` to within ``AGREEMENT_FACTOR`` times the rounding
+    of a sum of ``terms`` products in the output's type, relative to its largest value."""
+    dtype = np.dtype(reference.dtype)
+    units = np.finfo(dtype).eps + np.finfo(_ACCUMULATES_IN[dtype]).eps * math.sqrt(terms)
+    scale = float(xp.abs(reference).max())
+    return bool(xp.allclose(result, reference, rtol=0,
+                            atol=AGREEMENT_FACTOR * units * scale))
 
 
 def _milliseconds(xp, run):
@@ -176,6 +190,9 @@ class _Problem:
                         "input": (x_or_dy, filters, _data(out_shape, channels_last)),
                         "filter": (x_or_dy, _data(b_shape, channels_last), filters)}[kind]
         self.kind = kind
+        self.terms = {"forward": math.prod(kernel) * (1 if depthwise else c),
+                      "input": math.prod(kernel) * o,
+                      "filter": math.prod(b_shape) // b_shape[-1 if channels_last else 1]}[kind]
         unit = [0] * (rank < 2)
         self.geometry = (unit + [b for b, _ in pads], unit + [a for _, a in pads],
                          [1] * (rank < 2) + list(strides), [1] * (rank < 2) + list(dilations))
@@ -198,6 +215,7 @@ def _with_unit_dim(dims, strides):
 
 
 def _output_shape(x_shape, w_shape, strides, dilations, pads, channels_last, depthwise):
+    """The forward conv's output shape, in ``x``'s layout."""
     spatial = x_shape[1:-1] if channels_last else x_shape[2:]
     kernel, (c, o) = w_shape[:-2], w_shape[-2:]
     out_sp = [conv_output_size(s, k, st, d, b, a) for s, k, st, d, (b, a)
@@ -211,12 +229,17 @@ def _session(xp):
     """(cudnn module, {device id: handle}), or None where the frontend or its library does
     not load, or ``GRAPHOPS_USE_CUDNN=0``."""
     if "session" not in _state:
-        _state["session"] = _open(xp) if os.environ.get("GRAPHOPS_USE_CUDNN", "1") != "0" \
-            else None
+        _state["session"] = _open(xp) if _switched_on("GRAPHOPS_USE_CUDNN") else None
     return _state["session"]
 
 
+def _switched_on(variable):
+    """An on-by-default switch from the environment: "0" or "false" turns it off."""
+    return os.environ.get(variable, "1").strip().lower() not in ("0", "false")
+
+
 def _open(xp):
+    """The frontend and a handle on the current device, or None where either fails."""
     try:
         import cudnn
         return cudnn, {xp.cuda.Device().id: cudnn.create_handle()}
@@ -248,6 +271,7 @@ def _graph(key, problem, dtype, xp):
 
 
 def _build(problem, dtype, xp):
+    """``problem``'s cuDNN graph with its plans built, or ``_UNSUPPORTED``."""
     cudnn, handle = _session(xp)[0], _handle(xp)
     io, compute = (getattr(cudnn.data_type, t) for t in _IO_TYPES[np.dtype(dtype)])
     graph = cudnn.pygraph(io_data_type=io, intermediate_data_type=compute,
@@ -273,24 +297,28 @@ def _build(problem, dtype, xp):
         graph.check_support()
     except (cudnn.cudnnGraphNotSupportedError, RuntimeError, ValueError):
         return _UNSUPPORTED
-    plans = [i for i in range(min(graph.get_execution_plan_count(), MAX_CANDIDATES))
-             if _built_plan(cudnn, graph, i)]
+    plans = []
+    for index in range(graph.get_execution_plan_count()):
+        if len(plans) < MAX_CANDIDATES and _built_plan(cudnn, graph, index):
+            plans.append(index)
     return _Built(graph, (a, b, out), problem, plans) if plans else _UNSUPPORTED
 
 
 def _deselect(cudnn, graph, dtype):
     """Leave out the plans (once created) that vary from run to run, compile at run time,
-    need over ``MAX_WORKSPACE_BYTES`` or, for float32 and float64, lower the precision."""
-    notes = [cudnn.numerical_note.NONDETERMINISTIC]
-    if dtype != np.float16:
-        notes += [cudnn.numerical_note.TENSOR_CORE, cudnn.numerical_note.DOWN_CONVERT_INPUTS,
-                  cudnn.numerical_note.REDUCED_PRECISION_REDUCTION]
+    need over ``MAX_WORKSPACE_BYTES``, reduce in a lower precision or round their inputs to
+    one (and for float32 the tensor cores' TF32)."""
+    notes = [cudnn.numerical_note.NONDETERMINISTIC, cudnn.numerical_note.DOWN_CONVERT_INPUTS,
+             cudnn.numerical_note.REDUCED_PRECISION_REDUCTION]
+    if dtype == np.float32:
+        notes.append(cudnn.numerical_note.TENSOR_CORE)
     graph.deselect_numeric_notes(notes)
     graph.deselect_behavior_notes([cudnn.behavior_note.RUNTIME_COMPILATION])
     graph.deselect_workspace_greater_than(MAX_WORKSPACE_BYTES)
 
 
 def _built_plan(cudnn, graph, index):
+    """Whether plan ``index`` builds (one the notes left out does not)."""
     try:
         graph.build_plan_at_index(index)
         return True
@@ -299,21 +327,22 @@ def _built_plan(cudnn, graph, index):
 
 
 class _Built:
-    """A built graph, its tensors and problem, its plans in the heuristics' order, and the
-    plan it runs (``OWN``: graphops' own kernels): the fastest of all, timed on the first
-    run (``TF_CUDNN_USE_AUTOTUNE``, as in TF), or the heuristics' first with autotuning off."""
+    """A built graph, its tensors and problem, its plans in the heuristics' order with their
+    workspace sizes, and the plan it runs (``OWN``: graphops' own kernels): the fastest of
+    all, timed on the first run (``TF_CUDNN_USE_AUTOTUNE``, as in TF), or the heuristics'
+    first with autotuning off."""
 
     def __init__(self, graph, tensors, problem, plans):
         self.graph, self.tensors, self.problem, self.plans = graph, tensors, problem, plans
-        autotune = os.environ.get("TF_CUDNN_USE_AUTOTUNE", "1").lower() not in ("0", "false")
-        self.plan = None if autotune else plans[0]
+        self.workspace = {plan: graph.get_workspace_size_plan_at_index(plan) for plan in plans}
+        self.plan = None if _switched_on("TF_CUDNN_USE_AUTOTUNE") else plans[0]
 
 
 def _execute(built, plan, arrays, xp):
     """Run ``plan`` of a built graph on ``arrays`` (its a, b and output tensors' memory)."""
     cudnn, handle = _session(xp)[0], _handle(xp)
     pack = {t: device_pointer(a) for t, a in zip(built.tensors, arrays)}
-    workspace = xp.empty(max(1, built.graph.get_workspace_size_plan_at_index(plan)), xp.uint8)
+    workspace = xp.empty(max(1, built.workspace[plan]), xp.uint8)
     with _lock:
         cudnn.set_stream(handle, xp.cuda.get_current_stream().ptr)
         built.graph.execute_plan_at_index(pack, device_pointer(workspace), plan, handle=handle)

@@ -49,10 +49,10 @@ Each op picks the first path that applies (``conv_forward`` and friends read top
   filter gradient summing one partial per share in share order); with more the GEMMs
   dominate and the blocks run in turn with BLAS on all cores.
 
-On a CUDA GPU float convs run on cuDNN where it is installed (``cudnn_convs``), else gather
-their patch matrices with kernels (``cuda_patches``). The im2col path takes any array module
-(NumPy, CuPy, the simulated GPU); the other CPU paths are NumPy only. NCHW operands are
-transposed to channels-last once, image by image on the pool, half types widened once.
+On a CUDA GPU float convs run on cuDNN where it is installed and faster (``cudnn_convs``),
+else gather their patch matrices with kernels (``cuda_patches``). The im2col path takes
+any array module (NumPy, CuPy, the simulated GPU); the other CPU paths are NumPy only.
+NCHW operands are transposed to channels-last once, image by image, half types widened once.
 """
 
 import contextlib
@@ -103,7 +103,7 @@ def conv_forward(x, w, strides, dilations, pads, channels_last=True, xp=np, epil
     ``epilogue``: a channels-last CPU conv's ``(stages, activation, tiles)`` after it, as
     ``kernel_util.channel_chain`` takes them (a BiasAdd and Relu the plan fused in): the
     few-channel and direct loops apply it as they write the output, the other paths after."""
-    def own():
+    def own(x, w):
         positions = x.size // max(1, x.shape[-1 if channels_last else 1]) // math.prod(strides)
         with one_thread(_serial(xp, positions * math.prod(w.shape))):
             return _forward(x, w, strides, dilations, pads, channels_last, xp, epilogue)
@@ -169,7 +169,7 @@ def _forward(x, w, strides, dilations, pads, channels_last, xp, epilogue):
 def conv_backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels_last=True,
                          xp=np):
     """Gradient of the forward conv with respect to the filter, shape ``filter_shape``."""
-    def own():
+    def own(x, dy):
         shape = tuple(int(d) for d in filter_shape)
         with one_thread(_serial(xp, dy.size // max(1, shape[-1]) * math.prod(shape))):
             return _backprop_filter(x, dy, shape, strides, dilations, pads, channels_last, xp)
@@ -207,7 +207,7 @@ def _backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels_las
 def conv_backprop_input(dy, w, input_shape, strides, dilations, pads, channels_last=True,
                         xp=np):
     """Gradient of the forward conv with respect to its input, shape ``input_shape``."""
-    def own():
+    def own(dy, w):
         with one_thread(_serial(xp, dy.size // max(1, w.shape[-1]) * w.size)):
             return _backprop_input(dy, w, input_shape, strides, dilations, pads, channels_last,
                                    xp)

@@ -12,8 +12,8 @@ pass of its own casts them. The loops split the rows into
 filter gradient sums each block in the compute dtype, then the blocks in order in float64,
 so results depend only on the thread count.
 
-On a CUDA GPU (CuPy) the ops run on cuDNN where it is installed (``cudnn_convs``), else on
-direct kernels (``cuda_depthwise``). With any other
+On a CUDA GPU (CuPy) the ops run on cuDNN where it is installed and faster
+(``cudnn_convs``), else on direct kernels (``cuda_depthwise``). With any other
 array module (the simulated GPU) they run written once against ``xp``, over ``chunk_bytes``
 chunks of output positions: one einsum per chunk against a strided window view (forward,
 filter gradient), and for the input gradient one einsum per chunk followed by a
@@ -45,8 +45,10 @@ SINGLE_THREAD_MAX_VALUES = 1 << 17   # smaller ops run on one thread (measured: 
 
 def depthwise_forward(x, w, strides, dilations, pads, channels_last=True, xp=np):
     """y[n, o, c*M+m] = sum_k x[n, o*s + k*d - before, c] * w[k, c, m]; w is [KH, KW, C, M]."""
-    return cudnn_convs.forward(x, w, strides, dilations, pads, channels_last, xp, lambda: _forward(
-        x, w, strides, dilations, pads, channels_last, xp), depthwise=True)
+    def own(a, b):
+        return _forward(a, b, strides, dilations, pads, channels_last, xp)
+    return cudnn_convs.forward(x, w, strides, dilations, pads, channels_last, xp, own,
+                               depthwise=True)
 
 
 def _forward(x, w, strides, dilations, pads, channels_last, xp):
@@ -66,9 +68,10 @@ def _forward(x, w, strides, dilations, pads, channels_last, xp):
 def depthwise_backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels_last=True,
                               xp=np):
     """dw[k, c, m] = sum over n, o of x[n, o*s + k*d - before, c] * dy[n, o, c*M+m]."""
-    return cudnn_convs.backprop_filter(
-        x, dy, filter_shape, strides, dilations, pads, channels_last, xp, lambda: _backprop_filter(
-            x, dy, filter_shape, strides, dilations, pads, channels_last, xp), depthwise=True)
+    def own(a, b):
+        return _backprop_filter(a, b, filter_shape, strides, dilations, pads, channels_last, xp)
+    return cudnn_convs.backprop_filter(x, dy, filter_shape, strides, dilations, pads,
+                                       channels_last, xp, own, depthwise=True)
 
 
 def _backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels_last, xp):
@@ -103,9 +106,10 @@ def _backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels_las
 def depthwise_backprop_input(dy, w, input_shape, strides, dilations, pads, channels_last=True,
                              xp=np):
     """dx[n, i, c] = sum over o, k with o*s + k*d - before = i of dy[n, o, c*M+m] * w[k, c, m]."""
-    return cudnn_convs.backprop_input(
-        dy, w, input_shape, strides, dilations, pads, channels_last, xp, lambda: _backprop_input(
-            dy, w, input_shape, strides, dilations, pads, channels_last, xp), depthwise=True)
+    def own(a, b):
+        return _backprop_input(a, b, input_shape, strides, dilations, pads, channels_last, xp)
+    return cudnn_convs.backprop_input(dy, w, input_shape, strides, dilations, pads,
+                                      channels_last, xp, own, depthwise=True)
 
 
 def _backprop_input(dy, w, input_shape, strides, dilations, pads, channels_last, xp):

@@ -67,12 +67,17 @@ class pygraph:
     unsupported = ()       # data types whose graphs ``check_support`` refuses (a test sets it)
     unbuildable = {1}      # plans that fail to build
     wrong_plans = ()       # plans whose sums come out 1% high (a test sets it)
+    failing_plans = ()     # plans that fail as they run (a test sets it)
     executions = []        # the plan of every run
 
     def __init__(self, io_data_type, intermediate_data_type, compute_data_type, handle):
         assert handle is not None
         self.handle = handle
         self.io = io_data_type
+        self.compute = compute_data_type
+        assert compute_data_type == (data_type.DOUBLE if io_data_type == data_type.DOUBLE
+                                     else data_type.FLOAT), "float16 accumulates in float32"
+        self.built = set()
         self.conv = None
         self.deselected = set()
         self.plans_created = False
@@ -82,6 +87,7 @@ class pygraph:
 
     def _op(self, kind, a, b, pre_padding, post_padding, stride, dilation, compute_data_type):
         assert self.conv is None, "one conv per graph"
+        assert compute_data_type == self.compute
         out = tensor([], [], self.io)
         self.conv = (kind, a, b, out, pre_padding, post_padding, stride, dilation)
         return out
@@ -126,8 +132,10 @@ class pygraph:
 
     def check_support(self):
         x, w, y = self._roles()
-        assert {numerical_note.NONDETERMINISTIC, behavior_note.RUNTIME_COMPILATION} <= \
-            self.deselected
+        assert {numerical_note.NONDETERMINISTIC, behavior_note.RUNTIME_COMPILATION,
+                numerical_note.DOWN_CONVERT_INPUTS,
+                numerical_note.REDUCED_PRECISION_REDUCTION} <= self.deselected
+        assert (numerical_note.TENSOR_CORE in self.deselected) == (self.io == data_type.FLOAT)
         if (self.io in self.unsupported or not all(_packed(t, data=True) for t in (x, y))
                 or not _packed(w, data=False)):
             raise cudnnGraphNotSupportedError("no engine")
@@ -138,14 +146,17 @@ class pygraph:
     def build_plan_at_index(self, index):
         if index in self.unbuildable:
             raise RuntimeError(f"plan {index} does not build")
+        self.built.add(index)
 
     def get_workspace_size_plan_at_index(self, index):
         return 64 * index
 
     def execute_plan_at_index(self, pack, workspace, index, handle=None):
         assert isinstance(workspace, int) and all(isinstance(p, int) for p in pack.values())
-        assert index not in self.unbuildable
+        assert index in self.built and handle is self.handle
         type(self).executions.append(index)
+        if index in self.failing_plans:
+            raise RuntimeError(f"plan {index} failed")
         kind, a, b, out = self.conv[:4]
         views = {id(t): _view(pack[t], t) for t in (a, b, out)}
         geometry = self.conv[4:]
@@ -252,6 +263,7 @@ def install(monkeypatch, conv_module):
     graph cache, and NumPy arrays' addresses as device pointers."""
     monkeypatch.setattr(pygraph, "executions", [])
     monkeypatch.setattr(pygraph, "wrong_plans", ())
+    monkeypatch.setattr(pygraph, "failing_plans", ())
     monkeypatch.setattr(pygraph, "unsupported", ())
     monkeypatch.setitem(conv_module._state, "session", (sys.modules[__name__],
                                                         {0: create_handle()}))

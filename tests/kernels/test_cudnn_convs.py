@@ -1,7 +1,8 @@
 """The conv family on cuDNN (``cudnn_convs``), run on the CPU against ``cudnn_emulation``:
 every conv's tensors, layouts, filter transposes, padding and groups as cuDNN reads them,
-checked against the slow float64 references; and which convs cuDNN takes. On a GPU with
-cuDNN installed, tests/kernels/test_gpu_conv.py runs the same path there.
+checked against the slow float64 references; which convs cuDNN takes; autotuning. On a GPU
+with cuDNN installed, ``test_real_gpu_paths_match_the_references`` runs the same draws
+there (and tests/kernels/test_gpu_conv.py the ops).
 """
 
 import sys
@@ -40,14 +41,25 @@ def emulated(monkeypatch):
 
 @SETTINGS
 @given(data=st.data(), depthwise=st.booleans(), channels_last=st.booleans(),
-       dtype=st.sampled_from([np.float64, np.float32, np.float16]))
-def test_cudnn_convs_match_the_references(emulated, data, depthwise, dtype, channels_last):
+       dtype=st.sampled_from([np.float64, np.float32, np.float16]), autotuned=st.booleans())
+def test_cudnn_convs_match_the_references(emulated, monkeypatch, data, depthwise, dtype,
+                                          channels_last, autotuned):
     """Forward, input and filter gradient of 1-3-D dense and 2-D depthwise convs, both
-    layouts, every padding, stride and dilation: each op one cuDNN graph run (none where an
-    operand is empty)."""
+    layouts, every padding, stride and dilation: each op on cuDNN (none where an operand is
+    empty). Autotuned with the own kernels timed slowest, every op keeps a cuDNN plan: the
+    agreement check takes cuDNN's sums in another order, in every dtype."""
+    monkeypatch.setenv("TF_CUDNN_USE_AUTOTUNE", "1" if autotuned else "0")  # (the fixture
+    monkeypatch.setattr(cudnn_convs, "_graphs", type(cudnn_convs._graphs)())  # spans draws)
+    monkeypatch.setattr(cudnn_convs, "_milliseconds",
+                        lambda xp_, run: [run(), 0.0 if "plan" in run.__code__.co_varnames
+                                          else 1.0][1])
     before = len(emulated.runs)
     operands = check_all_three(data, depthwise, dtype, channels_last)
-    assert len(emulated.runs) == before + (3 if all(a.size for a in operands) else 0)
+    expected = 3 if all(a.size for a in operands) else 0
+    if autotuned:
+        assert [built.plan for built in cudnn_convs._graphs.values()] == [0] * expected
+    else:
+        assert len(emulated.runs) == before + expected
 
 
 def test_unsupported_convs_run_on_the_own_kernels(emulated, monkeypatch):
@@ -73,7 +85,7 @@ def test_which_convs_cudnn_takes(emulated):
     x, w = np.ones((1, 5, 5, 2), np.float32), np.ones((3, 3, 2, 2), np.float32)
     assert cudnn_convs.available(xp, np.float16) and cudnn_convs.available(xp, np.float32)
     assert not cudnn_convs.available(xp, np.int32) and not cudnn_convs.available(np, np.float32)
-    def own():
+    def own(a, b):
         return "own kernels"
     for a, b, module in ((x, w, np), (x.astype(np.int32), w.astype(np.int32), xp),
                          (x, w.astype(np.float64), xp), (x[:0], w, xp)):
@@ -88,8 +100,8 @@ def test_which_convs_cudnn_takes(emulated):
 
 def test_the_fastest_candidate_is_kept(emulated, monkeypatch):
     """A conv's first run checks each cuDNN plan that builds (plans 0 and 2 here) against
-    the own kernels' result, times the own kernels and the plans that agree, and keeps the
-    fastest; later runs take it alone."""
+    the own kernels' result on random operands, times the own kernels and the plans that
+    agree, and keeps the fastest; later runs take it alone."""
     monkeypatch.delenv("TF_CUDNN_USE_AUTOTUNE")
     times = iter([3.0, 2.0, 1.0, 1.0, 2.0, 3.0])   # own, plan 0, plan 2; then again
     monkeypatch.setattr(cudnn_convs, "_milliseconds", lambda xp_, run: [run(), next(times)][1])
@@ -104,8 +116,8 @@ def test_the_fastest_candidate_is_kept(emulated, monkeypatch):
             np.testing.assert_allclose(conv_forward(x, w, *GEOMETRY, xp=xp), want, rtol=1e-6)
         assert list(cudnn_convs._graphs.values())[-1].plan == chosen
     assert emulated.executions == [0, 0, 2, 2, 2, 2, 0, 0, 2, 2]
-    assert kernels == ["im2col"] * 6     # the reference and the timed run, twice; then both
-                                         # size-6 runs
+    # The own kernels' reference and timed run for each conv, then both size-6 runs.
+    assert kernels == ["im2col"] * 6
 
 
 def test_a_plan_with_other_numbers_is_never_kept(emulated, monkeypatch):
@@ -122,6 +134,37 @@ def test_a_plan_with_other_numbers_is_never_kept(emulated, monkeypatch):
         np.testing.assert_allclose(conv_forward(x, w, *GEOMETRY, xp=xp), want, rtol=1e-6)
     assert len(timed) == 2 and list(cudnn_convs._graphs.values())[0].plan == 0
     assert emulated.executions == [0, 0, 2, 0, 0]
+
+
+def test_a_plan_that_fails_is_never_kept(emulated, monkeypatch):
+    """A plan that fails as it runs while autotuning (plan 0 here) is dropped; and once a
+    plan is kept, a run with no memory for its workspace falls back to the own kernels."""
+    monkeypatch.delenv("TF_CUDNN_USE_AUTOTUNE")
+    monkeypatch.setattr(emulated, "failing_plans", (0,))
+    monkeypatch.setattr(cudnn_convs, "_milliseconds", lambda xp_, run: [run(), 1.0][1])
+    x, w = np.ones((1, 5, 5, 2), np.float32), np.ones((3, 3, 2, 2), np.float32)
+    want = conv_forward_ref(x, w, *GEOMETRY)
+    np.testing.assert_allclose(conv_forward(x, w, *GEOMETRY, xp=xp), want, rtol=1e-6)
+    assert list(cudnn_convs._graphs.values())[0].plan == cudnn_convs.OWN   # (ties: own)
+    monkeypatch.setattr(emulated, "failing_plans", ())
+    built = list(cudnn_convs._graphs.values())[0]
+    built.plan = 2
+
+    def no_room(*args):
+        raise MemoryError("out of memory allocating the workspace")
+    monkeypatch.setattr(cudnn_convs, "_on_cudnn", no_room)
+    np.testing.assert_allclose(conv_forward(x, w, *GEOMETRY, xp=xp), want, rtol=1e-6)
+
+
+def test_agreement_is_relative_to_the_result():
+    """A plan's result agrees with the own kernels' within a few roundings of a sum of its
+    length, relative to the result's largest value, however small the values are."""
+    rng = np.random.default_rng(0)
+    for scale in (1e-6, 1.0, 1e6):
+        reference = (rng.standard_normal(1000) * scale).astype(np.float32)
+        assert cudnn_convs._agree(reference * np.float32(1 + 1e-6), reference, 100, np)
+        assert not cudnn_convs._agree(reference * np.float32(1.01), reference, 100, np)
+        assert not cudnn_convs._agree(np.zeros_like(reference), reference, 100, np)
 
 
 def test_graphs_are_kept_per_conv(emulated, monkeypatch):
@@ -178,6 +221,7 @@ def test_real_gpu_paths_match_the_references(monkeypatch, path, data, depthwise,
         monkeypatch.setitem(cudnn_convs._state, "session", None)
     if path == "cudnn":
         monkeypatch.setenv("TF_CUDNN_USE_AUTOTUNE", "0")
+    monkeypatch.setattr(cudnn_convs, "_graphs", type(cudnn_convs._graphs)())
     runs, refused = [], []
     original_execute, original_graph = cudnn_convs._execute, cudnn_convs._graph
     monkeypatch.setattr(cudnn_convs, "_execute", lambda *a: runs.append(1) or original_execute(*a))
