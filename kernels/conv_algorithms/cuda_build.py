@@ -52,10 +52,15 @@ __device__ __forceinline__ I source_of(I i, I pad, I offset, I stride, I size) {
 """
 
 
+def on_cuda(xp):
+    """Whether array module ``xp`` is CuPy on a real GPU (not the simulated one)."""
+    return getattr(xp, "__name__", "") == "cupy"
+
+
 def runs_on(xp, compute_dtype):
-    """Whether the CUDA kernels take an op: the array module is CuPy (a real GPU, not the
-    simulated one) and the math runs in float32 or float64."""
-    return getattr(xp, "__name__", "") == "cupy" and np.dtype(compute_dtype) in _SCALARS
+    """Whether the CUDA kernels take an op: ``on_cuda`` and the math runs in float32 or
+    float64."""
+    return on_cuda(xp) and np.dtype(compute_dtype) in _SCALARS
 
 
 def header(scalar, index):

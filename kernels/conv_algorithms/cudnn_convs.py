@@ -27,7 +27,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from graphops.kernels.conv_algorithms.cuda_build import runs_on
+from graphops.kernels.conv_algorithms.cuda_build import on_cuda
 from graphops.kernels.conv_algorithms.layout import conv_output_size
 
 MAX_GRAPHS = 512          # built cuDNN graphs kept (least recently used dropped first)
@@ -65,6 +65,8 @@ def backprop_input(dy, w, input_shape, strides, dilations, pads, channels_last, 
                    depthwise=False):
     """The conv's gradient with respect to an input of ``input_shape``, as ``forward``
     (``own(dy, w)``)."""
+    if not available(xp, dy.dtype):
+        return own(dy, w)
     return _run("input", dy, w, tuple(int(d) for d in input_shape), w.shape,
                 (strides, dilations, pads), channels_last, xp, own, depthwise)
 
@@ -73,6 +75,8 @@ def backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels_last
                     depthwise=False):
     """The conv's gradient with respect to a filter of ``filter_shape``, as ``forward``
     (``own(x, dy)``)."""
+    if not available(xp, x.dtype):
+        return own(x, dy)
     filter_shape = tuple(int(d) for d in filter_shape)
     return _run("filter", x, dy, filter_shape, filter_shape, (strides, dilations, pads),
                 channels_last, xp, own, depthwise)
@@ -80,14 +84,13 @@ def backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels_last
 
 def available(xp, dtype):
     """Whether cuDNN takes convs of ``dtype`` on array module ``xp``."""
-    return (np.dtype(dtype) in _IO_TYPES and runs_on(xp, np.float32)
-            and _session(xp) is not None)
+    return on_cuda(xp) and np.dtype(dtype) in _IO_TYPES and _session(xp) is not None
 
 
 def _run(kind, a, b, out_shape, filter_shape, geometry, channels_last, xp, own, depthwise):
-    """``kind``'s conv of operands ``a`` and ``b`` on the path autotuning keeps for it."""
-    if (a.dtype != b.dtype or not available(xp, a.dtype)
-            or 0 in (*a.shape, *b.shape, *out_shape)):
+    """``kind``'s conv of operands ``a`` and ``b`` (``a``'s dtype ``available``) on the path
+    autotuning keeps for it."""
+    if a.dtype != b.dtype or 0 in (*a.shape, *b.shape, *out_shape):
         return own(a, b)
     strides, dilations, pads = geometry
     key = (kind, a.dtype.str, a.shape, b.shape, out_shape, tuple(strides), tuple(dilations),
