@@ -15,8 +15,9 @@ vary from run to run are left out, and engines that compile at run time (seconds
 The first run of a conv times, on random operands of its shapes, graphops' own CUDA
 kernels (the caller's ``own``) and the first plans cuDNN's heuristics offer whose results
 agree with theirs, and keeps the fastest, as TF autotunes its cuDNN calls
-(``TF_CUDNN_USE_AUTOTUNE=0``: the heuristics' first plan), so results repeat exactly
-within a process. A conv no engine takes runs on the own kernels; ``GRAPHOPS_USE_CUDNN=0``
+(``TF_CUDNN_USE_AUTOTUNE=0``, or ``TF_DETERMINISTIC_OPS`` as for the CPU convs' tuning:
+the heuristics' first plan, the same in every process), so results repeat exactly within a
+process. A conv no engine takes runs on the own kernels; ``GRAPHOPS_USE_CUDNN=0``
 sends every conv there.
 """
 
@@ -27,6 +28,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from graphops.kernels.conv_algorithms import tuning as conv_tuning
 from graphops.kernels.conv_algorithms.cuda_build import on_cuda
 from graphops.kernels.conv_algorithms.layout import conv_output_size
 
@@ -333,12 +335,14 @@ class _Built:
     """A built graph, its tensors and problem, its plans in the heuristics' order with their
     workspace sizes, and the plan it runs (``OWN``: graphops' own kernels): the fastest of
     all, timed on the first run (``TF_CUDNN_USE_AUTOTUNE``, as in TF), or the heuristics'
-    first with autotuning off."""
+    first with autotuning off, as the CPU convs' tuning is (``tuning.enabled``: off under
+    ``TF_DETERMINISTIC_OPS``), so that the same plan runs in every process."""
 
     def __init__(self, graph, tensors, problem, plans):
         self.graph, self.tensors, self.problem, self.plans = graph, tensors, problem, plans
         self.workspace = {plan: graph.get_workspace_size_plan_at_index(plan) for plan in plans}
-        self.plan = None if _switched_on("TF_CUDNN_USE_AUTOTUNE") else plans[0]
+        autotune = _switched_on("TF_CUDNN_USE_AUTOTUNE") and conv_tuning.enabled()
+        self.plan = None if autotune else plans[0]
 
 
 def _execute(built, plan, arrays, xp):

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from graphops.kernels.conv_algorithms import cuda_build, cudnn_convs
+from graphops.kernels.conv_algorithms import tuning as conv_tuning
 from graphops.kernels.conv_algorithms.dense import (conv_backprop_filter, conv_backprop_input,
                                                     conv_forward)
 from graphops.kernels.conv_algorithms.depthwise import depthwise_forward
@@ -25,12 +26,18 @@ xp = cuda_emulation.xp
 GEOMETRY = ((1, 1), (1, 1), ((1, 1), (1, 1)))
 
 
+def _autotuning(monkeypatch, on):
+    """cuDNN's autotuning on or off (its switch, and the conv tuning the suite turns off)."""
+    monkeypatch.setenv("TF_CUDNN_USE_AUTOTUNE", "1" if on else "0")
+    monkeypatch.setattr(conv_tuning, "_enabled", on)
+
+
 @pytest.fixture
 def emulated(monkeypatch):
     """cuDNN's emulation installed, autotuning off (each conv on cuDNN's first plan);
     ``.runs`` counts the convs cuDNN ran."""
     cudnn_emulation.install(monkeypatch, cudnn_convs)
-    monkeypatch.setenv("TF_CUDNN_USE_AUTOTUNE", "0")
+    _autotuning(monkeypatch, False)
     graphs = cudnn_emulation.pygraph
     monkeypatch.setattr(graphs, "runs", [], raising=False)
     original = cudnn_convs._execute
@@ -48,8 +55,8 @@ def test_cudnn_convs_match_the_references(emulated, monkeypatch, data, depthwise
     layouts, every padding, stride and dilation: each op on cuDNN (none where an operand is
     empty). Autotuned with the own kernels timed slowest, every op keeps a cuDNN plan: the
     agreement check takes cuDNN's sums in another order, in every dtype."""
-    monkeypatch.setenv("TF_CUDNN_USE_AUTOTUNE", "1" if autotuned else "0")  # (the fixture
-    monkeypatch.setattr(cudnn_convs, "_graphs", type(cudnn_convs._graphs)())  # spans draws)
+    _autotuning(monkeypatch, autotuned)   # (set in each draw: the fixture spans them)
+    monkeypatch.setattr(cudnn_convs, "_graphs", type(cudnn_convs._graphs)())
     monkeypatch.setattr(cudnn_convs, "_milliseconds",
                         lambda xp_, run: [run(), 0.0 if "plan" in run.__code__.co_varnames
                                           else 1.0][1])
@@ -102,7 +109,7 @@ def test_the_fastest_candidate_is_kept(emulated, monkeypatch):
     """A conv's first run checks each cuDNN plan that builds (plans 0 and 2 here) against
     the own kernels' result on random operands, times the own kernels and the plans that
     agree, and keeps the fastest; later runs take it alone."""
-    monkeypatch.delenv("TF_CUDNN_USE_AUTOTUNE")
+    _autotuning(monkeypatch, True)
     times = iter([3.0, 2.0, 1.0, 1.0, 2.0, 3.0])   # own, plan 0, plan 2; then again
     monkeypatch.setattr(cudnn_convs, "_milliseconds", lambda xp_, run: [run(), next(times)][1])
     kernels = []
@@ -120,10 +127,22 @@ def test_the_fastest_candidate_is_kept(emulated, monkeypatch):
     assert kernels == ["im2col"] * 6
 
 
+def test_no_timing_under_deterministic_ops(emulated, monkeypatch):
+    """With the conv tuning off (``TF_DETERMINISTIC_OPS``), cuDNN's first plan runs untimed,
+    as with ``TF_CUDNN_USE_AUTOTUNE=0``: the same plan in every process."""
+    _autotuning(monkeypatch, True)
+    monkeypatch.setattr(conv_tuning, "_enabled", False)
+    monkeypatch.setattr(cudnn_convs, "_milliseconds", lambda *args: pytest.fail("timed"))
+    x, w = np.ones((1, 5, 5, 2), np.float32), np.ones((3, 3, 2, 2), np.float32)
+    np.testing.assert_allclose(conv_forward(x, w, *GEOMETRY, xp=xp),
+                               conv_forward_ref(x, w, *GEOMETRY), rtol=1e-6)
+    assert emulated.executions == [0]
+
+
 def test_a_plan_with_other_numbers_is_never_kept(emulated, monkeypatch):
     """A plan whose result differs from the own kernels' (plan 2's sums 1% high) is not
     timed, however fast."""
-    monkeypatch.delenv("TF_CUDNN_USE_AUTOTUNE")
+    _autotuning(monkeypatch, True)
     monkeypatch.setattr(emulated, "wrong_plans", (2,))
     timed = []
     monkeypatch.setattr(cudnn_convs, "_milliseconds",
@@ -139,7 +158,7 @@ def test_a_plan_with_other_numbers_is_never_kept(emulated, monkeypatch):
 def test_a_plan_that_fails_is_never_kept(emulated, monkeypatch):
     """A plan that fails as it runs while autotuning (plan 0 here) is dropped; and once a
     plan is kept, a run with no memory for its workspace falls back to the own kernels."""
-    monkeypatch.delenv("TF_CUDNN_USE_AUTOTUNE")
+    _autotuning(monkeypatch, True)
     monkeypatch.setattr(emulated, "failing_plans", (0,))
     monkeypatch.setattr(cudnn_convs, "_milliseconds", lambda xp_, run: [run(), 1.0][1])
     x, w = np.ones((1, 5, 5, 2), np.float32), np.ones((3, 3, 2, 2), np.float32)
@@ -219,8 +238,7 @@ def test_real_gpu_paths_match_the_references(monkeypatch, path, data, depthwise,
         pytest.skip("cuDNN's frontend (nvidia-cudnn-frontend) is not installed")
     if path == "own kernels":
         monkeypatch.setitem(cudnn_convs._state, "session", None)
-    if path == "cudnn":
-        monkeypatch.setenv("TF_CUDNN_USE_AUTOTUNE", "0")
+    _autotuning(monkeypatch, path != "cudnn")
     monkeypatch.setattr(cudnn_convs, "_graphs", type(cudnn_convs._graphs)())
     runs, refused = [], []
     original_execute, original_graph = cudnn_convs._execute, cudnn_convs._graph
