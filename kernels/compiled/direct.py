@@ -351,6 +351,31 @@ def batched_gemm(a, b, out, transposed_a, add):
 
 
 @njit(cache=True, parallel=True, nogil=True)
+def strip_gemm(at, packed, out, width, block, parts):
+    """``out = a @ b`` for float32 ``a`` ``[M, K]`` (M at most ROWS), given as C-contiguous
+    ``at`` = ``a.T`` ``[K, M]`` (a step's M values in one cache line), and ``b`` ``[K, N]``
+    packed flat in blocks of ``block`` rows, each block as strips of ``width`` columns
+    (2*LANES), each strip its rows in order (block j, strip s: b[j*block:, s*width:]). One
+    micro-kernel call per (block, strip), each element one sum over k in order. The strips
+    go in ``parts`` runs of neighbours: a thread streams one stretch of memory per block,
+    with that block's ``at`` rows in the L1 cache."""
+    depth, rows = at.shape
+    columns = out.shape[1]
+    count = columns // width
+    steps = np.arange(min(block, depth)) * rows
+    row_offsets = np.arange(rows)
+    out_rows = np.arange(rows) * columns
+    af, of = at.reshape(at.size), out.reshape(out.size)
+    for part in prange(parts):
+        for first in range(0, depth, block):
+            taken = steps[:min(block, depth - first)]
+            for s in range(part * count // parts, (part + 1) * count // parts):
+                _two_vectors(rows, af, first * rows, taken, row_offsets, packed, width,
+                             first * columns + s * len(taken) * width, of, s * width,
+                             out_rows, first)
+
+
+@njit(cache=True, parallel=True, nogil=True)
 def input_grad_phases(dy, dx, steps, step_starts, filters, filter_starts, phases, geometry):
     """dx = the strided conv's input gradient, phase by phase of dx, on the micro-kernels.
     ``dy``: dy ``[N, P1, P2, P3, O]`` zero-padded, flat; ``dx``: ``[N, I1, I2, I3, C]``

@@ -143,7 +143,7 @@ def _forward(x, w, strides, dilations, pads, channels_last, xp, epilogue):
         y = xp.zeros((n, *out_sp, o), ct)
     elif conv_gemm.pointwise(kernel, pads):
         picked = xc[_sampled(out_sp, strides)]
-        y = (picked.reshape(-1, c) @ gemm_filter(wc)).reshape(n, *out_sp, o)
+        y = conv_gemm.filter_product(picked.reshape(-1, c), wc).reshape(n, *out_sp, o)
     elif 0 not in xc.shape and xp is np:
         if _few_channels(xp, ct, kernel, strides, dilations, c, o, out_sp):
             y, pending = conv_few_channels.forward(xc, wc, out_sp, strides, dilations, pads,

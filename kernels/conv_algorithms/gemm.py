@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from graphops.kernels.conv_algorithms import packed_filters
 from graphops.kernels.conv_algorithms.layout import pad_spatial
 
 FEW_MAX_POSITIONS = 64           # output positions (all images) of a conv on few positions
@@ -20,6 +21,12 @@ def gemm_filter(wc):
     (A transposed copy makes no GEMM faster in OpenBLAS, and NumPy's transposing copy of
     a large filter takes as long as the product: 10 ms for ResNet50's 3x3 512 -> 512.)"""
     return wc.reshape(-1, wc.shape[-1])
+
+
+def filter_product(rows, wc):
+    """``rows`` ``[M, K*C]`` times the filter ``wc`` as the GEMM's operand: on the filter's
+    packed strips for a few rows and a large constant filter (``packed_filters``)."""
+    return packed_filters.product(rows, gemm_filter(wc))
 
 
 def pointwise(kernel, pads):
@@ -39,7 +46,7 @@ def gemm_forward(x, w):
     same operands, so the same bits), without that path's setup."""
     c, o = w.shape[-2:]
     rows = x.size // c
-    return (x.reshape(rows, c) @ gemm_filter(w)).reshape(x.shape[:-1] + (o,))
+    return filter_product(x.reshape(rows, c), w).reshape(x.shape[:-1] + (o,))
 
 
 def on_few_positions(xp, dtype, positions, kernel, channels):
@@ -64,5 +71,5 @@ def few_positions(xc, wc, strides, dilations, pads, out_sp, ct):
     for tap, window in enumerate(itertools.product(*windows)):
         patches[..., tap, :] = padded[(slice(None),) + window]
     rows = n * math.prod(out_sp)
-    product = patches.reshape(rows, taps * c) @ gemm_filter(wc)
+    product = filter_product(patches.reshape(rows, taps * c), wc)
     return product.reshape(n, *out_sp, o)

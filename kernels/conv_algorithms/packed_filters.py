@@ -1,0 +1,91 @@
+"""Products of a few rows by a large constant filter, on the filter packed once.
+
+A conv over few output positions (a deep network's last blocks at batch 1: 2x2 outputs, 4
+rows) multiplies a handful of rows by a filter of megabytes, so its time is the time to
+stream the filter from memory. OpenBLAS packs its operand on every call (reading the
+filter, writing the copy, reading that) and streams about 8 GB/s of filter on a machine
+whose memory reads 22. A filter nobody can write (a graph's constant: read-only down to
+the array that owns its memory) is packed once instead, as oneDNN keeps a constant filter
+reordered: in blocks of ``BLOCK_ROWS`` rows, each block as strips of the micro-kernels' two
+vectors of columns (``compiled.direct.strip_gemm``), so that a product reads the pack
+front to back while the rows' block of values stays in the L1 cache. One thread streams
+17-21 GB/s of it here; a second adds no bandwidth, only its wake-up (50-90 us on a VM),
+so threads join only past ``BYTES_PER_THREAD`` each. A pack lives as long as its filter,
+which it references weakly.
+"""
+
+import threading
+import weakref
+
+import numpy as np
+
+from graphops.kernels.compiled import loops, usable
+from graphops.kernels.support.parallelism import intra_op_threads
+
+MIN_ROWS = 2                   # one row: BLAS's GEMV already streams the filter as it lies
+MAX_ROWS = 8                   # the most rows any host's micro-kernel call keeps
+MIN_FILTER_BYTES = 1 << 20     # smaller filters stay in the cache between products
+BLOCK_ROWS = 512               # filter rows a micro-kernel call takes (their x in L1)
+BYTES_PER_THREAD = 16 << 20    # filter bytes a thread streams at least
+
+_packs = {}                    # filter key -> packed strips
+_lock = threading.Lock()
+
+
+def product(rows, w2):
+    """``rows @ w2`` for 2-D ``rows`` ``[M, K]`` and ``w2`` ``[K, N]``: on ``w2``'s packed
+    strips where ``packs`` takes them, else by NumPy."""
+    if not packs(rows, w2):
+        return rows @ w2
+    parts = max(1, min(intra_op_threads(), w2.nbytes // BYTES_PER_THREAD))
+    module = loops("direct", chunk=1, single=parts == 1)
+    width = 2 * module.LANES
+    if rows.shape[0] > module.ROWS or w2.shape[1] % width:
+        return rows @ w2
+    out = np.empty((rows.shape[0], w2.shape[1]), np.float32)
+    module.strip_gemm(np.ascontiguousarray(rows.T), _packed(w2, width), out, width,
+                      BLOCK_ROWS, parts)
+    return out
+
+
+def packs(rows, w2):
+    """Whether ``product`` may pack ``w2``: float32 operands, ``MIN_ROWS`` to ``MAX_ROWS``
+    rows, a filter of ``MIN_FILTER_BYTES`` or more that nobody can write, and compiled
+    loops usable in this process."""
+    return (isinstance(rows, np.ndarray) and isinstance(w2, np.ndarray)
+            and rows.dtype == w2.dtype == np.float32
+            and MIN_ROWS <= rows.shape[0] <= MAX_ROWS and w2.nbytes >= MIN_FILTER_BYTES
+            and _owner(w2) is not None and usable())
+
+
+def _owner(array):
+    """The array owning ``array``'s memory when it and every array between are read-only
+    (nothing in the process can write that memory through NumPy), else None."""
+    while isinstance(array, np.ndarray):
+        if array.flags.writeable:
+            return None
+        if array.base is None:
+            return array
+        array = array.base
+    return None
+
+
+def _packed(w2, width):
+    """``w2`` ``[K, N]`` packed as ``compiled.direct.strip_gemm`` reads it (blocks of
+    BLOCK_ROWS rows, each as strips of ``width`` columns), on its first product, and kept
+    until its owner is collected."""
+    key = (w2.__array_interface__["data"][0], w2.shape, w2.strides, width, BLOCK_ROWS)
+    packed = _packs.get(key)
+    if packed is None:
+        depth, columns = w2.shape
+        packed = np.empty(w2.size, np.float32)
+        for first in range(0, depth, BLOCK_ROWS):
+            block = w2[first:first + BLOCK_ROWS]
+            packed[first * columns:(first + len(block)) * columns] = (
+                block.reshape(len(block), columns // width, width).transpose(1, 0, 2).ravel())
+        packed.flags.writeable = False
+        with _lock:
+            if key not in _packs:
+                weakref.finalize(_owner(w2), _packs.pop, key, None)
+            _packs[key] = packed
+    return packed
