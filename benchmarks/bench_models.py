@@ -1,15 +1,20 @@
 """Whole-model inference: Keras CNNs frozen by TensorFlow, run by graphops and by TF's own
-Session on the same GraphDef, in one process.
+Session on the same GraphDef, each in processes of its own.
 
 Usage (from the repo root; needs TensorFlow):
-    python benchmarks/bench_models.py [--repeat R] [--batch 1,8] [--only NAME[,NAME]]
-        [--memory]
+    python benchmarks/bench_models.py [--repeat R] [--rounds K] [--batch 1,8]
+        [--only NAME[,NAME]] [--memory]
 
-Per model and batch size it prints the median of R interleaved `Session.run` calls (ms) for
-graphops and for TF (`tf.compat.v1.Session` on the same frozen GraphDef, NumPy feeds for
-both), the ratio graphops / TF (< 1 means graphops is faster), and the largest difference
-between the two outputs relative to their largest magnitude. The models are those of
-tests/keras_models.py with random weights (no downloads).
+Per model and batch size it prints each framework's time per `Session.run` (ms; graphops,
+and TF's `tf.compat.v1.Session` on the same frozen GraphDef, NumPy feeds for both), the
+ratio graphops / TF (< 1 means graphops is faster), and the largest difference between the
+two outputs relative to their largest magnitude. Each framework runs in a fresh process of
+its own (the median of R runs after one warm-up), the two alternating for K rounds (a
+shared machine's speed drifts by 1.5x within minutes); a time is the median over rounds.
+In one process each framework's idle threads slow the other's: after graphops' GEMMs,
+OpenBLAS's threads poll for work for about 50 ms, and TF's ResNet50 at batch 8 ran 1.2-1.6x
+slower beside them. The models are those of tests/keras_models.py with random weights (no
+downloads).
 
 With `--memory` it prints, per model and batch size, each framework's peak resident memory
 (RSS) instead: the GraphDef is written to a file, and a fresh process of each framework
@@ -49,31 +54,60 @@ def graphops_session(gp, tf, graph_def):
     return gp.Session(graph=graph)
 
 
-def interleaved_medians(fns, repeat):
-    """Median wall time (s) of each function, their calls interleaved (after one warm-up)."""
-    times = [[] for _ in fns]
-    for fn in fns:
-        fn()
-    for _ in range(repeat):
-        for fn, t in zip(fns, times):
-            start = time.perf_counter()
-            fn()
-            t.append(time.perf_counter() - start)
-    return [statistics.median(t) for t in times]
-
-
-def time_both(ours, theirs, input_name, output_name, shape, repeat):
-    """(graphops ms, TF ms, largest output difference relative to TF's largest magnitude)
-    for one standard-normal float32 input of `shape`: each Session's median of `repeat`
-    interleaved runs."""
+def output_difference(ours, theirs, input_name, output_name, shape):
+    """The largest difference between the two Sessions' outputs for one standard-normal
+    float32 input of `shape`, relative to TF's largest magnitude."""
     feeds = {input_name: np.random.default_rng(0).standard_normal(shape).astype(np.float32)}
     want = theirs.run(output_name, feeds)
     got = ours.run(output_name, feeds)
-    diff = np.abs(got - want).max() / max(1e-30, np.abs(want).max())
-    ms_ours, ms_tf = (1e3 * t for t in interleaved_medians(
-        [lambda: ours.run(output_name, feeds),
-         lambda: theirs.run(output_name, feeds)], repeat))
-    return ms_ours, ms_tf, diff
+    return np.abs(got - want).max() / max(1e-30, np.abs(want).max())
+
+
+def time_apart(tf, graph_def, input_name, output_name, shape, repeat, rounds):
+    """(graphops ms, TF ms) for one standard-normal float32 input of `shape`: each
+    framework in fresh processes of its own, alternating for `rounds` rounds; per process
+    the median of `repeat` runs after one warm-up, and the median over rounds."""
+    times = {"graphops": [], "tf": []}
+    with tempfile.TemporaryDirectory() as directory:
+        path = tf.io.write_graph(graph_def, directory, "model.pb", as_text=False)
+        for _ in range(rounds):
+            for framework, taken in times.items():
+                out = subprocess.run(
+                    [sys.executable, os.path.abspath(__file__), "--time", framework, path,
+                     input_name, output_name, ",".join(map(str, shape)), str(repeat)],
+                    capture_output=True, text=True, check=True, cwd=ROOT)
+                taken.append(float(out.stdout.split()[-1]))
+    return statistics.median(times["graphops"]), statistics.median(times["tf"])
+
+
+def child_session(framework, path):
+    """A Session of `framework` ("tf" or "graphops") on the GraphDef in `path`, and the peak
+    RSS (MB) once the framework was imported."""
+    if framework == "tf":
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+        import tensorflow as tf
+        imported = peak_rss_mb()
+        return tf_session(tf, tf.compat.v1.GraphDef.FromString(open(path, "rb").read())), \
+            imported
+    import graphops as gp
+    imported = peak_rss_mb()
+    graph = gp.Graph()
+    with graph.as_default():
+        gp.import_graph_def(gp.io.read_graph_def(path), name="")
+    return gp.Session(graph=graph), imported
+
+
+def time_in_child(framework, path, input_name, output_name, shape, repeat):
+    """In a child process: prints the median ms of `repeat` runs after one warm-up."""
+    feeds = {input_name: np.random.default_rng(0).standard_normal(shape).astype(np.float32)}
+    sess, _ = child_session(framework, path)
+    sess.run(output_name, feeds)
+    taken = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        sess.run(output_name, feeds)
+        taken.append(time.perf_counter() - start)
+    print(1e3 * statistics.median(taken))
 
 
 def peak_rss_mb():
@@ -90,19 +124,7 @@ def run_for_memory(framework, path, input_name, output_name, shape):
     """In a child process: prints (peak RSS after importing the framework, peak RSS after
     5 runs of the model in `path`) in MB."""
     feeds = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
-    if framework == "tf":
-        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-        import tensorflow as tf
-        imported = peak_rss_mb()
-        graph_def = tf.compat.v1.GraphDef.FromString(open(path, "rb").read())
-        sess = tf_session(tf, graph_def)
-    else:
-        import graphops as gp
-        imported = peak_rss_mb()
-        graph = gp.Graph()
-        with graph.as_default():
-            gp.import_graph_def(gp.io.read_graph_def(path), name="")
-        sess = gp.Session(graph=graph)
+    sess, imported = child_session(framework, path)
     for _ in range(5):
         sess.run(output_name, {input_name: feeds})
     print(imported, peak_rss_mb())
@@ -137,8 +159,13 @@ def main():
         framework, path, input_name, output_name, shape = sys.argv[2:7]
         return run_for_memory(framework, path, input_name, output_name,
                               tuple(int(d) for d in shape.split(",")))
+    if sys.argv[1:2] == ["--time"]:
+        framework, path, input_name, output_name, shape, repeat = sys.argv[2:8]
+        return time_in_child(framework, path, input_name, output_name,
+                             tuple(int(d) for d in shape.split(",")), int(repeat))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--batch", default="1,8")
     parser.add_argument("--only", default="")
     parser.add_argument("--memory", action="store_true",
@@ -160,11 +187,13 @@ def main():
         model, shape = build(name)
         graph_def, input_name, output_name, _ = freeze(model, shape)
         with tf_session(tf, graph_def) as theirs, graphops_session(gp, tf, graph_def) as ours:
-            for batch in batches:
-                ms_ours, ms_tf, diff = time_both(ours, theirs, input_name, output_name,
-                                                 (batch,) + shape, args.repeat)
-                print(f"{name:<16} {batch:>5} {len(graph_def.node):>6} {ms_ours:>12.2f} "
-                      f"{ms_tf:>9.2f} {ms_ours / ms_tf:>6.2f} {diff:>13.2e}", flush=True)
+            diffs = [output_difference(ours, theirs, input_name, output_name, (b,) + shape)
+                     for b in batches]
+        for batch, diff in zip(batches, diffs):
+            ms_ours, ms_tf = time_apart(tf, graph_def, input_name, output_name,
+                                        (batch,) + shape, args.repeat, args.rounds)
+            print(f"{name:<16} {batch:>5} {len(graph_def.node):>6} {ms_ours:>12.2f} "
+                  f"{ms_tf:>9.2f} {ms_ours / ms_tf:>6.2f} {diff:>13.2e}", flush=True)
 
 
 if __name__ == "__main__":

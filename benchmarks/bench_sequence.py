@@ -1,16 +1,18 @@
 """Sequence models: Keras LSTM, GRU and a Transformer encoder block frozen by TensorFlow, run
-by graphops and by TF's own Session on the same GraphDef, in one process.
+by graphops and by TF's own Session on the same GraphDef, each in processes of its own.
 
 Usage (from the repo root; needs TensorFlow):
-    python benchmarks/bench_sequence.py [--repeat R] [--batch 1,32] [--only NAME[,NAME]]
+    python benchmarks/bench_sequence.py [--repeat R] [--rounds K] [--batch 1,32]
+        [--only NAME[,NAME]]
 
 The LSTM and GRU (64 units over 20 steps of 16 features) are frozen twice: with TF's
 control-flow lowering (`lowered`: v1 Enter/Merge/Switch/NextIteration/Exit loops) and without
 it (`functional`: a While op and its function bodies); the Transformer block (16 steps,
-width 32, 4 heads, causal mask) has no loop. Per model, variant and batch size it prints the
-median of R interleaved `Session.run` calls (ms) for graphops and for TF, the ratio
-graphops / TF (< 1 means graphops is faster) and the largest difference between the two
-outputs relative to their largest magnitude. It starts with the instruction sets both
+width 32, 4 heads, causal mask) has no loop. Per model, variant and batch size it prints
+each framework's time per `Session.run` (ms; timed as `bench_models.py` times them: fresh
+processes of each, alternating for K rounds, the median over rounds of each process's median
+of R runs), the ratio graphops / TF (< 1 means graphops is faster) and the largest
+difference between the two outputs relative to their largest magnitude. It starts with the instruction sets both
 frameworks compile for, and how to rerun forced down to AVX2 (docs/performance.md).
 """
 
@@ -21,7 +23,8 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from bench_models import graphops_session, tf_session, time_both  # noqa: E402
+from bench_models import (graphops_session, output_difference, tf_session,  # noqa: E402
+                          time_apart)
 
 STEPS, FEATURES, UNITS = 20, 16, 64
 AVX2 = ('OPENBLAS_CORETYPE=Haswell NUMBA_CPU_NAME=haswell NUMBA_CPU_FEATURES="" '
@@ -63,6 +66,7 @@ def models(keras):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--batch", default="1,32")
     parser.add_argument("--only", default="")
     args = parser.parse_args()
@@ -88,14 +92,16 @@ def main():
             variant = "lowered" if lowered else "functional"
             nodes = len(graph_def.node) + sum(len(f.node_def)
                                                for f in graph_def.library.function)
+            shapes = [(batch,) + tuple(model.inputs[0].shape[1:]) for batch in batches]
             with tf_session(tf, graph_def) as theirs, \
                     graphops_session(gp, tf, graph_def) as ours:
-                for batch in batches:
-                    ms_ours, ms_tf, diff = time_both(
-                        ours, theirs, input_name, output_name,
-                        (batch,) + tuple(model.inputs[0].shape[1:]), args.repeat)
-                    print(f"{name:<12} {variant:<11} {batch:>5} {nodes:>6} {ms_ours:>12.2f} "
-                          f"{ms_tf:>9.2f} {ms_ours / ms_tf:>6.2f} {diff:>13.2e}", flush=True)
+                diffs = [output_difference(ours, theirs, input_name, output_name, shape)
+                         for shape in shapes]
+            for shape, diff in zip(shapes, diffs):
+                ms_ours, ms_tf = time_apart(tf, graph_def, input_name, output_name, shape,
+                                            args.repeat, args.rounds)
+                print(f"{name:<12} {variant:<11} {shape[0]:>5} {nodes:>6} {ms_ours:>12.2f} "
+                      f"{ms_tf:>9.2f} {ms_ours / ms_tf:>6.2f} {diff:>13.2e}", flush=True)
 
 
 if __name__ == "__main__":
