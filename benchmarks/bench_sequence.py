@@ -10,10 +10,11 @@ control-flow lowering (`lowered`: v1 Enter/Merge/Switch/NextIteration/Exit loops
 it (`functional`: a While op and its function bodies); the Transformer block (16 steps,
 width 32, 4 heads, causal mask) has no loop. Per model, variant and batch size it prints
 each framework's time per `Session.run` (ms; timed as `bench_models.py` times them: fresh
-processes of each, alternating for K rounds, the median over rounds of each process's median
-of R runs), the ratio graphops / TF (< 1 means graphops is faster) and the largest
-difference between the two outputs relative to their largest magnitude. It starts with the instruction sets both
-frameworks compile for, and how to rerun forced down to AVX2 (docs/performance.md).
+processes of each, alternating for K rounds, the median over rounds of each process's
+median of R runs), the ratio graphops / TF (< 1 means graphops is faster) and the largest
+difference between the two outputs relative to their largest magnitude. It starts with
+the instruction sets both frameworks compile for, and how to rerun forced down to AVX2
+(docs/performance.md).
 """
 
 import argparse
