@@ -6,8 +6,9 @@ Usage (from the repo root):
 Per case it prints the best-of-R time, nominal GFLOP/s (docs/benchmarks.md: 2 * output
 positions * filter taps * C * O, or * C * M for depthwise), this process's SGEMM rate
 (2048^3 float32 matmul, all cores, timed right after the case: interleaving them would bill
-the spinning of BLAS's threads to graphops' threads) and our fraction of it, and the speed of TF / PyTorch relative to ours (their time / our
-time, > 1 means we are faster) when they import. Depthwise cases, which are memory-bound,
+the spinning of BLAS's threads to graphops' threads) and our fraction of it, and the speed
+of TF / PyTorch relative to ours (their time / our time, > 1 means we are faster) when they
+import. Depthwise cases, which are memory-bound,
 also get their bytes moved per second (x, dy and the filter counted once each) and its
 share of this process's stream bandwidth (a 256 MiB array copy, timed with the SGEMM).
 Data is float32 and channels-last unless the label says otherwise. TF and PyTorch are timed
@@ -15,8 +16,8 @@ in a child process of their own (`--references-only`): their pool threads spin a
 call and would slow graphops' threads in a shared process (by up to 1.5x here).
 
 Above its table it prints the instruction set each side ran with: the CPU name and
-features numba generates graphops' code for (``NUMBA_CPU_NAME`` / ``NUMBA_CPU_FEATURES``, else the host's),
-its float32 lanes and vector registers and the micro-kernels' tiles
+features numba generates graphops' code for (``NUMBA_CPU_NAME`` / ``NUMBA_CPU_FEATURES``,
+else the host's), its float32 lanes and vector registers and the micro-kernels' tiles
 (``kernels/compiled/host_isa.py``), OpenBLAS's kernels, and TF's ``ONEDNN_MAX_CPU_ISA`` with
 the ISA oneDNN reports (``ONEDNN_VERBOSE``, in a child running one small conv). To compare
 both x86 levels on an AVX-512 machine, run it once plainly and once with

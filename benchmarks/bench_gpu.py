@@ -110,7 +110,8 @@ def main():
           f"{_cudnn_version(cudnn_convs) if with_cudnn else 'no'}; torch "
           f"{'yes' if torch else 'no'}; 'vs pt' = torch ms / our ms (> 1: we are faster)")
     print(f"{'op':36} {'shape':48} {'ms':>8} {'GFLOP/s':>8} {'SGEMM%':>7} {'max err':>8}"
-          + f" {'on':>5} {'own ms':>8}" * with_cudnn + f" {'torch ms':>8} {'vs pt':>6}" * bool(torch))
+          + f" {'on':>5} {'own ms':>8}" * with_cudnn
+          + f" {'torch ms':>8} {'vs pt':>6}" * bool(torch))
     from graphops.registry.dtypes import GPU_TYPES
     on_gpu_types = {np.dtype(t.as_numpy_dtype) for t in GPU_TYPES}
     rng = np.random.default_rng(0)

@@ -214,9 +214,9 @@ def forward(x, offsets, w, y, geometry, source, bands, parts, tiled, kinds, acti
     pads the input that each of its items reads into a slab of its own, which stays in the
     cache while the micro-kernel reads it (1.1-1.5x faster than reading a padded copy made
     first; an input without padding is read in place). A call takes up to ROWS positions of
-    a block of BLOCK, which may span rows, so narrow rows still fill the accumulators. A finished block goes through the epilogue
-    ``(tiled, kinds, activation)`` while it is in the cache
-    (``compiled.elementwise.chain_rows``; no kinds and activation 0 for none)."""
+    a block of BLOCK, which may span rows, so narrow rows still fill the accumulators. A
+    finished block goes through the epilogue ``(tiled, kinds, activation)`` while it is in
+    the cache (``compiled.elementwise.chain_rows``; no kinds and activation 0 for none)."""
     n_total, q1n, q2n, q3n, outs, p1, p2, p3, channels, s1, s2, s3 = geometry
     span1, span2, span3 = source[6:9]
     unpadded = _unpadded(geometry, source)
