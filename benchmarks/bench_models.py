@@ -44,39 +44,50 @@ def tf_session(tf, graph_def):
     return tf.compat.v1.Session(graph=graph)
 
 
-def graphops_session(gp, tf, graph_def):
-    """The frozen graph as a user runs it in graphops: written by TF, read from the file."""
-    with tempfile.TemporaryDirectory() as directory:
-        path = tf.io.write_graph(graph_def, directory, "model.pb", as_text=False)
-        graph = gp.Graph()
-        with graph.as_default():
-            gp.import_graph_def(gp.io.read_graph_def(path), name="")
+def graphops_session(gp, path):
+    """The frozen graph as a user runs it in graphops: read from the file TF wrote."""
+    graph = gp.Graph()
+    with graph.as_default():
+        gp.import_graph_def(gp.io.read_graph_def(path), name="")
     return gp.Session(graph=graph)
 
 
-def output_difference(ours, theirs, input_name, output_name, shape):
-    """The largest difference between the two Sessions' outputs for one standard-normal
-    float32 input of `shape`, relative to TF's largest magnitude."""
-    feeds = {input_name: np.random.default_rng(0).standard_normal(shape).astype(np.float32)}
-    want = theirs.run(output_name, feeds)
-    got = ours.run(output_name, feeds)
-    return np.abs(got - want).max() / max(1e-30, np.abs(want).max())
+def _inputs(shape):
+    return np.random.default_rng(0).standard_normal(shape).astype(np.float32)
 
 
-def time_apart(tf, graph_def, input_name, output_name, shape, repeat, rounds):
-    """(graphops ms, TF ms) for one standard-normal float32 input of `shape`: each
-    framework in fresh processes of its own, alternating for `rounds` rounds; per process
-    the median of `repeat` runs after one warm-up, and the median over rounds."""
-    times = {"graphops": [], "tf": []}
+def compare(tf, gp, graph_def, input_name, output_name, shapes, repeat, rounds):
+    """Per input shape (graphops ms, TF ms, largest output difference relative to TF's
+    largest magnitude) for one standard-normal float32 input: the outputs from both in this
+    process; the times from each framework in fresh processes of its own, alternating for
+    `rounds` rounds, per process the median of `repeat` runs after one warm-up, and the
+    median over rounds."""
+    rows = []
     with tempfile.TemporaryDirectory() as directory:
         path = tf.io.write_graph(graph_def, directory, "model.pb", as_text=False)
-        for _ in range(rounds):
-            for framework, taken in times.items():
-                out = subprocess.run(
-                    [sys.executable, os.path.abspath(__file__), "--time", framework, path,
-                     input_name, output_name, ",".join(map(str, shape)), str(repeat)],
-                    capture_output=True, text=True, check=True, cwd=ROOT)
-                taken.append(float(out.stdout.split()[-1]))
+        with tf_session(tf, graph_def) as theirs, graphops_session(gp, path) as ours:
+            diffs = []
+            for shape in shapes:
+                want = theirs.run(output_name, {input_name: _inputs(shape)})
+                got = ours.run(output_name, {input_name: _inputs(shape)})
+                diffs.append(np.abs(got - want).max() / max(1e-30, np.abs(want).max()))
+        for shape, diff in zip(shapes, diffs):
+            rows.append(_times_apart(path, input_name, output_name, shape, repeat, rounds)
+                        + (diff,))
+    return rows
+
+
+def _times_apart(path, input_name, output_name, shape, repeat, rounds):
+    """(graphops ms, TF ms), each framework timed in fresh processes of its own
+    (`time_in_child`), alternating for `rounds` rounds; the median over rounds."""
+    times = {"graphops": [], "tf": []}
+    for _ in range(rounds):
+        for framework, taken in times.items():
+            out = subprocess.run(
+                [sys.executable, os.path.abspath(__file__), "--time", framework, path,
+                 input_name, output_name, ",".join(map(str, shape)), str(repeat)],
+                capture_output=True, text=True, check=True, cwd=ROOT)
+            taken.append(float(out.stdout.split()[-1]))
     return statistics.median(times["graphops"]), statistics.median(times["tf"])
 
 
@@ -91,15 +102,12 @@ def child_session(framework, path):
             imported
     import graphops as gp
     imported = peak_rss_mb()
-    graph = gp.Graph()
-    with graph.as_default():
-        gp.import_graph_def(gp.io.read_graph_def(path), name="")
-    return gp.Session(graph=graph), imported
+    return graphops_session(gp, path), imported
 
 
 def time_in_child(framework, path, input_name, output_name, shape, repeat):
     """In a child process: prints the median ms of `repeat` runs after one warm-up."""
-    feeds = {input_name: np.random.default_rng(0).standard_normal(shape).astype(np.float32)}
+    feeds = {input_name: _inputs(shape)}
     sess, _ = child_session(framework, path)
     sess.run(output_name, feeds)
     taken = []
@@ -123,7 +131,7 @@ def peak_rss_mb():
 def run_for_memory(framework, path, input_name, output_name, shape):
     """In a child process: prints (peak RSS after importing the framework, peak RSS after
     5 runs of the model in `path`) in MB."""
-    feeds = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    feeds = _inputs(shape)
     sess, imported = child_session(framework, path)
     for _ in range(5):
         sess.run(output_name, {input_name: feeds})
@@ -186,12 +194,9 @@ def main():
     for name in names:
         model, shape = build(name)
         graph_def, input_name, output_name, _ = freeze(model, shape)
-        with tf_session(tf, graph_def) as theirs, graphops_session(gp, tf, graph_def) as ours:
-            diffs = [output_difference(ours, theirs, input_name, output_name, (b,) + shape)
-                     for b in batches]
-        for batch, diff in zip(batches, diffs):
-            ms_ours, ms_tf = time_apart(tf, graph_def, input_name, output_name,
-                                        (batch,) + shape, args.repeat, args.rounds)
+        rows = compare(tf, gp, graph_def, input_name, output_name,
+                       [(batch,) + shape for batch in batches], args.repeat, args.rounds)
+        for batch, (ms_ours, ms_tf, diff) in zip(batches, rows):
             print(f"{name:<16} {batch:>5} {len(graph_def.node):>6} {ms_ours:>12.2f} "
                   f"{ms_tf:>9.2f} {ms_ours / ms_tf:>6.2f} {diff:>13.2e}", flush=True)
 

@@ -24,8 +24,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from bench_models import (graphops_session, output_difference, tf_session,  # noqa: E402
-                          time_apart)
+from bench_models import compare  # noqa: E402
 
 STEPS, FEATURES, UNITS = 20, 16, 64
 AVX2 = ('OPENBLAS_CORETYPE=Haswell NUMBA_CPU_NAME=haswell NUMBA_CPU_FEATURES="" '
@@ -94,13 +93,9 @@ def main():
             nodes = len(graph_def.node) + sum(len(f.node_def)
                                                for f in graph_def.library.function)
             shapes = [(batch,) + tuple(model.inputs[0].shape[1:]) for batch in batches]
-            with tf_session(tf, graph_def) as theirs, \
-                    graphops_session(gp, tf, graph_def) as ours:
-                diffs = [output_difference(ours, theirs, input_name, output_name, shape)
-                         for shape in shapes]
-            for shape, diff in zip(shapes, diffs):
-                ms_ours, ms_tf = time_apart(tf, graph_def, input_name, output_name, shape,
-                                            args.repeat, args.rounds)
+            rows = compare(tf, gp, graph_def, input_name, output_name, shapes, args.repeat,
+                           args.rounds)
+            for shape, (ms_ours, ms_tf, diff) in zip(shapes, rows):
                 print(f"{name:<12} {variant:<11} {shape[0]:>5} {nodes:>6} {ms_ours:>12.2f} "
                       f"{ms_tf:>9.2f} {ms_ours / ms_tf:>6.2f} {diff:>13.2e}", flush=True)
 

@@ -34,8 +34,8 @@ _lock = threading.Lock()
 
 def product(rows, w2):
     """``rows @ w2`` for 2-D ``rows`` ``[M, K]`` and ``w2`` ``[K, N]``: on ``w2``'s packed
-    strips where ``packs`` takes them, else by NumPy."""
-    if not packs(rows, w2):
+    strips where ``_packable`` and the host's micro-kernel rows take them, else by NumPy."""
+    if not _packable(rows, w2):
         return rows @ w2
     parts = max(1, min(intra_op_threads(), w2.nbytes // BYTES_PER_THREAD))
     module = loops("direct", chunk=1, single=parts == 1)
@@ -48,7 +48,7 @@ def product(rows, w2):
     return out
 
 
-def packs(rows, w2):
+def _packable(rows, w2):
     """Whether ``product`` may pack ``w2``: float32 operands, ``MIN_ROWS`` to ``MAX_ROWS``
     rows, a filter of ``MIN_FILTER_BYTES`` or more that nobody can write, and compiled
     loops usable in this process."""
@@ -81,8 +81,9 @@ def _packed(w2, width):
         packed = np.empty(w2.size, np.float32)
         for first in range(0, depth, BLOCK_ROWS):
             block = w2[first:first + BLOCK_ROWS]
-            packed[first * columns:(first + len(block)) * columns] = (
-                block.reshape(len(block), columns // width, width).transpose(1, 0, 2).ravel())
+            strips = packed[first * columns:(first + len(block)) * columns]
+            strips.reshape(columns // width, len(block), width)[...] = (
+                block.reshape(len(block), columns // width, width).transpose(1, 0, 2))
         packed.flags.writeable = False
         with _lock:
             if key not in _packs:
