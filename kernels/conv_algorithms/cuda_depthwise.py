@@ -4,7 +4,8 @@ A depthwise conv does a few multiply-adds per value it reads, so it is bound by 
 arithmetic: one pass over its operands is what it costs. Each kernel makes exactly that
 pass, with adjacent threads on adjacent channels (coalesced loads and stores):
 
-* forward: a thread per output value sums its window's taps;
+* forward: a thread per run of ``ROW_RUN`` adjacent outputs of a row sums their windows'
+  taps, splitting its index once and loading each tap's weight once for the run;
 * input gradient: a thread per input value sums, tap by tap, the ``dy * w`` products of the
   output positions whose windows hold it (a gather, so no atomics);
 * filter gradient: a thread per (tap, channel) sums over a slice of the output positions,
@@ -23,27 +24,43 @@ from graphops.kernels.conv_algorithms.layout import (channels_last_copy, channel
                                                      from_channels_last)
 
 FILTER_THREADS = 1 << 18   # threads the filter gradient aims for (slices x taps x channels)
+ROW_RUN = 4                # adjacent outputs of a row each forward thread sums
 
 _GEOMETRY = "I H, I W, I C, I M, I OH, I OW, I KH, I KW, I SH, I SW, I DH, I DW, I PH, I PW"
 
 SOURCE = r"""
-// y [N, OH, OW, C*M] from x [N, H, W, C] and w [KH, KW, C, M].
-extern "C" __global__ void forward(const T* x, const T* w, T* y, I total, %(geometry)s) {
+#define ROW_RUN %(row_run)d
+
+// y [N, OH, OW, C*M] from x [N, H, W, C] and w [KH, KW, C, M]: a thread per run of ROW_RUN
+// adjacent outputs of one row and channel (runs = ceil(OW / ROW_RUN)), so that it splits its
+// index once and loads each tap's weight once for the run.
+extern "C" __global__ void forward(const T* __restrict__ x, const T* __restrict__ w,
+                                   T* __restrict__ y, I total, I runs, %(geometry)s) {
   const I CM = C * M;
   FOR_EACH_ELEMENT(e, total) {
-    I cm, ow, oh;
-    const I n = split_last(e, CM, OW, OH, cm, ow, oh), c = cm / M;
-    T sum = 0;
+    I cm, run, oh;
+    const I n = split_last(e, CM, runs, OH, cm, run, oh), c = cm / M, ow0 = run * ROW_RUN;
+    T sum[ROW_RUN];
+#pragma unroll
+    for (int r = 0; r < ROW_RUN; ++r) sum[r] = 0;
     for (I kh = 0; kh < KH; ++kh) {
       const I ih = oh * SH + kh * DH - PH;
       if (ih < 0 || ih >= H) continue;
+      const T* row = x + (n * H + ih) * W * C + c;
       for (I kw = 0; kw < KW; ++kw) {
-        const I iw = ow * SW + kw * DW - PW;
-        if (iw < 0 || iw >= W) continue;
-        sum += x[((n * H + ih) * W + iw) * C + c] * w[(kh * KW + kw) * CM + cm];
+        const T tap = w[(kh * KW + kw) * CM + cm];
+        const I iw0 = ow0 * SW + kw * DW - PW;
+#pragma unroll
+        for (int r = 0; r < ROW_RUN; ++r) {
+          const I iw = iw0 + r * SW;
+          if (ow0 + r < OW && iw >= 0 && iw < W) sum[r] += row[iw * C] * tap;
+        }
       }
     }
-    y[e] = sum;
+    T* out = y + ((n * OH + oh) * OW + ow0) * CM + cm;
+#pragma unroll
+    for (int r = 0; r < ROW_RUN; ++r)
+      if (ow0 + r < OW) out[r * CM] = sum[r];
   }
 }
 
@@ -92,7 +109,7 @@ extern "C" __global__ void backprop_filter(const T* x, const T* dy, T* partial, 
   }
   partial[(I)blockIdx.y * width + j] = sum;
 }
-""" % {"geometry": _GEOMETRY}
+""" % {"geometry": _GEOMETRY, "row_run": ROW_RUN}
 
 
 def forward(x, w, strides, dilations, pads, channels_last, xp):
@@ -109,9 +126,12 @@ def forward(x, w, strides, dilations, pads, channels_last, xp):
         y = xp.zeros(shape, ct)
     else:
         y, wc = xp.empty(shape, ct), xp.ascontiguousarray(w, dtype=ct)
+        runs = -(-out_hw[1] // ROW_RUN)
+        threads = n * out_hw[0] * runs * c * m
         launch = cuda_build.kernel(xp, SOURCE, "forward", ct, max(y.size, xl.size, wc.size))
-        launch((cuda_build.grid_for(y.size),), (cuda_build.THREADS,), (xl, wc, y),
-               (y.size, *_geometry(xl.shape, w.shape, out_hw, strides, dilations, pads)))
+        launch((cuda_build.grid_for(threads),), (cuda_build.THREADS,), (xl, wc, y),
+               (threads, runs, *_geometry(xl.shape, w.shape, out_hw, strides, dilations,
+                                          pads)))
     return from_channels_last(y.astype(x.dtype, copy=False), channels_last, xp)
 
 

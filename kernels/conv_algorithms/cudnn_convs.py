@@ -12,13 +12,14 @@ Numbers as on graphops' other paths: float32 and float64 compute in their own pr
 (engines that round inputs to TF32, or any lower precision, are left out), float16 reads
 and writes half and accumulates in float32, as TF's cuDNN calls do; engines whose results
 vary from run to run are left out, and engines that compile at run time (seconds to build).
-The first run of a conv times, on random operands of its shapes, graphops' own CUDA
-kernels (the caller's ``own``) and the first plans cuDNN's heuristics offer whose results
-agree with theirs, and keeps the fastest, as TF autotunes its cuDNN calls
-(``TF_CUDNN_USE_AUTOTUNE=0``, or ``TF_DETERMINISTIC_OPS`` as for the CPU convs' tuning:
-the heuristics' first plan, the same in every process), so results repeat exactly within a
-process. A conv no engine takes runs on the own kernels; ``GRAPHOPS_USE_CUDNN=0``
-sends every conv there.
+The first run of a conv checks, on random operands of its shapes, the first plans cuDNN's
+heuristics offer against graphops' own CUDA kernels (the caller's ``own``): a plan whose
+results differ is never run on a user's data (one engine has been seen to drop output rows
+of a wgrad). It times the own kernels and the plans that agree, and keeps the fastest, as TF
+autotunes its cuDNN calls (``TF_CUDNN_USE_AUTOTUNE=0``, or ``TF_DETERMINISTIC_OPS`` as for
+the CPU convs' tuning: the first plan that agrees, untimed, the same in every process), so
+results repeat exactly within a process. A conv no engine takes runs on the own kernels;
+``GRAPHOPS_USE_CUDNN=0`` sends every conv there.
 """
 
 import math
@@ -102,7 +103,7 @@ def _run(kind, a, b, out_shape, filter_shape, geometry, channels_last, xp, own, 
     if built is None:
         return own(a, b)
     if built.plan is None:
-        built.plan = _autotuned(built, own, a, b, out_shape, xp)
+        built.plan = _chosen_plan(built, own, a, b, out_shape, xp)
     if built.plan == OWN:
         return own(a, b)
     try:
@@ -125,23 +126,27 @@ def _on_cudnn(built, plan, a, b, out_shape, xp):
     return out
 
 
-def _autotuned(built, own, a, b, out_shape, xp):
-    """The fastest, on random operands of ``a``'s and ``b``'s shapes, of the own kernels and
-    the cuDNN plans that run there and agree with them (a plan that gives other numbers,
-    fails or finds no memory is never kept)."""
+def _chosen_plan(built, own, a, b, out_shape, xp):
+    """The plan a conv keeps, among the own kernels and the cuDNN plans that run on random
+    operands of ``a``'s and ``b``'s shapes and agree with them there (a plan that gives
+    other numbers, fails or finds no memory is never kept): the fastest when
+    ``built.autotune``, else the first that agrees in the heuristics' order."""
     cudnn = _session(xp)[0]
     a, b = (xp.random.standard_normal(v.shape).astype(v.dtype) for v in (a, b))
     reference = own(a, b)
-    times = {OWN: _milliseconds(xp, lambda: own(a, b))}
+    times = {OWN: _milliseconds(xp, lambda: own(a, b))} if built.autotune else {}
     for plan in built.plans:
         try:
-            if _agree(_on_cudnn(built, plan, a, b, out_shape, xp), reference,
-                      built.problem.terms, xp):
-                times[plan] = _milliseconds(
-                    xp, lambda plan=plan: _on_cudnn(built, plan, a, b, out_shape, xp))
+            if not _agree(_on_cudnn(built, plan, a, b, out_shape, xp), reference,
+                          built.problem.terms, xp):
+                continue
+            if not built.autotune:
+                return plan
+            times[plan] = _milliseconds(
+                xp, lambda plan=plan: _on_cudnn(built, plan, a, b, out_shape, xp))
         except (MemoryError, RuntimeError, cudnn.cudnnGraphNotSupportedError):
             continue
-    return min(times, key=times.get)
+    return min(times, key=times.get) if times else OWN
 
 
 def _agree(result, reference, terms, xp):
@@ -333,16 +338,17 @@ def _built_plan(cudnn, graph, index):
 
 class _Built:
     """A built graph, its tensors and problem, its plans in the heuristics' order with their
-    workspace sizes, and the plan it runs (``OWN``: graphops' own kernels): the fastest of
-    all, timed on the first run (``TF_CUDNN_USE_AUTOTUNE``, as in TF), or the heuristics'
-    first with autotuning off, as the CPU convs' tuning is (``tuning.enabled``: off under
-    ``TF_DETERMINISTIC_OPS``), so that the same plan runs in every process."""
+    workspace sizes, and the plan it runs (``OWN``: graphops' own kernels; None until the
+    first run chooses it): the fastest of all when ``autotune`` (``TF_CUDNN_USE_AUTOTUNE``,
+    as in TF), else the first that agrees, as the CPU convs' tuning is off
+    (``tuning.enabled``: off under ``TF_DETERMINISTIC_OPS``), so that the same plan runs in
+    every process."""
 
     def __init__(self, graph, tensors, problem, plans):
         self.graph, self.tensors, self.problem, self.plans = graph, tensors, problem, plans
         self.workspace = {plan: graph.get_workspace_size_plan_at_index(plan) for plan in plans}
-        autotune = _switched_on("TF_CUDNN_USE_AUTOTUNE") and conv_tuning.enabled()
-        self.plan = None if autotune else plans[0]
+        self.autotune = _switched_on("TF_CUDNN_USE_AUTOTUNE") and conv_tuning.enabled()
+        self.plan = None
 
 
 def _execute(built, plan, arrays, xp):

@@ -63,10 +63,9 @@ def test_cudnn_convs_match_the_references(emulated, monkeypatch, data, depthwise
     before = len(emulated.runs)
     operands = check_all_three(data, depthwise, dtype, channels_last)
     expected = 3 if all(a.size for a in operands) else 0
-    if autotuned:
-        assert [built.plan for built in cudnn_convs._graphs.values()] == [0] * expected
-    else:
-        assert len(emulated.runs) == before + expected
+    assert [built.plan for built in cudnn_convs._graphs.values()] == [0] * expected
+    if not autotuned:                  # plan 0 checked once, then run
+        assert len(emulated.runs) == before + 2 * expected
 
 
 def test_unsupported_convs_run_on_the_own_kernels(emulated, monkeypatch):
@@ -83,7 +82,7 @@ def test_unsupported_convs_run_on_the_own_kernels(emulated, monkeypatch):
     assert calls == ["im2col", "im2col"] and emulated.runs == []
     assert list(cudnn_convs._graphs.values()) == [cudnn_convs._UNSUPPORTED]
     conv_forward(x.astype(np.float32), w.astype(np.float32), *GEOMETRY, xp=xp)
-    assert len(emulated.runs) == 1 and len(cudnn_convs._graphs) == 2
+    assert len(emulated.runs) == 2 and len(cudnn_convs._graphs) == 2   # checked, then run
 
 
 def test_which_convs_cudnn_takes(emulated):
@@ -102,7 +101,7 @@ def test_which_convs_cudnn_takes(emulated):
     conv_backprop_input(x, w, x.shape, *GEOMETRY, xp=xp)
     conv_backprop_filter(x, x, w.shape, *GEOMETRY, xp=xp)
     depthwise_forward(x, w[..., :1], *GEOMETRY, xp=xp)
-    assert len(emulated.runs) == 3
+    assert len(emulated.runs) == 6         # each plan checked, then run
 
 
 def test_the_fastest_candidate_is_kept(emulated, monkeypatch):
@@ -127,16 +126,21 @@ def test_the_fastest_candidate_is_kept(emulated, monkeypatch):
     assert kernels == ["im2col"] * 6
 
 
-def test_no_timing_under_deterministic_ops(emulated, monkeypatch):
-    """With the conv tuning off (``TF_DETERMINISTIC_OPS``), cuDNN's first plan runs untimed,
-    as with ``TF_CUDNN_USE_AUTOTUNE=0``: the same plan in every process."""
+@pytest.mark.parametrize("wrong, chosen", [((), [0, 0]), ((0,), [0, 2, 2]),
+                                           ((0, 2), [0, 2])])
+def test_no_timing_under_deterministic_ops(emulated, monkeypatch, wrong, chosen):
+    """With the conv tuning off (``TF_DETERMINISTIC_OPS``), the first of cuDNN's plans
+    (0 and 2 here) that agrees with the own kernels runs untimed, as with
+    ``TF_CUDNN_USE_AUTOTUNE=0``: the same plan in every process. None agreeing, the own
+    kernels run."""
     _autotuning(monkeypatch, True)
     monkeypatch.setattr(conv_tuning, "_enabled", False)
+    monkeypatch.setattr(emulated, "wrong_plans", wrong)
     monkeypatch.setattr(cudnn_convs, "_milliseconds", lambda *args: pytest.fail("timed"))
     x, w = np.ones((1, 5, 5, 2), np.float32), np.ones((3, 3, 2, 2), np.float32)
     np.testing.assert_allclose(conv_forward(x, w, *GEOMETRY, xp=xp),
                                conv_forward_ref(x, w, *GEOMETRY), rtol=1e-6)
-    assert emulated.executions == [0]
+    assert emulated.executions == chosen
 
 
 def test_a_plan_with_other_numbers_is_never_kept(emulated, monkeypatch):
@@ -253,4 +257,6 @@ def test_real_gpu_paths_match_the_references(monkeypatch, path, data, depthwise,
     if path == "own kernels":
         assert runs == []
     elif path == "cudnn" and all(a.size for a in operands):
-        assert len(runs) + len(refused) == 3   # each op on cuDNN, or no engine takes it
+        kept = [built.plan for built in cudnn_convs._graphs.values()
+                if built is not cudnn_convs._UNSUPPORTED]
+        assert len(kept) + len(refused) == 3 and None not in kept   # each op chose its path
