@@ -10,8 +10,7 @@ time (CUDA events around the call, so kernel time rather than launch time), nomi
 (docs/benchmarks.md), the rate of a 8192^3 float32 cuBLAS matmul timed in the same process
 and our fraction of it; where cuDNN is installed (``cudnn_convs``; "ms" is then the faster
 of cuDNN and graphops' own kernels, as autotuning picks) the time on graphops' own CUDA
-kernels alone ("own ms"), and the path kept ("on": cuDNN, cuDNN-CF where channels-last data
-run channels-first, own); and PyTorch's time and ratio (torch ms / our ms, > 1 means we are
+kernels alone ("own ms"); and PyTorch's time and ratio (torch ms / our ms, > 1 means we are
 faster) when torch sees the GPU. Both sides compute in strict float32: CuPy's TF32 mode is
 off unless CUPY_TF32=1, and PyTorch's TF32 is switched off here. Every case is also checked
 against the CPU (NumPy) result.
@@ -111,7 +110,7 @@ def main():
           f"{_cudnn_version(cudnn_convs) if with_cudnn else 'no'}; torch "
           f"{'yes' if torch else 'no'}; 'vs pt' = torch ms / our ms (> 1: we are faster)")
     print(f"{'op':36} {'shape':48} {'ms':>8} {'GFLOP/s':>8} {'SGEMM%':>7} {'max err':>8}"
-          + f" {'on':>8} {'own ms':>8}" * with_cudnn
+          + f" {'on':>5} {'own ms':>8}" * with_cudnn
           + f" {'torch ms':>8} {'vs pt':>6}" * bool(torch))
     from graphops.registry.dtypes import GPU_TYPES
     on_gpu_types = {np.dtype(t.as_numpy_dtype) for t in GPU_TYPES}
@@ -130,7 +129,7 @@ def main():
         line = (f"{case.op:36} {case.label():48} {t * 1e3:8.2f} {rate / 1e9:8.0f} "
                 f"{100 * rate / peak:6.0f}% {err:8.1e}")
         if with_cudnn:
-            line += f" {_chosen_path(cudnn_convs):>8}"
+            line += f" {_chosen_path(cudnn_convs):>5}"
             with _without_cudnn(cudnn_convs):
                 line += f" {best_time(on_gpu, timer, repeat) * 1e3:8.2f}"
         if torch:
@@ -149,10 +148,9 @@ def _cudnn_version(cudnn_convs):
 def _chosen_path(cudnn_convs):
     """What autotuning picked for the conv run last: cuDNN or graphops' own kernels."""
     built = next(reversed(cudnn_convs._graphs.values()), None)
-    if built is None or built is cudnn_convs._UNSUPPORTED or built.plan == cudnn_convs.OWN:
+    if built is None or built is cudnn_convs._UNSUPPORTED:
         return "own"
-    layout, _ = built.candidates[built.plan]
-    return "cuDNN-CF" if layout.problem.transposed else "cuDNN"
+    return "own" if built.plan == cudnn_convs.OWN else "cuDNN"
 
 
 @contextlib.contextmanager

@@ -2,13 +2,11 @@
 
 TF's GPU conv kernels call cuDNN; graphops does too when CuPy runs on a CUDA GPU and
 ``cudnn`` (the ``nvidia-cudnn-frontend`` package, with ``nvidia-cudnn``'s library) loads.
-Each conv (op, dtype, shapes, geometry, layout) gets its cuDNN graphs built once and kept:
-one in its operands' layout (cuDNN reads channels-last and channels-first data through its
-tensors' strides) and, for channels-last data, one channels-first, the data transposed on
-the way in and out, as TF's GPU layout optimizer does (cuDNN's float engines are often
-faster so). The filter is transposed from TF's ``[*K, C, O]`` to cuDNN's ``[O, *K, C]`` (or
-``[O, C, *K]`` beside channels-first data), and a depthwise conv is the grouped conv of
-``C`` groups with ``M`` outputs each. 1-D convs get a size-1 spatial dim.
+Each conv (op, dtype, shapes, geometry, layout) is one cuDNN graph, built once and kept:
+operands keep their layout (cuDNN reads channels-last and channels-first data through its
+tensors' strides), the filter is transposed from TF's ``[*K, C, O]`` to cuDNN's
+``[O, *K, C]`` (or ``[O, C, *K]`` beside channels-first data), and a depthwise conv is the
+grouped conv of ``C`` groups with ``M`` outputs each. 1-D convs get a size-1 spatial dim.
 
 Numbers as on graphops' other paths: float32 and float64 compute in their own precision
 (engines that round inputs to TF32, or any lower precision, are left out), float16 reads
@@ -36,7 +34,7 @@ from graphops.kernels.conv_algorithms.cuda_build import on_cuda
 from graphops.kernels.conv_algorithms.layout import conv_output_size
 
 MAX_GRAPHS = 512          # built cuDNN graphs kept (least recently used dropped first)
-MAX_CANDIDATES = 8        # plans autotuning tries per layout: the heuristics' first that build
+MAX_CANDIDATES = 8        # plans autotuning tries: the heuristics' first that build
 MAX_WORKSPACE_BYTES = 1 << 30   # plans needing more scratch memory are left out
 # Autotuning checks each plan on random operands against the own kernels, within this many
 # times (the output's rounding + the accumulation's, sqrt(terms) units of its precision)
@@ -100,8 +98,8 @@ def _run(kind, a, b, out_shape, filter_shape, geometry, channels_last, xp, own, 
     strides, dilations, pads = geometry
     key = (kind, a.dtype.str, a.shape, b.shape, out_shape, tuple(strides), tuple(dilations),
            tuple(map(tuple, pads)), channels_last, depthwise, xp.cuda.Device().id)
-    built = _graph(key, lambda: _problems(kind, a.shape, b.shape, out_shape, filter_shape,
-                                          geometry, channels_last, depthwise), a.dtype, xp)
+    built = _graph(key, lambda: _Problem(kind, a.shape, b.shape, out_shape, filter_shape,
+                                         geometry, channels_last, depthwise), a.dtype, xp)
     if built is None:
         return own(a, b)
     if built.plan is None:
@@ -109,71 +107,43 @@ def _run(kind, a, b, out_shape, filter_shape, geometry, channels_last, xp, own, 
     if built.plan == OWN:
         return own(a, b)
     try:
-        return _on_cudnn(built.candidates[built.plan], a, b, out_shape, xp)
+        return _on_cudnn(built, built.plan, a, b, out_shape, xp)
     except MemoryError:                   # no room for the plan's workspace just now
         return own(a, b)
 
 
-def _problems(kind, a_shape, b_shape, out_shape, filter_shape, geometry, channels_last,
-              depthwise):
-    """The conv as cuDNN sees it in its operands' layout and, for channels-last operands,
-    also channels-first (data transposed on the way in and out): cuDNN's engines for float
-    data are often faster channels-first, which is why TF's GPU layout optimizer turns
-    NHWC convs into NCHW ones."""
-    native = _Problem(kind, a_shape, b_shape, out_shape, filter_shape, geometry,
-                      channels_last, depthwise)
-    if not channels_last:
-        return [native]
-    filter_grad = kind == "filter"
-    transposed = _Problem(kind, _first(a_shape), _first(b_shape) if filter_grad else b_shape,
-                          out_shape if filter_grad else _first(out_shape), filter_shape,
-                          geometry, False, depthwise, transposed=True)
-    return [native, transposed]
-
-
-def _first(shape):
-    """A channels-last shape in channels-first order."""
-    return (shape[0], shape[-1], *shape[1:-1])
-
-
-def _on_cudnn(candidate, a, b, out_shape, xp):
-    """The conv on cuDNN with ``candidate`` (a layout's graph and one of its plans): operands
-    laid out as the graph reads them, the result as the caller's."""
-    layout, plan = candidate
-    problem = layout.problem
-    if problem.transposed:
-        a = xp.moveaxis(a, -1, 1)
-        b = xp.moveaxis(b, -1, 1) if problem.kind == "filter" else b
+def _on_cudnn(built, plan, a, b, out_shape, xp):
+    """The conv on cuDNN with ``plan``: operands laid out as the graph reads them."""
+    problem = built.problem
     a = xp.ascontiguousarray(a)
     b = xp.ascontiguousarray(b)
     if problem.kind != "filter":
         b = xp.ascontiguousarray(b.reshape(problem.grouped).transpose(problem.axes))
-    out = xp.empty(problem.memory if problem.kind == "filter" else problem.out_shape, a.dtype)
-    _execute(layout, plan, (a, b, out), xp)
+    out = xp.empty(problem.memory if problem.kind == "filter" else out_shape, a.dtype)
+    _execute(built, plan, (a, b, out), xp)
     if problem.kind == "filter":
-        return xp.ascontiguousarray(out.transpose(problem.inverse)).reshape(out_shape)
-    return xp.ascontiguousarray(xp.moveaxis(out, 1, -1)) if problem.transposed else out
+        out = xp.ascontiguousarray(out.transpose(problem.inverse)).reshape(out_shape)
+    return out
 
 
 def _chosen_plan(built, own, a, b, out_shape, xp):
-    """The plan a conv keeps (an index into ``built.candidates``, or ``OWN``), among the own
-    kernels and the cuDNN plans that run on random operands of ``a``'s and ``b``'s shapes
-    and agree with them there (a plan that gives other numbers, fails or finds no memory
-    is never kept): the fastest when ``built.autotune``, else the first that agrees, in the
-    heuristics' order, the operands' layout first."""
+    """The plan a conv keeps, among the own kernels and the cuDNN plans that run on random
+    operands of ``a``'s and ``b``'s shapes and agree with them there (a plan that gives
+    other numbers, fails or finds no memory is never kept): the fastest when
+    ``built.autotune``, else the first that agrees in the heuristics' order."""
     cudnn = _session(xp)[0]
     a, b = (xp.random.standard_normal(v.shape).astype(v.dtype) for v in (a, b))
     reference = own(a, b)
     times = {OWN: _milliseconds(xp, lambda: own(a, b))} if built.autotune else {}
-    for plan, candidate in enumerate(built.candidates):
+    for plan in built.plans:
         try:
-            if not _agree(_on_cudnn(candidate, a, b, out_shape, xp), reference,
-                          candidate[0].problem.terms, xp):
+            if not _agree(_on_cudnn(built, plan, a, b, out_shape, xp), reference,
+                          built.problem.terms, xp):
                 continue
             if not built.autotune:
                 return plan
             times[plan] = _milliseconds(
-                xp, lambda candidate=candidate: _on_cudnn(candidate, a, b, out_shape, xp))
+                xp, lambda plan=plan: _on_cudnn(built, plan, a, b, out_shape, xp))
         except (MemoryError, RuntimeError, cudnn.cudnnGraphNotSupportedError):
             continue
     return min(times, key=times.get) if times else OWN
@@ -204,11 +174,10 @@ class _Problem:
     """One conv as cuDNN sees it: dims and strides of its three tensors (``[N, C, *S]``
     data, ``[O, C/groups, *K]`` filter, at least two spatial dims) and the conv's
     geometry; and the filter's memory: TF's filter as cuDNN groups it (``grouped``: a
-    depthwise ``[*K, C, M]`` as ``[*K, C*M]``), transposed by ``axes`` to ``memory``.
-    ``transposed``: the caller's data are channels-last, the graph's channels-first."""
+    depthwise ``[*K, C, M]`` as ``[*K, C*M]``), transposed by ``axes`` to ``memory``."""
 
     def __init__(self, kind, a_shape, b_shape, out_shape, filter_shape, geometry,
-                 channels_last, depthwise, transposed=False):
+                 channels_last, depthwise):
         strides, dilations, pads = geometry
         rank = len(filter_shape) - 2
         *kernel, c, o = filter_shape
@@ -230,7 +199,7 @@ class _Problem:
         self.tensors = {"forward": (x_or_dy, filters, _data(out_shape, channels_last)),
                         "input": (x_or_dy, filters, _data(out_shape, channels_last)),
                         "filter": (x_or_dy, _data(b_shape, channels_last), filters)}[kind]
-        self.kind, self.out_shape, self.transposed = kind, tuple(out_shape), transposed
+        self.kind = kind
         self.terms = {"forward": math.prod(kernel) * (1 if depthwise else c),
                       "input": math.prod(kernel) * o,
                       "filter": math.prod(b_shape) // b_shape[-1 if channels_last else 1]}[kind]
@@ -298,16 +267,12 @@ def _handle(xp):
     return handles[device]
 
 
-def _graph(key, problems, dtype, xp):
-    """The built cuDNN graphs of ``problems()`` (cached by ``key``), or None where no
-    engine takes any of them."""
+def _graph(key, problem, dtype, xp):
+    """The built cuDNN graph of ``problem()`` (cached by ``key``), or None."""
     with _lock:
         built = _graphs.get(key)
         if built is None:
-            layouts = [layout for layout in (_build(problem, dtype, xp)
-                                             for problem in problems()) if layout is not None]
-            candidates = [(layout, plan) for layout in layouts for plan in layout.plans]
-            built = _Built(candidates) if candidates else _UNSUPPORTED
+            built = _build(problem(), dtype, xp)
             _graphs[key] = built
             if len(_graphs) > MAX_GRAPHS:
                 _graphs.popitem(last=False)
@@ -316,7 +281,7 @@ def _graph(key, problems, dtype, xp):
 
 
 def _build(problem, dtype, xp):
-    """``problem``'s cuDNN graph with its plans built, or None."""
+    """``problem``'s cuDNN graph with its plans built, or ``_UNSUPPORTED``."""
     cudnn, handle = _session(xp)[0], _handle(xp)
     io, compute = (getattr(cudnn.data_type, t) for t in _IO_TYPES[np.dtype(dtype)])
     graph = cudnn.pygraph(io_data_type=io, intermediate_data_type=compute,
@@ -341,12 +306,12 @@ def _build(problem, dtype, xp):
         _deselect(cudnn, graph, dtype)
         graph.check_support()
     except (cudnn.cudnnGraphNotSupportedError, RuntimeError, ValueError):
-        return None
+        return _UNSUPPORTED
     plans = []
     for index in range(graph.get_execution_plan_count()):
         if len(plans) < MAX_CANDIDATES and _built_plan(cudnn, graph, index):
             plans.append(index)
-    return _Layout(graph, (a, b, out), problem, plans) if plans else None
+    return _Built(graph, (a, b, out), problem, plans) if plans else _UNSUPPORTED
 
 
 def _deselect(cudnn, graph, dtype):
@@ -371,38 +336,29 @@ def _built_plan(cudnn, graph, index):
         return False
 
 
-class _Layout:
-    """A built graph of one layout: its tensors and problem, its plans in the heuristics'
-    order with their workspace sizes."""
+class _Built:
+    """A built graph, its tensors and problem, its plans in the heuristics' order with their
+    workspace sizes, and the plan it runs (``OWN``: graphops' own kernels; None until the
+    first run chooses it): the fastest of all when ``autotune`` (``TF_CUDNN_USE_AUTOTUNE``,
+    as in TF), else the first that agrees, as the CPU convs' tuning is off
+    (``tuning.enabled``: off under ``TF_DETERMINISTIC_OPS``), so that the same plan runs in
+    every process."""
 
     def __init__(self, graph, tensors, problem, plans):
         self.graph, self.tensors, self.problem, self.plans = graph, tensors, problem, plans
         self.workspace = {plan: graph.get_workspace_size_plan_at_index(plan) for plan in plans}
-
-
-class _Built:
-    """A conv's candidates, (layout, plan) pairs, and the one it runs (an index, ``OWN``
-    for graphops' own kernels, None until the first run chooses it): the fastest of all
-    when ``autotune`` (``TF_CUDNN_USE_AUTOTUNE``, as in TF), else the first that agrees, as
-    the CPU convs' tuning is off (``tuning.enabled``: off under ``TF_DETERMINISTIC_OPS``),
-    so that the same plan runs in every process."""
-
-    def __init__(self, candidates):
-        self.candidates = candidates
         self.autotune = _switched_on("TF_CUDNN_USE_AUTOTUNE") and conv_tuning.enabled()
         self.plan = None
 
 
-def _execute(layout, plan, arrays, xp):
-    """Run ``plan`` of a layout's graph on ``arrays`` (its a, b and output tensors'
-    memory)."""
+def _execute(built, plan, arrays, xp):
+    """Run ``plan`` of a built graph on ``arrays`` (its a, b and output tensors' memory)."""
     cudnn, handle = _session(xp)[0], _handle(xp)
-    pack = {t: device_pointer(a) for t, a in zip(layout.tensors, arrays)}
-    workspace = xp.empty(max(1, layout.workspace[plan]), xp.uint8)
+    pack = {t: device_pointer(a) for t, a in zip(built.tensors, arrays)}
+    workspace = xp.empty(max(1, built.workspace[plan]), xp.uint8)
     with _lock:
         cudnn.set_stream(handle, xp.cuda.get_current_stream().ptr)
-        layout.graph.execute_plan_at_index(pack, device_pointer(workspace), plan,
-                                           handle=handle)
+        built.graph.execute_plan_at_index(pack, device_pointer(workspace), plan, handle=handle)
 
 
 def device_pointer(array):
