@@ -9,8 +9,11 @@ Per model and batch size it prints each framework's time per `Session.run` (ms; 
 and TF's `tf.compat.v1.Session` on the same frozen GraphDef, NumPy feeds for both), the
 ratio graphops / TF (< 1 means graphops is faster), and the largest difference between the
 two outputs relative to their largest magnitude. Each framework runs in a fresh process of
-its own (the median of R runs after one warm-up), the two alternating for K rounds (a
-shared machine's speed drifts by 1.5x within minutes); a time is the median over rounds.
+its own (the median of R runs after ``WARM_UP_RUNS`` untimed ones), the two alternating for
+K rounds (a shared machine's speed drifts by 1.5x within minutes); a time is the median
+over rounds. The warm-up lets graphops' conv tuning finish (the first calls of a conv that
+several paths take try each of them) and TF build its oneDNN primitives, so that both are
+timed as a program's later steps run.
 In one process each framework's idle threads slow the other's: after graphops' GEMMs,
 OpenBLAS's threads poll for work for about 50 ms, and TF's ResNet50 at batch 8 ran 1.2-1.6x
 slower beside them. The models are those of tests/keras_models.py with random weights (no
@@ -35,6 +38,9 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+# Untimed runs before the timed ones: one, then the calls graphops' conv tuning makes of
+# two candidate paths (2 x (tuning.WARM_UPS + tuning.TRIALS); tests/project checks it).
+WARM_UP_RUNS = 11
 
 
 def tf_session(tf, graph_def):
@@ -60,8 +66,8 @@ def compare(tf, gp, graph_def, input_name, output_name, shapes, repeat, rounds):
     """Per input shape (graphops ms, TF ms, largest output difference relative to TF's
     largest magnitude) for one standard-normal float32 input: the outputs from both in this
     process; the times from each framework in fresh processes of its own, alternating for
-    `rounds` rounds, per process the median of `repeat` runs after one warm-up, and the
-    median over rounds."""
+    `rounds` rounds, per process the median of `repeat` runs after ``WARM_UP_RUNS``, and
+    the median over rounds."""
     rows = []
     with tempfile.TemporaryDirectory() as directory:
         path = tf.io.write_graph(graph_def, directory, "model.pb", as_text=False)
@@ -106,10 +112,11 @@ def child_session(framework, path):
 
 
 def time_in_child(framework, path, input_name, output_name, shape, repeat):
-    """In a child process: prints the median ms of `repeat` runs after one warm-up."""
+    """In a child process: prints the median ms of `repeat` runs after ``WARM_UP_RUNS``."""
     feeds = {input_name: _inputs(shape)}
     sess, _ = child_session(framework, path)
-    sess.run(output_name, feeds)
+    for _ in range(WARM_UP_RUNS):
+        sess.run(output_name, feeds)
     taken = []
     for _ in range(repeat):
         start = time.perf_counter()

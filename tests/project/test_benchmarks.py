@@ -63,6 +63,15 @@ def test_bench_models_runs_and_matches_tensorflow(monkeypatch, capsys):
     assert all(float(ms) > 0 for ms in rows[0][3:5])    # timed in the children
 
 
+def test_bench_models_warm_up_outlasts_the_conv_tuning(monkeypatch):
+    """The model runners time the runs after graphops' conv tuning has chosen: a conv that
+    two paths take makes WARM_UPS + TRIALS calls of each first."""
+    from graphops.kernels.conv_algorithms import tuning
+    monkeypatch.syspath_prepend(BENCHMARKS)
+    import bench_models
+    assert bench_models.WARM_UP_RUNS > 2 * (tuning.WARM_UPS + tuning.TRIALS)
+
+
 def test_bench_sequence_runs_and_matches_tensorflow(monkeypatch, capsys):
     pytest.importorskip("tensorflow")
     out = _run("bench_sequence.py", ["--only", "lstm", "--batch", "1", "--repeat", "1",
