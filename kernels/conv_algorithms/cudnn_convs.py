@@ -14,11 +14,12 @@ and writes half and accumulates in float32, as TF's cuDNN calls do; engines whos
 vary from run to run are left out, and engines that compile at run time (seconds to build).
 The first run of a conv checks, on random operands of its shapes, the first plans cuDNN's
 heuristics offer against graphops' own CUDA kernels (the caller's ``own``): a plan whose
-results differ is never run on a user's data (one engine has been seen to drop output rows
-of a wgrad). It times the own kernels and the plans that agree, and keeps the fastest, as TF
-autotunes its cuDNN calls (``TF_CUDNN_USE_AUTOTUNE=0``, or ``TF_DETERMINISTIC_OPS`` as for
-the CPU convs' tuning: the first plan that agrees, untimed, the same in every process), so
-results repeat exactly within a process. A conv no engine takes runs on the own kernels;
+results differ is never run on a user's data (cuDNN 9.19 offered, first, plans that return
+other numbers for a filter gradient whose output is taller than its input). It times the
+own kernels and the plans that agree, and keeps the fastest, as TF autotunes its cuDNN
+calls (``TF_CUDNN_USE_AUTOTUNE=0``, or ``TF_DETERMINISTIC_OPS`` as for the CPU convs'
+tuning: the first plan that agrees, untimed, the same in every process), so results repeat
+exactly within a process. A conv no engine takes runs on the own kernels;
 ``GRAPHOPS_USE_CUDNN=0`` sends every conv there.
 """
 
