@@ -17,7 +17,8 @@ accumulators) load less per multiply-add than one: 1.2-1.4x faster where the out
 channels allow; where the vectors' operand stays in the L1 cache, four vectors of 4 rows
 (16 accumulators, each x value broadcast once for 64 channels) are 1.1-1.3x faster again
 than two of 8 (the filter gradient, Winograd's products and the strided input gradient's
-phases).
+phases), and in the forward conv too on a CPU that runs 512-bit operations as two 256-bit
+halves (``host_isa.SPLIT_512_BIT_CPUS``).
 
 The tiles follow the vector unit numba compiles for (``host_isa.tiles``; numba caches code
 per CPU, so one source serves every level): the figures above are AVX-512's 16 lanes and 32
@@ -36,8 +37,9 @@ from graphops.kernels.compiled import ir as loops_ir
 from graphops.kernels.compiled.elementwise import chain_rows
 
 # The register tiles of the vector unit numba compiles for (``host_isa.tiles``): at
-# AVX-512 16 lanes, 8 rows and 4 of four vectors; at AVX2 8 lanes, 6 rows and none of four.
-LANES, HALF_LANES, ROWS, WIDE_ROWS = host_isa.tiles()
+# AVX-512 16 lanes, 8 rows and 4 of four vectors; at AVX2 8 lanes, 6 rows and none of four;
+# four-vector forward calls only where 512-bit operations run as two halves.
+LANES, HALF_LANES, ROWS, WIDE_ROWS, FORWARD_WIDEST = host_isa.tiles()
 BLOCK = 2 * ROWS  # forward: output positions a thread takes at a time
 CHUNK_BYTES = 1 << 14   # filter gradient: dy bytes (positions x O) a call's positions span
 STEPS = 256       # filter gradient: positions a run of planes holds at least (whole planes)
@@ -128,7 +130,8 @@ def _accumulate(rows, x, x_base, steps, row_offsets, v, v_step, v_col, out, out_
     rows), else two, else one, else half of one; returns the channels it took. Four
     vectors broadcast each x value once for 64 channels but load v's vectors twice as often
     per row: 1.1-1.2x faster where v stays in the L1 cache (Winograd's b, a phase's taps),
-    1.13x slower in the forward conv, whose filter streams from L2."""
+    1.13x slower in the forward conv, whose filter streams from L2 (except where 512-bit
+    operations run as two halves: ``FORWARD_WIDEST``)."""
     if widest == 4 and WIDE_ROWS and channels_left >= 4 * LANES:
         for r in range(0, rows, WIDE_ROWS):
             _four_vectors(min(WIDE_ROWS, rows - r), x, x_base, steps, row_offsets[r:], v,
@@ -251,7 +254,7 @@ def forward(x, offsets, w, y, geometry, source, bands, parts, tiled, kinds, acti
                         taken = _accumulate(rows, read, origin, offsets,
                                             positions[first + start:first + start + rows], w,
                                             outs, column, y, y_block + start * outs + column,
-                                            outputs, 0, outs - column, 2)
+                                            outputs, 0, outs - column, FORWARD_WIDEST)
                     column += taken
                 if kinds.shape[0] or activation:
                     chain_rows(y[y_block:y_block + size * outs], tiled, kinds, activation,

@@ -18,7 +18,13 @@ import platform
 from collections import namedtuple
 
 Isa = namedtuple("Isa", "cpu features lanes registers")
-Tiles = namedtuple("Tiles", "lanes half_lanes rows wide_rows")
+Tiles = namedtuple("Tiles", "lanes half_lanes rows wide_rows forward_widest")
+# CPUs that run each 512-bit vector operation as two 256-bit halves (AMD Zen 4): there a
+# broadcast costs what a multiply-add does, and the forward conv's four-vector calls (one
+# broadcast per 64 output channels) ran 1.1-1.3x faster than two-vector ones (x[8,16,16,64]
+# f[3,3,64,64] 1.29 -> 1.04 ms, ResNet's 7x7 stem 1.53 -> 1.18), where on full-width
+# AVX-512 (Intel) they ran 1.13x slower, streaming the filter from L2 twice as often.
+SPLIT_512_BIT_CPUS = ("znver4",)
 
 _PROBE = """
 define void @probe(<16 x float>* %a, <16 x float>* %b) {
@@ -73,7 +79,9 @@ def tiles(host=None):
     """The micro-kernels' register tiles for ``host`` (an ``Isa``; this process's by
     default): ``lanes`` float32 values a vector; ``half_lanes``, the vector a last group of
     8 output channels takes (8 where a vector is wider); ``rows`` of accumulators a call of
-    one or two vectors a row keeps; ``wide_rows`` a call of four keeps (0: no such calls).
+    one or two vectors a row keeps; ``wide_rows`` a call of four keeps (0: no such calls);
+    ``forward_widest``, the most vectors a forward conv's call takes (4 on
+    ``SPLIT_512_BIT_CPUS``, else 2).
     With 32 registers: 8 rows of two vectors (16 accumulators, 2 vector loads and a
     broadcast) and 4 of four. With 16: 6 rows of two (12 accumulators, 15 registers in
     all) and no four-vector calls (4 x 2 accumulators leave too few independent sums to
@@ -81,4 +89,6 @@ def tiles(host=None):
     the stack on every step at AVX2."""
     host = host or isa()
     wide = host.registers >= 32
-    return Tiles(host.lanes, min(8, host.lanes), 8 if wide else 6, 4 if wide else 0)
+    split = wide and host.cpu in SPLIT_512_BIT_CPUS
+    return Tiles(host.lanes, min(8, host.lanes), 8 if wide else 6, 4 if wide else 0,
+                 4 if split else 2)
