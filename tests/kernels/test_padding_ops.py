@@ -143,6 +143,49 @@ def test_pad_v2_fills_with_the_constant(run):
     assert build("PadV2", ph([2, None]), np.int32([[1, 1], [0, 2]]), np.float32(1)) == [4, None]
 
 
+def ref_zero_pad(x, pads):
+    """Zeros around ``x``, element by element."""
+    out = np.zeros([n + b + a for n, (b, a) in zip(x.shape, pads)], x.dtype)
+    for index in np.ndindex(*x.shape):
+        out[tuple(i + b for i, (b, _) in zip(index, pads))] = x[index]
+    return out
+
+
+@SETTINGS
+@given(st.data())
+def test_spatial_zero_pads_take_the_compiled_loop_and_match_the_reference(data):
+    """A Pad of only the dims between batch and channels runs the convs' compiled padding
+    loop (every size here, its size floor lowered); others, and PadV2, the general path."""
+    from unittest import mock
+    from graphops.kernels.conv_algorithms import layout
+    from graphops.kernels.ops import pad as pad_kernels
+
+    rank = data.draw(st.integers(3, 5), "rank")
+    shape = data.draw(st.lists(st.integers(1, 4), min_size=rank, max_size=rank), "shape")
+    dtype = data.draw(st.sampled_from([np.float32, np.float64]), "dtype")
+    pads = [[0, 0]] + [data.draw(st.lists(st.integers(0, 3), min_size=2, max_size=2))
+                       for _ in range(rank - 2)] + [[0, 0]]
+    outer = data.draw(st.booleans(), "pad the batch and channel dims too")
+    if outer:
+        pads[0], pads[-1] = [1, 0], [0, 2]
+    x = np.random.default_rng(rank).standard_normal(shape).astype(dtype)
+    x.flat[0] = np.nan
+    calls = []
+
+    def counted(*args):
+        calls.append(args[1])
+        return layout.pad_spatial(*args)
+
+    with mock.patch.object(layout, "COMPILED_PAD_MIN_SIZE", 0), \
+            mock.patch.object(pad_kernels, "pad_spatial", counted):
+        with gp.Graph().as_default():
+            y = gp.Session().run(gp.pad(gp.constant(x), np.int32(pads)))
+    np.testing.assert_array_equal(y, ref_zero_pad(x, pads))
+    assert y.dtype == dtype
+    added = any(b or a for b, a in pads)
+    assert len(calls) == (1 if added and not outer else 0)
+
+
 def test_pad_wrapper_builds_tfs_ops():
     with gp.Graph().as_default():
         x = gp.placeholder(gp.float32, [2, 3])
