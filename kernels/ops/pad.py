@@ -49,8 +49,8 @@ class PadOp(OpKernel):
 
 
 def _spatial_zeros(xp, x, pads):
-    """Whether zero padding of ``x`` by ``pads`` is ``layout.pad_spatial``'s: a C-contiguous
-    float32 or float64 NumPy array of 1-3 spatial dims between batch and channels, neither
-    of those two padded."""
+    """Whether zero padding of ``x`` by ``pads`` is ``layout.pad_spatial``'s: a float32 or
+    float64 NumPy array of 1-3 spatial dims between batch and channels, neither of those
+    two padded (``pad_spatial`` itself decides between its compiled loop and NumPy)."""
     return (xp is np and 3 <= x.ndim <= 5 and x.dtype in (np.float32, np.float64)
-            and x.flags.c_contiguous and not any(pads[0]) and not any(pads[-1]))
+            and not any(pads[0]) and not any(pads[-1]))
