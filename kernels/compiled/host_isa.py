@@ -24,6 +24,8 @@ Tiles = namedtuple("Tiles", "lanes half_lanes rows wide_rows forward_widest")
 # broadcast per 64 output channels) ran 1.1-1.3x faster than two-vector ones (x[8,16,16,64]
 # f[3,3,64,64] 1.29 -> 1.04 ms, ResNet's 7x7 stem 1.53 -> 1.18), where on full-width
 # AVX-512 (Intel) they ran 1.13x slower, streaming the filter from L2 twice as often.
+# There, too, two-vector calls keep 7 rows: on a Zen 4 the micro-kernel of two vectors
+# summed 106-114 GFLOP/s a core with 5-7 rows and 92-95 with 8.
 SPLIT_512_BIT_CPUS = ("znver4",)
 
 _PROBE = """
@@ -83,12 +85,12 @@ def tiles(host=None):
     ``forward_widest``, the most vectors a forward conv's call takes (4 on
     ``SPLIT_512_BIT_CPUS``, else 2).
     With 32 registers: 8 rows of two vectors (16 accumulators, 2 vector loads and a
-    broadcast) and 4 of four. With 16: 6 rows of two (12 accumulators, 15 registers in
-    all) and no four-vector calls (4 x 2 accumulators leave too few independent sums to
-    hide the fused multiply-add's latency). The tiles made for 32 registers would spill to
-    the stack on every step at AVX2."""
+    broadcast; 7 on ``SPLIT_512_BIT_CPUS``) and 4 of four. With 16: 6 rows of two (12
+    accumulators, 15 registers in all) and no four-vector calls (4 x 2 accumulators leave
+    too few independent sums to hide the fused multiply-add's latency). The tiles made for
+    32 registers would spill to the stack on every step at AVX2."""
     host = host or isa()
     wide = host.registers >= 32
     split = wide and host.cpu in SPLIT_512_BIT_CPUS
-    return Tiles(host.lanes, min(8, host.lanes), 8 if wide else 6, 4 if wide else 0,
-                 4 if split else 2)
+    rows = 7 if split else 8 if wide else 6
+    return Tiles(host.lanes, min(8, host.lanes), rows, 4 if wide else 0, 4 if split else 2)

@@ -25,6 +25,7 @@ allow):
   columns leave the kernel waiting on filter loads.
 """
 
+import functools
 import itertools
 import math
 
@@ -204,25 +205,34 @@ def planes(out_shape):
 
 
 def _layout(xc, filter_shape, strides, dilations, pads, out_sp):
-    """What the loops take: the input (flat, unpadded), each (tap, channel)'s offset from a
-    window's origin in the zero-padded input, the geometry (N, Q1, Q2, Q3, O, P1, P2, P3,
-    C, s1, s2, s3) and the source (S1, S2, S3, b1, b2, b3, span1, span2, span3: the
-    input's sizes, the padding before, and the padded positions a window spans), all
-    padded to 3 spatial dims with leading 1s. The padded extents hold every window."""
+    """What the loops take: the input (flat, unpadded), then ``_window_layout``'s offsets,
+    geometry and source for its shape."""
+    return (np.ascontiguousarray(xc, np.float32).reshape(-1),
+            *_window_layout(tuple(xc.shape), tuple(filter_shape), tuple(strides),
+                            tuple(dilations), tuple(tuple(p) for p in pads), tuple(out_sp)))
+
+
+@functools.lru_cache(maxsize=256)
+def _window_layout(x_shape, filter_shape, strides, dilations, pads, out_sp):
+    """Each (tap, channel)'s offset from a window's origin in the zero-padded input, the
+    geometry (N, Q1, Q2, Q3, O, P1, P2, P3, C, s1, s2, s3) and the source (S1, S2, S3, b1,
+    b2, b3, span1, span2, span3: the input's sizes, the padding before, and the padded
+    positions a window spans), all padded to 3 spatial dims with leading 1s. The padded
+    extents hold every window. Kept per shape, as a model's convs repeat theirs every run;
+    the loops only read the offsets."""
     kernel, (c, o) = filter_shape[:-2], filter_shape[-2:]
     lead = 3 - len(kernel)
     spans = [(k - 1) * d + 1 for k, d in zip(kernel, dilations)]
     extents = (1,) * lead + tuple(max(s + b + a, (q - 1) * st + span) for s, (b, a), q, st, span
-                                  in zip(xc.shape[1:-1], pads, out_sp, strides, spans))
+                                  in zip(x_shape[1:-1], pads, out_sp, strides, spans))
     kernel3, dilations3 = (1,) * lead + tuple(kernel), (1,) * lead + tuple(dilations)
     taps = np.array([((k1 * dilations3[0] * extents[1] + k2 * dilations3[1]) * extents[2]
                       + k3 * dilations3[2]) * c
                      for k1, k2, k3 in itertools.product(*(range(k) for k in kernel3))],
                     np.int64)
     offsets = (taps[:, None] + np.arange(c)).reshape(-1)
-    geometry = (xc.shape[0], *((1,) * lead + tuple(out_sp)), o, *extents, c,
+    geometry = (x_shape[0], *((1,) * lead + tuple(out_sp)), o, *extents, c,
                 *((1,) * lead + tuple(strides)))
-    source = ((1,) * lead + tuple(xc.shape[1:-1]) + (0,) * lead + tuple(b for b, _ in pads)
+    source = ((1,) * lead + tuple(x_shape[1:-1]) + (0,) * lead + tuple(b for b, _ in pads)
               + (1,) * lead + tuple(spans))
-    return (np.ascontiguousarray(xc, np.float32).reshape(-1), offsets,
-            tuple(int(v) for v in geometry), tuple(int(v) for v in source))
+    return offsets, tuple(int(v) for v in geometry), tuple(int(v) for v in source)
