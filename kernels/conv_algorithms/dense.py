@@ -121,7 +121,7 @@ def one_gemm_route(x_shape, w_shape, strides, dilations, pads, out_sp, dtype, xp
     if (0 in (*x_shape, *w_shape, *out_sp) or conv_gemm.pointwise(kernel, pads)
             or _few_channels(xp, dtype, kernel, strides, dilations, c, o, out_sp)):
         return None
-    few = conv_gemm.on_few_positions(xp, dtype, x_shape[0] * math.prod(out_sp), kernel, c)
+    few = conv_gemm.on_few_positions(xp, dtype, x_shape[0], out_sp, kernel, strides, c, o)
     return "few" if few and np.dtype(dtype) in (np.float32, np.float64) else None
 
 
@@ -148,7 +148,7 @@ def _forward(x, w, strides, dilations, pads, channels_last, xp, epilogue):
         if _few_channels(xp, ct, kernel, strides, dilations, c, o, out_sp):
             y, pending = conv_few_channels.forward(xc, wc, out_sp, strides, dilations, pads,
                                                    ct, epilogue=epilogue), None
-        elif conv_gemm.on_few_positions(xp, ct, n * math.prod(out_sp), kernel, c):
+        elif conv_gemm.on_few_positions(xp, ct, n, out_sp, kernel, strides, c, o):
             y = conv_gemm.few_positions(xc, wc, strides, dilations, pads, out_sp, ct)
         else:
             y = direct_or_winograd.forward(xc, wc, strides, dilations, pads, out_sp, ct,

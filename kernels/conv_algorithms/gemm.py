@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from graphops.kernels.conv_algorithms import direct as conv_direct
 from graphops.kernels.conv_algorithms import packed_filters
 from graphops.kernels.conv_algorithms.layout import pad_spatial
 
@@ -49,13 +50,17 @@ def gemm_forward(x, w):
     return filter_product(x.reshape(rows, c), w).reshape(x.shape[:-1] + (o,))
 
 
-def on_few_positions(xp, dtype, positions, kernel, channels):
-    """Whether a forward conv of ``positions`` output positions runs as ``few_positions``:
-    NumPy, float, at most ``FEW_MAX_POSITIONS`` of them and a patch matrix of at most
-    ``FEW_MAX_PATCH_BYTES``."""
+def on_few_positions(xp, dtype, n, out_sp, kernel, strides, in_channels, out_channels):
+    """Whether a forward conv of ``n`` images to ``out_sp`` runs as ``few_positions``: NumPy,
+    float, at most ``FEW_MAX_POSITIONS`` output positions and a patch matrix of at most
+    ``FEW_MAX_PATCH_BYTES``, unless the direct micro-kernels take it
+    (``direct.takes_few_positions``: faster there with up to 128 output channels)."""
+    positions = n * math.prod(out_sp)
     return (xp is np and np.dtype(dtype).kind == "f" and positions <= FEW_MAX_POSITIONS
-            and positions * math.prod(kernel) * channels * np.dtype(dtype).itemsize
-            <= FEW_MAX_PATCH_BYTES)
+            and positions * math.prod(kernel) * in_channels * np.dtype(dtype).itemsize
+            <= FEW_MAX_PATCH_BYTES
+            and not conv_direct.takes_few_positions(xp, dtype, kernel, strides, out_channels,
+                                                    (n, *out_sp), in_channels))
 
 
 def few_positions(xc, wc, strides, dilations, pads, out_sp, ct):

@@ -41,7 +41,7 @@ def test_direct_micro_kernels_match_reference(case, dtype, vectors, non_finite):
     calls = []
     forward, backprop_filter = conv_direct.forward, conv_direct.backprop_filter
     cl = case["channels_last"]
-    with module_settings(conv_direct, MIN_WIDTH=1, MAX_UNIT_STRIDE_MACS=10**18,
+    with module_settings(conv_direct, MIN_PLANE_POSITIONS=1, MAX_UNIT_STRIDE_MACS=10**18,
                          forward=lambda *a, **k: calls.append("forward") or forward(*a, **k),
                          backprop_filter=lambda *a: calls.append("filter") or
                          backprop_filter(*a)), \
@@ -75,7 +75,7 @@ def test_stride_1_input_gradient_on_the_direct_kernels_matches_reference(case, d
     _, w, dy, geo, x_shape = arrays(case, dtype)
     calls = []
     forward = conv_direct.forward
-    with module_settings(conv_direct, MIN_WIDTH=1,
+    with module_settings(conv_direct, MIN_PLANE_POSITIONS=1,
                          forward=lambda *a, **k: calls.append(1) or forward(*a, **k)), \
             module_settings(conv_dense, SMALL_MAX_CHANNEL_PAIRS=0):
         got = conv_backprop_input(dy, w, x_shape, *geo, channels_last=case["channels_last"])
@@ -100,7 +100,7 @@ def test_strided_input_gradient_on_the_direct_kernels_matches_reference(case, dt
     _, w, dy, geo, x_shape = arrays(case, dtype)
     calls = []
     strided = conv_direct.backprop_input_strided
-    with module_settings(conv_direct, MIN_WIDTH=1, phases_win=lambda channels: True,
+    with module_settings(conv_direct, MIN_PLANE_POSITIONS=1, phases_win=lambda channels: True,
                          backprop_input_strided=lambda *a: calls.append(1) or strided(*a)):
         got = conv_backprop_input(dy, w, x_shape, *geo, channels_last=case["channels_last"])
     want = conv_backprop_input_ref(dy.astype(np.float64), w.astype(np.float64), x_shape, *geo,
@@ -130,7 +130,7 @@ def test_strided_input_gradient_folds_the_last_dim_into_channels(case, dtype, la
         dy.reshape(-1)[3::11] = np.nan
     last_strides = []
     phases = conv_direct._phases
-    with module_settings(conv_direct, MIN_WIDTH=1, _phases=lambda dyc, w, shape, strides, *a:
+    with module_settings(conv_direct, MIN_PLANE_POSITIONS=1, _phases=lambda dyc, w, shape, strides, *a:
                          last_strides.append(strides[-1]) or phases(dyc, w, shape, strides, *a)), \
             np.errstate(invalid="ignore"):
         got = conv_backprop_input(dy, w, x_shape, *geo, channels_last=case["channels_last"])

@@ -8,9 +8,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from graphops.kernels.compiled import usable
 from graphops.kernels.conv_algorithms import dense as conv_dense
+from graphops.kernels.conv_algorithms import direct as conv_direct
 from graphops.kernels.conv_algorithms import gemm as conv_gemm
 from graphops.kernels.conv_algorithms import layout as conv_layout
+from graphops.kernels.conv_algorithms.layout import compute_dtype
 from graphops.kernels.conv_algorithms.dense import (conv_backprop_filter, conv_backprop_input,
                                                     conv_forward)
 from tests.kernels.dense_conv_cases import (  # noqa: F401 (on_every_thread: autouse)
@@ -256,15 +259,26 @@ def test_convs_on_few_positions_as_one_patch_matrix_match_reference(case, dtype)
                                       channels_last=cl), dtype)
     pointwise = all(k == 1 for k in w.shape[:-2]) and not any(b or a for b, a in geo[2])
     positions = got.size // max(1, w.shape[-1])
-    expected = (0 < positions <= conv_gemm.FEW_MAX_POSITIONS and not pointwise
+    out_shape = (got.shape[0], *(got.shape[1:-1] if cl else got.shape[2:]))
+    direct = conv_direct.takes_few_positions(np, compute_dtype(dtype), w.shape[:-2], geo[0],
+                                             w.shape[-1], out_shape, w.shape[-2])
+    expected = (0 < positions <= conv_gemm.FEW_MAX_POSITIONS and not pointwise and not direct
                 and 0 not in x.shape and 0 not in w.shape)         # half types: in float32
     assert len(taken) == expected
 
 
 def test_which_convs_run_on_few_positions():
-    most = conv_gemm.FEW_MAX_POSITIONS
-    assert conv_gemm.on_few_positions(np, np.float32, most, (3, 3), 128)
-    assert not conv_gemm.on_few_positions(np, np.float32, most + 1, (3, 3), 128)
-    assert not conv_gemm.on_few_positions(np, np.int64, 4, (3, 3), 128)
+    """Few positions, a patch matrix within its budget, a float type; with up to 128 output
+    channels on planes of 4 positions or more, the direct micro-kernels take the conv."""
+    most, one = conv_gemm.FEW_MAX_POSITIONS, (1, 1)
+    assert conv_gemm.on_few_positions(np, np.float32, most, one, (3, 3), one, 128, 32)
+    assert not conv_gemm.on_few_positions(np, np.float32, most + 1, one, (3, 3), one, 128, 32)
+    assert not conv_gemm.on_few_positions(np, np.int64, 4, one, (3, 3), one, 128, 32)
     wide = conv_gemm.FEW_MAX_PATCH_BYTES // (4 * 9 * 4) + 1          # channels past the budget
-    assert not conv_gemm.on_few_positions(np, np.float32, 4, (3, 3), wide)
+    assert not conv_gemm.on_few_positions(np, np.float32, 4, one, (3, 3), one, wide, 32)
+    on_direct = usable()
+    for out_channels, planes in ((32, (2, 2)), (128, (4, 4)), (256, (2, 2))):
+        assert conv_gemm.on_few_positions(np, np.float32, 4, planes, (3, 3), one, 64,
+                                          out_channels) == (out_channels > 128 or not on_direct)
+    assert conv_gemm.on_few_positions(np, np.float32, 8, (1, 2), (3, 3), one, 64, 32)
+    assert conv_gemm.on_few_positions(np, np.float64, 8, (2, 2), (3, 3), one, 64, 32)

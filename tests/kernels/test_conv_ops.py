@@ -489,8 +489,9 @@ def test_activation_wrappers():
 
 
 @pytest.mark.parametrize("x_shape, w_shape, strides, padding, route", [
-    ((1, 2, 2, 16), (3, 3, 16, 8), [1, 1, 1, 1], "SAME", "few"),      # 4 positions
-    ((2, 5, 5, 16), (3, 3, 16, 8), [1, 2, 2, 1], "SAME", "few"),      # strided, 18
+    ((1, 2, 2, 16), (3, 3, 16, 12), [1, 1, 1, 1], "SAME", "few"),     # 4 positions
+    ((2, 5, 5, 16), (3, 3, 16, 12), [1, 2, 2, 1], "SAME", "few"),     # strided, 18
+    ((1, 2, 2, 16), (3, 3, 16, 8), [1, 1, 1, 1], "SAME", None),       # the direct kernels'
     ((2, 4, 4, 8), (1, 1, 8, 16), [1, 1, 1, 1], "VALID", "pointwise"),
     ((1, 12, 12, 16), (3, 3, 16, 8), [1, 1, 1, 1], "SAME", None),     # 144 positions
     ((1, 4, 4, 2), (3, 3, 2, 3), [1, 1, 1, 1], "SAME", None),         # few channels first
@@ -498,7 +499,9 @@ def test_activation_wrappers():
 def test_conv2d_takes_its_one_gemm_paths_itself(monkeypatch, x_shape, w_shape, strides,
                                                 padding, route):
     """A Conv2D over few output positions, or a pointwise one, runs its one-GEMM path from
-    the kernel (the shape's route kept with its checks); the others run conv_forward."""
+    the kernel (the shape's route kept with its checks); the others run conv_forward (so
+    do few-position convs the direct micro-kernels take: whole vectors of output
+    channels)."""
     from graphops.kernels.ops import conv as conv_kernels
     taken = []
     for name in ("few_positions", "gemm_forward", "conv_forward"):
