@@ -3,18 +3,18 @@
 Each op picks the first path that applies (``conv_forward`` and friends read top to bottom):
 
 * 1x1 filters without padding: one GEMM on the (strided) input positions;
-* CPU, very few channels (``_few_channels``): direct compiled loops that compute each output
-  plane on the padded width, every kernel tap one long contiguous run
+* CPU, very few channels (``few_channel_loops``): direct compiled loops that compute each
+  output plane on the padded width, every kernel tap one long contiguous run
   (``conv_few_channels``);
 * CPU, the float32 forward conv and filter gradient with output channels in groups of 8,
   strided, small, or of any size where Winograd does not take them (dilated and 5x5
-  stride-1 convs run twice as fast here as on the scatter GEMMs; the filter gradient,
-  which takes this path before the scalar few-channel loops (1.5x faster on a 1 -> 8
-  channel 3-D layer; ``compiled.planar`` 1.5x faster again), with an output plane for
-  every thread), and the stride-1 input gradient with input channels so (the forward of
-  dy with the filter flipped; ``_few_channel_input`` sends it to the few-channel loops
-  above where dx has few channels): register-blocked micro-kernels reading the padded
-  input in place (``conv_direct``);
+  stride-1 convs: twice as fast as on the scatter GEMMs; the filter gradient before the
+  scalar few-channel loops, with an output plane for every thread), and the stride-1
+  input gradient with input channels so (the forward of dy with the filter flipped;
+  ``_few_channel_input`` sends it to the few-channel loops where dx has few channels):
+  register-blocked micro-kernels reading the padded input in place (``conv_direct``);
+  a forward-conv kernel calls them itself where the fixed rule takes them
+  (``routes.kernel_route``);
 * CPU, 3x3(x3) stride-1 float convs of 16-128 channels (``winograd.applies``): Winograd
   (its products on the same micro-kernels where the output channels come in groups of 8),
   redone on the next path when a result comes out non-finite. Where both these paths take
@@ -43,11 +43,11 @@ Each op picks the first path that applies (``conv_forward`` and friends read top
                       added into its slice of the padded input gradient (col2im; never
                       ``np.add.at``), kept phase-split so every slice has long rows.
 
-  The patch matrix is built block by block from a strided window view so that one block
-  stays near ``chunk_bytes(xp, CHUNK_BYTES)``. On the CPU, with at most ``POOL_MAX_CHANNELS``
-  output channels, the blocks are spread over the intra-op pool (single-threaded GEMMs, the
-  filter gradient summing one partial per share in share order); with more the GEMMs
-  dominate and the blocks run in turn with BLAS on all cores.
+  The patch matrix is built block by block from a strided window view, a block near
+  ``chunk_bytes(xp, CHUNK_BYTES)``. On the CPU, with at most ``POOL_MAX_CHANNELS`` output
+  channels, the blocks are spread over the intra-op pool (single-threaded GEMMs, the filter
+  gradient summing one partial per share in share order); with more, in turn, BLAS on all
+  cores.
 
 On a CUDA GPU float convs run on cuDNN where it is installed and faster (``cudnn_convs``),
 else gather their patch matrices with kernels (``cuda_patches``). The im2col path takes
@@ -105,27 +105,12 @@ def conv_forward(x, w, strides, dilations, pads, channels_last=True, xp=np, epil
     few-channel and direct loops apply it as they write the output, the other paths after."""
     def own(x, w):
         positions = x.size // max(1, x.shape[-1 if channels_last else 1]) // math.prod(strides)
-        with one_thread(_serial(xp, positions * math.prod(w.shape))):
+        with one_thread(serial(xp, positions * math.prod(w.shape))):
             return _forward(x, w, strides, dilations, pads, channels_last, xp, epilogue)
     return cudnn_convs.forward(x, w, strides, dilations, pads, channels_last, xp, own)
 
 
-def one_gemm_route(x_shape, w_shape, strides, dilations, pads, out_sp, dtype, xp=np):
-    """The one-GEMM path ``conv_forward`` takes for a channels-last conv (checked operands
-    of a float ``dtype``), decided as it decides: "pointwise" (``gemm.plain_gemm``), "few"
-    (``gemm.few_positions``: no pointwise or few-channel path first), or None. A kernel
-    that knows it per shape calls the path itself."""
-    kernel, (c, o) = w_shape[:-2], w_shape[-2:]
-    if conv_gemm.plain_gemm(kernel, strides, pads, True, dtype):
-        return "pointwise"
-    if (0 in (*x_shape, *w_shape, *out_sp) or conv_gemm.pointwise(kernel, pads)
-            or _few_channels(xp, dtype, kernel, strides, dilations, c, o, out_sp)):
-        return None
-    few = conv_gemm.on_few_positions(xp, dtype, x_shape[0], out_sp, kernel, strides, c, o)
-    return "few" if few and np.dtype(dtype) in (np.float32, np.float64) else None
-
-
-def _serial(xp, multiply_adds):
+def serial(xp, multiply_adds):
     """Whether a conv of about ``multiply_adds`` runs on one thread (``SERIAL_MAX_FLOPS``)."""
     return xp is np and 2 * multiply_adds < SERIAL_MAX_FLOPS
 
@@ -145,7 +130,7 @@ def _forward(x, w, strides, dilations, pads, channels_last, xp, epilogue):
         picked = xc[_sampled(out_sp, strides)]
         y = conv_gemm.filter_product(picked.reshape(-1, c), wc).reshape(n, *out_sp, o)
     elif 0 not in xc.shape and xp is np:
-        if _few_channels(xp, ct, kernel, strides, dilations, c, o, out_sp):
+        if few_channel_loops(xp, ct, kernel, strides, dilations, c, o, out_sp):
             y, pending = conv_few_channels.forward(xc, wc, out_sp, strides, dilations, pads,
                                                    ct, epilogue=epilogue), None
         elif conv_gemm.on_few_positions(xp, ct, n, out_sp, kernel, strides, c, o):
@@ -171,7 +156,7 @@ def conv_backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels
     """Gradient of the forward conv with respect to the filter, shape ``filter_shape``."""
     def own(x, dy):
         shape = tuple(int(d) for d in filter_shape)
-        with one_thread(_serial(xp, dy.size // max(1, shape[-1]) * math.prod(shape))):
+        with one_thread(serial(xp, dy.size // max(1, shape[-1]) * math.prod(shape))):
             return _backprop_filter(x, dy, shape, strides, dilations, pads, channels_last, xp)
     return cudnn_convs.backprop_filter(x, dy, filter_shape, strides, dilations, pads,
                                        channels_last, xp, own)
@@ -190,7 +175,8 @@ def _backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels_las
         picked = xc[_sampled(out_sp, strides)]
         dw = (dyc.reshape(-1, o).T @ picked.reshape(-1, c)).T
     elif xp is np:
-        few = _few_channels(xp, ct, kernel, strides, dilations, c, o, out_sp, accumulates=True)
+        few = few_channel_loops(xp, ct, kernel, strides, dilations, c, o, out_sp,
+                                accumulates=True)
         if not (few and conv_few_channels.planar(ct, o, filter_grad=True)):
             dw = direct_or_winograd.backprop_filter(xc, dyc, filter_shape, strides, dilations,
                                                     pads, ct, winograd_allowed=not few)
@@ -208,7 +194,7 @@ def conv_backprop_input(dy, w, input_shape, strides, dilations, pads, channels_l
                         xp=np):
     """Gradient of the forward conv with respect to its input, shape ``input_shape``."""
     def own(dy, w):
-        with one_thread(_serial(xp, dy.size // max(1, w.shape[-1]) * w.size)):
+        with one_thread(serial(xp, dy.size // max(1, w.shape[-1]) * w.size)):
             return _backprop_input(dy, w, input_shape, strides, dilations, pads, channels_last,
                                    xp)
     return cudnn_convs.backprop_input(dy, w, input_shape, strides, dilations, pads,
@@ -287,7 +273,7 @@ def _sampled(out_sp, strides):
     return (slice(None),) + tuple(slice(0, (q - 1) * s + 1, s) for q, s in zip(out_sp, strides))
 
 
-def _few_channels(xp, ct, kernel, strides, dilations, in_channels, out_channels, out_sp,
+def few_channel_loops(xp, ct, kernel, strides, dilations, in_channels, out_channels, out_sp,
                   accumulates=False):
     """Whether a conv runs as the direct loops for few channels (``compiled.conv.small_*``): CPU,
     up to 3 spatial dims, at most ``SMALL_MAX_CHANNEL_PAIRS`` input x output channels (measured:
@@ -306,15 +292,15 @@ def _few_channels(xp, ct, kernel, strides, dilations, in_channels, out_channels,
 
 
 def _few_channel_input(xp, ct, w, strides, dilations, pads, in_shape):
-    """Whether a stride-1 input gradient runs on the few-channel loops (``_few_channels``) as
-    the forward conv of dy with the filter flipped (its padding ``(k-1)*d`` less the conv's,
-    so a padding past that takes the other paths), for a finite filter, as the loops
-    multiply it by dy's zero padding: 3-10x faster than scattering dy's few channels into
-    a 1-channel dx."""
+    """Whether a stride-1 input gradient runs on the few-channel loops
+    (``few_channel_loops``) as the forward conv of dy with the filter flipped (its padding
+    ``(k-1)*d`` less the conv's, so a padding past that takes the other paths), for a
+    finite filter, as the loops multiply it by dy's zero padding: 3-10x faster than
+    scattering dy's few channels into a 1-channel dx."""
     kernel, (in_channels, out_channels) = w.shape[:-2], w.shape[-2:]
     return (all(s == 1 for s in strides)
             and min(min(p) for p in flipped_pads(kernel, dilations, pads)) >= 0
-            and _few_channels(xp, ct, kernel, strides, dilations, out_channels, in_channels,
+            and few_channel_loops(xp, ct, kernel, strides, dilations, out_channels, in_channels,
                               in_shape[1:-1])
             and np.isfinite(w).all())
 
@@ -356,7 +342,7 @@ def _forward_into(out, xc, w, dilations, pads):
     go, the other paths copy their result."""
     strides = (1,) * (xc.ndim - 2)
     kernel, (c, o) = w.shape[:-2], w.shape[-2:]
-    if _few_channels(np, out.dtype, kernel, strides, dilations, c, o, out.shape[1:-1]):
+    if few_channel_loops(np, out.dtype, kernel, strides, dilations, c, o, out.shape[1:-1]):
         conv_few_channels.forward(xc, w, out.shape[1:-1], strides, dilations, pads, out.dtype,
                                   out=out)
     else:

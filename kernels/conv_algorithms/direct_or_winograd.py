@@ -38,6 +38,15 @@ def forward(xc, wc, strides, dilations, pads, out_sp, ct, epilogue):
                                             epilogue=epilogue), winograd)
 
 
+def fixed_direct(ct, kernel, strides, dilations, in_channels, out_channels, out_shape):
+    """Whether ``forward`` takes the direct kernels by the fixed rule alone on any host: they
+    fit first, and nothing is timed against them (no other path fits, or the conv is below
+    ``tuning.TUNE_MIN_MACS``)."""
+    fits = _fits(ct, kernel, strides, dilations, in_channels, out_channels, out_shape)
+    macs = math.prod(out_shape) * math.prod(kernel) * in_channels * out_channels
+    return fits[:1] == ["direct"] and (len(fits) == 1 or macs < conv_tuning.TUNE_MIN_MACS)
+
+
 def backprop_filter(xc, dyc, filter_shape, strides, dilations, pads, ct, winograd_allowed):
     """The filter gradient of channels-last ``xc`` and ``dyc``, or None: the direct kernels
     only with an output plane for every thread; Winograd only where ``winograd_allowed``

@@ -1,4 +1,4 @@
-"""Dense convs of very few channels on the CPU (``dense._few_channels`` picks them): direct
+"""Dense convs of very few channels on the CPU (``dense.few_channel_loops`` picks them): direct
 compiled loops that compute each output plane on the padded width, every kernel tap one long
 contiguous run over a zero-padded, channel-planar copy of the input.
 

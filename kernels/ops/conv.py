@@ -18,12 +18,13 @@ import math
 import numpy as np
 
 from graphops.kernels.conv_algorithms.dense import (conv_backprop_filter, conv_backprop_input,
-                                                    conv_forward, one_gemm_route)
+                                                    conv_forward)
 from graphops.kernels.conv_algorithms.depthwise import (depthwise_backprop_filter,
                                                         depthwise_backprop_input,
                                                         depthwise_forward)
 from graphops.kernels.conv_algorithms.gemm import few_positions, gemm_forward
 from graphops.kernels.conv_algorithms.layout import compute_dtype
+from graphops.kernels.conv_algorithms.routes import direct_forward, kernel_route
 from graphops.kernels.support.kernel_util import channel_chain, nonnegative_dims
 from graphops.registry import memory
 from graphops.registry.conv_family import CONV_OPS, GENERIC_CONV
@@ -186,6 +187,9 @@ class _ForwardKernel(_ConvKernel):
             return _finished(depthwise_forward(x, w, *window, xp=xp), epilogue)
         if route == "pointwise":
             return _finished(gemm_forward(x, w), epilogue)
+        if route == "direct":
+            return direct_forward(x, w, *window[:3], tuple(self._spatial(params, out_shape)),
+                                  epilogue)
         if route is not None:                 # few output positions: the spatial ones
             return _finished(few_positions(x, w, *window[:3], route, x.dtype), epilogue)
         axis = -1 if params.channels_last else 1
@@ -196,15 +200,15 @@ class _ForwardKernel(_ConvKernel):
         return _finished(xp.concatenate(parts, axis=axis), epilogue)
 
     def _forward_window(self, ctx, params, out_shape, x, w, geo):
-        """The checked window (``_window``), and the one-GEMM path a channels-last conv
-        takes without the general path's setup (``dense.one_gemm_route``): "pointwise",
+        """The checked window (``_window``), and the path a channels-last conv takes
+        without the general path's setup (``routes.kernel_route``): "pointwise", "direct",
         the output's spatial dims for a conv on few positions, or None."""
         out_spatial = self._spatial(params, out_shape)
         window = self._window(ctx, params, out_shape, x.dtype, x.shape, w.shape[:-2],
                               out_spatial, geo.pads)
         if geo.groups != 1 or not window[3] or ctx.xp is not np:
             return window, None
-        route = one_gemm_route(x.shape, w.shape, *window[:3], tuple(out_spatial), x.dtype)
+        route = kernel_route(x.shape, w.shape, *window[:3], tuple(out_spatial), x.dtype)
         return window, tuple(out_spatial) if route == "few" else route
 
 

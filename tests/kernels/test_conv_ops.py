@@ -491,20 +491,24 @@ def test_activation_wrappers():
 @pytest.mark.parametrize("x_shape, w_shape, strides, padding, route", [
     ((1, 2, 2, 16), (3, 3, 16, 12), [1, 1, 1, 1], "SAME", "few"),     # 4 positions
     ((2, 5, 5, 16), (3, 3, 16, 12), [1, 2, 2, 1], "SAME", "few"),     # strided, 18
-    ((1, 2, 2, 16), (3, 3, 16, 8), [1, 1, 1, 1], "SAME", None),       # the direct kernels'
+    ((1, 2, 2, 16), (3, 3, 16, 8), [1, 1, 1, 1], "SAME", "direct"),   # whole vectors
     ((2, 4, 4, 8), (1, 1, 8, 16), [1, 1, 1, 1], "VALID", "pointwise"),
-    ((1, 12, 12, 16), (3, 3, 16, 8), [1, 1, 1, 1], "SAME", None),     # 144 positions
+    ((1, 12, 12, 16), (3, 3, 16, 8), [1, 1, 1, 1], "SAME", "direct"),  # 144 positions
+    ((2, 9, 9, 16), (3, 3, 16, 16), [1, 2, 2, 1], "VALID", "direct"),  # strided
+    ((4, 28, 28, 64), (3, 3, 64, 64), [1, 1, 1, 1], "SAME", None),    # tuned against Winograd
     ((1, 4, 4, 2), (3, 3, 2, 3), [1, 1, 1, 1], "SAME", None),         # few channels first
 ])
-def test_conv2d_takes_its_one_gemm_paths_itself(monkeypatch, x_shape, w_shape, strides,
-                                                padding, route):
-    """A Conv2D over few output positions, or a pointwise one, runs its one-GEMM path from
-    the kernel (the shape's route kept with its checks); the others run conv_forward (so
-    do few-position convs the direct micro-kernels take: whole vectors of output
-    channels)."""
+def test_conv2d_takes_its_fixed_paths_itself(monkeypatch, x_shape, w_shape, strides,
+                                             padding, route):
+    """A Conv2D over few output positions, a pointwise one, or one the direct micro-kernels
+    take by the fixed rule, runs that path from the kernel (the shape's route kept with its
+    checks); the others run conv_forward."""
+    from graphops.kernels.compiled import usable
     from graphops.kernels.ops import conv as conv_kernels
+    if route == "direct" and not usable():
+        route = None
     taken = []
-    for name in ("few_positions", "gemm_forward", "conv_forward"):
+    for name in ("few_positions", "gemm_forward", "direct_forward", "conv_forward"):
         original = getattr(conv_kernels, name)
         monkeypatch.setattr(conv_kernels, name,
                             lambda *a, name=name, f=original, **k: taken.append(name) or f(*a, **k))
@@ -521,5 +525,6 @@ def test_conv2d_takes_its_one_gemm_paths_itself(monkeypatch, x_shape, w_shape, s
                             pads)
     for value in got:
         np.testing.assert_allclose(value, want, rtol=1e-4, atol=1e-4)
-    names = {"few": "few_positions", "pointwise": "gemm_forward", None: "conv_forward"}
+    names = {"few": "few_positions", "pointwise": "gemm_forward", "direct": "direct_forward",
+             None: "conv_forward"}
     assert taken == [names[route]] * 2

@@ -131,8 +131,8 @@ def test_paths_with_per_row_buffers_decline_huge_rows():
                                  (1, 64, 64, 64))
     assert not conv_winograd.applies(np, np.float32, (3, 3, 3), (1, 1, 1), (1, 1, 1), 32, 32,
                                      (1, 4, 1024, 1024))
-    assert conv_dense._few_channels(np, np.float32, (3, 3), (1, 1), (1, 1), 1, 8, (28, 28))
-    assert not conv_dense._few_channels(np, np.float32, (3, 3), (1, 1), (1, 1), 1, 8,
+    assert conv_dense.few_channel_loops(np, np.float32, (3, 3), (1, 1), (1, 1), 1, 8, (28, 28))
+    assert not conv_dense.few_channel_loops(np, np.float32, (3, 3), (1, 1), (1, 1), 1, 8,
                                         (8192, 8192))
 
 

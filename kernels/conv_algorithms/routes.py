@@ -1,0 +1,41 @@
+"""The paths a forward-conv kernel calls itself, decided once per shape: where
+``dense.conv_forward`` would take one GEMM or the direct micro-kernels by a fixed rule,
+the kernel keeps that choice with its checked window and calls the path directly, without
+the general path's checks and setup on every run (tens of microseconds, the time of a
+small conv's arithmetic)."""
+
+import math
+
+import numpy as np
+
+from graphops.kernels.conv_algorithms import direct as conv_direct
+from graphops.kernels.conv_algorithms import direct_or_winograd
+from graphops.kernels.conv_algorithms import gemm as conv_gemm
+from graphops.kernels.conv_algorithms.dense import few_channel_loops, serial
+from graphops.kernels.support.parallelism import one_thread
+
+
+def kernel_route(x_shape, w_shape, strides, dilations, pads, out_sp, dtype, xp=np):
+    """The path ``conv_forward`` takes for a channels-last conv (checked operands of a float
+    ``dtype``), decided as it decides: "pointwise" (``gemm.plain_gemm``), "few"
+    (``gemm.few_positions``: no pointwise or few-channel path first), "direct" (float32 on
+    the direct kernels by the fixed rule, ``direct_or_winograd.fixed_direct``;
+    ``direct_forward``), or None (``conv_forward`` itself)."""
+    kernel, (c, o) = w_shape[:-2], w_shape[-2:]
+    if conv_gemm.plain_gemm(kernel, strides, pads, True, dtype):
+        return "pointwise"
+    if (0 in (*x_shape, *w_shape, *out_sp) or conv_gemm.pointwise(kernel, pads)
+            or few_channel_loops(xp, dtype, kernel, strides, dilations, c, o, out_sp)):
+        return None
+    if conv_gemm.on_few_positions(xp, dtype, x_shape[0], out_sp, kernel, strides, c, o):
+        return "few" if np.dtype(dtype) in (np.float32, np.float64) else None
+    direct = xp is np and np.dtype(dtype) == np.float32 and direct_or_winograd.fixed_direct(
+        np.float32, kernel, strides, dilations, c, o, (x_shape[0], *out_sp))
+    return "direct" if direct else None
+
+
+def direct_forward(x, w, strides, dilations, pads, out_sp, epilogue=None):
+    """``conv_forward`` of a "direct" route: the same loops with the epilogue applied as they
+    write, on one thread where ``conv_forward`` would run it so (``dense.serial``)."""
+    with one_thread(serial(np, x.size // x.shape[-1] // math.prod(strides) * w.size)):
+        return conv_direct.forward(x, w, strides, dilations, pads, out_sp, epilogue=epilogue)
