@@ -20,11 +20,11 @@ allow):
   faster than Winograd and the scatter GEMMs on small layers;
 * the strided input gradient, phase by phase of dx (``backprop_input_strided``): 1.3-2.8x
   faster than the scatter GEMMs;
-* a conv over few output positions (``gemm.on_few_positions``) with up to
-  ``FEW_POSITIONS_MAX_CHANNELS`` output channels, against its one patch-matrix GEMM, on
-  one thread: 1.1-2x faster with 32-64 output channels on a Zen 4 (a DenseNet's 3x3
-  128 -> 32 convs on 2x2-8x8 outputs: 1.6-3.7x) and 1.1-4x at AVX2, at parity or faster
-  with 128; with 256 channels on 64 positions the GEMM is 1.2x faster;
+* a conv over few output positions (``gemm.on_few_positions``) of up to
+  ``FEW_POSITIONS_MAX_OUTPUTS`` output values, against its one patch-matrix GEMM, on one
+  thread: 1.1-2x faster with 32-64 output channels on a Zen 4 (a DenseNet's 3x3 128 -> 32
+  convs on 2x2-8x8 outputs: 1.6-3.7x) and 1.1-4x at AVX2, 1.1-1.5x with 128 channels on
+  up to 32 positions; with more outputs the GEMM is as fast or up to 1.25x faster;
 * a filter past ``MAX_FILTER_BYTES`` no longer stays in the cache while the rows pass (a
   2.4 MB one: 2.3x slower than the patch matrices), and planes of fewer than
   ``MIN_PLANE_POSITIONS`` output positions leave the kernel waiting on filter loads (a
@@ -45,7 +45,7 @@ from graphops.kernels.support.parallelism import intra_op_threads, share_count
 
 VECTOR_CHANNELS = 8         # output channels come in groups of this (whole HALF_LANES vectors)
 MIN_PLANE_POSITIONS = 4     # output positions of a plane (last two spatial dims), at least
-FEW_POSITIONS_MAX_CHANNELS = 128   # output channels up to which few-position convs run here
+FEW_POSITIONS_MAX_OUTPUTS = 4096   # output values up to which few-position convs run here
 MAX_FILTER_BYTES = 1 << 20  # float32 filters up to this size stay in the cache
 MAX_UNIT_STRIDE_MACS = 1 << 29   # multiply-adds up to which stride-1 convs run here
 FOLD_MAX_CHANNELS = 8       # strided input gradients fold the last dim's phases up to this
@@ -72,9 +72,9 @@ def applies(xp, ct, kernel, strides, out_channels, out_shape, in_channels,
 
 def takes_few_positions(xp, ct, kernel, strides, out_channels, out_shape, in_channels):
     """Whether a forward conv on few output positions (``gemm.on_few_positions``) runs here
-    rather than as one patch-matrix GEMM: where ``applies`` and with at most
-    ``FEW_POSITIONS_MAX_CHANNELS`` output channels."""
-    return (out_channels <= FEW_POSITIONS_MAX_CHANNELS
+    rather than as one patch-matrix GEMM: where ``applies``, with at most
+    ``FEW_POSITIONS_MAX_OUTPUTS`` output values."""
+    return (math.prod(out_shape) * out_channels <= FEW_POSITIONS_MAX_OUTPUTS
             and applies(xp, ct, kernel, strides, out_channels, out_shape, in_channels))
 
 

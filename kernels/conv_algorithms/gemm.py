@@ -54,7 +54,7 @@ def on_few_positions(xp, dtype, n, out_sp, kernel, strides, in_channels, out_cha
     """Whether a forward conv of ``n`` images to ``out_sp`` runs as ``few_positions``: NumPy,
     float, at most ``FEW_MAX_POSITIONS`` output positions and a patch matrix of at most
     ``FEW_MAX_PATCH_BYTES``, unless the direct micro-kernels take it
-    (``direct.takes_few_positions``: faster there with up to 128 output channels)."""
+    (``direct.takes_few_positions``: faster there on up to 4096 output values)."""
     positions = n * math.prod(out_sp)
     return (xp is np and np.dtype(dtype).kind == "f" and positions <= FEW_MAX_POSITIONS
             and positions * math.prod(kernel) * in_channels * np.dtype(dtype).itemsize

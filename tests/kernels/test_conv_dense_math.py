@@ -268,8 +268,8 @@ def test_convs_on_few_positions_as_one_patch_matrix_match_reference(case, dtype)
 
 
 def test_which_convs_run_on_few_positions():
-    """Few positions, a patch matrix within its budget, a float type; with up to 128 output
-    channels on planes of 4 positions or more, the direct micro-kernels take the conv."""
+    """Few positions, a patch matrix within its budget, a float type; with up to 4096 output
+    values on planes of 4 positions or more, the direct micro-kernels take the conv."""
     most, one = conv_gemm.FEW_MAX_POSITIONS, (1, 1)
     assert conv_gemm.on_few_positions(np, np.float32, most, one, (3, 3), one, 128, 32)
     assert not conv_gemm.on_few_positions(np, np.float32, most + 1, one, (3, 3), one, 128, 32)
@@ -277,8 +277,10 @@ def test_which_convs_run_on_few_positions():
     wide = conv_gemm.FEW_MAX_PATCH_BYTES // (4 * 9 * 4) + 1          # channels past the budget
     assert not conv_gemm.on_few_positions(np, np.float32, 4, one, (3, 3), one, wide, 32)
     on_direct = usable()
-    for out_channels, planes in ((32, (2, 2)), (128, (4, 4)), (256, (2, 2))):
-        assert conv_gemm.on_few_positions(np, np.float32, 4, planes, (3, 3), one, 64,
-                                          out_channels) == (out_channels > 128 or not on_direct)
+    for n, planes, out_channels, few in ((16, (2, 2), 64, False), (1, (8, 8), 64, False),
+                                         (4, (2, 2), 256, False), (2, (4, 4), 128, False),
+                                         (4, (4, 4), 128, True), (8, (2, 2), 256, True)):
+        assert conv_gemm.on_few_positions(np, np.float32, n, planes, (3, 3), one, 64,
+                                          out_channels) == (few or not on_direct)
     assert conv_gemm.on_few_positions(np, np.float32, 8, (1, 2), (3, 3), one, 64, 32)
     assert conv_gemm.on_few_positions(np, np.float64, 8, (2, 2), (3, 3), one, 64, 32)
