@@ -40,7 +40,7 @@ from graphops.kernels.compiled.elementwise import chain_rows
 # AVX-512 16 lanes, 8 rows and 4 of four vectors; at AVX2 8 lanes, 6 rows and none of four;
 # four-vector forward calls only where 512-bit operations run as two halves.
 LANES, HALF_LANES, ROWS, WIDE_ROWS, FORWARD_WIDEST = host_isa.tiles()
-BLOCK = 2 * ROWS  # forward: output positions a thread takes at a time
+BLOCK = max(2 * ROWS, 4 * WIDE_ROWS)   # output positions a call of ``_accumulate`` takes
 CHUNK_BYTES = 1 << 14   # filter gradient: dy bytes (positions x O) a call's positions span
 STEPS = 256       # filter gradient: positions a run of planes holds at least (whole planes)
 GEMM_ROWS = 64    # batched_gemm: rows a pass over b's column groups takes
@@ -125,29 +125,35 @@ _four_vectors = _micro_kernel(4, max_rows=max(1, WIDE_ROWS))
 @njit(cache=True, nogil=True)
 def _accumulate(rows, x, x_base, steps, row_offsets, v, v_step, v_col, out, out_base,
                 out_offsets, add, channels_left, widest):
-    """The micro-kernel for ``rows`` accumulators, on ``widest`` (2 or 4) vectors of
-    channels when at least that many are left from ``v_col`` on (four in calls of WIDE_ROWS
-    rows), else two, else one, else half of one; returns the channels it took. Four
+    """The micro-kernels for ``rows`` rows of accumulators (as many as ``row_offsets`` and
+    ``out_offsets`` hold, split evenly into calls of WIDE_ROWS rows at most on four vectors,
+    ROWS on fewer), on ``widest`` (2 or 4) vectors of channels when at least that many are
+    left from ``v_col`` on, else two, else one, else half of one; returns the channels it
+    took. Four
     vectors broadcast each x value once for 64 channels but load v's vectors twice as often
     per row: 1.1-1.2x faster where v stays in the L1 cache (Winograd's b, a phase's taps),
     1.13x slower in the forward conv, whose filter streams from L2 (except where 512-bit
     operations run as two halves: ``FORWARD_WIDEST``)."""
-    if widest == 4 and WIDE_ROWS and channels_left >= 4 * LANES:
-        for r in range(0, rows, WIDE_ROWS):
-            _four_vectors(min(WIDE_ROWS, rows - r), x, x_base, steps, row_offsets[r:], v,
-                          v_step, v_col, out, out_base, out_offsets[r:], add)
+    four = widest == 4 and WIDE_ROWS and channels_left >= 4 * LANES
+    calls = -(-rows // (WIDE_ROWS if four else ROWS))
+    for call in range(calls):
+        first = rows * call // calls
+        count = rows * (call + 1) // calls - first
+        ro, oo = row_offsets[first:], out_offsets[first:]
+        if four:
+            _four_vectors(count, x, x_base, steps, ro, v, v_step, v_col, out, out_base, oo, add)
+        elif channels_left >= 2 * LANES:
+            _two_vectors(count, x, x_base, steps, ro, v, v_step, v_col, out, out_base, oo, add)
+        elif channels_left >= LANES:
+            _one_vector(count, x, x_base, steps, ro, v, v_step, v_col, out, out_base, oo, add)
+        else:
+            _half_vector(count, x, x_base, steps, ro, v, v_step, v_col, out, out_base, oo,
+                         add)
+    if four:
         return 4 * LANES
     if channels_left >= 2 * LANES:
-        _two_vectors(rows, x, x_base, steps, row_offsets, v, v_step, v_col, out, out_base,
-                     out_offsets, add)
         return 2 * LANES
-    if channels_left >= LANES:
-        _one_vector(rows, x, x_base, steps, row_offsets, v, v_step, v_col, out, out_base,
-                    out_offsets, add)
-        return LANES
-    _half_vector(rows, x, x_base, steps, row_offsets, v, v_step, v_col, out, out_base,
-                 out_offsets, add)
-    return HALF_LANES
+    return LANES if channels_left >= LANES else HALF_LANES
 
 
 @njit(cache=True, nogil=True)
@@ -216,8 +222,9 @@ def forward(x, offsets, w, y, geometry, source, bands, parts, tiled, kinds, acti
     positions, and ``parts`` runs of (plane, band) items are the threads' to take: a part
     pads the input that each of its items reads into a slab of its own, which stays in the
     cache while the micro-kernel reads it (1.1-1.5x faster than reading a padded copy made
-    first; an input without padding is read in place). A call takes up to ROWS positions of
-    a block of BLOCK, which may span rows, so narrow rows still fill the accumulators. A
+    first; an input without padding is read in place). The calls share the positions of a
+    block of BLOCK evenly (``_accumulate``), which may span rows, so narrow rows still fill
+    the accumulators. A
     finished block goes through the epilogue ``(tiled, kinds, activation)`` while it is in
     the cache (``compiled.elementwise.chain_rows``; no kinds and activation 0 for none)."""
     n_total, q1n, q2n, q3n, outs, p1, p2, p3, channels, s1, s2, s3 = geometry
@@ -227,7 +234,7 @@ def forward(x, offsets, w, y, geometry, source, bands, parts, tiled, kinds, acti
     items = n_total * q1n * bands
     band_size = (plane_size + bands - 1) // bands
     positions = _positions(geometry, 1)
-    outputs = np.arange(ROWS) * outs              # a call's positions, in y
+    outputs = np.arange(BLOCK) * outs             # a block's positions, in y
     for part in prange(parts):
         slab = np.empty(0 if unpadded else span1 * p2 * p3 * channels, np.float32)
         for item in range(items * part // parts, items * (part + 1) // parts):
@@ -249,13 +256,10 @@ def forward(x, offsets, w, y, geometry, source, bands, parts, tiled, kinds, acti
                 y_block = (plane * plane_size + first) * outs
                 column = 0
                 while column < outs:
-                    for start in range(0, size, ROWS):
-                        rows = min(ROWS, size - start)
-                        taken = _accumulate(rows, read, origin, offsets,
-                                            positions[first + start:first + start + rows], w,
-                                            outs, column, y, y_block + start * outs + column,
-                                            outputs, 0, outs - column, FORWARD_WIDEST)
-                    column += taken
+                    column += _accumulate(size, read, origin, offsets,
+                                          positions[first:first + size], w, outs, column, y,
+                                          y_block + column, outputs, 0, outs - column,
+                                          FORWARD_WIDEST)
                 if kinds.shape[0] or activation:
                     chain_rows(y[y_block:y_block + size * outs], tiled, kinds, activation,
                                y.dtype.type(0), y.dtype.type(6))
@@ -330,13 +334,14 @@ def batched_gemm(a, b, out, transposed_a, add):
     ``A_i`` is ``a[i]`` ``[M, K]``, or with ``transposed_a`` ``a[i].T`` (``a`` ``[batch, K,
     M]``); added to what ``out`` holds when ``add``. Rows go GEMM_ROWS at a time and within
     them a vector group of b's columns at a time (the group's slice of b stays in the L1
-    cache), then ROWS rows a call; each element one sum over k in order."""
+    cache), split evenly into the micro-kernels' calls; each element one sum over k in
+    order."""
     batch, rows_total, columns = out.shape
     depth = b.shape[1]
     k_step, m_step = (rows_total, 1) if transposed_a else (1, depth)
     steps = np.arange(depth) * k_step
-    row_offsets = np.arange(ROWS) * m_step
-    out_rows = np.arange(ROWS) * columns
+    row_offsets = np.arange(GEMM_ROWS) * m_step
+    out_rows = np.arange(GEMM_ROWS) * columns
     af, bf, outf = a.reshape(a.size), b.reshape(b.size), out.reshape(out.size)
     for i in range(batch):
         a_at, b_at, out_at = i * rows_total * depth, i * depth * columns, i * rows_total * columns
@@ -344,13 +349,10 @@ def batched_gemm(a, b, out, transposed_a, add):
             chunk_stop = min(rows_total, chunk + GEMM_ROWS)
             column = 0
             while column < columns:
-                taken = 0
-                for first in range(chunk, chunk_stop, ROWS):
-                    taken = _accumulate(min(ROWS, chunk_stop - first), af,
-                                        a_at + first * m_step, steps, row_offsets, bf, columns,
-                                        b_at + column, outf, out_at + first * columns + column,
-                                        out_rows, add, columns - column, 4)
-                column += taken
+                column += _accumulate(chunk_stop - chunk, af, a_at + chunk * m_step, steps,
+                                      row_offsets, bf, columns, b_at + column, outf,
+                                      out_at + chunk * columns + column, out_rows, add,
+                                      columns - column, 4)
 
 
 @njit(cache=True, parallel=True, nogil=True)
@@ -387,8 +389,8 @@ def input_grad_phases(dy, dx, steps, step_starts, filters, filter_starts, phases
     channel) pairs i of ``dy[window origin + steps[step_starts[f] + i]] *
     filters[filter_starts[f] + i*C + c]``, the window origin at dy position ``m + b``;
     a phase without pairs is zeros. ``geometry``: (N, P1, P2, P3, O, I1, I2, I3, C, s1,
-    s2, s3). The threads share (image, phase) pairs; a call takes up to ROWS positions of a
-    phase plane (m1), across its rows."""
+    s2, s3). The threads share (image, phase) pairs; the calls share a phase plane's (m1)
+    positions BLOCK at a time, across its rows."""
     n_total, p1n, p2n, p3n, outs, i1n, i2n, i3n, channels, s1, s2, s3 = geometry
     count = phases.shape[0]
     for item in prange(n_total * count):
@@ -409,8 +411,8 @@ def input_grad_phases(dy, dx, steps, step_starts, filters, filter_starts, phases
                     dx[dx_plane + target:dx_plane + target + channels] = 0
                 continue
             dy_plane = (((n * p1n + m1 + b1) * p2n + b2) * p3n + b3) * outs
-            for first in range(0, c2 * c3, ROWS):
-                rows = min(ROWS, c2 * c3 - first)
+            for first in range(0, c2 * c3, BLOCK):
+                rows = min(BLOCK, c2 * c3 - first)
                 column = 0
                 while column < channels:
                     column += _accumulate(rows, dy, dy_plane, pairs,
