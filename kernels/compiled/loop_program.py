@@ -25,7 +25,7 @@ from graphops.kernels.compiled.constants import (
     FUSED_BLOCK as BLOCK, LOOP_DONE as DONE, LOOP_ELEMENTWISE as ELEMENTWISE,
     LOOP_LIST_GET as LIST_GET, LOOP_LIST_PUSH as LIST_PUSH, LOOP_LIST_SET as LIST_SET,
     LOOP_MATMUL as MATMUL, LOOP_MORE as MORE, LOOP_SCALAR as SCALAR, LOOP_SUM_ROWS as SUM_ROWS)
-from graphops.kernels.compiled.direct import BLOCK, HALF_LANES, _accumulate
+from graphops.kernels.compiled.direct import BLOCK as PRODUCT_ROWS, HALF_LANES, _accumulate
 from graphops.kernels.compiled.fused_elementwise import _block, _blocks
 
 
@@ -111,20 +111,21 @@ def _loop_product(arena, row, first_column):
 @njit(cache=True, nogil=True, error_model="numpy")
 def _micro_product(arena, row):
     """float32 out = a @ b on the conv's register-blocked micro-kernels (``direct``), up
-    to BLOCK rows a call, for the columns in whole groups of HALF_LANES where b's rows are
-    contiguous; ``_loop_product`` for the rest."""
+    to PRODUCT_ROWS rows a call, for the columns in whole groups of HALF_LANES where b's
+    rows are contiguous; ``_loop_product`` for the rest."""
     out, rows, cols, out_stride = row[1], row[2], row[3], row[4]
     a, a_rows, a_cols, b, b_rows, b_cols, depth = (row[5], row[6], row[7], row[8], row[9],
                                                    row[10], row[11])
     wide = cols - cols % HALF_LANES if b_cols == 1 else 0
     if wide:
         steps = np.arange(depth) * a_cols
-        row_offsets, out_offsets = np.arange(BLOCK) * a_rows, np.arange(BLOCK) * out_stride
+        row_offsets = np.arange(PRODUCT_ROWS) * a_rows
+        out_offsets = np.arange(PRODUCT_ROWS) * out_stride
         column = 0
         while column < wide:
             taken = 0
-            for first in range(0, rows, BLOCK):
-                taken = _accumulate(min(BLOCK, rows - first), arena, a + first * a_rows,
+            for first in range(0, rows, PRODUCT_ROWS):
+                taken = _accumulate(min(PRODUCT_ROWS, rows - first), arena, a + first * a_rows,
                                     steps, row_offsets, arena, b_rows, b + column, arena,
                                     out + first * out_stride + column, out_offsets,
                                     row[13] != 0, wide - column, 4)
