@@ -11,7 +11,9 @@ import numpy as np
 from graphops.kernels.conv_algorithms import direct as conv_direct
 from graphops.kernels.conv_algorithms import direct_or_winograd
 from graphops.kernels.conv_algorithms import gemm as conv_gemm
-from graphops.kernels.conv_algorithms.dense import few_channel_loops, serial
+from graphops.kernels.compiled import usable
+from graphops.kernels.conv_algorithms.dense import (conv_forward, few_channel_loops,
+                                                    serial)
 from graphops.kernels.support.parallelism import one_thread
 
 
@@ -36,6 +38,9 @@ def kernel_route(x_shape, w_shape, strides, dilations, pads, out_sp, dtype, xp=n
 
 def direct_forward(x, w, strides, dilations, pads, out_sp, epilogue=None):
     """``conv_forward`` of a "direct" route: the same loops with the epilogue applied as they
-    write, on one thread where ``conv_forward`` would run it so (``dense.serial``)."""
+    write, on one thread where ``conv_forward`` would run it so (``dense.serial``); in a
+    child forked after numba loaded (``compiled.usable``), ``conv_forward`` itself."""
+    if not usable():
+        return conv_forward(x, w, strides, dilations, pads, epilogue=epilogue)
     with one_thread(serial(np, x.size // x.shape[-1] // math.prod(strides) * w.size)):
         return conv_direct.forward(x, w, strides, dilations, pads, out_sp, epilogue=epilogue)

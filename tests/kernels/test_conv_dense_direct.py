@@ -130,8 +130,9 @@ def test_strided_input_gradient_folds_the_last_dim_into_channels(case, dtype, la
         dy.reshape(-1)[3::11] = np.nan
     last_strides = []
     phases = conv_direct._phases
-    with module_settings(conv_direct, MIN_PLANE_POSITIONS=1, _phases=lambda dyc, w, shape, strides, *a:
-                         last_strides.append(strides[-1]) or phases(dyc, w, shape, strides, *a)), \
+    with module_settings(conv_direct, MIN_PLANE_POSITIONS=1,
+                         _phases=lambda dyc, w, shape, strides, *a: last_strides.append(
+                             strides[-1]) or phases(dyc, w, shape, strides, *a)), \
             np.errstate(invalid="ignore"):
         got = conv_backprop_input(dy, w, x_shape, *geo, channels_last=case["channels_last"])
         want = conv_backprop_input_ref(dy.astype(np.float64), w.astype(np.float64), x_shape,

@@ -528,3 +528,29 @@ def test_conv2d_takes_its_fixed_paths_itself(monkeypatch, x_shape, w_shape, stri
     names = {"few": "few_positions", "pointwise": "gemm_forward", "direct": "direct_forward",
              None: "conv_forward"}
     assert taken == [names[route]] * 2
+
+
+def test_a_direct_route_kept_into_a_forked_child_runs_conv_forward(monkeypatch):
+    """A Conv2D's direct route, kept with its checks, gives way to conv_forward where the
+    compiled loops may not run (a child forked after numba loaded), with the same values."""
+    from graphops.kernels.conv_algorithms import dense, routes
+    from graphops.kernels.compiled import usable
+    if not usable():
+        pytest.skip("no compiled loops in this process")
+    forwards = []
+    original = dense.conv_forward
+    monkeypatch.setattr(routes, "conv_forward",
+                        lambda *a, **k: forwards.append(1) or original(*a, **k))
+    x = np.random.default_rng(3).standard_normal((1, 6, 6, 16)).astype(np.float32)
+    w = np.random.default_rng(4).standard_normal((3, 3, 16, 8)).astype(np.float32)
+    with gp.Graph().as_default(), gp.Session() as sess:
+        out = gp.nn.relu(gp.nn.conv2d(gp.constant(x), gp.placeholder_with_default(w, w.shape),
+                                      [1, 1, 1, 1], "SAME"))
+        first = sess.run(out)
+        monkeypatch.setattr(routes, "usable", lambda: False)
+        second = sess.run(out)
+    assert forwards == [1]
+    want = np.maximum(conv_forward_ref(x.astype(np.float64), w.astype(np.float64), (1, 1),
+                                       (1, 1), [(1, 1), (1, 1)]), 0)
+    for got in (first, second):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
