@@ -129,12 +129,11 @@ def _accumulate(rows, x, x_base, steps, row_offsets, v, v_step, v_col, out, out_
     ``out_offsets`` hold, split evenly into calls of WIDE_ROWS rows at most on four vectors,
     ROWS on fewer), on ``widest`` (2 or 4) vectors of channels when at least that many are
     left from ``v_col`` on, else two, else one, else half of one; returns the channels it
-    took. Four
-    vectors broadcast each x value once for 64 channels but load v's vectors twice as often
-    per row: 1.1-1.2x faster where v stays in the L1 cache (Winograd's b, a phase's taps),
-    1.13x slower in the forward conv, whose filter streams from L2 (except where 512-bit
-    operations run as two halves: ``FORWARD_WIDEST``)."""
-    four = widest == 4 and WIDE_ROWS and channels_left >= 4 * LANES
+    took. Four vectors broadcast each x value once for 64 channels but load v's vectors
+    twice as often per row: 1.1-1.2x faster where v stays in the L1 cache (Winograd's b, a
+    phase's taps), 1.13x slower in the forward conv, whose filter streams from L2 (except
+    where 512-bit operations run as two halves: ``FORWARD_WIDEST``)."""
+    four = widest == 4 and WIDE_ROWS > 0 and channels_left >= 4 * LANES
     calls = -(-rows // (WIDE_ROWS if four else ROWS))
     for call in range(calls):
         first = rows * call // calls
