@@ -3,6 +3,7 @@ callers import it without loading numba."""
 
 LANES = 16              # float32 values per vector register (AVX-512; two AVX2 halves)
 CACHE_LINE_BYTES = 64   # a vector load or store across two cache lines costs two
+DEPTHWISE_TAPS = 9      # filter taps a depthwise vector kernel's call holds (a 3x3 filter)
 
 # The fused elementwise program's instructions (``fused_elementwise``), by the name a
 # kernel declares (``OpKernel.elementwise``): unary ones first, then binary.

@@ -1,6 +1,6 @@
 """Compiled loops of the depthwise conv ops (numba): forward, filter and input gradients,
-for the ops ``compiled.depthwise_vectors`` does not take (float16, bfloat16 and float64, and
-depth multipliers above 1).
+for the ops ``compiled.depthwise_vectors`` does not take (float16 and float64, bfloat16
+with filters of more taps than one of its calls holds, and depth multipliers above 1).
 
 Each op is one pass over its operands. Output rows are split into ``parts`` contiguous
 blocks (threads take one at a time); within a block every input row streams from memory

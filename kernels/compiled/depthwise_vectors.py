@@ -1,5 +1,10 @@
 """Depthwise convs on explicit vector kernels (numba, inner loops written in LLVM IR): the
-forward conv and both gradients for float32 channels-last operands with multiplier 1.
+forward conv and both gradients for float32 or bfloat16 channels-last operands with
+multiplier 1. bfloat16 operands come as their bits (uint16): the kernels widen them to
+float32 as they load, sum in float32 and round each output once as they store it
+(``ir.VectorAccess``), so the ops move half the bytes of float32 ones; the filter stays
+float32. A bfloat16 sum takes one call (at most ``TAPS`` taps; its caller sends the rest to
+the row-cache loops), so no rounded output is ever added to.
 
 A depthwise conv multiplies channel by channel: its work is vectors of channels times
 vectors of channels, with no sum across channels. Two kernels, each one loop over the
@@ -23,7 +28,8 @@ cache lines are written with non-temporal stores, which skip reading the lines f
 Operands need not start on cache lines (NumPy aligns large buffers to 16 bytes only, and
 vectors that straddle two lines load at half speed). With stride 1 along W and whole
 vectors of channels, a row's interior is read as one stream of vectors from the source's
-first line on: a vector's lanes are channels ``rotation`` to ``rotation + LANES`` (mod C)
+first vector boundary on (a line for float32, half a line for bfloat16's shorter
+vectors): a vector's lanes are channels ``rotation`` to ``rotation + LANES`` (mod C)
 of one position or two neighbours, the filter's tap rows repeat their first LANES values to
 match (``_wrapped``), and the filter gradient's sums that a vector carries past a
 position's end fold back when a block is flushed. The forward conv and the input gradient
@@ -43,10 +49,10 @@ from numba import njit, prange
 from numba.extending import intrinsic
 
 from graphops.kernels.compiled import ir as loops_ir
-from graphops.kernels.compiled.constants import CACHE_LINE_BYTES, LANES
-from graphops.kernels.compiled.ir import VectorAccess, fence
+from graphops.kernels.compiled.constants import CACHE_LINE_BYTES, DEPTHWISE_TAPS, LANES
+from graphops.kernels.compiled.ir import VectorAccess, bfloat16_bits, fence
 
-TAPS = 9          # taps a kernel call holds in registers (a 3x3 filter)
+TAPS = DEPTHWISE_TAPS   # taps a kernel call holds in registers
 FLUSH_ROWS = 64   # filter gradient: rows summed in float32 between float64 flushes
 
 _INT = loops_ir.INT
@@ -62,13 +68,14 @@ def _tap_start(builder, array, first, t, channel):
 
 def _weighted_kernel(vectors, masked=False, stream=False):
     """The intrinsic ``(taps, first, src, src_starts, src_step, w, w_starts, out, out_start,
-    out_step, count, add, channel, left)`` over flat float32 arrays: for k < count and
+    out_step, count, add, channel, left)`` over flat arrays: for k < count and
     ``vectors`` vectors of lanes l from ``channel`` on (the first ``left`` with ``masked``),
     ``out[out_start + k*out_step + channel + l] = (out's value if add else 0) + sum over
     t < taps of src[src_starts[first + t] + k*src_step + channel + l] *
     w[w_starts[first + t] + channel + l]``, the even and the odd taps summed apart (two
     dependent chains of multiply-adds, not one), then added; ``stream``: by non-temporal
-    stores, never adding."""
+    stores, never adding. src and out may hold bfloat16 bits (w float32): an out of them
+    is never added to."""
 
     @intrinsic
     def kernel(typingctx, taps, first, src, src_starts, src_step, w, w_starts, out,
@@ -76,7 +83,10 @@ def _weighted_kernel(vectors, masked=False, stream=False):
         def codegen(context, builder, signature, args):
             (_, first, src, src_starts, src_step, w, w_starts, out, out_start, out_step,
              count, add, channel, left) = loops_ir.arguments(context, builder, signature, args)
-            access = VectorAccess(builder, masked, stream, left)
+            half = bfloat16_bits(signature.args[2])     # src and out alike
+            source = VectorAccess(builder, masked, False, left, half)
+            target = VectorAccess(builder, masked, stream, left, half)
+            filter_access = VectorAccess(builder, masked, False, left)
             fma = loops_ir.fma(builder, _VECTOR)
             adding = builder.icmp_signed("!=", add, _INT(0))
             out_first = builder.add(out_start, channel)
@@ -84,7 +94,7 @@ def _weighted_kernel(vectors, masked=False, stream=False):
             def emit(taps):
                 starts = [_tap_start(builder, src_starts, first, t, channel)
                           for t in range(taps)]
-                weights = [[access.load(w, builder.add(
+                weights = [[filter_access.load(w, builder.add(
                     _tap_start(builder, w_starts, first, t, channel), _INT(v * LANES)))
                     for v in range(vectors)] for t in range(taps)]
 
@@ -93,16 +103,18 @@ def _weighted_kernel(vectors, masked=False, stream=False):
                     out_at = builder.add(out_first, builder.mul(k, out_step))
                     for v in range(vectors):
                         at = builder.add(out_at, _INT(v * LANES))
-                        totals = [access.load(out, at) if held else _ZERO, _ZERO]
+                        totals = [target.load(out, at) if held else _ZERO, _ZERO]
                         for t, start in enumerate(starts):
-                            value = access.load(src, builder.add(builder.add(start, src_at),
+                            value = source.load(src, builder.add(builder.add(start, src_at),
                                                                  _INT(v * LANES)))
                             totals[t % 2] = builder.call(fma, [value, weights[t][v],
                                                                totals[t % 2]])
-                        access.store(builder.fadd(totals[0], totals[1]), out, at)
+                        target.store(builder.fadd(totals[0], totals[1]), out, at)
                     return []
 
-                if stream:        # streamed stores take a whole sum: never added to
+                # streamed stores and bfloat16 outputs (rounded once: their sums take one
+                # call) take a whole sum, never added to
+                if stream or target.bfloat16:
                     loops_ir.counted_loop(builder, count, [], lambda k, _: body(k, False))
                     return
                 with builder.if_else(adding) as (then, otherwise):
@@ -114,19 +126,22 @@ def _weighted_kernel(vectors, masked=False, stream=False):
             loops_ir.switch(builder, args[0], range(TAPS + 1), emit)
             return context.get_dummy_value()
 
+        if src.dtype != out.dtype:
+            return None
         return loops_ir.typed((taps, first, src, src_starts, src_step, w, w_starts, out,
-                               out_start, out_step, count, add, channel, left), (2, 5, 7),
-                              (3, 6), codegen)
+                               out_start, out_step, count, add, channel, left), (5,),
+                              (3, 6), codegen, halves=(2, 7))
 
     return kernel
 
 
 def _products_kernel(vectors, masked=False):
     """The intrinsic ``(taps, first, x, x_starts, x_step, dy, dy_start, dy_step, count, out,
-    out_starts, channel, left)`` over flat float32 arrays: for t < taps and ``vectors``
+    out_starts, channel, left)`` over flat arrays: for t < taps and ``vectors``
     vectors of lanes l from ``channel`` on (the first ``left`` with ``masked``),
     ``out[out_starts[first + t] + channel + l] += sum over k < count of
-    x[x_starts[first + t] + k*x_step + channel + l] * dy[dy_start + k*dy_step + channel + l]``."""
+    x[x_starts[first + t] + k*x_step + channel + l] * dy[dy_start + k*dy_step + channel + l]``;
+    x and dy may both hold bfloat16 bits."""
 
     @intrinsic
     def kernel(typingctx, taps, first, x, x_starts, x_step, dy, dy_start, dy_step, count, out,
@@ -134,6 +149,8 @@ def _products_kernel(vectors, masked=False):
         def codegen(context, builder, signature, args):
             (_, first, x, x_starts, x_step, dy, dy_start, dy_step, count, out, out_starts,
              channel, left) = loops_ir.arguments(context, builder, signature, args)
+            half = bfloat16_bits(signature.args[2])     # x and dy alike
+            source = VectorAccess(builder, masked, False, left, half)
             access = VectorAccess(builder, masked, False, left)
             fma = loops_ir.fma(builder, _VECTOR)
             dy_first = builder.add(dy_start, channel)
@@ -143,10 +160,10 @@ def _products_kernel(vectors, masked=False):
 
                 def body(k, sums):
                     dy_at = builder.add(dy_first, builder.mul(k, dy_step))
-                    d = [access.load(dy, builder.add(dy_at, _INT(v * LANES)))
+                    d = [source.load(dy, builder.add(dy_at, _INT(v * LANES)))
                          for v in range(vectors)]
                     x_at = builder.mul(k, x_step)
-                    return [builder.call(fma, [access.load(x, builder.add(
+                    return [builder.call(fma, [source.load(x, builder.add(
                         builder.add(start, x_at), _INT(v * LANES))), d[v], sums[t * vectors + v]])
                         for t, start in enumerate(starts) for v in range(vectors)]
 
@@ -161,8 +178,11 @@ def _products_kernel(vectors, masked=False):
             loops_ir.switch(builder, args[0], range(TAPS + 1), emit)
             return context.get_dummy_value()
 
+        if x.dtype != dy.dtype:
+            return None
         return loops_ir.typed((taps, first, x, x_starts, x_step, dy, dy_start, dy_step, count,
-                               out, out_starts, channel, left), (2, 5, 9), (3, 10), codegen)
+                               out, out_starts, channel, left), (9,), (3, 10), codegen,
+                              halves=(2, 5))
 
     return kernel
 
@@ -270,13 +290,20 @@ def _segment(index, segments, rotation, channels, count, starts, taps, step):
 
 @njit(cache=True, nogil=True)
 def line_rotation(flat, channels, step):
-    """The channel from which a position's vectors start on ``flat``'s cache lines, when a
-    run of positions ``step`` channels apart can be read as one stream of vectors: 0 when it
-    cannot (vectors that are not whole, positions not adjacent) or ``flat`` starts on a
-    line."""
-    if step != channels or channels % LANES or flat.ctypes.data % 4:
+    """The channel from which a position's vectors start on ``flat``'s vector boundaries
+    (``_vector_bytes``: for float32 its cache lines), when a run of positions ``step``
+    channels apart can be read as one stream of vectors: 0 when it cannot (vectors that are
+    not whole, positions not adjacent) or ``flat`` starts on a boundary."""
+    if step != channels or channels % LANES or flat.ctypes.data % flat.itemsize:
         return 0
-    return (-flat.ctypes.data) % CACHE_LINE_BYTES // 4
+    return (-flat.ctypes.data) % _vector_bytes(flat) // flat.itemsize
+
+
+@njit(cache=True, nogil=True)
+def _vector_bytes(flat):
+    """The bytes of a vector of ``flat``'s values in memory: a cache line for float32, half
+    of one for bfloat16 bits."""
+    return min(CACHE_LINE_BYTES, LANES * flat.itemsize)
 
 
 @njit(cache=True, nogil=True)
@@ -331,7 +358,8 @@ def _row_taps(starts, w_starts, n, row, column, geometry, src_rows, src_width, c
 def forward(x, w, y, geometry, parts):
     """y[n, oh, ow, c] = sum over taps (i, j) inside x of x[n, oh*sh + i*dh - pt,
     ow*sw + j*dw - pl, c] * w[i, j, c]: x ``[N, H, W, C]``, w ``[KH, KW, C, 1]``, y ``[N, OH,
-    OW, C]``, C-contiguous float32; ``geometry`` (KH, KW, 1, sh, sw, dh, dw, pt, pl). With
+    OW, C]``, C-contiguous, x and y float32 or bfloat16 bits (then at most TAPS taps), w
+    float32; ``geometry`` (KH, KW, 1, sh, sw, dh, dw, pt, pl). With
     stride 1 and whole vectors of channels, row interiors run on x's cache lines wherever x
     starts (``_segment``): y placed at x's offset within a line is then written in whole
     lines too."""
@@ -343,7 +371,8 @@ def forward(x, w, y, geometry, parts):
     first, stop = _interior(w_total, -pl, (kw - 1) * dw - pl, sw, ow_total)
     rotation = line_rotation(xf, channels, sw * channels)
     wf, pitch = _wrapped(w.reshape(w.size), channels, rotation)
-    stream = channels % LANES == 0 and (yf.ctypes.data + 4 * rotation) % CACHE_LINE_BYTES == 0
+    stream = (channels % LANES == 0
+              and (yf.ctypes.data + yf.itemsize * rotation) % _vector_bytes(yf) == 0)
     for part in prange(parts):
         starts = np.empty(kh * kw, np.int64)
         w_starts = np.empty(kh * kw, np.int64)
@@ -384,7 +413,8 @@ def backprop_input(dy, w, dx, geometry, parts):
     rows = n_total * h_total
     rotation = line_rotation(dyf, channels, sw * channels)
     wf, pitch = _wrapped(w.reshape(w.size), channels, rotation)
-    stream = channels % LANES == 0 and (dxf.ctypes.data + 4 * rotation) % CACHE_LINE_BYTES == 0
+    stream = (channels % LANES == 0
+              and (dxf.ctypes.data + dxf.itemsize * rotation) % _vector_bytes(dxf) == 0)
     for part in prange(parts):
         starts = np.empty(kh * kw, np.int64)
         w_starts = np.empty(kh * kw, np.int64)

@@ -2,8 +2,9 @@
 ``compiled.depthwise_vectors``, ``compiled.planar``, ``compiled.transpose``): a counted loop
 carrying values in registers, a switch on a run-time count, fused multiply-adds of vectors
 (and of float32 scalars, for compiled loops that need one rounding whatever their
-contraction flags), vector loads and stores (plain, masked or non-temporal), a memory
-fence for after non-temporal stores, an intrinsic's typing and its arguments as
+contraction flags), vector loads and stores (plain, masked or non-temporal; of float32
+values or of bfloat16 bits, widened to float32 as they load and rounded as they store), a
+memory fence for after non-temporal stores, an intrinsic's typing and its arguments as
 pointers."""
 
 from llvmlite import ir
@@ -16,6 +17,8 @@ INT = ir.IntType(64)
 INT32 = ir.IntType(32)
 VECTOR = ir.VectorType(ir.FloatType(), LANES)     # a vector register of float32 values
 ZERO = ir.Constant(VECTOR, [0.0] * LANES)
+HALF_BITS = ir.VectorType(ir.IntType(16), LANES)  # a vector of bfloat16 values, as bits
+WORDS = ir.VectorType(INT32, LANES)               # float32 values, as bits
 
 
 def arguments(context, builder, signature, args):
@@ -25,12 +28,14 @@ def arguments(context, builder, signature, args):
             for kind, value in zip(signature.args, args)]
 
 
-def typed(arguments, floats, offsets, codegen):
+def typed(arguments, floats, offsets, codegen, halves=()):
     """An intrinsic's typing: ``(void signature, codegen)`` when the arrays among its typed
-    ``arguments`` at positions ``floats`` hold float32 and those at ``offsets`` int64 (the
-    signature takes them as given and every other argument as an int64), else None."""
-    arrays = {**dict.fromkeys(floats, types.float32), **dict.fromkeys(offsets, types.int64)}
-    if any(arguments[i].dtype != dtype for i, dtype in arrays.items()):
+    ``arguments`` at positions ``floats`` hold float32, those at ``halves`` float32 or
+    bfloat16 bits (uint16) and those at ``offsets`` int64 (the signature takes them as given
+    and every other argument as an int64), else None."""
+    arrays = {**dict.fromkeys(floats, (types.float32,)), **dict.fromkeys(offsets, (types.int64,)),
+              **dict.fromkeys(halves, (types.float32, types.uint16))}
+    if any(arguments[i].dtype not in kinds for i, kinds in arrays.items()):
         return None
     return types.void(*(argument if i in arrays else types.int64
                         for i, argument in enumerate(arguments))), codegen
@@ -96,12 +101,47 @@ def switch(builder, value, counts, emit):
     builder.position_at_end(leave)
 
 
+def bfloat16_bits(kind):
+    """Whether arrays of numba type ``kind`` hold bfloat16 bits (uint16) for
+    ``VectorAccess``, rather than float32 values."""
+    return kind.dtype == types.uint16
+
+
+def widened(builder, bits):
+    """The float32 values of a vector of bfloat16 bits: the bits in the upper half."""
+    return builder.bitcast(builder.shl(builder.zext(bits, WORDS), _splat(WORDS, 16)), VECTOR)
+
+
+def rounded(builder, values):
+    """A float32 vector rounded to bfloat16 bits as ``casts.bfloat16_bits`` rounds each
+    value: to nearest even, overflowing to infinity; a NaN becomes the quiet NaN of its
+    sign."""
+    bits = builder.bitcast(values, WORDS)
+    upper = builder.lshr(bits, _splat(WORDS, 16))
+    odd = builder.and_(upper, _splat(WORDS, 1))
+    nearest = builder.lshr(builder.add(builder.add(bits, _splat(WORDS, 0x7FFF)), odd),
+                           _splat(WORDS, 16))
+    nan = builder.icmp_unsigned(">", builder.and_(bits, _splat(WORDS, 0x7FFFFFFF)),
+                                _splat(WORDS, 0x7F800000))
+    quiet = builder.or_(builder.and_(upper, _splat(WORDS, 0x8000)), _splat(WORDS, 0x7FC0))
+    return builder.trunc(builder.select(nan, quiet, nearest), HALF_BITS)
+
+
+def _splat(vector_type, value):
+    return ir.Constant(vector_type, [value] * vector_type.count)
+
+
 class VectorAccess:
     """A kernel's loads and stores of ``VECTOR``s: plain, masked to the first ``left``
-    lanes, or (stores) non-temporal, on cache-line aligned addresses."""
+    lanes, or (stores) non-temporal, on addresses aligned to the vector's size or a cache
+    line, whichever is smaller. With ``bfloat16`` the memory holds bfloat16 bits, widened
+    as they load and rounded (``rounded``) as they store."""
 
-    def __init__(self, builder, masked, stream, left):
+    def __init__(self, builder, masked, stream, left, bfloat16=False):
         self.builder, self.stream, self.mask = builder, stream, None
+        self.bfloat16, self.align = bfloat16, 2 if bfloat16 else 4     # bytes of a value
+        self.memory = HALF_BITS if bfloat16 else VECTOR
+        self.passthrough = _splat(HALF_BITS, 0) if bfloat16 else ZERO   # masked-off lanes
         if masked:
             lanes = ir.VectorType(INT32, LANES)
             count = builder.insert_element(ir.Constant(lanes, ir.Undefined),
@@ -110,34 +150,41 @@ class VectorAccess:
                                            ir.Constant(lanes, [0] * LANES))
             self.mask = builder.icmp_unsigned("<", ir.Constant(lanes, list(range(LANES))),
                                               count)
-            pointer = VECTOR.as_pointer()
+            memory, pointer = self.memory, self.memory.as_pointer()
+            name = "v16i16.p0v16i16" if bfloat16 else "v16f32.p0v16f32"
             self.masked_load = builder.module.declare_intrinsic(
-                "llvm.masked.load.v16f32.p0v16f32",
-                fnty=ir.FunctionType(VECTOR, [pointer, INT32, self.mask.type, VECTOR]))
+                f"llvm.masked.load.{name}",
+                fnty=ir.FunctionType(memory, [pointer, INT32, self.mask.type, memory]))
             self.masked_store = builder.module.declare_intrinsic(
-                "llvm.masked.store.v16f32.p0v16f32",
-                fnty=ir.FunctionType(ir.VoidType(), [VECTOR, pointer, INT32, self.mask.type]))
+                f"llvm.masked.store.{name}",
+                fnty=ir.FunctionType(ir.VoidType(), [memory, pointer, INT32, self.mask.type]))
 
     def _pointer(self, base, at):
-        return self.builder.bitcast(self.builder.gep(base, [at]), VECTOR.as_pointer())
+        return self.builder.bitcast(self.builder.gep(base, [at]), self.memory.as_pointer())
 
     def load(self, base, at):
         """The vector at ``base[at]``."""
         if self.mask is not None:
-            return self.builder.call(self.masked_load, [self._pointer(base, at), INT32(4),
-                                                        self.mask, ZERO])
-        return self.builder.load(self._pointer(base, at), align=4)
+            held = self.builder.call(self.masked_load, [self._pointer(base, at),
+                                                        INT32(self.align), self.mask,
+                                                        self.passthrough])
+        else:
+            held = self.builder.load(self._pointer(base, at), align=self.align)
+        return widened(self.builder, held) if self.bfloat16 else held
 
     def store(self, value, base, at):
         """Stores the vector ``value`` at ``base[at]``."""
+        if self.bfloat16:
+            value = rounded(self.builder, value)
+        pointer = self._pointer(base, at)
         if self.mask is not None:
-            self.builder.call(self.masked_store, [value, self._pointer(base, at), INT32(4),
-                                                  self.mask])
+            self.builder.call(self.masked_store, [value, pointer, INT32(self.align), self.mask])
         elif self.stream:
-            store = self.builder.store(value, self._pointer(base, at), align=CACHE_LINE_BYTES)
+            store = self.builder.store(value, pointer,
+                                       align=min(CACHE_LINE_BYTES, LANES * self.align))
             store.set_metadata("nontemporal", self.builder.module.add_metadata([INT32(1)]))
         else:
-            self.builder.store(value, self._pointer(base, at), align=4)
+            self.builder.store(value, pointer, align=self.align)
 
 
 @intrinsic

@@ -3,11 +3,13 @@
 Two paths. With NumPy (``xp=np``, the default) each op is one fused pass of compiled loops
 (numba, imported on first use) over channels-last, C-contiguous operands: NHWC operands go
 in as they are, NCHW ones and strided views are copied once on the way in and the result
-once on the way out. float32 with multiplier 1 runs on vector kernels that read their
-operands in place (``kernels/compiled/depthwise_vectors.py``); the rest on loops over a
-row cache (``kernels/compiled/depthwise.py``), where float16/bfloat16 stay in their dtype: the
-loops widen rows to float32 as they load them and round results as rows finish, so no
-pass of its own casts them. The loops split the rows into
+once on the way out. float32 and bfloat16 with multiplier 1 run on vector kernels that read
+their operands in place (``kernels/compiled/depthwise_vectors.py``; bfloat16 there with at
+most ``DEPTHWISE_TAPS`` taps, which one call sums, except the filter gradient, whose sums
+stay float32 at any size); the rest on loops over a row cache
+(``kernels/compiled/depthwise.py``). Either way float16/bfloat16 stay in their dtype: the
+loops widen values to float32 as they load them and round each result once as they store
+it, so no pass of its own casts them. The loops split the rows into
 ``parallelism.share_count()`` blocks that threads take as they come free; the
 filter gradient sums each block in the compute dtype, then the blocks in order in float64,
 so results depend only on the thread count.
@@ -28,6 +30,7 @@ import ml_dtypes
 import numpy as np
 
 from graphops.kernels.compiled import loops, usable
+from graphops.kernels.compiled.constants import DEPTHWISE_TAPS
 from graphops.kernels.conv_algorithms import cuda_depthwise, cudnn_convs
 from graphops.kernels.conv_algorithms.cuda_build import runs_on
 from graphops.kernels.conv_algorithms.layout import (blocks, channels_last_copy,
@@ -87,10 +90,10 @@ def _backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels_las
     if 0 in (kh, kw, c, m) or dyl.size == 0 or xl.size == 0:
         return np.zeros((kh, kw, c, m), x.dtype)
     geometry = _geometry((kh, kw, c, m), strides, dilations, pads)
-    if _on_vectors(x.dtype, m):
+    if _on_vectors(x.dtype, (kh, kw, c, m), float32_sums=True):
         compiled, parts = _loops(dyl.size, "depthwise_vectors")
         sums = np.zeros((min(parts, dyl.shape[0] * dyl.shape[1]), kh * kw * c))
-        compiled.backprop_filter(xl, dyl, sums, geometry)
+        compiled.backprop_filter(_bits(xl), _bits(dyl), sums, geometry)
         return sums.sum(axis=0).reshape(kh, kw, c, m).astype(x.dtype)
     cols = _run_columns(c * m)
     compiled, parts = _loops(dyl.size)
@@ -134,12 +137,14 @@ def _run(name, source, w, out_shape, strides, dilations, pads):
     if not (size and source.size and w.size):
         return np.zeros(out_shape, source.dtype)
     geometry = _geometry(w.shape, strides, dilations, pads)
-    if _on_vectors(source.dtype, w.shape[3]):
+    if _on_vectors(source.dtype, w.shape):
         compiled, parts = _loops(max(size, source.size), "depthwise_vectors")
         channels = source.shape[-1]
-        streamed = compiled.line_rotation(source.reshape(-1), channels, strides[1] * channels)
+        streamed = compiled.line_rotation(_bits(source).reshape(-1), channels,
+                                          strides[1] * channels)
         out = aligned_empty(out_shape, source.dtype, like=source if streamed else None)
-        getattr(compiled, name)(source, np.ascontiguousarray(w), out, geometry, parts)
+        getattr(compiled, name)(_bits(source), np.ascontiguousarray(w, np.float32),
+                                _bits(out), geometry, parts)
         return out
     out = aligned_empty(out_shape, source.dtype)
     cols = _run_columns(w.shape[2] * w.shape[3])
@@ -149,10 +154,17 @@ def _run(name, source, w, out_shape, strides, dilations, pads):
     return out
 
 
-def _on_vectors(dtype, multiplier):
-    """Whether the vector kernels (``compiled.depthwise_vectors``) take an op: float32 with
-    multiplier 1; the row-cache loops take the rest."""
-    return np.dtype(dtype) == np.float32 and multiplier == 1
+def _on_vectors(dtype, filter_shape, float32_sums=False):
+    """Whether the vector kernels (``compiled.depthwise_vectors``) take an op: multiplier 1,
+    and float32, or bfloat16 where each output's sum is one call's (at most
+    ``DEPTHWISE_TAPS`` taps, or ``float32_sums``: the filter gradient, which sums in
+    float32 whatever its size) and so is rounded once; the row-cache loops take the
+    rest."""
+    kh, kw, _, multiplier = filter_shape
+    if multiplier != 1:
+        return False
+    return np.dtype(dtype) == np.float32 or (
+        np.dtype(dtype) == ml_dtypes.bfloat16 and (float32_sums or kh * kw <= DEPTHWISE_TAPS))
 
 
 def _loops(values, name="depthwise"):

@@ -16,6 +16,7 @@ from graphops.kernels.support import parallelism
 from graphops.kernels.conv_algorithms.depthwise import (depthwise_backprop_filter,
                                                         depthwise_backprop_input,
                                                         depthwise_forward)
+from graphops.kernels.compiled.constants import DEPTHWISE_TAPS
 from tests.cache_lines import at_line_offset
 from tests.conv_tolerance import assert_conv_close
 from tests.reference_depthwise import (depthwise_backprop_filter_ref,
@@ -127,39 +128,48 @@ def vector_cases(draw):
 
 
 @settings(max_examples=80, deadline=None)
-@given(case=vector_cases(), parts=st.integers(1, 5))
-def test_vector_kernels_match_reference(case, parts):
-    """float32 with multiplier 1 runs on compiled.depthwise_vectors: row interiors, edges,
+@given(case=vector_cases(), parts=st.integers(1, 5),
+       dtype=st.sampled_from([np.float32, ml_dtypes.bfloat16]))
+def test_vector_kernels_match_reference(case, parts, dtype):
+    """float32 and bfloat16 with multiplier 1 run on compiled.depthwise_vectors (bfloat16's
+    forward conv and input gradient with at most DEPTHWISE_TAPS taps): row interiors, edges,
     tap groups, channel groups and row blocks all against the reference."""
-    x, w, dy, geo, x_shape = _arrays(case, np.float32)
+    x, w, dy, geo, x_shape = _arrays(case, dtype)
     cl = case["channels_last"]
-    assert conv_depthwise._on_vectors(x.dtype, w.shape[3])
+    assert conv_depthwise._on_vectors(x.dtype, w.shape, float32_sums=True)
+    taps = w.shape[0] * w.shape[1]
+    assert conv_depthwise._on_vectors(x.dtype, w.shape) == (
+        dtype == np.float32 or taps <= DEPTHWISE_TAPS)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(parallelism, "SHARES_PER_THREAD", parts)
         y = depthwise_forward(x, w, *geo, channels_last=cl)
         dx = depthwise_backprop_input(dy, w, x_shape, *geo, channels_last=cl)
         dw = depthwise_backprop_filter(x, dy, w.shape, *geo, channels_last=cl)
     wide = [a.astype(np.float64) for a in (x, w, dy)]
-    _check_close(y, depthwise_forward_ref(wide[0], wide[1], *geo, channels_last=cl), np.float32)
+    _check_close(y, depthwise_forward_ref(wide[0], wide[1], *geo, channels_last=cl), dtype)
     _check_close(dx, depthwise_backprop_input_ref(wide[2], wide[1], x_shape, *geo,
-                                                  channels_last=cl), np.float32)
+                                                  channels_last=cl), dtype)
     _check_close(dw, depthwise_backprop_filter_ref(wide[0], wide[2], w.shape, *geo,
-                                                   channels_last=cl), np.float32)
+                                                   channels_last=cl), dtype)
 
 
 @settings(max_examples=40, deadline=None)
 @given(case=vector_cases(), channels=st.sampled_from([16, 32, 48, 64]),
-       offset=st.integers(0, 15), bad=st.sampled_from([None, np.nan, np.inf]),
-       where=st.integers(0, 2**16), parts=st.integers(1, 5))
+       offset=st.integers(0, 31), bad=st.sampled_from([None, np.nan, np.inf]),
+       where=st.integers(0, 2**16), parts=st.integers(1, 5),
+       dtype=st.sampled_from([np.float32, ml_dtypes.bfloat16]))
 def test_vector_kernels_take_operands_at_any_address(case, channels, offset, bad, where,
-                                                     parts):
+                                                     parts, dtype):
     """With stride 1 along W and whole vectors of channels, the vector kernels read row
-    interiors on their source's cache lines wherever it starts (vectors that span two
-    positions): x and dy placed at every float offset within a line match the reference,
+    interiors on their source's vector boundaries wherever it starts (vectors that span two
+    positions): x and dy placed at every element offset within a line match the reference,
     and a NaN/Inf in x or dy reaches exactly the outputs whose taps read it."""
     case = dict(case, c=channels, channels_last=True)
     case["dims"][1]["s"] = 1
-    x, w, dy, geo, x_shape = _arrays(case, np.float32)
+    for dim in case["dims"]:               # bfloat16 on the vectors: a tap group per sum
+        dim["k"] = min(dim["k"], 3)
+    offset %= 64 // np.dtype(dtype).itemsize
+    x, w, dy, geo, x_shape = _arrays(case, dtype)
     x, dy = at_line_offset(x, offset), at_line_offset(dy, offset)
     if bad is not None and dy.size:
         x.flat[where % x.size] = bad
@@ -176,9 +186,34 @@ def test_vector_kernels_take_operands_at_any_address(case, channels, offset, bad
         np.testing.assert_array_equal(np.isnan(out), np.isnan(ref))
         np.testing.assert_array_equal(np.isinf(out), np.isinf(ref))
         finite = np.isfinite(ref)
-        _check_close(out[finite], ref[finite], np.float32)
+        _check_close(out[finite], ref[finite], dtype)
     for out, source in zip(got[:2], (x, dy)):     # outputs start where their source does
-        assert out.ctypes.data % 64 == offset * 4 or not (out.size and source.size)
+        assert (out.ctypes.data % 64 == offset * x.itemsize
+                or not (out.size and source.size))
+
+
+@pytest.mark.parametrize("channels", [16, 21, 48])
+def test_bfloat16_outputs_round_once_as_ml_dtypes_rounds(channels):
+    """A 1x2 filter of ones sums two bfloat16 values in float32: each output is that sum
+    rounded once as ml_dtypes rounds float32 to bfloat16 (ties to even, overflow to
+    infinity, a NaN to the quiet NaN of its sign, subnormals kept)."""
+    bf16 = ml_dtypes.bfloat16
+    top = float(ml_dtypes.finfo(bf16).max)
+    pairs = [(1.0, 2.0 ** -8), (1.0 + 2.0 ** -7, 2.0 ** -8), (-1.0, -(2.0 ** -8)),
+             (top, 2.0 ** 119), (top, 2.0 ** 118), (-top, -(2.0 ** 119)), (np.nan, 1.0),
+             (-np.nan, 1.0), (np.inf, 1.0), (-np.inf, -1.0), (1e-39, 1e-39), (-1e-40, 0.0)]
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((3, 4, 2, channels)).astype(bf16)
+    for i, (a, b) in enumerate(pairs):
+        x.reshape(-1, 2, channels)[i // channels, :, i % channels] = (a, b)
+    y = depthwise_forward(x, np.ones((1, 2, channels, 1), bf16), (1, 1), (1, 1),
+                          ((0, 0), (0, 0)))
+    sums = x[:, :, :1].astype(np.float32) + x[:, :, 1:].astype(np.float32)
+    want = sums.astype(bf16)
+    assert conv_depthwise._on_vectors(x.dtype, (1, 2, channels, 1))
+    nonzero = sums != 0           # a sum starts from +0: the sign of a zero is not kept
+    np.testing.assert_array_equal(y.view(np.uint16)[nonzero], want.view(np.uint16)[nonzero])
+    assert not y.astype(np.float32)[~nonzero].any()
 
 
 @pytest.mark.parametrize("stride, channels", [(2, 32), (1, 24)])
@@ -199,11 +234,12 @@ def test_outputs_start_on_lines_where_sources_are_not_streamed(stride, channels)
 
 @settings(max_examples=30, deadline=None)
 @given(case=vector_cases(), bad=st.sampled_from([np.nan, np.inf, -np.inf]),
-       where=st.integers(0, 2**16), in_x=st.booleans())
-def test_vector_kernels_never_multiply_padding(case, bad, where, in_x):
+       where=st.integers(0, 2**16), in_x=st.booleans(),
+       dtype=st.sampled_from([np.float32, ml_dtypes.bfloat16]))
+def test_vector_kernels_never_multiply_padding(case, bad, where, in_x, dtype):
     """NaN/Inf in x or dy reach only the outputs their taps reach: the padding is never
     multiplied, in the forward conv and the filter gradient alike."""
-    x, w, dy, geo, _ = _arrays(case, np.float32)
+    x, w, dy, geo, _ = _arrays(case, dtype)
     target = x if in_x else dy
     if dy.size == 0:
         return
