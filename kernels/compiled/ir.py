@@ -107,12 +107,12 @@ def bfloat16_bits(kind):
     return kind.dtype == types.uint16
 
 
-def widened(builder, bits):
+def _widened(builder, bits):
     """The float32 values of a vector of bfloat16 bits: the bits in the upper half."""
     return builder.bitcast(builder.shl(builder.zext(bits, WORDS), _splat(WORDS, 16)), VECTOR)
 
 
-def rounded(builder, values):
+def _rounded(builder, values):
     """A float32 vector rounded to bfloat16 bits as ``casts.bfloat16_bits`` rounds each
     value: to nearest even, overflowing to infinity; a NaN becomes the quiet NaN of its
     sign."""
@@ -135,7 +135,7 @@ class VectorAccess:
     """A kernel's loads and stores of ``VECTOR``s: plain, masked to the first ``left``
     lanes, or (stores) non-temporal, on addresses aligned to the vector's size or a cache
     line, whichever is smaller. With ``bfloat16`` the memory holds bfloat16 bits, widened
-    as they load and rounded (``rounded``) as they store."""
+    as they load and rounded (``_rounded``) as they store."""
 
     def __init__(self, builder, masked, stream, left, bfloat16=False):
         self.builder, self.stream, self.mask = builder, stream, None
@@ -170,12 +170,12 @@ class VectorAccess:
                                                         self.passthrough])
         else:
             held = self.builder.load(self._pointer(base, at), align=self.align)
-        return widened(self.builder, held) if self.bfloat16 else held
+        return _widened(self.builder, held) if self.bfloat16 else held
 
     def store(self, value, base, at):
         """Stores the vector ``value`` at ``base[at]``."""
         if self.bfloat16:
-            value = rounded(self.builder, value)
+            value = _rounded(self.builder, value)
         pointer = self._pointer(base, at)
         if self.mask is not None:
             self.builder.call(self.masked_store, [value, pointer, INT32(self.align), self.mask])

@@ -104,8 +104,7 @@ def conv_forward(x, w, strides, dilations, pads, channels_last=True, xp=np, epil
     ``kernel_util.channel_chain`` takes them (a BiasAdd and Relu the plan fused in): the
     few-channel and direct loops apply it as they write the output, the other paths after."""
     def own(x, w):
-        positions = x.size // max(1, x.shape[-1 if channels_last else 1]) // math.prod(strides)
-        with one_thread(serial(xp, positions * math.prod(w.shape))):
+        with one_thread(serial_forward(xp, x, w, strides, channels_last)):
             return _forward(x, w, strides, dilations, pads, channels_last, xp, epilogue)
     return cudnn_convs.forward(x, w, strides, dilations, pads, channels_last, xp, own)
 
@@ -113,6 +112,13 @@ def conv_forward(x, w, strides, dilations, pads, channels_last=True, xp=np, epil
 def serial(xp, multiply_adds):
     """Whether a conv of about ``multiply_adds`` runs on one thread (``SERIAL_MAX_FLOPS``)."""
     return xp is np and 2 * multiply_adds < SERIAL_MAX_FLOPS
+
+
+def serial_forward(xp, x, w, strides, channels_last=True):
+    """``serial`` for the forward conv of ``x`` by ``w``: about x's positions over the
+    strides, times the filter's size."""
+    positions = x.size // max(1, x.shape[-1 if channels_last else 1]) // math.prod(strides)
+    return serial(xp, positions * math.prod(w.shape))
 
 
 def _forward(x, w, strides, dilations, pads, channels_last, xp, epilogue):

@@ -4,8 +4,6 @@ the kernel keeps that choice with its checked window and calls the path directly
 the general path's checks and setup on every run (tens of microseconds, the time of a
 small conv's arithmetic)."""
 
-import math
-
 import numpy as np
 
 from graphops.kernels.conv_algorithms import direct as conv_direct
@@ -13,7 +11,7 @@ from graphops.kernels.conv_algorithms import direct_or_winograd
 from graphops.kernels.conv_algorithms import gemm as conv_gemm
 from graphops.kernels.compiled import usable
 from graphops.kernels.conv_algorithms.dense import (conv_forward, few_channel_loops,
-                                                    serial)
+                                                    serial_forward)
 from graphops.kernels.support.parallelism import one_thread
 
 
@@ -38,9 +36,10 @@ def kernel_route(x_shape, w_shape, strides, dilations, pads, out_sp, dtype, xp=n
 
 def direct_forward(x, w, strides, dilations, pads, out_sp, epilogue=None):
     """``conv_forward`` of a "direct" route: the same loops with the epilogue applied as they
-    write, on one thread where ``conv_forward`` would run it so (``dense.serial``); in a
-    child forked after numba loaded (``compiled.usable``), ``conv_forward`` itself."""
+    write, on one thread where ``conv_forward`` would run it so
+    (``dense.serial_forward``); in a child forked after numba loaded
+    (``compiled.usable``), ``conv_forward`` itself."""
     if not usable():
         return conv_forward(x, w, strides, dilations, pads, epilogue=epilogue)
-    with one_thread(serial(np, x.size // x.shape[-1] // math.prod(strides) * w.size)):
+    with one_thread(serial_forward(np, x, w, strides)):
         return conv_direct.forward(x, w, strides, dilations, pads, out_sp, epilogue=epilogue)
