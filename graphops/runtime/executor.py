@@ -16,6 +16,7 @@ import numpy as np
 
 from graphops.runtime import (constant_folding, devices, elementwise_clusters, fusion,
                               host_memory, placement, shape_folding, squeeze_excite)
+from graphops.kernels.support.blas_threads import blas_jobs_on_compiled_threads
 from graphops.runtime.frame_executor import FramePlan
 from graphops.runtime.kernel_call import host_memory_indices, instantiate, ref_indices
 from graphops.runtime.steps import (BlockStep, ChainStep, ClusterStep, CopyStep, DerefStep,
@@ -73,7 +74,7 @@ class Plan:
         only when a host reader needs it."""
         plan = self.for_shapes(feed_values)
         host_memory.kernels_starting()
-        with np.errstate(all="ignore"), cancellation(cancelled):   # NaN/Inf silently
+        with np.errstate(all="ignore"), cancellation(cancelled), blas_jobs_on_compiled_threads():
             return plan._run(feed_values, cancelled)
 
     def run_in_kernel(self, feed_values):

@@ -12,11 +12,15 @@ compiling it. Caches beside the modules are dropped whenever any module's source
 Parallel loops are scheduled dynamically: threads take `chunk` iterations at a time as they
 come free, so a thread held off its core by another process delays one chunk, not the
 loop. numba's parallel loops run on OpenMP threads. Unless the user chose otherwise, they wait
-passively (OMP_WAIT_POLICY, set as graphops loads and read when numba first loads OpenMP):
-OpenMP's default is to spin after each loop, and spinning threads starve the next kernel's
-threads when the cores are all in use (2-60x slower steps on a 2-core machine, 3x slower
-whole models). OpenMP's threads do not survive a fork: in a child forked after numba was
-loaded, `usable()` is False and kernels take their NumPy path.
+passively (OMP_WAIT_POLICY, set as graphops loads and read when numba first loads OpenMP)
+after a short spin (GOMP_SPINCOUNT, ``SPIN_COUNT``: about 0.3 ms in GNU OpenMP): OpenMP's
+default is to spin for milliseconds after each loop, and spinning threads starve the next
+kernel's threads when the cores are all in use (2-60x slower steps on a 2-core machine, 3x
+slower whole models), while threads that sleep at once wake for every loop (50-100 us on a
+virtual machine). While a plan runs, OpenBLAS's parallel jobs run on these same threads
+(``blas_threads.blas_jobs_on_compiled_threads``). OpenMP's threads do not survive a fork: in
+a child forked after numba was loaded, `usable()` is False and kernels take their NumPy
+path.
 """
 
 import hashlib
@@ -30,8 +34,12 @@ from graphops.kernels.support.parallelism import numba_threads
 
 # OpenMP reads its wait policy once, when numba first loads it (at the first parallel loop of
 # any numba code in the process), so the default is set as graphops loads: whether or not
-# numba was imported before, its OpenMP threads then wait passively unless the user chose.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# numba was imported before, its OpenMP threads then wait passively unless the user chose,
+# after a short spin in GNU OpenMP (GOMP_SPINCOUNT: about SPIN_COUNT / 100 us).
+SPIN_COUNT = 30000
+if "OMP_WAIT_POLICY" not in os.environ:
+    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+    os.environ.setdefault("GOMP_SPINCOUNT", str(SPIN_COUNT))
 
 ELEMENT_CHUNK = 1 << 14    # iterations a thread takes at a time in elementwise loops
 _forked_after_numba = False

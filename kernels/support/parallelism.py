@@ -4,7 +4,10 @@ and one pool of threads.
 Every way a CPU kernel runs in parallel draws on this count: numba's compiled loops,
 `pool_map`, which spreads blocks of NumPy work (im2col copies with their GEMMs) over a pool
 of threads, and BLAS. Inside `pool_map` BLAS runs single-threaded (`blas_single_threaded`):
-the pool's threads already use the cores, and BLAS's own would spin against them. Work is
+the pool's threads already use the cores, and BLAS's own would spin against them. While a
+plan runs, OpenBLAS's parallel jobs run on numba's threads rather than its own
+(`blas_threads.blas_jobs_on_compiled_threads`): OpenBLAS's idle threads poll for tens of milliseconds
+after each product, on the cores the next compiled loop's threads need. Work is
 cut into a few shares per thread that threads take as they come free (compiled loops
 likewise take dynamic chunks), so a thread that another process holds off its core delays
 a share, not the whole kernel. Kernels run one at a time, so no phase ever runs more threads
@@ -126,7 +129,7 @@ def in_pool_thread():
     return threading.current_thread().name.startswith(_POOL_NAME)
 
 
-def _blas_controllers():
+def blas_controllers():
     global _blas
     if _blas is None:
         from threadpoolctl import ThreadpoolController   # lazily: keeps import fast
@@ -141,7 +144,7 @@ def blas_single_threaded():
     global _blas_users, _blas_saved
     with _lock:
         if _blas_users == 0:
-            libraries = _blas_controllers()
+            libraries = blas_controllers()
             _blas_saved = [lib.get_num_threads() for lib in libraries]
             for lib in libraries:
                 lib.set_num_threads(1)
@@ -152,5 +155,6 @@ def blas_single_threaded():
         with _lock:
             _blas_users -= 1
             if _blas_users == 0:
-                for lib, threads in zip(_blas_controllers(), _blas_saved):
+                for lib, threads in zip(blas_controllers(), _blas_saved):
                     lib.set_num_threads(threads)
+
