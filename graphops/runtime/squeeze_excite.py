@@ -77,7 +77,8 @@ def _fused_value(kind, fused, inputs):
     if kind == "swish":
         return fused.apply(inputs)
     chain = fused.chain
-    return channel_chain(gemm_forward(*inputs), chain.fixed, chain.activation, chain.tiles)
+    return channel_chain(gemm_forward(*inputs), chain.fixed, chain.activation, chain.tiles,
+                         in_place=True)
 
 
 def find_blocks(fusion, conv_chain, swish):

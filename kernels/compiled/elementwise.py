@@ -90,12 +90,15 @@ def channel_chain(x, tiled, kinds, activation, zero, six, out):
     chunk's length (a multiple of C), so every stage is one contiguous loop over a chunk
     that stays in cache. Each step is rounded in x's dtype as the separate ops round it (no
     fused multiply-add). ``activation``: 0 (none), 1 (Relu) or 2 (Relu6), NaN and -0 kept
-    as ``relu`` keeps them; ``zero`` and ``six`` are those values in x's dtype."""
+    as ``relu`` keeps them; ``zero`` and ``six`` are those values in x's dtype. ``out``
+    may be ``x`` itself."""
     chunk = tiled.shape[1]
+    copy = out.ctypes.data != x.ctypes.data
     for part in prange((x.shape[0] + chunk - 1) // chunk):
         start = part * chunk
         dst = out[start:start + chunk]
-        dst[:] = x[start:start + chunk]
+        if copy:
+            dst[:] = x[start:start + chunk]
         _chain_chunk(dst, tiled, kinds, activation, zero, six)
 
 

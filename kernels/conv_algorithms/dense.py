@@ -153,7 +153,7 @@ def _forward(x, w, strides, dilations, pads, channels_last, xp, epilogue):
     if y is None:
         y = _forward_by_im2col(xc, wc, strides, dilations, pads, out_sp, ct, xp)
     if pending is not None:
-        y = channel_chain(y, *pending)
+        y = channel_chain(y, *pending, in_place=True)
     return from_channels_last(astype(xp, y, x.dtype), channels_last, xp)
 
 

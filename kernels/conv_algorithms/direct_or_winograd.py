@@ -29,7 +29,7 @@ def forward(xc, wc, strides, dilations, pads, out_sp, ct, epilogue):
 
     def winograd():
         y = conv_winograd.winograd_forward(xc, wc, out_sp, pads)
-        return y if y is None or epilogue is None else channel_chain(y, *epilogue)
+        return y if y is None or epilogue is None else channel_chain(y, *epilogue, in_place=True)
 
     return _run(("forward", xc.shape, wc.shape, strides, dilations, pads, np.dtype(ct).str),
                 math.prod(out_shape) * math.prod(wc.shape),

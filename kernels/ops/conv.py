@@ -82,7 +82,7 @@ def _conv2d_input_sizes(sizes, filter_shape, out_backprop_shape, data_format):
 
 def _finished(y, epilogue):
     """``y`` through a fused ``epilogue`` (``kernel_util.channel_chain``), if any."""
-    return y if epilogue is None else channel_chain(y, *epilogue)
+    return y if epilogue is None else channel_chain(y, *epilogue, in_place=True)
 
 
 def _split(xp, a, groups, axis):

@@ -197,21 +197,22 @@ def epilogue_arguments(epilogue, dtype, cols):
     return tiled, kinds, ACTIVATION_CODES[activation]
 
 
-def channel_chain(x, stages, activation=None, tiles=None):
+def channel_chain(x, stages, activation=None, tiles=None, in_place=False):
     """``activation(x op0 v0 op1 v1 ...)`` on the CPU: ``stages`` a sequence of ``("mul" |
     "add" | "sub", v)`` applied left to right, each ``v`` a vector along x's last dim or a
     scalar, of x's float dtype; ``activation`` None, "Relu" or "Relu6"; each step rounded
     as the separate ops (Mul, Add/BiasAdd, Sub, Relu/Relu6) round it. Large arrays run in
     one compiled pass (``tiles``: ``chain_tiles``' result, made here when not given), small
-    ones by NumPy in place."""
+    ones by NumPy in place. With ``in_place`` (``x`` a kernel's own fresh result) the
+    result overwrites ``x``, which is still in the cache, rather than a new array."""
     if compiled_cpu(np, x):
         tiled, kinds = tiles or chain_tiles(stages, x.shape[-1], x.dtype)
-        out = np.empty_like(x)
+        out = x if in_place else np.empty_like(x)
         loops("elementwise", single=x.size < PARALLEL_MIN_SIZE).channel_chain(
             x.reshape(-1), tiled, kinds, ACTIVATION_CODES[activation], x.dtype.type(0),
             x.dtype.type(6), out.reshape(-1))
         return out
-    y = x.copy()
+    y = x if in_place else x.copy()
     for kind, value in stages:
         {"mul": np.multiply, "add": np.add, "sub": np.subtract}[kind](y, value, out=y)
     if activation is not None:

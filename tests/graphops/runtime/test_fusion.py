@@ -494,3 +494,21 @@ def test_a_fed_conv_output_leaves_the_conv_out_of_the_chain(monkeypatch):
     assert _kernel_types([out], [y]) == ["Chain"]
     _assert_same_bits_as_unfused([out], {y: _hostile(rng, (2, 8, 8, 16), np.float32)},
                                  monkeypatch)
+
+
+@pytest.mark.parametrize("rows", [3, PARALLEL_MIN_SIZE // 16 + 5])   # NumPy and compiled
+@pytest.mark.parametrize("activation", [None, "Relu", "Relu6"])
+def test_a_chain_in_place_overwrites_its_input_with_the_chains_bits(rows, activation):
+    from graphops.kernels.support.kernel_util import channel_chain
+    rng = np.random.default_rng(rows)
+    x = (rng.standard_normal((rows, 16)) * 8).astype(np.float32)
+    x.flat[::7] = np.nan
+    x.flat[1::11] = -0.0
+    stages = [("mul", rng.standard_normal(16).astype(np.float32)),
+              ("add", np.float32(0.5))]
+    want = channel_chain(x, stages, activation)
+    before = x.copy()
+    got = channel_chain(x, stages, activation, in_place=True)
+    assert got is x and not np.array_equal(before, x, equal_nan=True)
+    assert np.array_equal(got, want, equal_nan=True)
+    assert np.array_equal(np.signbit(got), np.signbit(want))
