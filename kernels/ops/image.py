@@ -14,7 +14,9 @@ area averaging weighs each input pixel by its overlap with the output pixel.
 
 import numpy as np
 
-from graphops.kernels.support.kernel_util import DEVICES, computable_types
+from graphops.kernels.compiled import loops
+from graphops.kernels.support.kernel_util import (DEVICES, PARALLEL_MIN_SIZE, compiled_cpu,
+                                                  computable_types)
 from graphops.kernels.ops.math import float32_if_half
 from graphops.registry import dtypes
 from graphops.registry.errors import InvalidArgumentError
@@ -213,8 +215,13 @@ class ResizeBilinearOp(ResizeKernel):
         in_h, in_w = images.shape[1:3]
         y_lo, y_hi, y_lerp = bilinear_weights(out_h, in_h, h_scale, self.half_pixel_centers)
         x_lo, x_hi, x_lerp = bilinear_weights(out_w, in_w, w_scale, self.half_pixel_centers)
-        x_lerp = _along(xp, x_lerp, 2)
         image = images.astype(np.float32)
+        if compiled_cpu(xp, image, min_size=0):
+            out = np.empty((image.shape[0], out_h, out_w, image.shape[3]), np.float32)
+            loops("resize", chunk=1, single=out.size < PARALLEL_MIN_SIZE).bilinear(
+                image, y_lo, y_hi, y_lerp, x_lo, x_hi, x_lerp, out)
+            return ctx.set_output(0, out)
+        x_lerp = _along(xp, x_lerp, 2)
 
         def across(rows):
             left = xp.take(rows, xp.asarray(x_lo), axis=2)

@@ -117,6 +117,26 @@ def test_resize_forward_matches_the_references(n, in_size, out_size, c, flags, d
 
 
 @SETTINGS
+@given(st.integers(1, 3), st.tuples(st.integers(1, 12), st.integers(1, 12)),
+       st.tuples(st.integers(1, 40), st.integers(1, 40)), st.integers(1, 20),
+       st.sampled_from(FLAGS))
+def test_bilinear_loop_gives_tfs_float32_bits_as_numpy_does(n, in_size, out_size, c, flags):
+    """The compiled loop rounds each step in float32 as TF's compute_lerp (and the NumPy
+    path, which takes arrays the loop does not) does: the same bits as the reference."""
+    from graphops.kernels.ops import image
+    rng = np.random.default_rng(n + sum(in_size) + sum(out_size) + c)
+    x = (rng.standard_normal((n, *in_size, c)) * 40).astype(np.float32)
+    kwargs = dict(images=x, size=np.int32(out_size), align_corners=flags[0],
+                  half_pixel_centers=flags[1])
+    compiled = np.asarray(gp.raw_ops.ResizeBilinear(**kwargs))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(image, "compiled_cpu", lambda *args, **kw: False)
+        by_numpy = np.asarray(gp.raw_ops.ResizeBilinear(**kwargs))
+    np.testing.assert_array_equal(compiled, ref_bilinear(x, out_size, *flags))
+    np.testing.assert_array_equal(by_numpy, compiled)
+
+
+@SETTINGS
 @given(st.integers(1, 2), sizes, sizes, st.sampled_from(FLAGS + [(True, True)]),
        st.sampled_from([np.float32, np.float64, np.float16, np.int32, np.uint8]))
 def test_resize_gradients_match_the_references(n, in_size, out_size, flags, dtype):
