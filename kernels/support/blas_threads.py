@@ -49,8 +49,11 @@ def blas_jobs_on_compiled_threads():
 
 def _find_blas_hook():
     """(set_callback, get_num_threads, the callback's address, numba's most threads) for
-    `blas_jobs_on_compiled_threads`, or False where it does not apply; decided once."""
+    `blas_jobs_on_compiled_threads`, or False where it does not apply; decided once a kernel
+    has loaded numba (a plan that needs no compiled loop does not load it for this)."""
     global _blas_hook
+    if "numba" not in sys.modules:
+        return False
     from graphops.kernels.compiled import loops, usable
     libraries = blas_controllers()
     hook = False

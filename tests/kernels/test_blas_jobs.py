@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 
+import numba  # noqa: F401  (loaded, as a kernel loads it: the hook is decided only then)
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -86,11 +87,12 @@ def _child(script, **env):
 
 @needs_hook
 def test_a_child_forked_while_a_plan_runs_multiplies_on_openblas_threads():
-    _child("import os, sys, numpy as np\n"
+    _child("import os, sys, numba, numpy as np\n"
            "sys.path.insert(0, os.getcwd())\n"
            "from graphops.kernels.support import blas_threads\n"
            "a = np.ones((1024, 512), np.float32)\n"
            "with blas_threads.blas_jobs_on_compiled_threads():\n"
+           "    assert blas_threads._blas_hook_users == 1\n"
            "    pid = os.fork()\n"
            "    if pid == 0:\n"
            "        os._exit(0 if (a @ a.T == 512).all() else 3)\n"
@@ -100,11 +102,11 @@ def test_a_child_forked_while_a_plan_runs_multiplies_on_openblas_threads():
 def test_fewer_numba_threads_than_openblas_leaves_openblas_its_own():
     """Each job needs a thread of its own: with one numba thread and OpenBLAS's two, the
     callback is not installed and the product completes."""
-    _child("import os, sys, numpy as np\n"
+    _child("import os, sys, numba, numpy as np\n"
            "sys.path.insert(0, os.getcwd())\n"
            "from graphops.kernels.support import blas_threads\n"
            "a = np.ones((1024, 512), np.float32)\n"
            "with blas_threads.blas_jobs_on_compiled_threads():\n"
-           "    assert blas_threads._blas_hook_users == 0\n"
+           "    assert blas_threads._find_blas_hook() and blas_threads._blas_hook_users == 0\n"
            "    assert (a @ a.T == 512).all()\n",
            NUMBA_NUM_THREADS="1", OPENBLAS_NUM_THREADS="2")

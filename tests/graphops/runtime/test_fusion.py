@@ -432,7 +432,8 @@ def test_a_conv_takes_its_bias_and_activation_as_an_epilogue_bit_for_bit(case, a
     after = []                        # epilogues applied after the conv rather than in it
     for module in (conv_dense, conv_kernels):
         monkeypatch.setattr(module, "channel_chain",
-                            lambda *a, chain=module.channel_chain: after.append(1) or chain(*a))
+                            lambda *a, chain=module.channel_chain, **kw:
+                            after.append(1) or chain(*a, **kw))
     fused = _with_variables(out, feed, True, monkeypatch)
     assert len(after) == (not in_loops)
     plain = _with_variables(out, feed, False, monkeypatch)
