@@ -6,8 +6,8 @@ Every way a CPU kernel runs in parallel draws on this count: numba's compiled lo
 of threads, and BLAS. Inside `pool_map` BLAS runs single-threaded (`blas_single_threaded`):
 the pool's threads already use the cores, and BLAS's own would spin against them. While a
 plan runs, OpenBLAS's parallel jobs run on numba's threads rather than its own
-(`blas_threads.blas_jobs_on_compiled_threads`): OpenBLAS's idle threads poll for tens of milliseconds
-after each product, on the cores the next compiled loop's threads need. Work is
+(`blas_threads.blas_jobs_on_compiled_threads`): OpenBLAS's idle threads poll for tens of
+milliseconds after each product, on the cores the next compiled loop's threads need. Work is
 cut into a few shares per thread that threads take as they come free (compiled loops
 likewise take dynamic chunks), so a thread that another process holds off its core delays
 a share, not the whole kernel. Kernels run one at a time, so no phase ever runs more threads
@@ -130,6 +130,7 @@ def in_pool_thread():
 
 
 def blas_controllers():
+    """threadpoolctl's controllers of the BLAS libraries NumPy loaded, found once."""
     global _blas
     if _blas is None:
         from threadpoolctl import ThreadpoolController   # lazily: keeps import fast
@@ -157,4 +158,3 @@ def blas_single_threaded():
             if _blas_users == 0:
                 for lib, threads in zip(blas_controllers(), _blas_saved):
                     lib.set_num_threads(threads)
-
