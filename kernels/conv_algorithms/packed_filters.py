@@ -10,10 +10,10 @@ reordered: in blocks of ``BLOCK_ROWS`` rows, each block as strips of the micro-k
 vectors of columns (``compiled.direct.strip_gemm``), so that a product reads the pack
 front to back while the rows' block of values stays in the L1 cache. One thread streams
 17-21 GB/s of it on a Zen 4, where a second adds little; on an Intel Xeon one streams about
-9 GB/s and two about 14 (ResNet50's last 3x3 filter, 9.4 MB: 1.0 -> 0.69 ms a conv), and
-numba's threads, spinning briefly between loops, join without a wake-up inside a model:
-threads join past ``BYTES_PER_THREAD`` each. A pack lives as long as its filter, which it
-references weakly.
+9 GB/s and two about 14 (ResNet50's last 3x3 filter, 9.4 MB: 1.0 ms a conv on one, 0.69 on
+two), and numba's threads, spinning briefly between loops, join without a wake-up inside a
+model: threads join past ``BYTES_PER_THREAD`` each. A pack lives as long as its filter,
+which it references weakly.
 """
 
 import threading
