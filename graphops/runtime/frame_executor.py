@@ -34,6 +34,7 @@ import collections
 
 import numpy as np
 
+from graphops.kernels.support.blas_threads import blas_jobs_on_compiled_threads
 from graphops.runtime import devices, host_memory
 from graphops.runtime.frame_loops import LoopPlan, RootPlan
 from graphops.runtime.kernel_call import (compute, dereference, host_memory_indices,
@@ -195,7 +196,7 @@ class FramePlan:
 
     def run(self, feed_values, cancelled=None):
         host_memory.kernels_starting()
-        with np.errstate(all="ignore"), cancellation(cancelled):   # NaN/Inf silently
+        with np.errstate(all="ignore"), cancellation(cancelled), blas_jobs_on_compiled_threads():
             return self._run(feed_values, cancelled)
 
     def run_in_kernel(self, feed_values):

@@ -6,7 +6,6 @@ threads, which spin for a fraction of a millisecond and then sleep, the products
 they cost on OpenBLAS's threads and the loops after them run at their own speed.
 """
 
-import contextlib
 import ctypes
 import os
 import sys
@@ -19,32 +18,41 @@ _blas_hook = None                 # see `_find_blas_hook`; False where none appl
 _blas_hook_users = 0              # runs inside `blas_jobs_on_compiled_threads`
 
 
-@contextlib.contextmanager
 def blas_jobs_on_compiled_threads():
-    """While the block runs (nestable, across threads), NumPy's OpenBLAS runs its parallel
-    jobs on numba's OpenMP threads (``compiled.blas_jobs``), one pool for compiled loops and
-    products alike, where that is safe: an OpenBLAS with the threads callback, numba's
+    """A context: while the block runs (nestable, across threads), NumPy's OpenBLAS runs its
+    parallel jobs on numba's OpenMP threads (``compiled.blas_jobs``), one pool for compiled
+    loops and products alike, where that is safe: an OpenBLAS with the threads callback, numba's
     OpenMP layer, and OpenBLAS's thread count within numba's (its jobs wait on each other,
     so each needs a thread of its own). Elsewhere BLAS runs as it is."""
-    global _blas_hook_users
-    hook = _blas_hook if _blas_hook is not None else _find_blas_hook()
-    installed = False
-    if hook:
-        set_callback, get_threads, address, most_threads = hook
-        with _lock:
-            if _blas_hook_users or get_threads() <= most_threads:
-                if _blas_hook_users == 0:
-                    set_callback(address)
-                _blas_hook_users += 1
-                installed = True
-    try:
-        yield
-    finally:
-        if installed:
+    return _OnCompiledThreads()
+
+
+class _OnCompiledThreads:
+    """`blas_jobs_on_compiled_threads`' context, a class rather than a generator: every
+    plan's run enters one."""
+
+    __slots__ = ("installed",)
+
+    def __enter__(self):
+        global _blas_hook_users
+        hook = _blas_hook if _blas_hook is not None else _find_blas_hook()
+        self.installed = False
+        if hook:
+            set_callback, get_threads, address, most_threads = hook
+            with _lock:
+                if _blas_hook_users or get_threads() <= most_threads:
+                    if _blas_hook_users == 0:
+                        set_callback(address)
+                    _blas_hook_users += 1
+                    self.installed = True
+
+    def __exit__(self, *exc_info):
+        global _blas_hook_users
+        if self.installed and _blas_hook:      # (not in a child forked during the block)
             with _lock:
                 _blas_hook_users -= 1
                 if _blas_hook_users == 0:
-                    set_callback(None)
+                    _blas_hook[0](None)
 
 
 def _find_blas_hook():
