@@ -34,7 +34,7 @@ from numba.extending import intrinsic
 
 from graphops.kernels.compiled import host_isa
 from graphops.kernels.compiled import ir as loops_ir
-from graphops.kernels.compiled.elementwise import chain_rows
+from graphops.kernels.compiled.elementwise import chain_chunk, chain_rows
 
 # The register tiles of the vector unit numba compiles for (``host_isa.tiles``): at
 # AVX-512 16 lanes, 8 rows and 4 of four vectors; at AVX2 8 lanes, 6 rows and none of four;
@@ -210,7 +210,8 @@ def _unpadded(geometry, source):
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def forward(x, offsets, w, y, geometry, source, bands, parts, tiled, kinds, activation):
+def forward(x, offsets, w, y, geometry, source, bands, parts, splits, depth, width, tiled,
+            kinds, activation):
     """y = the conv of x by w on the micro-kernels. ``x``: the input ``[N, S1, S2, S3, C]``
     as a flat float32 array, unpadded; ``offsets[t*C + c]``: where tap t's channel c lies
     from a window's origin in the zero-padded input ``[N, P1, P2, P3, C]``; ``w``: the
@@ -221,11 +222,13 @@ def forward(x, offsets, w, y, geometry, source, bands, parts, tiled, kinds, acti
     positions, and ``parts`` runs of (plane, band) items are the threads' to take: a part
     pads the input that each of its items reads into a slab of its own, which stays in the
     cache while the micro-kernel reads it (1.1-1.5x faster than reading a padded copy made
-    first; an input without padding is read in place). The calls share the positions of a
-    block of BLOCK evenly (``_accumulate``), which may span rows, so narrow rows still fill
-    the accumulators. A
-    finished block goes through the epilogue ``(tiled, kinds, activation)`` while it is in
-    the cache (``compiled.elementwise.chain_rows``; no kinds and activation 0 for none)."""
+    first; an input without padding is read in place). A part sums ``depth`` (tap, channel)
+    pairs at a time over all its items, so that those filter rows stay in the cache while
+    the items read them; each later run of pairs adds its sums to y. The calls share the
+    positions of a block of BLOCK evenly (``_accumulate``), which may span rows, so narrow
+    rows still fill the accumulators. A finished block goes through the epilogue ``(tiled,
+    kinds, activation)`` while it is in the cache (``compiled.elementwise.chain_rows``; no
+    kinds and activation 0 for none)."""
     n_total, q1n, q2n, q3n, outs, p1, p2, p3, channels, s1, s2, s3 = geometry
     span1, span2, span3 = source[6:9]
     unpadded = _unpadded(geometry, source)
@@ -233,35 +236,77 @@ def forward(x, offsets, w, y, geometry, source, bands, parts, tiled, kinds, acti
     items = n_total * q1n * bands
     band_size = (plane_size + bands - 1) // bands
     positions = _positions(geometry, 1)
-    outputs = np.arange(BLOCK) * outs             # a block's positions, in y
-    for part in prange(parts):
+    pairs = offsets.shape[0]
+    for task in prange(parts * splits):
+        part, split = task // splits, task % splits
+        columns = (_split_at(outs, split, splits), _split_at(outs, split + 1, splits))
         slab = np.empty(0 if unpadded else span1 * p2 * p3 * channels, np.float32)
-        for item in range(items * part // parts, items * (part + 1) // parts):
-            plane, band = item // bands, item % bands
-            begin, end = band * band_size, min(plane_size, (band + 1) * band_size)
-            if begin >= end:
-                continue
-            top, bottom = begin // q3n, (end - 1) // q3n
-            left, right = (begin % q3n, (end - 1) % q3n) if top == bottom else (0, q3n - 1)
-            read, origin = slab, 0
-            if unpadded:
-                read, origin = x, (plane // q1n * p1 + plane % q1n * s1) * p2 * p3 * channels
-            else:
-                _fill_slab(x, plane // q1n, plane % q1n * s1, span1, top * s2,
-                           (bottom - top) * s2 + span2, left * s3, (right - left) * s3 + span3,
-                           source, slab, p2, p3, channels)
-            for first in range(begin, end, BLOCK):
-                size = min(BLOCK, end - first)
-                y_block = (plane * plane_size + first) * outs
-                column = 0
-                while column < outs:
-                    column += _accumulate(size, read, origin, offsets,
-                                          positions[first:first + size], w, outs, column, y,
-                                          y_block + column, outputs, 0, outs - column,
-                                          FORWARD_WIDEST)
-                if kinds.shape[0] or activation:
-                    chain_rows(y[y_block:y_block + size * outs], tiled, kinds, activation,
-                               y.dtype.type(0), y.dtype.type(6))
+        for low in range(0, pairs, depth):
+            high = min(pairs, low + depth)
+            finished = high == pairs and (kinds.shape[0] > 0 or activation != 0)
+            for item in range(items * part // parts, items * (part + 1) // parts):
+                plane, band = item // bands, item % bands
+                begin, end = band * band_size, min(plane_size, (band + 1) * band_size)
+                if begin >= end:
+                    continue
+                top, bottom = begin // q3n, (end - 1) // q3n
+                left, right = (begin % q3n, (end - 1) % q3n) if top == bottom else (0, q3n - 1)
+                read, origin = slab, 0
+                if unpadded:
+                    read, origin = x, (plane // q1n * p1 + plane % q1n * s1) * p2 * p3 * channels
+                else:
+                    _fill_slab(x, plane // q1n, plane % q1n * s1, span1, top * s2,
+                               (bottom - top) * s2 + span2, left * s3,
+                               (right - left) * s3 + span3, source, slab, p2, p3, channels)
+                _band_sums(read, origin, offsets[low:high], positions[begin:end],
+                           w[low * outs:], width, y, (plane * plane_size + begin) * outs,
+                           outs, columns, min(low, 1), finished, tiled, kinds, activation)
+
+
+@njit(cache=True, nogil=True)
+def _split_at(outs, split, splits):
+    """Where column run ``split`` of ``splits`` starts among ``outs`` output channels: at a
+    multiple of two vectors where the runs allow, else of HALF_LANES."""
+    unit = 2 * LANES if outs % (2 * LANES) == 0 else HALF_LANES
+    return outs // unit * split // splits * unit
+
+
+@njit(cache=True, nogil=True)
+def _band_sums(read, origin, offsets, positions, w, width, y, y_first, outs, columns, add,
+               finished, tiled, kinds, activation):
+    """The sums over ``offsets``' (tap, channel) pairs of a band's output ``positions`` in
+    the output channels ``columns`` (first, end), block by block of BLOCK, written to (or,
+    where ``add``, added to) y from ``y_first``; through the epilogue where ``finished``.
+    ``w`` holds the pairs' filter rows as strips of ``width`` channels, each strip its rows
+    in order (``width`` = O: the rows as they lie)."""
+    outputs = np.arange(BLOCK) * outs             # a block's positions, in y
+    strip = offsets.shape[0] * width
+    for first in range(0, positions.shape[0], BLOCK):
+        size = min(BLOCK, positions.shape[0] - first)
+        y_block = y_first + first * outs
+        column = columns[0]
+        while column < columns[1]:
+            column += _accumulate(size, read, origin, offsets, positions[first:first + size],
+                                  w, width, column // width * strip + column % width, y,
+                                  y_block + column, outputs, add,
+                                  min(columns[1] - column, width - column % width),
+                                  FORWARD_WIDEST)
+        if finished:
+            _epilogue(y, y_block, size, outs, columns, tiled, kinds, activation)
+
+
+@njit(cache=True, nogil=True)
+def _epilogue(y, y_block, size, outs, columns, tiled, kinds, activation):
+    """The epilogue on the block's ``size`` rows from ``y_block``, in the output channels
+    ``columns``: whole rows at once where they span all ``outs`` channels."""
+    zero, six = y.dtype.type(0), y.dtype.type(6)
+    if columns[0] == 0 and columns[1] == outs:
+        chain_rows(y[y_block:y_block + size * outs], tiled, kinds, activation, zero, six)
+        return
+    for row in range(size):
+        start = y_block + row * outs
+        chain_chunk(y[start + columns[0]:start + columns[1]], tiled[:, columns[0]:columns[1]],
+                    kinds, activation, zero, six)
 
 
 @njit(cache=True, parallel=True, nogil=True)

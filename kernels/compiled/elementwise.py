@@ -99,7 +99,7 @@ def channel_chain(x, tiled, kinds, activation, zero, six, out):
         dst = out[start:start + chunk]
         if copy:
             dst[:] = x[start:start + chunk]
-        _chain_chunk(dst, tiled, kinds, activation, zero, six)
+        chain_chunk(dst, tiled, kinds, activation, zero, six)
 
 
 @njit(cache=True, nogil=True)
@@ -108,11 +108,11 @@ def chain_rows(values, tiled, kinds, activation, zero, six):
     conv's output block, its epilogue applied while it is in the cache)."""
     chunk = tiled.shape[1]
     for start in range(0, values.shape[0], chunk):
-        _chain_chunk(values[start:start + chunk], tiled, kinds, activation, zero, six)
+        chain_chunk(values[start:start + chunk], tiled, kinds, activation, zero, six)
 
 
 @njit(cache=True, nogil=True)
-def _chain_chunk(dst, tiled, kinds, activation, zero, six):
+def chain_chunk(dst, tiled, kinds, activation, zero, six):
     """``channel_chain``'s stages and activation in place on one chunk ``dst`` (at most
     ``tiled``'s length, starting at channel 0)."""
     count = dst.shape[0]

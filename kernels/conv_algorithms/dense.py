@@ -116,9 +116,11 @@ def serial(xp, multiply_adds):
 
 def serial_forward(xp, x, w, strides, channels_last=True):
     """``serial`` for the forward conv of ``x`` by ``w``: about x's positions over the
-    strides, times the filter's size."""
+    strides, times the filter's size; never for a filter past
+    ``direct.STREAMED_FILTER_BYTES``, which streams from memory faster on every core."""
     positions = x.size // max(1, x.shape[-1 if channels_last else 1]) // math.prod(strides)
-    return serial(xp, positions * math.prod(w.shape))
+    return (serial(xp, positions * math.prod(w.shape))
+            and w.size * 4 <= conv_direct.STREAMED_FILTER_BYTES)
 
 
 def _forward(x, w, strides, dilations, pads, channels_last, xp, epilogue):

@@ -33,7 +33,7 @@ def forward(xc, wc, strides, dilations, pads, out_sp, ct, epilogue):
 
     return _run(("forward", xc.shape, wc.shape, strides, dilations, pads, np.dtype(ct).str),
                 math.prod(out_shape) * math.prod(wc.shape),
-                _fits(ct, kernel, strides, dilations, c, o, out_shape),
+                _fits(ct, kernel, strides, dilations, c, o, out_shape, streamed=True),
                 lambda: conv_direct.forward(xc, wc, strides, dilations, pads, out_sp,
                                             epilogue=epilogue), winograd)
 
@@ -42,7 +42,8 @@ def fixed_direct(ct, kernel, strides, dilations, in_channels, out_channels, out_
     """Whether ``forward`` takes the direct kernels by the fixed rule alone on any host: they
     fit first, and nothing is timed against them (no other path fits, or the conv is below
     ``tuning.TUNE_MIN_MACS``)."""
-    fits = _fits(ct, kernel, strides, dilations, in_channels, out_channels, out_shape)
+    fits = _fits(ct, kernel, strides, dilations, in_channels, out_channels, out_shape,
+                 streamed=True)
     macs = math.prod(out_shape) * math.prod(kernel) * in_channels * out_channels
     return fits[:1] == ["direct"] and (len(fits) == 1 or macs < conv_tuning.TUNE_MIN_MACS)
 
@@ -92,19 +93,20 @@ def backprop_input(dyc, wc, in_shape, dilations, pads, ct, paths):
 
 
 def _fits(ct, kernel, strides, dilations, in_channels, out_channels, out_shape,
-          winograd_allowed=True):
+          winograd_allowed=True, streamed=False):
     """The paths that take a conv of ``out_shape`` ``(N, *out_sp)``, in the fixed rule's
     order. The fixed rule takes the direct kernels (``direct.applies``) for strided and
     small convs, and at any size for those Winograd does not take (dilated and 5x5 stride-1
     convs: 2x faster there than on the scatter GEMMs): "direct" first where it does, else
     after "winograd" where the kernels fit at any size (only while Winograd is allowed:
-    without it, the fixed rule alone decides)."""
+    without it, the fixed rule alone decides). ``streamed``: for the forward conv, whose
+    direct kernels take a filter of any size (``direct.applies``)."""
     winograd = conv_winograd.applies(np, ct, kernel, strides, dilations, in_channels,
                                      out_channels, out_shape)
 
     def direct(any_size):
         return conv_direct.applies(np, ct, kernel, strides, out_channels, out_shape,
-                                   in_channels, any_size=any_size)
+                                   in_channels, any_size=any_size, streamed=streamed)
 
     fixed_direct = direct(not winograd)
     fits = ["direct"] if fixed_direct else []

@@ -1,0 +1,93 @@
+"""The direct forward conv on a filter that streams from memory
+(``conv_direct.STREAMED_FILTER_BYTES``, lowered here so that small filters stream): a
+constant filter packed in blocks of strips, another summed in runs of its rows, the input
+padded whole, the output channels split among the threads, and the epilogue applied to
+each thread's channels once every run is summed; against the slow float64 reference. Also
+which convs stream, and on how many threads."""
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+from graphops.kernels.compiled import loops
+from graphops.kernels.conv_algorithms import dense as conv_dense
+from graphops.kernels.conv_algorithms import direct as conv_direct
+from graphops.kernels.conv_algorithms import packed_filters
+from graphops.kernels.conv_algorithms.routes import kernel_route
+from tests.kernels.dense_conv_cases import (  # noqa: F401 (on_every_thread: autouse)
+    SETTINGS, arrays, check_close, conv_cases, on_every_thread)
+from tests.module_settings import module_settings
+from tests.reference_conv import conv_forward_ref
+
+
+@SETTINGS
+@given(case=conv_cases(min_size=1), channels=st.integers(1, 40), vectors=st.integers(1, 17),
+       constant=st.booleans(), block=st.sampled_from([8, 24, 512]),
+       streamed_bytes=st.integers(0, 4096), fused=st.booleans())
+def test_streamed_filters_match_reference(case, channels, vectors, constant, block,
+                                          streamed_bytes, fused):
+    """Every rank, stride, dilation and padding; 8-136 output channels (so the threads'
+    channel runs start at strips of two vectors or at half vectors); packs of 8-512 rows
+    and runs of 1 to all rows; a BiasAdd and Relu fused in or not."""
+    case.update(c=channels, o=8 * vectors, channels_last=True)
+    x, w, _, geo, _ = arrays(case, np.float32)
+    want = conv_forward_ref(x.astype(np.float64), w.astype(np.float64), *geo)
+    bias = np.random.default_rng(case["seed"]).uniform(-1, 1, w.shape[-1]).astype(np.float32)
+    epilogue = (((("add", bias),), "Relu", None)) if fused else None
+    if fused:
+        want = np.maximum(want + bias, 0)
+    w.flags.writeable = not constant
+    packs = []
+    strips = packed_filters.strips
+    with module_settings(conv_direct, STREAMED_FILTER_BYTES=streamed_bytes), \
+            module_settings(packed_filters, BLOCK_ROWS=block,
+                            strips=lambda *a: packs.append(strips(*a)) or packs[-1]):
+        got = conv_direct.forward(x, w, *geo, want.shape[1:-1], epilogue=epilogue)
+    streamed = w.nbytes > streamed_bytes
+    width = 2 * loops("direct").LANES
+    assert len(packs) == streamed
+    assert [p is not None for p in packs] == [constant and w.shape[-1] % width == 0] * streamed
+    assert got.shape == want.shape and got.dtype == np.float32
+    check_close(got, want, np.float32)
+
+
+@given(outs=st.integers(1, 40), splits=st.integers(1, 8))
+def test_channel_runs_cover_the_channels_once_in_order(outs, splits):
+    """The threads' runs of output channels: contiguous, in order, covering all of them,
+    each starting at a whole strip of two vectors where the channels come in strips."""
+    module = loops("direct")
+    outs *= module.HALF_LANES
+    starts = [module._split_at(outs, s, splits) for s in range(splits + 1)]
+    assert starts[0] == 0 and starts[-1] == outs and starts == sorted(starts)
+    unit = 2 * module.LANES if outs % (2 * module.LANES) == 0 else module.HALF_LANES
+    assert all(start % unit == 0 for start in starts)
+
+
+@pytest.mark.parametrize("x_shape, w_shape, stride, streams", [
+    ((1, 4, 4, 256), (3, 3, 256, 256), 1, True),     # a deep block at batch 1: 2.4 MB
+    ((8, 4, 4, 256), (3, 3, 256, 256), 1, True),
+    ((1, 2, 2, 512), (3, 3, 512, 512), 1, True),     # 9.4 MB over 4 positions
+    ((8, 8, 8, 512), (3, 3, 512, 512), 2, True),     # an input of 1 MB
+    ((8, 16, 16, 256), (3, 3, 256, 512), 2, False),  # of 2 MB: the other paths
+])
+def test_forward_convs_take_a_large_filter_where_the_input_is_small(x_shape, w_shape,
+                                                                    stride, streams):
+    """A filter past ``MAX_FILTER_BYTES`` fits the direct forward (not the input gradient)
+    where the input it reads again per run of rows is at most ``STREAMED_MAX_INPUT_BYTES``;
+    such a conv runs on every thread whatever its arithmetic, as a filter streams from
+    memory faster on more cores."""
+    kernel, (c, o), n = w_shape[:-2], w_shape[-2:], x_shape[0]
+    strides = (stride,) * len(kernel)
+    out_shape = (n, *(-(-size // stride) for size in x_shape[1:-1]))
+    assert conv_direct.applies(np, np.float32, kernel, strides, o, out_shape, c,
+                               streamed=True) == streams
+    assert not conv_direct.applies(np, np.float32, kernel, strides, o, out_shape, c)
+    if n == 1:
+        route = kernel_route(x_shape, w_shape, strides, strides, ((1, 1),) * len(kernel),
+                             out_shape[1:], np.float32)
+        assert route == "direct"
+    x = np.zeros(x_shape, np.float32)
+    with module_settings(conv_dense, SERIAL_MAX_FLOPS=1 << 40):
+        assert not conv_dense.serial_forward(np, x, np.zeros(w_shape, np.float32), strides)
+        assert conv_dense.serial_forward(np, x, np.zeros((*kernel, c, 8), np.float32),
+                                         strides)
