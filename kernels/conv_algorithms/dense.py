@@ -89,9 +89,11 @@ SMALL_MAX_CHANNEL_PAIRS = 16  # input x output channels up to which direct loops
 SMALL_MAX_PLANE_BYTES = 16 << 20  # a thread's plane buffers in the direct loops, at most
 PHASE_MAX_DEPTH = 4           # dy channels up to which strided input gradients run by phases
 # CPU convs of fewer FLOPs run on the calling thread alone (`parallelism.one_thread`): waking
-# the other threads costs 50-110 us, and an idle core runs slower for a while: up to ~30
-# MFLOP one thread is 1.0-4.5x faster than two, at 56-76 MFLOP about as fast.
-SERIAL_MAX_FLOPS = 1 << 25
+# a sleeping thread costs 50-110 us, and an idle core runs slower for a while. Inside a
+# model numba's threads still spin from the last op (`compiled` sets their spin), and
+# convs of 8-32 MFLOP ran faster on both cores (U-Net at batch 8 12.5 -> 9.1 ms, DenseNet121
+# and ResNet50 at batch 1 4-7% faster; the TF1 programs within their noise).
+SERIAL_MAX_FLOPS = 1 << 23
 SCATTER_MIN_DEPTH = 32        # forward: input channels below which patch matrices do better
 SCATTER_MIN_UNIT_ROWS = 512   # source positions a pool unit gets at least
 SCATTER_MIN_SOURCES = 1024    # source positions (all images) a scatter conv needs at least
@@ -116,11 +118,11 @@ def serial(xp, multiply_adds):
 
 def serial_forward(xp, x, w, strides, channels_last=True):
     """``serial`` for the forward conv of ``x`` by ``w``: about x's positions over the
-    strides, times the filter's size; never for a filter past
-    ``direct.STREAMED_FILTER_BYTES``, which streams from memory faster on every core."""
+    strides, times the filter's size; never for a filter the direct loops stream
+    (``direct.streams``), as a filter streams from memory faster on every core."""
     positions = x.size // max(1, x.shape[-1 if channels_last else 1]) // math.prod(strides)
     return (serial(xp, positions * math.prod(w.shape))
-            and w.size * 4 <= conv_direct.STREAMED_FILTER_BYTES)
+            and not conv_direct.streams(positions, 4 * x.size, 4 * w.size))
 
 
 def _forward(x, w, strides, dilations, pads, channels_last, xp, epilogue):
@@ -135,8 +137,12 @@ def _forward(x, w, strides, dilations, pads, channels_last, xp, epilogue):
     if 0 in (n, o, c, *kernel, *out_sp):
         y = xp.zeros((n, *out_sp, o), ct)
     elif conv_gemm.pointwise(kernel, pads):
-        picked = xc[_sampled(out_sp, strides)]
-        y = conv_gemm.filter_product(picked.reshape(-1, c), wc).reshape(n, *out_sp, o)
+        if conv_direct.takes_pointwise(xp, ct, strides, o, (n, *out_sp), c):
+            y, pending = conv_direct.forward(xc, wc, strides, dilations, pads, out_sp,
+                                             epilogue=epilogue), None
+        else:
+            picked = xc[_sampled(out_sp, strides)]
+            y = conv_gemm.filter_product(picked.reshape(-1, c), wc).reshape(n, *out_sp, o)
     elif 0 not in xc.shape and xp is np:
         if few_channel_loops(xp, ct, kernel, strides, dilations, c, o, out_sp):
             y, pending = conv_few_channels.forward(xc, wc, out_sp, strides, dilations, pads,

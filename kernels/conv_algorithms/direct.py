@@ -30,11 +30,10 @@ allow):
   planes of fewer than ``MIN_PLANE_POSITIONS`` output positions leave the kernel waiting on
   filter loads (a call's rows span the rows of a plane, not planes).
 
-The forward conv streams a larger filter instead (past ``STREAMED_FILTER_BYTES``, over an
-input of up to ``STREAMED_MAX_INPUT_BYTES``): each thread takes a run of output channels
-and sums a run of filter rows over all its positions while those rows stay in the L2
-cache, a constant filter packed once in blocks of strips that it reads front to back
-(``packed_filters.strips``), the input padded once. On the Intel Xeon, six convs in a row
+The forward conv streams a larger filter instead (``streams``): each thread takes a run of
+output channels and sums a run of filter rows over all its positions while those rows stay
+in the L2 cache, a constant filter packed once in blocks of strips that it reads front to
+back (``packed_filters.strips``), the input padded once. On the Intel Xeon, six convs in a row
 (a model's filters come from memory), 3x3 convs took 0.69 ms each for x[8,4,4,256] 256 ->
 256 (the patch matrices 0.92, TF 0.68), 0.14 for x[1,4,4,256] (0.24-0.27, TF 0.21) and
 0.24 for x[1,2,2,512] 512 -> 512 (0.37 on the packed strips, TF 0.35).
@@ -57,8 +56,11 @@ VECTOR_CHANNELS = 8         # output channels come in groups of this (whole HALF
 MIN_PLANE_POSITIONS = 4     # output positions of a plane (last two spatial dims), at least
 FEW_POSITIONS_MAX_OUTPUTS = 4096   # output values up to which few-position convs run here
 MAX_FILTER_BYTES = 1 << 20  # float32 filters up to this size stay in the cache
-STREAMED_FILTER_BYTES = 1 << 20   # filters past this size stream through in runs of rows
-STREAMED_MAX_INPUT_BYTES = 1 << 20   # the input a streamed filter's convs read at most
+STREAMED_FILTER_BYTES = 1 << 18   # forward: filters past this size stream (``streams``)
+STREAMED_MAX_POSITIONS = 128   # ... over at most this many output positions
+STREAMED_MAX_INPUT_BYTES = 1 << 20   # ... and an input of at most this size
+RUN_BYTES = 1 << 20         # a streamed filter's rows summed at a time, unpacked
+POINTWISE_MIN_MACS = 1 << 24    # multiply-adds from which pointwise convs run here
 MAX_UNIT_STRIDE_MACS = 1 << 29   # multiply-adds up to which stride-1 convs run here
 FOLD_MAX_CHANNELS = 8       # strided input gradients fold the last dim's phases up to this
 MIN_ITEMS_PER_THREAD = 4    # forward: (plane, band) items a thread gets at least
@@ -89,27 +91,48 @@ def applies(xp, ct, kernel, strides, out_channels, out_shape, in_channels,
 def takes_few_positions(xp, ct, kernel, strides, out_channels, out_shape, in_channels):
     """Whether a forward conv on few output positions (``gemm.on_few_positions``) runs here
     rather than as one patch-matrix GEMM: where ``applies``, with at most
-    ``FEW_POSITIONS_MAX_OUTPUTS`` output values."""
-    return (math.prod(out_shape) * out_channels <= FEW_POSITIONS_MAX_OUTPUTS
+    ``FEW_POSITIONS_MAX_OUTPUTS`` output values or a filter it ``streams`` (OpenBLAS packs
+    the filter again on every call)."""
+    positions = math.prod(out_shape)
+    x_bytes = 4 * positions * math.prod(strides) * in_channels
+    filter_bytes = 4 * math.prod(kernel) * in_channels * out_channels
+    return ((positions * out_channels <= FEW_POSITIONS_MAX_OUTPUTS
+             or streams(positions, x_bytes, filter_bytes))
             and applies(xp, ct, kernel, strides, out_channels, out_shape, in_channels,
                         streamed=True))
+
+
+def takes_pointwise(xp, ct, strides, out_channels, out_shape, in_channels):
+    """Whether a pointwise conv (a 1x1 filter, no padding) runs here rather than as one GEMM
+    of its positions: where ``applies``, with ``POINTWISE_MIN_MACS`` multiply-adds or a
+    filter it ``streams``. The micro-kernels run such GEMMs about as fast as OpenBLAS or
+    faster, write the epilogue while the output is in the cache, and stream a filter from
+    memory faster; below, a GEMM on every core beats the loops on one."""
+    positions = math.prod(out_shape)
+    macs = positions * in_channels * out_channels
+    x_bytes = 4 * positions * math.prod(strides) * in_channels
+    return ((macs >= POINTWISE_MIN_MACS
+             or streams(positions, x_bytes, 4 * in_channels * out_channels))
+            and applies(xp, ct, (1,) * len(strides), strides, out_channels, out_shape,
+                        in_channels, streamed=True))
 
 
 def forward(xc, w, strides, dilations, pads, out_sp, epilogue=None):
     """The forward conv of channels-last float32 ``xc`` by ``w`` ``[*K, C, O]``: ``[N,
     *out_sp, O]``, through ``epilogue`` (``kernel_util.epilogue_arguments``) as it is
     written. Each output element sums its taps in row-major order, channels fastest, with
-    fused multiply-adds (a filter past ``STREAMED_FILTER_BYTES``: in runs of its rows, each
-    run's sum added to the last's). The output planes are cut into bands of positions until
+    fused multiply-adds (a filter it ``streams``: in runs of its rows, each run's sum added
+    to the last's). The output planes are cut into bands of positions until
     there are ``MIN_ITEMS_PER_THREAD`` items a thread (each band at least
     ``compiled.direct.ROWS`` positions)."""
-    if w.nbytes > STREAMED_FILTER_BYTES:
+    streamed = streams(xc.shape[0] * math.prod(out_sp), xc.nbytes, w.nbytes)
+    if streamed:
         xc, pads = _padded_whole(xc, w.shape, strides, dilations, pads, out_sp)
     x, offsets, geometry, source = _layout(xc, w.shape, strides, dilations, pads, out_sp)
     y = np.empty((xc.shape[0], *out_sp, w.shape[-1]), np.float32)
     module = loops("direct", chunk=1)
-    bands, parts, splits = _tasks(geometry, w, module.ROWS)
-    filter_rows, depth, width = _filter_rows(w, module)
+    bands, parts, splits = _tasks(geometry, w, module.ROWS, streamed)
+    filter_rows, depth, width = _filter_rows(w, module, streamed)
     module.forward(x, offsets, filter_rows, y.reshape(-1), geometry, source, bands, parts,
                    splits, depth, width,
                    *epilogue_arguments(epilogue, np.float32, w.shape[-1]))
@@ -127,33 +150,47 @@ def _padded_whole(xc, filter_shape, strides, dilations, pads, out_sp):
             [(0, 0)] * len(out_sp))
 
 
-def _filter_rows(w, module):
+def streams(positions, x_bytes, filter_bytes):
+    """Whether the forward conv over ``positions`` output positions streams its filter
+    (``forward``): one past ``MAX_FILTER_BYTES`` always (``applies`` bounds its input), one
+    past ``STREAMED_FILTER_BYTES`` over at most ``STREAMED_MAX_POSITIONS`` positions and an
+    input of at most ``STREAMED_MAX_INPUT_BYTES``. A model's filters come from memory,
+    where rows a vector wide and the output channels apart load slowly; over few positions
+    that is most of a conv's time, over many the runs' passes cost more than they save (six
+    x[8,8,8,128] 3x3 128 -> 128 convs: 3.7 ms, streamed 4.3; over x[1,8,8,128] 1.06 and
+    0.77-0.93)."""
+    return filter_bytes > STREAMED_FILTER_BYTES and (
+        filter_bytes > MAX_FILTER_BYTES
+        or positions <= STREAMED_MAX_POSITIONS and x_bytes <= STREAMED_MAX_INPUT_BYTES)
+
+
+def _filter_rows(w, module, streamed):
     """The filter as ``compiled.direct.forward`` reads it, flat, with the (tap, channel)
-    pairs it sums at a time and the width of its strips: as it lies, all pairs at once, up
-    to ``STREAMED_FILTER_BYTES``; past them a constant filter packed in blocks of strips
+    pairs it sums at a time and the width of its strips: as it lies, all pairs at once,
+    unless ``streamed``; then a constant filter packed in blocks of strips
     (``packed_filters.strips``: each block read front to back), another in runs of rows of
-    ``STREAMED_FILTER_BYTES``."""
+    ``RUN_BYTES``."""
     w2 = np.ascontiguousarray(w, np.float32).reshape(-1, w.shape[-1])
-    if w2.nbytes <= STREAMED_FILTER_BYTES:
+    if not streamed:
         return w2.reshape(-1), w2.shape[0], w2.shape[1]
     width = 2 * module.LANES
     packed = packed_filters.strips(w2, width)
     if packed is not None:
         return packed, packed_filters.BLOCK_ROWS, width
-    return w2.reshape(-1), max(1, STREAMED_FILTER_BYTES // w2[0].nbytes), w2.shape[1]
+    return w2.reshape(-1), max(1, RUN_BYTES // w2[0].nbytes), w2.shape[1]
 
 
-def _tasks(geometry, w, rows):
+def _tasks(geometry, w, rows, streamed):
     """``(bands, parts, splits)``: the bands each output plane is cut into and the runs of
     (plane, band) items and of output channels the threads take (``parts * splits``
     tasks). A filter that stays in the cache: runs of items only, ``PARTS_PER_SHARE`` a pool
     share, the planes cut until there are ``MIN_ITEMS_PER_THREAD`` items a thread (each
-    band at least ``rows`` positions). One past ``STREAMED_FILTER_BYTES``: a run of channels
-    a thread, so that each thread streams its share of the filter once."""
+    band at least ``rows`` positions). A ``streamed`` filter: a run of channels a thread,
+    so that each thread streams its share of the filter once."""
     planes, plane_size = geometry[0] * geometry[1], geometry[2] * geometry[3]
     threads = intra_op_threads()
     splits = 1
-    if w.nbytes > STREAMED_FILTER_BYTES:
+    if streamed:
         splits = max(1, min(threads, w.shape[-1] // VECTOR_CHANNELS))
     item_threads = threads // splits
     wanted = MIN_ITEMS_PER_THREAD * item_threads if item_threads > 1 else 1

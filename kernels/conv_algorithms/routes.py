@@ -19,9 +19,13 @@ def kernel_route(x_shape, w_shape, strides, dilations, pads, out_sp, dtype, xp=n
     """The path ``conv_forward`` takes for a channels-last conv (checked operands of a float
     ``dtype``), decided as it decides: "pointwise" (``gemm.plain_gemm``), "few"
     (``gemm.few_positions``: no pointwise or few-channel path first), "direct" (float32 on
-    the direct kernels by the fixed rule, ``direct_or_winograd.fixed_direct``;
-    ``direct_forward``), or None (``conv_forward`` itself)."""
+    the direct kernels by the fixed rule, ``direct_or_winograd.fixed_direct``, or a
+    pointwise conv they take, ``direct.takes_pointwise``; ``direct_forward``), or None
+    (``conv_forward`` itself)."""
     kernel, (c, o) = w_shape[:-2], w_shape[-2:]
+    if conv_gemm.pointwise(kernel, pads) and conv_direct.takes_pointwise(
+            xp, dtype, strides, o, (x_shape[0], *out_sp), c):
+        return "direct"
     if conv_gemm.plain_gemm(kernel, strides, pads, True, dtype):
         return "pointwise"
     if (0 in (*x_shape, *w_shape, *out_sp) or conv_gemm.pointwise(kernel, pads)

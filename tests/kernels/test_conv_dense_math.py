@@ -269,7 +269,8 @@ def test_convs_on_few_positions_as_one_patch_matrix_match_reference(case, dtype)
 
 def test_which_convs_run_on_few_positions():
     """Few positions, a patch matrix within its budget, a float type; with up to 4096 output
-    values on planes of 4 positions or more, the direct micro-kernels take the conv."""
+    values on planes of 4 positions or more, or a filter they stream, the direct
+    micro-kernels take the conv."""
     most, one = conv_gemm.FEW_MAX_POSITIONS, (1, 1)
     assert conv_gemm.on_few_positions(np, np.float32, most, one, (3, 3), one, 128, 32)
     assert not conv_gemm.on_few_positions(np, np.float32, most + 1, one, (3, 3), one, 128, 32)
@@ -280,7 +281,10 @@ def test_which_convs_run_on_few_positions():
     for n, planes, out_channels, few in ((16, (2, 2), 64, False), (1, (8, 8), 64, False),
                                          (4, (2, 2), 256, False), (2, (4, 4), 128, False),
                                          (4, (4, 4), 128, True), (8, (2, 2), 256, True)):
-        assert conv_gemm.on_few_positions(np, np.float32, n, planes, (3, 3), one, 64,
+        assert conv_gemm.on_few_positions(np, np.float32, n, planes, (3, 3), one, 16,
                                           out_channels) == (few or not on_direct)
+    streamed = conv_direct.STREAMED_FILTER_BYTES // (4 * 9 * 128) + 1   # in channels
+    assert conv_gemm.on_few_positions(np, np.float32, 4, (4, 4), (3, 3), one, streamed,
+                                      128) == (not on_direct)
     assert conv_gemm.on_few_positions(np, np.float32, 8, (1, 2), (3, 3), one, 64, 32)
     assert conv_gemm.on_few_positions(np, np.float64, 8, (2, 2), (3, 3), one, 64, 32)

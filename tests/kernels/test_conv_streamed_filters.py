@@ -20,6 +20,19 @@ from tests.module_settings import module_settings
 from tests.reference_conv import conv_forward_ref
 
 
+def _operands(case, channels, vectors, fused):
+    """x, w, the geometry, the epilogue (a BiasAdd and Relu where ``fused``, else None) and
+    the float64 reference's result for ``case`` with ``channels`` input channels and
+    ``vectors`` groups of 8 output channels."""
+    case.update(c=channels, o=8 * vectors, channels_last=True)
+    x, w, _, geo, _ = arrays(case, np.float32)
+    want = conv_forward_ref(x.astype(np.float64), w.astype(np.float64), *geo)
+    if not fused:
+        return x, w, geo, None, want
+    bias = np.random.default_rng(case["seed"]).uniform(-1, 1, w.shape[-1]).astype(np.float32)
+    return x, w, geo, ((("add", bias),), "Relu", None), np.maximum(want + bias, 0)
+
+
 @SETTINGS
 @given(case=conv_cases(min_size=1), channels=st.integers(1, 40), vectors=st.integers(1, 17),
        constant=st.booleans(), block=st.sampled_from([8, 24, 512]),
@@ -29,13 +42,7 @@ def test_streamed_filters_match_reference(case, channels, vectors, constant, blo
     """Every rank, stride, dilation and padding; 8-136 output channels (so the threads'
     channel runs start at strips of two vectors or at half vectors); packs of 8-512 rows
     and runs of 1 to all rows; a BiasAdd and Relu fused in or not."""
-    case.update(c=channels, o=8 * vectors, channels_last=True)
-    x, w, _, geo, _ = arrays(case, np.float32)
-    want = conv_forward_ref(x.astype(np.float64), w.astype(np.float64), *geo)
-    bias = np.random.default_rng(case["seed"]).uniform(-1, 1, w.shape[-1]).astype(np.float32)
-    epilogue = (((("add", bias),), "Relu", None)) if fused else None
-    if fused:
-        want = np.maximum(want + bias, 0)
+    x, w, geo, epilogue, want = _operands(case, channels, vectors, fused)
     w.flags.writeable = not constant
     packs = []
     strips = packed_filters.strips
@@ -43,7 +50,7 @@ def test_streamed_filters_match_reference(case, channels, vectors, constant, blo
             module_settings(packed_filters, BLOCK_ROWS=block,
                             strips=lambda *a: packs.append(strips(*a)) or packs[-1]):
         got = conv_direct.forward(x, w, *geo, want.shape[1:-1], epilogue=epilogue)
-    streamed = w.nbytes > streamed_bytes
+        streamed = conv_direct.streams(got.size // got.shape[-1], x.nbytes, w.nbytes)
     width = 2 * loops("direct").LANES
     assert len(packs) == streamed
     assert [p is not None for p in packs] == [constant and w.shape[-1] % width == 0] * streamed
@@ -91,3 +98,43 @@ def test_forward_convs_take_a_large_filter_where_the_input_is_small(x_shape, w_s
         assert not conv_dense.serial_forward(np, x, np.zeros(w_shape, np.float32), strides)
         assert conv_dense.serial_forward(np, x, np.zeros((*kernel, c, 8), np.float32),
                                          strides)
+
+
+@SETTINGS
+@given(case=conv_cases(min_size=1), channels=st.integers(1, 40), vectors=st.integers(1, 9),
+       fused=st.booleans(), streamed_bytes=st.sampled_from([0, 1 << 20]))
+def test_pointwise_convs_on_the_direct_kernels_match_reference(case, channels, vectors,
+                                                               fused, streamed_bytes):
+    """Pointwise convs (1x1 filters, no padding, any stride, rank 1-3) that the direct
+    kernels take (``takes_pointwise``, forced on for any size), through ``conv_forward``
+    with a BiasAdd and Relu fused in or not, the filter streamed or not."""
+    for dim in case["dims"]:
+        dim.update(k=1, pad=(0, 0))
+    x, w, geo, epilogue, want = _operands(case, channels, vectors, fused)
+    calls = []
+    forward = conv_direct.forward
+    with module_settings(conv_direct, POINTWISE_MIN_MACS=0, MIN_PLANE_POSITIONS=1,
+                         STREAMED_FILTER_BYTES=streamed_bytes,
+                         forward=lambda *a, **k: calls.append(1) or forward(*a, **k)):
+        got = conv_dense.conv_forward(x, w, *geo, epilogue=epilogue)
+    assert calls == [1]
+    assert got.shape == want.shape and got.dtype == np.float32
+    check_close(got, want, np.float32)
+
+
+@pytest.mark.parametrize("x_shape, o, stride, route", [
+    ((8, 16, 16, 64), 256, 1, "direct"),       # ResNet50's 1x1 convs at batch 8
+    ((8, 8, 8, 512), 128, 1, "direct"),
+    ((1, 2, 2, 2048), 512, 1, "direct"),       # a 4 MB filter at batch 1: streamed
+    ((1, 8, 8, 128), 512, 1, "pointwise"),     # 4M multiply-adds: one GEMM on every core
+    ((8, 16, 16, 256), 512, 2, "direct"),      # strided
+    ((8, 32, 32, 40), 64, 1, "direct"),        # any input channels
+    ((8, 16, 16, 64), 20, 1, "pointwise"),     # output channels not in groups of 8
+])
+def test_pointwise_convs_take_the_direct_kernels_from_a_size(x_shape, o, stride, route):
+    """A pointwise conv runs on the direct kernels from ``POINTWISE_MIN_MACS``
+    multiply-adds, or with a filter past ``STREAMED_FILTER_BYTES``; else as one GEMM."""
+    c, rank = x_shape[-1], len(x_shape) - 2
+    out_sp = tuple(-(-size // stride) for size in x_shape[1:-1])
+    assert kernel_route(x_shape, (1, 1, c, o), (stride,) * rank, (1,) * rank,
+                        ((0, 0),) * rank, out_sp, np.float32) == route
