@@ -102,19 +102,19 @@ def test_forward_convs_take_a_large_filter_where_the_input_is_small(x_shape, w_s
 
 @SETTINGS
 @given(case=conv_cases(min_size=1), channels=st.integers(1, 40), vectors=st.integers(1, 9),
-       fused=st.booleans(), streamed_bytes=st.sampled_from([0, 1 << 20]))
+       fused=st.booleans())
 def test_pointwise_convs_on_the_direct_kernels_match_reference(case, channels, vectors,
-                                                               fused, streamed_bytes):
-    """Pointwise convs (1x1 filters, no padding, any stride, rank 1-3) that the direct
-    kernels take (``takes_pointwise``, forced on for any size), through ``conv_forward``
-    with a BiasAdd and Relu fused in or not, the filter streamed or not."""
+                                                               fused):
+    """Pointwise convs (1x1 filters, no padding, any stride, rank 1-3) whose filter streams
+    (forced for any size), through ``conv_forward`` with a BiasAdd and Relu fused in or
+    not."""
     for dim in case["dims"]:
         dim.update(k=1, pad=(0, 0))
     x, w, geo, epilogue, want = _operands(case, channels, vectors, fused)
     calls = []
     forward = conv_direct.forward
-    with module_settings(conv_direct, POINTWISE_MIN_MACS=0, MIN_PLANE_POSITIONS=1,
-                         STREAMED_FILTER_BYTES=streamed_bytes,
+    with module_settings(conv_direct, STREAMED_FILTER_BYTES=0, STREAMED_MAX_POSITIONS=10**9,
+                         MIN_PLANE_POSITIONS=1,
                          forward=lambda *a, **k: calls.append(1) or forward(*a, **k)):
         got = conv_dense.conv_forward(x, w, *geo, epilogue=epilogue)
     assert calls == [1]
@@ -123,17 +123,18 @@ def test_pointwise_convs_on_the_direct_kernels_match_reference(case, channels, v
 
 
 @pytest.mark.parametrize("x_shape, o, stride, route", [
-    ((8, 16, 16, 64), 256, 1, "direct"),       # ResNet50's 1x1 convs at batch 8
-    ((8, 8, 8, 512), 128, 1, "direct"),
-    ((1, 2, 2, 2048), 512, 1, "direct"),       # a 4 MB filter at batch 1: streamed
-    ((1, 8, 8, 128), 512, 1, "pointwise"),     # 4M multiply-adds: one GEMM on every core
-    ((8, 16, 16, 256), 512, 2, "direct"),      # strided
-    ((8, 32, 32, 40), 64, 1, "direct"),        # any input channels
-    ((8, 16, 16, 64), 20, 1, "pointwise"),     # output channels not in groups of 8
+    ((1, 2, 2, 2048), 512, 1, "direct"),       # ResNet50's last 1x1 convs at batch 1
+    ((1, 4, 4, 256), 1024, 1, "direct"),       # a 1 MB filter over 16 positions
+    ((8, 4, 4, 1024), 256, 1, "direct"),       # and over 128
+    ((1, 4, 4, 2048), 512, 2, "direct"),       # strided
+    ((8, 8, 8, 512), 128, 1, "pointwise"),     # 256 KB: stays in the cache
+    ((8, 8, 8, 1024), 128, 1, "pointwise"),    # 512 positions
+    ((1, 4, 4, 256), 1020, 1, "pointwise"),    # output channels not in groups of 8
 ])
-def test_pointwise_convs_take_the_direct_kernels_from_a_size(x_shape, o, stride, route):
-    """A pointwise conv runs on the direct kernels from ``POINTWISE_MIN_MACS``
-    multiply-adds, or with a filter past ``STREAMED_FILTER_BYTES``; else as one GEMM."""
+def test_pointwise_convs_take_the_direct_kernels_where_the_filter_streams(x_shape, o, stride,
+                                                                         route):
+    """A pointwise conv runs on the direct kernels where its filter ``streams``, else as one
+    GEMM."""
     c, rank = x_shape[-1], len(x_shape) - 2
     out_sp = tuple(-(-size // stride) for size in x_shape[1:-1])
     assert kernel_route(x_shape, (1, 1, c, o), (stride,) * rank, (1,) * rank,
