@@ -60,6 +60,7 @@ STREAMED_FILTER_BYTES = 1 << 18   # forward: filters past this size stream (``st
 STREAMED_MAX_POSITIONS = 128   # ... over at most this many output positions
 STREAMED_MAX_INPUT_BYTES = 1 << 20   # ... and an input of at most this size
 RUN_BYTES = 1 << 20         # a streamed filter's rows summed at a time, unpacked
+POINTWISE_MAX_POSITIONS = 16   # output positions up to which pointwise convs run here
 MAX_UNIT_STRIDE_MACS = 1 << 29   # multiply-adds up to which stride-1 convs run here
 FOLD_MAX_CHANNELS = 8       # strided input gradients fold the last dim's phases up to this
 MIN_ITEMS_PER_THREAD = 4    # forward: (plane, band) items a thread gets at least
@@ -103,12 +104,15 @@ def takes_few_positions(xp, ct, kernel, strides, out_channels, out_shape, in_cha
 
 def takes_pointwise(xp, ct, strides, out_channels, out_shape, in_channels):
     """Whether a pointwise conv (a 1x1 filter, no padding) runs here rather than as one GEMM
-    of its positions: where ``applies``, with a filter it ``streams`` (OpenBLAS packs the
-    filter again on every call; ResNet50's last 1x1 convs at batch 1, x[1,2,2,512] 512 ->
-    2048 and back: 0.20-0.23 ms as GEMMs, 0.13-0.15 here)."""
+    of its positions: where ``applies``, with a filter it ``streams`` over at most
+    ``POINTWISE_MAX_POSITIONS`` positions. OpenBLAS packs the filter again on every call,
+    which costs most over few rows (ResNet50's last 1x1 convs at batch 1, x[1,2,2,512] 512
+    -> 2048 and back: 0.20-0.23 ms as GEMMs, 0.13-0.15 here); over 32 rows and more its
+    GEMMs ran as fast or faster (at AVX2 1.1-1.4x)."""
     positions = math.prod(out_shape)
     x_bytes = 4 * positions * math.prod(strides) * in_channels
-    return (streams(positions, x_bytes, 4 * in_channels * out_channels)
+    return (positions <= POINTWISE_MAX_POSITIONS
+            and streams(positions, x_bytes, 4 * in_channels * out_channels)
             and applies(xp, ct, (1,) * len(strides), strides, out_channels, out_shape,
                         in_channels, streamed=True))
 

@@ -114,7 +114,7 @@ def test_pointwise_convs_on_the_direct_kernels_match_reference(case, channels, v
     calls = []
     forward = conv_direct.forward
     with module_settings(conv_direct, STREAMED_FILTER_BYTES=0, STREAMED_MAX_POSITIONS=10**9,
-                         MIN_PLANE_POSITIONS=1,
+                         POINTWISE_MAX_POSITIONS=10**9, MIN_PLANE_POSITIONS=1,
                          forward=lambda *a, **k: calls.append(1) or forward(*a, **k)):
         got = conv_dense.conv_forward(x, w, *geo, epilogue=epilogue)
     assert calls == [1]
@@ -125,7 +125,7 @@ def test_pointwise_convs_on_the_direct_kernels_match_reference(case, channels, v
 @pytest.mark.parametrize("x_shape, o, stride, route", [
     ((1, 2, 2, 2048), 512, 1, "direct"),       # ResNet50's last 1x1 convs at batch 1
     ((1, 4, 4, 256), 1024, 1, "direct"),       # a 1 MB filter over 16 positions
-    ((8, 4, 4, 1024), 256, 1, "direct"),       # and over 128
+    ((8, 4, 4, 1024), 256, 1, "pointwise"),    # over 128: OpenBLAS's GEMM
     ((1, 4, 4, 2048), 512, 2, "direct"),       # strided
     ((8, 8, 8, 512), 128, 1, "pointwise"),     # 256 KB: stays in the cache
     ((8, 8, 8, 1024), 128, 1, "pointwise"),    # 512 positions
@@ -133,8 +133,8 @@ def test_pointwise_convs_on_the_direct_kernels_match_reference(case, channels, v
 ])
 def test_pointwise_convs_take_the_direct_kernels_where_the_filter_streams(x_shape, o, stride,
                                                                          route):
-    """A pointwise conv runs on the direct kernels where its filter ``streams``, else as one
-    GEMM."""
+    """A pointwise conv runs on the direct kernels where its filter ``streams`` over up to
+    ``POINTWISE_MAX_POSITIONS`` positions, else as one GEMM."""
     c, rank = x_shape[-1], len(x_shape) - 2
     out_sp = tuple(-(-size // stride) for size in x_shape[1:-1])
     assert kernel_route(x_shape, (1, 1, c, o), (stride,) * rank, (1,) * rank,
