@@ -122,9 +122,7 @@ def forward(xc, w, strides, dilations, pads, out_sp, epilogue=None):
     *out_sp, O]``, through ``epilogue`` (``kernel_util.epilogue_arguments``) as it is
     written. Each output element sums its taps in row-major order, channels fastest, with
     fused multiply-adds (a filter it ``streams``: in runs of its rows, each run's sum added
-    to the last's). The output planes are cut into bands of positions until
-    there are ``MIN_ITEMS_PER_THREAD`` items a thread (each band at least
-    ``compiled.direct.ROWS`` positions)."""
+    to the last's). The threads' tasks as ``_tasks`` cuts them."""
     streamed = streams(xc.shape[0] * math.prod(out_sp), xc.nbytes, w.nbytes)
     if streamed:
         xc, pads = _padded_whole(xc, w.shape, strides, dilations, pads, out_sp)
@@ -195,7 +193,7 @@ def _tasks(geometry, w, rows, streamed):
     item_threads = threads // splits
     wanted = MIN_ITEMS_PER_THREAD * item_threads if item_threads > 1 else 1
     bands = max(1, min(-(-wanted // max(planes, 1)), plane_size // rows))
-    parts = PARTS_PER_SHARE * share_count() if splits == 1 else item_threads
+    parts = item_threads if streamed else PARTS_PER_SHARE * share_count()
     return bands, max(1, min(parts, planes * bands)), splits
 
 
