@@ -78,14 +78,19 @@ def applies(xp, ct, kernel, strides, out_channels, out_shape, in_channels,
     multiply-adds (unless ``any_size``: the stride-1 input gradient, which the other paths
     run no faster at any size)."""
     taps = math.prod(kernel) * in_channels * out_channels
-    read = 4 * in_channels * math.prod(out_shape) * math.prod(strides)   # about x's bytes
     return (xp is np and usable() and np.dtype(ct) == np.float32 and 1 <= len(kernel) <= 3
             and out_channels % VECTOR_CHANNELS == 0
             and math.prod(out_shape[1:][-2:]) >= MIN_PLANE_POSITIONS
             and (4 * taps <= MAX_FILTER_BYTES
-                 or streamed and read <= STREAMED_MAX_INPUT_BYTES)
+                 or streamed and _input_bytes(out_shape, strides, in_channels)
+                 <= STREAMED_MAX_INPUT_BYTES)
             and (any_size or any(s > 1 for s in strides)
                  or math.prod(out_shape) * taps <= MAX_UNIT_STRIDE_MACS))
+
+
+def _input_bytes(out_shape, strides, in_channels):
+    """About the float32 input's bytes a forward conv of ``out_shape`` reads."""
+    return 4 * math.prod(out_shape) * math.prod(strides) * in_channels
 
 
 def takes_few_positions(xp, ct, kernel, strides, out_channels, out_shape, in_channels):
@@ -94,7 +99,7 @@ def takes_few_positions(xp, ct, kernel, strides, out_channels, out_shape, in_cha
     ``FEW_POSITIONS_MAX_OUTPUTS`` output values or a filter it ``streams`` (OpenBLAS packs
     the filter again on every call)."""
     positions = math.prod(out_shape)
-    x_bytes = 4 * positions * math.prod(strides) * in_channels
+    x_bytes = _input_bytes(out_shape, strides, in_channels)
     filter_bytes = 4 * math.prod(kernel) * in_channels * out_channels
     return ((positions * out_channels <= FEW_POSITIONS_MAX_OUTPUTS
              or streams(positions, x_bytes, filter_bytes))
@@ -110,7 +115,7 @@ def takes_pointwise(xp, ct, strides, out_channels, out_shape, in_channels):
     -> 2048 and back: 0.20-0.23 ms as GEMMs, 0.13-0.15 here); over 32 rows and more its
     GEMMs ran as fast or faster (at AVX2 1.1-1.4x)."""
     positions = math.prod(out_shape)
-    x_bytes = 4 * positions * math.prod(strides) * in_channels
+    x_bytes = _input_bytes(out_shape, strides, in_channels)
     return (positions <= POINTWISE_MAX_POSITIONS
             and streams(positions, x_bytes, 4 * in_channels * out_channels)
             and applies(xp, ct, (1,) * len(strides), strides, out_channels, out_shape,

@@ -54,20 +54,24 @@ def product(rows, w2):
 def strips(w2, width):
     """``w2`` ``[K, N]`` packed (``_packed``) where it is a float32 filter nobody can write
     with N a multiple of ``width``, else None."""
-    if (w2.dtype != np.float32 or w2.shape[1] % width or _owner(w2) is None
-            or not usable()):
+    if w2.shape[1] % width or not _constant_float32(w2):
         return None
     return _packed(w2, width)
+
+
+def _constant_float32(w2):
+    """Whether ``w2`` is a float32 array nobody can write and compiled loops are usable."""
+    return (isinstance(w2, np.ndarray) and w2.dtype == np.float32 and _owner(w2) is not None
+            and usable())
 
 
 def _packable(rows, w2):
     """Whether ``product`` may pack ``w2``: float32 operands, ``MIN_ROWS`` to ``MAX_ROWS``
     rows, a filter of ``MIN_FILTER_BYTES`` or more that nobody can write, and compiled
     loops usable in this process."""
-    return (isinstance(rows, np.ndarray) and isinstance(w2, np.ndarray)
-            and rows.dtype == w2.dtype == np.float32
-            and MIN_ROWS <= rows.shape[0] <= MAX_ROWS and w2.nbytes >= MIN_FILTER_BYTES
-            and _owner(w2) is not None and usable())
+    return (isinstance(rows, np.ndarray) and rows.dtype == np.float32
+            and _constant_float32(w2)
+            and MIN_ROWS <= rows.shape[0] <= MAX_ROWS and w2.nbytes >= MIN_FILTER_BYTES)
 
 
 def _owner(array):
