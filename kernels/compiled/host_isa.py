@@ -13,8 +13,10 @@ numba caches compiled code per CPU name and features, so a loop module whose til
 here compiles once per level, from one source.
 """
 
+import ctypes
 import functools
 import platform
+import sys
 from collections import namedtuple
 
 Isa = namedtuple("Isa", "cpu features lanes registers")
@@ -27,6 +29,8 @@ Tiles = namedtuple("Tiles", "lanes half_lanes rows wide_rows forward_widest")
 # There, too, two-vector calls keep 7 rows: on a Zen 4 the micro-kernel of two vectors
 # summed 106-114 GFLOP/s a core with 5-7 rows and 92-95 with 8.
 SPLIT_512_BIT_CPUS = ("znver4",)
+# Linux x86-64: the system call and the request that grant a process the AMX tile state
+_SYS_ARCH_PRCTL, _ARCH_REQ_XCOMP_PERM, _XFEATURE_XTILEDATA = 158, 0x1023, 18
 
 _PROBE = """
 define void @probe(<16 x float>* %a, <16 x float>* %b) {
@@ -70,6 +74,24 @@ def describe(cpu, features, machine=None):
         return Isa(cpu, features, 8, 16)
     arm = machine.startswith(("aarch64", "arm"))
     return Isa(cpu, features, 4, 32 if arm else 16)
+
+
+@functools.lru_cache(maxsize=None)
+def matrix_tiles():
+    """Whether compiled loops may use AMX tiles for bfloat16 products: numba generates code
+    with AMX-TILE and AMX-BF16, and Linux grants this process the tile state (it asks once,
+    ``arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)``; a process that never asked
+    is killed at its first tile instruction)."""
+    features = numba_target()[1].split(",")
+    if not {"+amx-tile", "+amx-bf16"} <= set(features):
+        return False
+    if not (sys.platform.startswith("linux") and platform.machine() == "x86_64"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.syscall(_SYS_ARCH_PRCTL, _ARCH_REQ_XCOMP_PERM, _XFEATURE_XTILEDATA) == 0
+    except (OSError, AttributeError):
+        return False
 
 
 def isa():

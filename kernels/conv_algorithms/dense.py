@@ -2,6 +2,8 @@
 
 Each op picks the first path that applies (``conv_forward`` and friends read top to bottom):
 
+* CPU, bfloat16 on a host with AMX: the forward conv and the stride-1 input gradient on
+  tile products (``matrix_tiles``);
 * 1x1 filters without padding: one GEMM on the (strided) input positions;
 * CPU, very few channels (``few_channel_loops``): direct compiled loops that compute each
   output plane on the padded width, every kernel tap one long contiguous run
@@ -55,7 +57,6 @@ any array module (NumPy, CuPy, the simulated GPU); the other CPU paths are NumPy
 NCHW operands are transposed to channels-last once, image by image, half types widened once.
 """
 
-import contextlib
 import itertools
 import math
 
@@ -66,6 +67,7 @@ from graphops.kernels.conv_algorithms import direct as conv_direct
 from graphops.kernels.conv_algorithms import direct_or_winograd
 from graphops.kernels.conv_algorithms import few_channels as conv_few_channels
 from graphops.kernels.conv_algorithms import gemm as conv_gemm
+from graphops.kernels.conv_algorithms import matrix_tiles
 from graphops.kernels.conv_algorithms import phases as conv_phases
 from graphops.kernels.conv_algorithms import tuning as conv_tuning
 from graphops.kernels.compiled import loops, usable
@@ -77,7 +79,7 @@ from graphops.kernels.conv_algorithms.layout import (blocks, channels_last_copy,
                                                      flipped_filter, flipped_pads,
                                                      from_channels_last, pad_spatial,
                                                      padded_for_windows, window_view)
-from graphops.kernels.support.kernel_util import astype, channel_chain
+from graphops.kernels.support.kernel_util import astype, channel_chain, ufunc_rows
 from graphops.kernels.support.parallelism import (intra_op_threads, one_thread, pool_map,
                                                   share_count)
 
@@ -126,6 +128,8 @@ def serial_forward(xp, x, w, strides, channels_last=True):
 
 
 def _forward(x, w, strides, dilations, pads, channels_last, xp, epilogue):
+    if epilogue is None and matrix_tiles.applies(xp, x.dtype, w.shape[:-2], *w.shape[-2:], pads):
+        return matrix_tiles.conv_forward(x, w, strides, dilations, pads, channels_last)
     ct = compute_dtype(x.dtype)
     xc = channels_last_copy(astype(xp, x, ct), channels_last, xp)
     wc = w.astype(ct, copy=False)
@@ -216,6 +220,9 @@ def conv_backprop_input(dy, w, input_shape, strides, dilations, pads, channels_l
 
 
 def _backprop_input(dy, w, input_shape, strides, dilations, pads, channels_last, xp):
+    if matrix_tiles.takes_input_gradient(xp, dy.dtype, w.shape, strides, dilations, pads):
+        return matrix_tiles.conv_backprop_input(dy, w, input_shape, dilations, pads,
+                                                channels_last)
     ct = compute_dtype(dy.dtype)
     dyc = channels_last_copy(astype(xp, dy, ct), channels_last, xp)
     in_shape = channels_last_shape(input_shape, channels_last)
@@ -548,7 +555,7 @@ def _col2im(dyc, w, in_shape, strides, dilations, pads, out_dtype, xp):
     def work(share):
         block_list = [block for group in share for block in group]
         prod_buf = xp.empty(taps * max(rows for _, rows in block_list) * c, dyc.dtype)
-        with _ufunc_bufsize(out_sp[-1] * c, xp):
+        with ufunc_rows(out_sp[-1] * c, xp):
             for idx, rows in block_list:
                 prods = prod_buf[:taps * rows * c].reshape(taps, rows, c)
                 xp.matmul(dyc[idx].reshape(rows, o), w3, out=prods)
@@ -569,21 +576,6 @@ def _col2im(dyc, w, in_shape, strides, dilations, pads, out_dtype, xp):
             dst.append(slice(first, size, s))
         xp.copyto(dx[tuple(dst)], buf[tuple(src)])
     return dx
-
-
-@contextlib.contextmanager
-def _ufunc_bufsize(row, xp):
-    """NumPy only: let ufuncs work on contiguous rows of ``row`` elements in place: with a
-    buffer much larger (or smaller) than a row, NumPy copies rows through its buffers,
-    2-3x slower."""
-    if xp is not np:
-        yield
-        return
-    old = np.setbufsize(min(-(-row // 16) * 16, 8192) if row >= 256 else np.getbufsize())
-    try:
-        yield
-    finally:
-        np.setbufsize(old)
 
 
 def _phase_index(idx, offset, grid, strides, dilations):

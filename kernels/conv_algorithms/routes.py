@@ -9,6 +9,7 @@ import numpy as np
 from graphops.kernels.conv_algorithms import direct as conv_direct
 from graphops.kernels.conv_algorithms import direct_or_winograd
 from graphops.kernels.conv_algorithms import gemm as conv_gemm
+from graphops.kernels.conv_algorithms import matrix_tiles
 from graphops.kernels.compiled import usable
 from graphops.kernels.conv_algorithms.dense import (conv_forward, few_channel_loops,
                                                     serial_forward)
@@ -21,8 +22,10 @@ def kernel_route(x_shape, w_shape, strides, dilations, pads, out_sp, dtype, xp=n
     (``gemm.few_positions``: no pointwise or few-channel path first), "direct" (float32 on
     the direct kernels by the fixed rule, ``direct_or_winograd.fixed_direct``, or a
     pointwise conv they take, ``direct.takes_pointwise``; ``direct_forward``), or None
-    (``conv_forward`` itself)."""
+    (``conv_forward`` itself: bfloat16 on AMX tiles among them)."""
     kernel, (c, o) = w_shape[:-2], w_shape[-2:]
+    if matrix_tiles.applies(xp, dtype, kernel, c, o, pads):
+        return None
     if conv_gemm.pointwise(kernel, pads) and conv_direct.takes_pointwise(
             xp, dtype, strides, o, (x_shape[0], *out_sp), c):
         return "direct"

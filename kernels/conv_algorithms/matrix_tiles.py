@@ -1,0 +1,184 @@
+"""bfloat16 convs on AMX tiles (``compiled.matrix_tiles``): the forward conv, and the
+stride-1 input gradient as the forward conv of dy by the flipped filter
+(``layout.flipped_filter``).
+
+On a CPU with AMX-BF16 (Intel Xeon from Sapphire Rapids on) a tile product does 8,192
+multiply-adds of bfloat16 values in one instruction, where the float32 micro-kernels do 16
+a vector, and TF's oneDNN runs its bfloat16 convs on these units. The input is padded once,
+its channels up to a multiple of 32 with zeros (a step's tile row holds 32 channels), and
+read in place: the 16 rows of an input tile are 16 output positions' windows, a fixed
+distance apart along a line of the output (a stride-1 conv's plane runs over its padded rows
+whole, the padding's columns computed and dropped). The filter is packed into the pairs of
+rows the tile product takes, its output channels padded to a multiple of 32 with zeros.
+Each sum is float32, rounded to bfloat16 once as it is written, as TF's CPU kernels round
+theirs.
+"""
+
+import itertools
+import math
+
+import ml_dtypes
+import numpy as np
+
+from graphops.kernels.compiled import host_isa, loops, usable
+from graphops.kernels.conv_algorithms.layout import (channels_last_copy, channels_last_shape,
+                                                     conv_output_size, flipped_filter,
+                                                     flipped_pads, from_channels_last)
+
+MIN_CHANNELS = 16       # input and output channels a conv needs at least (half a tile row)
+_TILE = 16              # rows of a tile
+_GROUP = 32             # channels of a tile row
+_BLOCK = 32             # output positions and channels of a block
+
+
+def applies(xp, dtype, kernel, in_channels, out_channels, pads):
+    """Whether the forward conv of a ``dtype`` input by a ``kernel`` filter of
+    ``in_channels`` -> ``out_channels`` runs on the tiles: NumPy with compiled loops on a
+    host with AMX-BF16 (``host_isa.matrix_tiles``), bfloat16, 1-3 spatial dims, no negative
+    padding, and at least ``MIN_CHANNELS`` channels each way (with fewer, the zeros padding
+    a tile row would be most of its work)."""
+    return (xp is np and np.dtype(dtype) == ml_dtypes.bfloat16 and 1 <= len(kernel) <= 3
+            and min(in_channels, out_channels) >= MIN_CHANNELS
+            and all(b >= 0 and a >= 0 for b, a in pads)
+            and usable() and host_isa.matrix_tiles())
+
+
+def takes_input_gradient(xp, dtype, filter_shape, strides, dilations, pads):
+    """Whether the input gradient of a conv by a ``filter_shape`` ``[*K, C, O]`` filter
+    runs on the tiles: stride 1, as the forward conv of dy by the flipped filter, where
+    that conv ``applies`` (its padding, ``(k-1)*d`` less the conv's, not negative)."""
+    kernel, (c, o) = filter_shape[:-2], filter_shape[-2:]
+    return (all(s == 1 for s in strides)
+            and applies(xp, dtype, kernel, o, c, flipped_pads(kernel, dilations, pads)))
+
+
+def conv_forward(x, w, strides, dilations, pads, channels_last):
+    """``dense.conv_forward`` of bfloat16 ``x`` (channels-last or not) by ``w``, where it
+    ``applies``, on the tiles."""
+    xc = channels_last_copy(x, channels_last)
+    out_sp = tuple(conv_output_size(s, k, st, d, b, a) for s, k, st, d, (b, a)
+                   in zip(xc.shape[1:-1], w.shape[:-2], strides, dilations, pads))
+    return from_channels_last(forward(xc, w, strides, dilations, pads, out_sp), channels_last)
+
+
+def conv_backprop_input(dy, w, input_shape, dilations, pads, channels_last):
+    """``dense.conv_backprop_input`` of a stride-1 conv where ``takes_input_gradient``:
+    the forward conv of dy by the flipped filter, on the tiles."""
+    dyc = channels_last_copy(dy, channels_last)
+    in_shape = channels_last_shape(input_shape, channels_last)
+    kernel = w.shape[:-2]
+    dx = forward(dyc, flipped_filter(w), (1,) * len(kernel), dilations,
+                 flipped_pads(kernel, dilations, pads), tuple(in_shape[1:-1]))
+    return from_channels_last(dx, channels_last)
+
+
+def forward(xc, w, strides, dilations, pads, out_sp):
+    """The forward conv of channels-last bfloat16 ``xc`` ``[N, *S, C]`` by ``w`` ``[*K, C,
+    O]`` (any float dtype, rounded to bfloat16) with ``pads`` (before, after) per spatial
+    dim: bfloat16 ``[N, *out_sp, O]``. Each output element sums its taps' products in
+    float32 (the order of a tile product's sums is the unit's), rounded once."""
+    y = np.zeros((xc.shape[0], *out_sp, w.shape[-1]), ml_dtypes.bfloat16)
+    if y.size == 0 or xc.size == 0 or w.size == 0:
+        return y
+    lead = 3 - len(out_sp)
+    kernel = (1,) * lead + tuple(w.shape[:-2])
+    strides, dilations = (1,) * lead + tuple(strides), (1,) * lead + tuple(dilations)
+    pads = [(0, 0)] * lead + [tuple(p) for p in pads]
+    out3 = (1,) * lead + tuple(out_sp)
+    n, o = xc.shape[0], w.shape[-1]
+    x3 = xc.reshape(n, *((1,) * lead + xc.shape[1:-1]), xc.shape[-1])
+    extents = [max(s + b + a, (q - 1) * st + (k - 1) * d + 1) for s, (b, a), q, st, k, d
+               in zip(x3.shape[1:-1], pads, out3, strides, kernel, dilations)]
+    channels = -(-xc.shape[-1] // _GROUP) * _GROUP
+    runs, x_step = _runs(n, out3, extents, strides, channels)
+    padded = _padded(x3, extents, [b for b, _ in pads], channels,
+                     tail=(_BLOCK + 1) * x_step + channels)
+    loops("matrix_tiles", chunk=1).forward(
+        padded, _steps(kernel, dilations, extents, channels), _packed(w, kernel, channels),
+        y.reshape(-1).view(np.uint16), runs, _items(runs[:, 2]), x_step, o, _configuration())
+    return y
+
+
+def _padded(x3, extents, before, channels, tail):
+    """``x3`` ``[N, S1, S2, S3, C]`` zero-padded to ``[N, *extents, channels]`` (``before``
+    each spatial dim, the rest after), as bfloat16 bits, flat, with ``tail`` zeros after it
+    (where a run's last block reads past its end)."""
+    n, c = x3.shape[0], x3.shape[-1]
+    size = n * math.prod(extents) * channels
+    flat = np.empty(size + tail, np.uint16)
+    flat[size:] = 0
+    body = flat[:size].reshape(n, *extents, channels)
+    bits = np.ascontiguousarray(x3).view(np.uint16)
+    if c == channels:           # every row written once, on the pool's threads
+        loops("conv", chunk=1).pad(bits, body, np.array(before, np.int64))
+    else:
+        body[...] = 0
+        body[:, before[0]:before[0] + x3.shape[1], before[1]:before[1] + x3.shape[2],
+             before[2]:before[2] + x3.shape[3], :c] = bits
+    return flat
+
+
+def _runs(n, out3, extents, strides, channels):
+    """``(runs, x_step)``: the lines of output positions the blocks run along, as
+    ``compiled.matrix_tiles.forward`` takes them, and the distance between neighbours in the
+    padded input. With stride 1 in the last two dims one line per output plane, over its
+    padded rows whole; else one per output row."""
+    q1n, q2n, q3n = out3
+    p1, p2, p3 = extents
+    if strides[1] == strides[2] == 1:
+        image, q1 = np.divmod(np.arange(n * q1n), q1n)
+        origins = (image * p1 + q1 * strides[0]) * p2 * p3 * channels
+        lines = np.stack([origins, np.arange(n * q1n) * q2n * q3n,
+                          np.full(n * q1n, (q2n - 1) * p3 + q3n), np.full(n * q1n, p3),
+                          np.full(n * q1n, q3n)], axis=1)
+        return lines.astype(np.int64), channels
+    plane, q2 = np.divmod(np.arange(n * q1n * q2n), q2n)
+    image, q1 = np.divmod(plane, q1n)
+    origins = ((image * p1 + q1 * strides[0]) * p2 + q2 * strides[1]) * p3 * channels
+    size = np.full(n * q1n * q2n, q3n)
+    lines = np.stack([origins, np.arange(n * q1n * q2n) * q3n, size, size, size], axis=1)
+    return lines.astype(np.int64), strides[2] * channels
+
+
+def _items(lengths):
+    """(run, first position) of each block of ``_BLOCK`` positions along runs of
+    ``lengths``."""
+    counts = -(-lengths // _BLOCK)
+    runs = np.repeat(np.arange(len(lengths)), counts)
+    starts = np.repeat(np.cumsum(counts) - counts, counts)
+    return np.stack([runs, (np.arange(len(runs)) - starts) * _BLOCK], axis=1).astype(np.int64)
+
+
+def _steps(kernel, dilations, extents, channels):
+    """Each (tap, channel group)'s offset from a window's origin in the padded input, in the
+    order of the packed filter's steps."""
+    _, p2, p3 = extents
+    return np.array([((k1 * dilations[0] * p2 + k2 * dilations[1]) * p3 + k3 * dilations[2])
+                     * channels + group
+                     for k1, k2, k3 in itertools.product(*(range(k) for k in kernel))
+                     for group in range(0, channels, _GROUP)], np.int64)
+
+
+def _packed(w, kernel, channels):
+    """The filter as the tile products read it (bfloat16 bits, flat): for each block of 32
+    output channels, for each (tap, group of 32 input channels) step, two tiles of 16
+    output channels, each 16 rows of channel pairs: ``[pair, output channel, 2]``."""
+    taps, c, o = math.prod(kernel), w.shape[-2], w.shape[-1]
+    blocks = -(-o // _BLOCK)
+    full = np.zeros((taps, channels, blocks * _BLOCK), ml_dtypes.bfloat16)
+    full[:, :c, :o] = np.asarray(w).reshape(taps, c, o).astype(ml_dtypes.bfloat16)
+    grouped = full.reshape(taps, channels // _GROUP, _TILE, 2, blocks, 2, _TILE)
+    # [tap, group, pair, 2, block, tile, column] -> [block, tap, group, tile, pair, column, 2]
+    return np.ascontiguousarray(grouped.transpose(4, 0, 1, 5, 2, 6, 3)).view(
+        np.uint16).reshape(-1)
+
+
+def _configuration():
+    """The tile configuration (``compiled.matrix_tiles.configuration``), made once."""
+    global _CONFIG
+    if _CONFIG is None:
+        _CONFIG = loops("matrix_tiles", chunk=1).configuration()
+    return _CONFIG
+
+
+_CONFIG = None

@@ -1,0 +1,186 @@
+"""bfloat16 convs on AMX tiles (``conv_algorithms.matrix_tiles``): the tiles' float32 sums
+against the slow float64 reference for every rank, stride, dilation and padding and channel
+counts that fill tiles partly; the forward conv and the stride-1 input gradient through the
+dense ops (both layouts) and through TF's raw ops against TensorFlow; which convs take the
+tiles; and the host check. The sums run only on a host with AMX-BF16 (skipped elsewhere)."""
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+import graphops as gp
+from graphops.kernels.compiled import host_isa
+from graphops.kernels.conv_algorithms import dense as conv_dense
+from graphops.kernels.conv_algorithms import matrix_tiles
+from graphops.kernels.conv_algorithms.routes import kernel_route
+from tests.kernels.dense_conv_cases import (  # noqa: F401 (on_every_thread: autouse)
+    SETTINGS, arrays, check_close, conv_cases, geometry, on_every_thread)
+from tests.kernels.test_conv_ops import same_pads
+from tests.module_settings import module_settings
+from tests.reference_conv import conv_backprop_input_ref, conv_forward_ref
+
+BF16 = ml_dtypes.bfloat16
+on_tiles = pytest.mark.skipif(not host_isa.matrix_tiles(),
+                              reason="this host has no AMX-BF16 tiles for numba's code")
+
+
+class _Counted:
+    """``matrix_tiles.forward`` that counts its calls."""
+
+    def __init__(self):
+        self.calls, self.real = 0, matrix_tiles.forward
+
+    def __call__(self, *args):
+        self.calls += 1
+        return self.real(*args)
+
+
+def _wide_case(case, channels, outs, channels_last=True):
+    """``case`` with ``channels`` -> ``outs`` channels: its bfloat16 arrays and geometry."""
+    case.update(c=channels, o=outs, channels_last=channels_last)
+    x, w, dy, geo, x_shape = arrays(case, BF16)
+    return x, w, dy, geo, x_shape
+
+
+@on_tiles
+@SETTINGS
+@given(case=conv_cases(min_size=1), channels=st.integers(16, 72), outs=st.integers(16, 72),
+       width=st.integers(1, 48), reverse=st.booleans())
+def test_tile_sums_match_reference(case, channels, outs, width, reverse):
+    """The convs' values, the last spatial dim up to 48 wide: float32 sums (within float32's
+    rounding of the sum of the terms' magnitudes) rounded once to bfloat16 (channels past a
+    multiple of 32 padded with zeros, blocks past a run's end dropped, a stride-1 plane's
+    padded columns computed and dropped). The blocks taken last to first as well (threads
+    take them in any order: no block writes where another does)."""
+    case["dims"][-1]["size"] = width
+    x, w, _, (strides, dilations, pads), _ = _wide_case(case, channels, outs)
+    in_order = matrix_tiles._items
+    with module_settings(matrix_tiles,
+                         _items=lambda lengths: in_order(lengths)[::-1 if reverse else 1]):
+        got = matrix_tiles.forward(x, w, strides, dilations, pads, geometry(case)[4])
+    x64, w64 = x.astype(np.float64), w.astype(np.float64)
+    want = conv_forward_ref(x64, w64, strides, dilations, pads)
+    magnitude = conv_forward_ref(np.abs(x64), np.abs(w64), strides, dilations, pads)
+    assert got.dtype == BF16 and got.shape == want.shape
+    error = 1e-6 * magnitude               # float32 sums, then one rounding to bfloat16
+    assert np.all(np.abs(got.astype(np.float64) - want) <= 2 ** -8 * (np.abs(want) + error)
+                  + error + 1e-30)
+
+
+@on_tiles
+@SETTINGS
+@given(case=conv_cases(min_size=1), channels=st.integers(16, 40), outs=st.integers(16, 40),
+       channels_last=st.booleans())
+def test_dense_ops_take_the_tiles(case, channels, outs, channels_last):
+    """``conv_forward`` and the stride-1 ``conv_backprop_input`` of bfloat16 operands in
+    either layout: on the tiles, rounded once to bfloat16 (within an ulp of the float64
+    reference's value)."""
+    for dim in case["dims"]:
+        dim["s"] = 1
+    x, w, dy, geo, x_shape = _wide_case(case, channels, outs, channels_last)
+    counted = _Counted()
+    with module_settings(matrix_tiles, forward=counted):
+        y = conv_dense.conv_forward(x, w, *geo, channels_last=channels_last)
+        dx = conv_dense.conv_backprop_input(dy, w, x_shape, *geo, channels_last=channels_last)
+    reaches = all(b <= (d["k"] - 1) * d["d"] and a <= (d["k"] - 1) * d["d"]
+                  for d in case["dims"] for b, a in [d["pad"]])
+    assert counted.calls == 1 + reaches          # a padding past the taps: not as a forward
+    check_close(y, conv_forward_ref(x.astype(np.float64), w.astype(np.float64), *geo,
+                                    channels_last=channels_last), BF16)
+    check_close(dx, conv_backprop_input_ref(dy.astype(np.float64), w.astype(np.float64),
+                                            x_shape, *geo, channels_last=channels_last), BF16)
+
+
+@on_tiles
+def test_tiles_agree_with_the_float32_path():
+    """The same convs with the tiles switched off (the float32 micro-kernels, rounded
+    once): the two agree within one bfloat16 rounding."""
+    rng = np.random.default_rng(7)
+    x = rng.uniform(-1, 1, (2, 12, 40, 48)).astype(BF16)
+    w = rng.uniform(-1, 1, (3, 3, 48, 64)).astype(BF16)
+    geo = ((1, 2), (1, 1), ((1, 1), (1, 1)))
+    tiled = conv_dense.conv_forward(x, w, *geo).astype(np.float64)
+    with module_settings(matrix_tiles, applies=lambda *args: False):
+        plain = conv_dense.conv_forward(x, w, *geo).astype(np.float64)
+    assert np.all(np.abs(tiled - plain) <= 2 ** -7 * np.abs(plain) + 1e-6)
+
+
+def test_which_convs_take_the_tiles(monkeypatch):
+    """bfloat16 on NumPy with 16+ channels each way and no negative padding; the input
+    gradient only at stride 1, where its forward's padding is not negative; a forward conv
+    that takes them has no kernel route of its own (a 1x1 one included)."""
+    monkeypatch.setattr(host_isa, "matrix_tiles", lambda: True)
+    pads = ((1, 1), (1, 1))
+    assert matrix_tiles.applies(np, BF16, (3, 3), 16, 16, pads)
+    assert not matrix_tiles.applies(np, np.float32, (3, 3), 64, 64, pads)
+    assert not matrix_tiles.applies(np, np.float16, (3, 3), 64, 64, pads)
+    assert not matrix_tiles.applies(np, BF16, (3, 3), 15, 64, pads)
+    assert not matrix_tiles.applies(np, BF16, (3, 3), 64, 8, pads)
+    assert not matrix_tiles.applies(np, BF16, (3, 3), 64, 64, ((-1, 1), (1, 1)))
+    assert not matrix_tiles.applies(np, BF16, (2, 2, 2, 2), 64, 64, pads * 2)
+    assert matrix_tiles.takes_input_gradient(np, BF16, (3, 3, 32, 64), (1, 1), (1, 1), pads)
+    assert not matrix_tiles.takes_input_gradient(np, BF16, (3, 3, 32, 64), (2, 1), (1, 1),
+                                                 pads)
+    assert not matrix_tiles.takes_input_gradient(np, BF16, (3, 3, 32, 64), (1, 1), (1, 1),
+                                                 ((3, 0), (1, 1)))
+    route = kernel_route((1, 8, 8, 32), (1, 1, 32, 32), (1, 1), (1, 1), ((0, 0), (0, 0)),
+                         (8, 8), BF16)
+    assert route is None
+    monkeypatch.setattr(host_isa, "matrix_tiles", lambda: False)
+    assert not matrix_tiles.applies(np, BF16, (3, 3), 64, 64, pads)
+
+
+def test_host_check_wants_both_features(monkeypatch):
+    """No tiles where numba's code lacks AMX-TILE or AMX-BF16 (forced AVX2 code among
+    them), whatever the host."""
+    host_isa.matrix_tiles.cache_clear()
+    try:
+        for features in ("", "+avx2,+fma", "+amx-tile,-amx-bf16", "-amx-tile,+amx-bf16"):
+            monkeypatch.setattr(host_isa, "numba_target", lambda f=features: ("haswell", f))
+            host_isa.matrix_tiles.cache_clear()
+            assert host_isa.matrix_tiles() is False
+    finally:
+        monkeypatch.undo()
+        host_isa.matrix_tiles.cache_clear()
+
+
+@on_tiles
+@pytest.mark.parametrize("op, x_shape, w_shape, strides, padding", [
+    ("Conv2D", (2, 10, 12, 32), (3, 3, 32, 48), [1, 1, 1, 1], "SAME"),
+    ("Conv2D", (1, 9, 9, 40), (3, 2, 40, 32), [1, 2, 3, 1], "VALID"),
+    ("Conv3D", (1, 6, 8, 8, 32), (3, 3, 3, 32, 16), [1, 1, 1, 1, 1], "SAME"),
+    ("Conv2DBackpropInput", (2, 10, 12, 32), (3, 3, 32, 48), [1, 1, 1, 1], "SAME"),
+    ("Conv3DBackpropInputV2", (1, 6, 8, 8, 32), (3, 3, 3, 32, 64), [1, 1, 1, 1, 1],
+     "SAME"),
+])
+def test_raw_ops_match_tensorflow(op, x_shape, w_shape, strides, padding):
+    """TF's raw ops in bfloat16 against TensorFlow: the same shape and dtype, and values at
+    least as close to the float64 reference's as TF's own (within half an ulp of it; TF's
+    Eigen kernels, which the suite runs, round more)."""
+    tf = pytest.importorskip("tensorflow")
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-1, 1, x_shape).astype(BF16)
+    w = rng.uniform(-1, 1, w_shape).astype(BF16)
+    spatial = strides[1:-1]
+    pads = [same_pads(size, k, s, 1) if padding == "SAME" else (0, 0)
+            for size, k, s in zip(x_shape[1:-1], w_shape[:-2], spatial)]
+    geo = (spatial, (1,) * len(spatial), pads)
+    want = conv_forward_ref(x.astype(np.float64), w.astype(np.float64), *geo)
+    kwargs = dict(input=x, filter=w, strides=strides, padding=padding)
+    if "Backprop" in op:
+        dy = rng.uniform(-1, 1, want.shape).astype(BF16)
+        want = conv_backprop_input_ref(dy.astype(np.float64), w.astype(np.float64), x_shape,
+                                       *geo)
+        kwargs = dict(input_sizes=np.array(x_shape, np.int32), filter=w, out_backprop=dy,
+                      strides=strides, padding=padding)
+    theirs = getattr(tf.raw_ops, op)(**kwargs).numpy()
+    counted = _Counted()
+    with module_settings(matrix_tiles, forward=counted):
+        ours = getattr(gp.raw_ops, op)(**kwargs)
+    assert counted.calls == 1
+    assert ours.shape == theirs.shape and ours.dtype == theirs.dtype == BF16
+    half_ulp = 2.0 ** (np.floor(np.log2(np.abs(want) + 1e-30)) - 8)
+    ours_off = np.abs(ours.astype(np.float64) - want)
+    assert np.all(ours_off <= half_ulp * (1 + 2 ** -8) + 1e-6)
+    assert np.all(ours_off <= np.abs(theirs.astype(np.float64) - want) + half_ulp + 1e-6)
