@@ -28,6 +28,7 @@ TILE_ROWS = 16          # rows of a tile: output positions of an input tile
 GROUP = 32              # input channels a step takes (a tile row's 64 bytes of bfloat16)
 BLOCK = 2 * TILE_ROWS   # output positions and output channels a block takes
 TILE_VALUES = TILE_ROWS * GROUP   # bfloat16 values of a packed filter tile
+LINE_VALUES = 16        # float32 values of a cache line
 
 _I8, _I64 = ir.IntType(8), ir.IntType(64)
 _BYTES = _I8.as_pointer()
@@ -147,7 +148,9 @@ def forward(xp, steps, packed, y, runs, items, x_step, outs, config):
     for item in prange(items.shape[0]):
         run, first = items[item, 0], items[item, 1]
         x_origin, y_origin, length, width, valid = runs[run]
-        sums = np.empty(BLOCK * BLOCK, np.float32)
+        spare = np.empty(BLOCK * BLOCK + LINE_VALUES, np.float32)
+        skip = (-spare.ctypes.data) % (4 * LINE_VALUES) // 4
+        sums = spare[skip:skip + BLOCK * BLOCK]       # tile rows on cache lines
         load_configuration(config)
         for block in range(blocks):
             block_sums(xp, x_origin + first * x_step, x_step, steps, packed, block * per_block)

@@ -24,6 +24,7 @@ from graphops.kernels.compiled import host_isa, loops, usable
 from graphops.kernels.conv_algorithms.layout import (channels_last_copy, channels_last_shape,
                                                      conv_output_size, flipped_filter,
                                                      flipped_pads, from_channels_last)
+from graphops.kernels.support.kernel_util import aligned_empty
 
 MIN_CHANNELS = 16       # input and output channels a conv needs at least (half a tile row)
 _TILE = 16              # rows of a tile
@@ -105,7 +106,7 @@ def _padded(x3, extents, before, channels, tail):
     (where a run's last block reads past its end)."""
     n, c = x3.shape[0], x3.shape[-1]
     size = n * math.prod(extents) * channels
-    flat = np.empty(size + tail, np.uint16)
+    flat = aligned_empty((size + tail,), np.uint16)     # tile rows on cache lines
     flat[size:] = 0
     body = flat[:size].reshape(n, *extents, channels)
     bits = np.ascontiguousarray(x3).view(np.uint16)
@@ -168,9 +169,11 @@ def _packed(w, kernel, channels):
     full = np.zeros((taps, channels, blocks * _BLOCK), ml_dtypes.bfloat16)
     full[:, :c, :o] = np.asarray(w).reshape(taps, c, o).astype(ml_dtypes.bfloat16)
     grouped = full.reshape(taps, channels // _GROUP, _TILE, 2, blocks, 2, _TILE)
+    packed = aligned_empty((full.size,), np.uint16)        # tile rows on cache lines
     # [tap, group, pair, 2, block, tile, column] -> [block, tap, group, tile, pair, column, 2]
-    return np.ascontiguousarray(grouped.transpose(4, 0, 1, 5, 2, 6, 3)).view(
-        np.uint16).reshape(-1)
+    packed.view(ml_dtypes.bfloat16).reshape(blocks, taps, channels // _GROUP, 2, _TILE, _TILE,
+                                            2)[...] = grouped.transpose(4, 0, 1, 5, 2, 6, 3)
+    return packed
 
 
 def _configuration():
