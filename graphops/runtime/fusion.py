@@ -48,7 +48,8 @@ import math
 import numpy as np
 
 from graphops.kernels.support.kernel_util import (CHAIN_ACTIVATIONS, CHAIN_CHUNK,
-                                                  PARALLEL_MIN_SIZE_COMPUTE, chain_tiles,
+                                                  PARALLEL_MIN_SIZE_COMPUTE,
+                                                  PARALLEL_MIN_SIZE_FRESH, chain_tiles,
                                                   channel_chain, compiled_cpu,
                                                   compiled_elementwise)
 from graphops.registry import memory
@@ -137,10 +138,12 @@ class SumActivation:
                 and a.dtype == b.dtype and compiled_cpu(np, a, b, dtypes=FUSED_DTYPES))
 
     def apply(self, values, run=None):
-        """act(a + b) for accepted values."""
+        """act(a + b) for accepted values: on every core from ``PARALLEL_MIN_SIZE_FRESH``
+        values, as a residual block's a is a conv's fresh result."""
         a, b = values
         return compiled_elementwise("sum_activation", a, a, b, self.bounded, a.dtype.type(0),
-                                    a.dtype.type(self.cap))
+                                    a.dtype.type(self.cap),
+                                    parallel_from=PARALLEL_MIN_SIZE_FRESH)
 
 
 class Swish:
