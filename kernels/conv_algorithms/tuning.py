@@ -8,10 +8,14 @@ was 3x slower on x[8,16,16,128] f[3,3,128,32]. No fixed size threshold chooses w
 every host.
 
 So where several paths fit a conv of ``TUNE_MIN_MACS`` multiply-adds or more, its first
-calls with one signature (the op, operand shapes, padding, dtype) take the candidates one
-after the other, each for ``WARM_UPS`` untimed calls (its code, buffers and the memory
-kept for reuse are still cold: a path of large temporaries ran its first calls 1.5x slower
-than its later ones) and then ``TRIALS`` timed ones. From then on the fixed rules' choice
+calls with one signature (the op, operand shapes, padding, dtype) take the candidates in
+turn, each for ``WARM_UPS`` untimed calls (its code, buffers and the memory kept for reuse
+are still cold: a path of large temporaries ran its first calls 1.5x slower than its later
+ones) and then ``TRIALS`` timed ones. In turn, not one candidate's calls after the other's:
+a plan's first run maps its memory as it goes (a page first touched costs microseconds on
+a virtual machine), and six convs of one signature in that run would time the first
+candidate there and the second in warm runs (the direct kernels 3 ms a call, Winograd
+1.5, where warm they run 0.5 and 1.2). From then on the fixed rules' choice
 runs unless another candidate's best trial was ``MARGIN`` times faster than its best
 (noise alone does not move a choice). Every call's result comes from one path, each exact
 to the numerics contract, so the trials cost only the slower paths' time. The first calls
@@ -98,11 +102,11 @@ def _hashable(part):
 
 
 def _next_trial(signature, names):
-    """The first candidate of ``names`` with calls left to make for ``signature``."""
+    """The candidate of ``names`` with the fewest calls made for ``signature`` (the first
+    of them on a tie), so that they take turns."""
     with _lock:
         tried = _timings.get(signature, {})
-        return next((name for name in names
-                     if len(tried.get(name, ())) < WARM_UPS + TRIALS), names[-1])
+        return min(names, key=lambda name: len(tried.get(name, ())))
 
 
 def _record(signature, name, seconds, names):

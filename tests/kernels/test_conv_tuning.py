@@ -61,10 +61,10 @@ def _calls(clock, costs, count, signature="sig", macs=BIG, results=None):
     return ran, returned
 
 
-def test_the_fixed_choice_is_tried_first_then_the_other(clock):
+def test_the_candidates_take_turns_the_fixed_choice_first(clock):
     per_candidate = tuning.WARM_UPS + tuning.TRIALS
     ran, returned = _calls(clock, {"fixed": 2.0, "other": 1.0}, 2 * per_candidate + 3)
-    assert ran[:2 * per_candidate] == ["fixed"] * per_candidate + ["other"] * per_candidate
+    assert ran[:2 * per_candidate] == ["fixed", "other"] * per_candidate
     assert ran[2 * per_candidate:] == ["other"] * 3        # 2x faster: chosen
     assert returned == ran
     assert tuning.choice("sig") == "other"
@@ -77,22 +77,21 @@ def test_another_candidate_must_be_margin_times_faster(clock, other_cost, chosen
     assert tuning.choice("sig") == chosen
 
 
-def _scripted(clock, costs):
-    """Candidates "fixed" and "other" whose calls cost ``costs`` in turn, whichever runs
-    (the trials run the fixed one's calls, then the other's)."""
-    def candidate(name):
+def _scripted(clock, fixed_costs, other_costs):
+    """Candidates "fixed" and "other" whose calls cost the given costs in turn."""
+    def candidate(name, costs):
         def compute():
             clock.now += next(costs)
             return name
         return name, compute
-    return [candidate("fixed"), candidate("other")]
+    return [candidate("fixed", iter(fixed_costs)), candidate("other", iter(other_costs))]
 
 
 def test_the_warm_up_calls_are_not_counted(clock):
     """First calls (cold buffers, or one the machine happened to run fast) decide nothing:
     here the fixed choice's first calls are the fastest of all, its trials the slower."""
-    candidates = _scripted(clock, iter([0.1] * tuning.WARM_UPS + [1.0] * tuning.TRIALS
-                                       + [50.0] * tuning.WARM_UPS + [0.5] * tuning.TRIALS))
+    candidates = _scripted(clock, [0.1] * tuning.WARM_UPS + [1.0] * tuning.TRIALS,
+                           [50.0] * tuning.WARM_UPS + [0.5] * tuning.TRIALS)
     for _ in range(2 * (tuning.WARM_UPS + tuning.TRIALS)):
         tuning.run("sig", BIG, candidates)
     assert tuning.choice("sig") == "other"
@@ -100,9 +99,8 @@ def test_the_warm_up_calls_are_not_counted(clock):
 
 def test_best_trials_decide_a_slow_trial_of_the_faster_does_not(clock):
     """Other work on the machine only adds time: each candidate is judged by its best."""
-    candidates = _scripted(clock, iter([1.0] * (tuning.WARM_UPS + tuning.TRIALS)
-                                       + [1.0] * tuning.WARM_UPS + [9.0]
-                                       + [0.5] * (tuning.TRIALS - 1)))
+    candidates = _scripted(clock, [1.0] * (tuning.WARM_UPS + tuning.TRIALS),
+                           [1.0] * tuning.WARM_UPS + [9.0] + [0.5] * (tuning.TRIALS - 1))
     for _ in range(2 * (tuning.WARM_UPS + tuning.TRIALS)):
         tuning.run("sig", BIG, candidates)
     assert tuning.choice("sig") == "other"
