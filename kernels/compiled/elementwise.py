@@ -250,6 +250,18 @@ def column_sums(matrix, partials):
 
 
 @njit(cache=True, parallel=True, nogil=True)
+def middle_sums(cube, totals):
+    """totals[o, c] += the sum over r of cube[o, r, c], in order of r (float64 totals): a
+    reduction over the axes between the outer and the kept ones."""
+    outer, rows, cols = cube.shape
+    for o in prange(outer):
+        total = totals[o]
+        for r in range(rows):
+            for c in range(cols):
+                total[c] += cube[o, r, c]
+
+
+@njit(cache=True, parallel=True, nogil=True)
 def add_row_vector(matrix, vector, out):
     """out[r, c] = matrix[r, c] + vector[c]."""
     rows, cols = matrix.shape

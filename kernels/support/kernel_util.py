@@ -136,8 +136,13 @@ def astype(xp, x, dtype, copy=False):
 def float_sum(xp, x, axes, keepdims=False):
     """`xp.sum(x, axis=axes, dtype=sum_dtype(x), keepdims=keepdims)`. A large contiguous
     CPU float array summed over some leading axes (a batch, a bias gradient) runs as
-    compiled column sums in parallel, accumulating in float64 all the same."""
+    compiled column sums in parallel, over a run of inner axes before the last (a global
+    average pool's spatial dims) as compiled sums per outer index, accumulating in float64
+    all the same."""
     lead = len(axes)
+    middle = _middle_run(x, axes)
+    if middle is not None and compiled_cpu(xp, x):
+        return _middle_sums(x, middle, keepdims)
     if not (compiled_cpu(xp, x) and 0 < lead < x.ndim and sorted(axes) == list(range(lead))):
         return xp.sum(x, axis=axes, dtype=sum_dtype(x), keepdims=keepdims)
     rows, kept = math.prod(x.shape[:lead]), x.shape[lead:]
@@ -157,6 +162,28 @@ def float_sum(xp, x, axes, keepdims=False):
     if main < rows:
         total += flat[main:].sum(axis=0, dtype=np.float64)
     return total.reshape((1,) * lead + kept if keepdims else kept)
+
+
+def _middle_run(x, axes):
+    """``(first, last)`` where ``axes`` are the run ``first..last`` of x's axes, after the
+    first and before the last; else None."""
+    ordered = sorted(axis % max(x.ndim, 1) for axis in axes)
+    if not ordered or ordered != list(range(ordered[0], ordered[-1] + 1)):
+        return None
+    return (ordered[0], ordered[-1]) if 0 < ordered[0] and ordered[-1] < x.ndim - 1 else None
+
+
+def _middle_sums(x, middle, keepdims):
+    """float64 sums of x over its axes ``middle[0]..middle[1]``, each in order of the
+    summed positions (``compiled.elementwise.middle_sums``)."""
+    first, last = middle
+    outer, kept = x.shape[:first], x.shape[last + 1:]
+    cube = np.ascontiguousarray(x).reshape(math.prod(outer), -1, math.prod(kept))
+    total = np.zeros((cube.shape[0], cube.shape[2]))
+    loops("elementwise", chunk=1, single=x.size < PARALLEL_MIN_SIZE_COMPUTE).middle_sums(
+        cube, total)
+    summed = (1,) * (last + 1 - first) if keepdims else ()
+    return total.reshape(*outer, *summed, *kept)
 
 
 def add_bias(xp, value, bias, channel):

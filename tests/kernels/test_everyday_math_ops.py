@@ -9,10 +9,11 @@ import operator
 import ml_dtypes
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import graphops as gp
+from graphops.kernels.support.kernel_util import COMPILED_MIN_SIZE
 from graphops.registry import dtypes, errors, get_op_def
 from tests.kernels.everyday_references import (MODES, SETTINGS, call, f32, floats, i32,
                                                ref_broadcast, ref_reduce, wrap_int)
@@ -290,6 +291,31 @@ def test_reductions_match_the_reference(data, op, keep_dims, dtype, axis_type, m
         assert np.all(np.abs(got - expected)[~np.isnan(expected)] <= tol[~np.isnan(expected)])
     else:
         np.testing.assert_array_equal(out.ravel(), np.array(expected, dtype=object).astype(dtype))
+
+
+@settings(max_examples=30, deadline=None)
+@given(data=st.data(), op=st.sampled_from(["Sum", "Mean"]), keep_dims=st.booleans(),
+       dtype=st.sampled_from([np.float32, np.float64]), mode=st.sampled_from(MODES))
+def test_reductions_over_inner_axes_of_large_arrays(data, op, keep_dims, dtype, mode):
+    """Over a run of inner axes before the last (a global average pool's spatial dims) of
+    arrays large enough for the compiled sums: float64 sums, as the reference's."""
+    rank = data.draw(st.integers(3, 5))
+    first = data.draw(st.integers(1, rank - 2))
+    last = data.draw(st.integers(first, rank - 2))
+    shape = [data.draw(st.integers(1, 5)) for _ in range(rank)]
+    shape[-1] = max(shape[-1], -(-COMPILED_MIN_SIZE // math.prod(shape[:-1])))
+    x = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1))).uniform(
+        -1000, 1000, shape).astype(dtype)
+    axes = [a - rank if data.draw(st.booleans()) else a for a in range(first, last + 1)]
+    out = call(mode, op, input=readonly(x), axis=np.array(axes, np.int32), keep_dims=keep_dims)
+    want = x.astype(np.float64).sum(axis=tuple(axes), keepdims=keep_dims)
+    scale = np.abs(x.astype(np.float64)).sum(axis=tuple(axes), keepdims=keep_dims)
+    if op == "Mean":
+        count = math.prod(shape[first:last + 1])
+        want, scale = want / count, scale / count
+    assert out.dtype == dtype and out.shape == want.shape
+    eps = float(np.finfo(dtype).eps)
+    assert np.all(np.abs(out.astype(np.float64) - want) <= eps * np.abs(want) + 1e-12 * scale)
 
 
 def test_integer_mean_truncates_and_does_not_wrap_in_narrow_types(run):
