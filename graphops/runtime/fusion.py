@@ -30,11 +30,12 @@ float32 x giving the same bits as the kernels. So does a residual block's
 as TF fuses a conv's Add + Relu), when a and b come with one shape.
 
 A chain on the output of a float32 conv whose kernel declares ``chain_epilogue`` (Conv2D,
-Conv3D, DepthwiseConv2dNative), in its ``channels_last_format``, that nothing else reads
-joins the conv in one step (``ConvChain``, TF's _FusedConv2D/3D; one node is chain enough
-there): the conv's kernel takes the chain as an epilogue and applies it while each block
-of its output is in the cache (the few-channel and direct loops; the other paths apply it
-after), with the same bits.
+Conv3D, DepthwiseConv2dNative, and their input gradients: a transposed conv's BiasAdd and
+activation), channels last, that nothing else reads joins the conv in one step
+(``ConvChain``, TF's _FusedConv2D/3D; one node is chain enough there): the conv's kernel
+takes the chain as an epilogue and applies it while each block of its output is in the
+cache (the few-channel and direct loops; the other paths apply it after, on every core),
+with the same bits.
 
 Squeeze-and-excite blocks, built of these fused steps and a few nodes, then run as one
 step (``squeeze_excite``).
@@ -53,7 +54,8 @@ from graphops.kernels.support.kernel_util import (CHAIN_ACTIVATIONS, CHAIN_CHUNK
                                                   channel_chain, compiled_cpu,
                                                   compiled_elementwise)
 from graphops.registry import memory
-from graphops.registry.conv_shapes import conv_params, forward_geometry
+from graphops.registry.conv_family import CONV_OPS
+from graphops.registry.conv_shapes import backprop_geometry, conv_params, forward_geometry
 from graphops.runtime import elementwise_clusters, squeeze_excite
 
 FUSED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
@@ -182,16 +184,19 @@ class ConvChain:
     step, as TF's remapper makes _FusedConv2D/3D of a conv, its BiasAdd and Relu: the
     conv's kernel applies the chain's stages and activation to its output as it writes it
     (the few-channel and direct loops while a block is in the cache, the other paths
-    after), so the output is not read and written a second time. ``inputs``: the conv's (x, filter),
-    then the chain's run-time operands; ``parts``: the conv, then the chain's parts, for the
-    nodes' own kernels."""
+    after), so the output is not read and written a second time. ``inputs``: the conv's
+    (x, filter, or an input gradient's sizes, filter, dy), then the chain's run-time
+    operands; ``parts``: the conv (its operands the indices of its other inputs), then the
+    chain's parts, for the nodes' own kernels."""
 
     def __init__(self, conv, chain):
         self.conv, self.chain = conv, chain
+        self.operands = len(conv.inputs)   # (x, filter), or (input sizes, filter, dy)
         self.inputs = list(conv.inputs) + chain.inputs[1:]
         self.ops = [conv] + chain.ops
-        self.parts = [(conv, 0, 1, ("conv", None))] + [
-            (op, index, operand + 1 if isinstance(operand, int) else operand, stage)
+        shift = self.operands - 1       # the chain's run-time operands follow the conv's
+        self.parts = [(conv, 0, tuple(range(1, self.operands)), ("conv", None))] + [
+            (op, index, operand + shift if isinstance(operand, int) else operand, stage)
             for op, index, operand, stage in chain.parts]
         self.params = conv_params(conv.type, lambda name: conv.attrs[name])
         self.checked = {}      # the answers of ``accepts`` by operand shapes and budget
@@ -201,7 +206,9 @@ class ConvChain:
         checks pass) and the chain its output and run-time operands; else the nodes'
         kernels run one after the other, with their own errors. The shape checks' answer
         is kept per operand shapes (and memory budget): a step sees the same ones."""
-        if not all(isinstance(v, np.ndarray) and v.dtype == np.float32 for v in values):
+        sizes = CONV_OPS[self.conv.type].sizes_name is not None      # an int input 0
+        if not all(isinstance(v, np.ndarray) and (v.dtype == np.float32 or sizes and i == 0)
+                   for i, v in enumerate(values)):
             return False
         key = (tuple(v.shape for v in values), memory.get_memory_budget())
         if key not in self.checked:
@@ -211,21 +218,40 @@ class ConvChain:
         return self.checked[key]
 
     def _fits(self, values):
-        x, w = values[:2]
         try:
-            geometry = forward_geometry(self.conv.type, self.params, x.shape, w.shape)
+            shape = self._output_shape(values[:self.operands])
         except Exception:       # the conv's kernel raises it, naming the conv
             return False
-        output = np.broadcast_to(np.float32(0), tuple(geometry.output_shape))
-        return self.chain.accepts([output] + values[2:])
+        if shape is None:
+            return False
+        output = np.broadcast_to(np.float32(0), shape)
+        return self.chain.accepts([output] + values[self.operands:])
+
+    def _output_shape(self, operands):
+        """The conv's output shape for its ``operands`` after its shape checks, or None
+        where a sizes vector does not give it whole (Conv2DBackpropInput's [H, W] form)."""
+        if len(operands) == 2:
+            x, w = operands
+            return tuple(forward_geometry(self.conv.type, self.params, x.shape,
+                                          w.shape).output_shape)
+        sizes, w, dy = operands
+        if CONV_OPS[self.conv.type].sizes_name is None:
+            shape = sizes.shape
+        elif sizes.ndim == 1 and sizes.size == dy.ndim:
+            shape = tuple(int(v) for v in sizes)
+        else:
+            return None
+        return tuple(backprop_geometry(self.conv.type, self.params, list(shape), w.shape,
+                                       dy.shape).output_shape)
 
     def apply(self, values, run):
         """The chain's value of the conv's output: ``run(inputs, epilogue)`` runs the conv's
         kernel with the chain as its epilogue."""
         chain = self.chain
-        stages = chain.fixed if chain.fixed is not None else chain._stages([None] + values[2:])
+        stages = (chain.fixed if chain.fixed is not None
+                  else chain._stages([None] + values[self.operands:]))
         tiles = chain.tiles if chain.fixed is not None else None
-        return run(values[:2], (stages, chain.activation, tiles))
+        return run(values[:self.operands], (stages, chain.activation, tiles))
 
 
 def fuse_chains(ops, placements, kernels, folded, fed, readers, aliases, replaced):
@@ -362,7 +388,7 @@ class _Fusion:
             parts.append((after, *nxt[1:]))
         conv = self.conv_source(source, op)
         if (len(parts) < 2 and conv is None) or \
-                not _fits(source, [p[2] for p in parts if p[2] is not None]):
+                not _fits(source, [p[2] for p in parts if p[2] is not None], conv is not None):
             return None
         chain = Chain(source, parts)
         return chain if conv is None else ConvChain(conv, chain)
@@ -396,11 +422,13 @@ class _Fusion:
         return None
 
     def bias_part(self, op, chained):
-        """``part`` of a "bias_add": input 1 a vector along x's last dim, channels last."""
+        """``part`` of a "bias_add": input 1 a vector along x's last dim, channels last (a
+        conv's output's last dim may be unknown: ``Chain.accepts`` checks it at run time)."""
         x, bias = op.inputs[0], self.operand(op, 1)
         dims = x.shape.as_list() if x.shape.rank is not None else []
+        unknown = bool(dims) and dims[-1] is None and self.declared(x.op, "chain_epilogue")
         if (chained not in (None, x) or bias is None or len(_shape(bias)) != 1
-                or len(dims) < 2 or dims[-1] != _shape(bias)[0]):
+                or len(dims) < 2 or dims[-1] != _shape(bias)[0] and not unknown):
             return None                  # (the kernel's own checks stay where they apply)
         return x, 0, bias, ("bias_add", bias)
 
@@ -432,10 +460,11 @@ def _shape(operand):
     return operand.shape if isinstance(operand, np.ndarray) else tuple(operand.shape.as_list())
 
 
-def _fits(source, operands):
+def _fits(source, operands, conv_output=False):
     """Whether the operands are scalars or vectors of at most ``CHAIN_CHUNK`` values along
     the source's last dim, of its dtype, and cannot broadcast it larger (its static rank
-    and last dim say so)."""
+    and last dim say so; a conv's output's last dim only where known, as a transposed
+    conv's sizes vector may give it at run time: ``ConvChain.accepts`` checks it then)."""
     if source.shape.rank is None:
         return False
     dims = source.shape.as_list()
@@ -445,7 +474,10 @@ def _fits(source, operands):
         if (dtype != source.dtype.np_dtype or len(shape) > len(dims)
                 or any(d != 1 for d in shape[:-1])):
             return False
-        if math.prod(shape) != 1 and (dims[-1] != shape[-1] or shape[-1] > CHAIN_CHUNK):
+        if math.prod(shape) == 1:
+            continue
+        known = dims[-1] is not None or not conv_output
+        if (known and dims[-1] != shape[-1]) or shape[-1] > CHAIN_CHUNK:
             return False
     return True
 

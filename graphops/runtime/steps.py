@@ -117,10 +117,12 @@ class ChainStep(FusedStep):
             value = values[0]
             for (op, index, operand, _), (construction, kernel) in zip(chain.parts,
                                                                       self.members):
-                if isinstance(operand, int):
-                    operand = values[operand]
-                inputs = ([value] if operand is None
-                          else [operand, value] if index else [value, operand])
+                if isinstance(operand, tuple):          # a fused conv's other inputs
+                    inputs = [value] + [values[i] for i in operand]
+                else:
+                    operand = values[operand] if isinstance(operand, int) else operand
+                    inputs = ([value] if operand is None
+                              else [operand, value] if index else [value, operand])
                 try:
                     value = compute(kernel, construction, inputs, self.device)[0]
                 except Exception as exc:

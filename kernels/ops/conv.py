@@ -213,7 +213,16 @@ class _ForwardKernel(_ConvKernel):
 
 
 class _BackpropInputKernel(_ConvKernel):
-    """Gradients w.r.t. the input: (input_sizes or input, filter, out_backprop) -> output."""
+    """Gradients w.r.t. the input: (input_sizes or input, filter, out_backprop) -> output.
+    A transposed conv's BiasAdd and activation after it, channels last, come fused as an
+    epilogue (``chain_epilogue``), applied to its output on every core."""
+
+    chain_epilogue = True
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        if not self.params.channels_last:   # the runtime's declarations hold channels last
+            self.chain_epilogue = False
 
     def input_shape(self, ctx):
         """The forward input's shape: from the sizes vector or the tensor input 0."""
@@ -226,7 +235,8 @@ class _BackpropInputKernel(_ConvKernel):
         geo = self._checked(("geometry",) + signature, lambda: backprop_geometry(
             self.op_type, self.params, list(in_shape), w.shape, dy.shape))
         if math.prod(in_shape) == 0 or dy.size == 0 or w.size == 0:
-            return self._zeros(ctx, in_shape, dy.dtype)
+            ctx.check_allocation(in_shape, dy.dtype)
+            return ctx.set_output(0, _finished(ctx.xp.zeros(in_shape, dy.dtype), ctx.epilogue))
         window = self._checked(
             ("window", dy.dtype, memory.get_memory_budget()) + signature,
             lambda: self._window(ctx, self.params, in_shape, dy.dtype, in_shape, w.shape[:-2],
@@ -241,7 +251,7 @@ class _BackpropInputKernel(_ConvKernel):
             parts = [conv_backprop_input(dyg, wg, tuple(group_shape), *window, xp=xp)
                      for dyg, wg in zip(_split(xp, dy, groups, axis), _split(xp, w, groups, -1))]
             dx = parts[0] if len(parts) == 1 else xp.concatenate(parts, axis=axis)
-        ctx.set_output(0, dx)
+        ctx.set_output(0, _finished(dx, ctx.epilogue))
 
 
 class _BackpropFilterKernel(_ConvKernel):

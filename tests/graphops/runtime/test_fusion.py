@@ -441,6 +441,62 @@ def test_a_conv_takes_its_bias_and_activation_as_an_epilogue_bit_for_bit(case, a
     assert np.array_equal(np.signbit(fused), np.signbit(plain))
 
 
+TRANSPOSED_CASES = {   # name: (dy shape, filter shape [*K, C, O], stride, output shape)
+    "2-D, stride 2": ((2, 4, 4, 6), (3, 3, 5, 6), 2, (2, 8, 8, 5)),
+    "2-D, stride 1, direct": ((2, 6, 6, 8), (3, 3, 16, 8), 1, (2, 6, 6, 16)),
+    "3-D, stride 2": ((1, 3, 4, 4, 4), (3, 3, 3, 8, 4), 2, (1, 6, 8, 8, 8)),
+    "3-D, stride 2, one dy channel": ((1, 3, 4, 4, 1), (2, 2, 2, 3, 1), 2, (1, 6, 8, 8, 3)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TRANSPOSED_CASES))
+@pytest.mark.parametrize("activation", [gp.nn.relu, gp.nn.relu6])
+def test_a_transposed_conv_takes_its_bias_and_activation_as_an_epilogue_bit_for_bit(
+        case, activation, monkeypatch):
+    """conv2d_transpose / conv3d_transpose (Conv2DBackpropInput, Conv3DBackpropInputV2) +
+    BiasAdd + Relu/Relu6 run as one step, with the unfused graph's bits on values with NaN,
+    infinities and -0; an empty dy gives the activation of the bias alone."""
+    dy_shape, w_shape, stride, out_shape = TRANSPOSED_CASES[case]
+    rng = np.random.default_rng(11)
+    rank = len(dy_shape) - 2
+    dy = gp.placeholder(gp.float32, [None, *dy_shape[1:]])
+    w = gp.constant(rng.standard_normal(w_shape).astype(np.float32))
+    bias = gp.Variable(rng.standard_normal(w_shape[-2]).astype(np.float32))
+    transpose = gp.nn.conv2d_transpose if rank == 2 else gp.nn.conv3d_transpose
+    sizes = gp.concat([gp.shape(dy)[:1], gp.constant(out_shape[1:])], 0)
+    out = activation(gp.nn.bias_add(transpose(dy, w, sizes, [1, *[stride] * rank, 1], "SAME"),
+                                    bias.value()))
+    steps = plan_kernel_steps([out], [dy])
+    assert [type(step.kernel) for step in steps if step.op is out.op] == [fusion.ConvChain]
+    assert not any(step.op.type.startswith("Conv") for step in steps)
+    for feed in ({dy: _hostile(rng, dy_shape, np.float32)},
+                 {dy: np.zeros((0, *dy_shape[1:]), np.float32)}):
+        fused = _with_variables(out, feed, True, monkeypatch)
+        plain = _with_variables(out, feed, False, monkeypatch)
+        np.testing.assert_array_equal(fused, plain)
+        assert np.array_equal(np.signbit(fused), np.signbit(plain))
+
+
+def test_transposed_convs_that_keep_their_bias_add_apart(monkeypatch):
+    """NCHW, and Conv2DBackpropInput's [H, W] input_sizes (its output's shape not whole
+    before it runs: the nodes' own kernels run), give the unfused graph's values."""
+    rng = np.random.default_rng(12)
+    dy = gp.placeholder(gp.float32, [2, 6, 4, 4])
+    w = gp.constant(rng.standard_normal((3, 3, 5, 6)).astype(np.float32))
+    bias = gp.constant(rng.standard_normal(5).astype(np.float32))
+    nchw = gp.nn.relu(gp.nn.bias_add(gp.nn.conv2d_transpose(
+        dy, w, [2, 5, 8, 8], [1, 1, 2, 2], "SAME", data_format="NCHW"), bias,
+        data_format="NCHW"))
+    assert "BiasAdd" in _step_types([nchw], [dy])
+    dy_last = gp.placeholder(gp.float32, [2, 4, 4, 6])
+    height_width = gp.nn.relu(gp.nn.bias_add(gp.raw_ops.Conv2DBackpropInput(
+        input_sizes=gp.placeholder_with_default(np.array([8, 8], np.int32), [2]), filter=w,
+        out_backprop=dy_last, strides=[1, 2, 2, 1], padding="SAME"), bias))
+    feed = {dy: rng.standard_normal((2, 6, 4, 4)).astype(np.float32),
+            dy_last: rng.standard_normal((2, 4, 4, 6)).astype(np.float32)}
+    _assert_same_bits_as_unfused([nchw, height_width], feed, monkeypatch)
+
+
 @pytest.mark.parametrize("scaled", [False, True])
 @pytest.mark.parametrize("layer", ["conv 3x3", "conv 1x1", "depthwise"])
 def test_one_node_after_a_conv_is_its_epilogue(layer, scaled, monkeypatch):
