@@ -270,52 +270,67 @@ def last_dim_folded(dyc, w, in_shape, strides, dilations, pads):
 
 
 def _phases(dyc, w, in_shape, strides, dilations, pads):
-    """``backprop_input_strided`` on the phases of every dim."""
+    """``backprop_input_strided`` on the phases of every dim: dy padded once, the filter's
+    taps gathered for each phase (``_phase_layout``, kept per shape), one compiled pass."""
+    layout = _phase_layout(tuple(dyc.shape), tuple(w.shape), tuple(in_shape), tuple(strides),
+                           tuple(dilations), tuple(tuple(p) for p in pads))
+    dy_shape, dy_pads, steps, step_starts, gather, filter_starts, phases, geometry = layout
+    padded = pad_spatial(dyc.reshape(dy_shape), dy_pads, np.float32)
+    filters = np.asarray(w, np.float32).reshape(-1)[gather]
+    dx = np.empty(in_shape, np.float32)
+    loops("direct", chunk=1).input_grad_phases(
+        padded.reshape(-1), dx.reshape(-1), steps, step_starts, filters, filter_starts,
+        phases, geometry)
+    return dx
+
+
+@functools.lru_cache(maxsize=256)
+def _phase_layout(dy_shape, w_shape, in_shape, strides, dilations, pads):
+    """What ``_phases`` needs for these shapes, as ``compiled.direct.input_grad_phases``
+    takes it: dy's shape with 3 spatial dims and its padding (every phase's windows inside
+    it), each phase's (tap, dy channel) offsets and where they start, the indices of the
+    filter's values each phase reads (its taps flipped, transposed to ``[O, C]``) and
+    where they start, the phases (``phase_plans``) and the geometry. Kept per shape, as a
+    model's gradients repeat theirs every step."""
     lead = 3 - len(strides)
-    kernel3 = (1,) * lead + tuple(w.shape[:-2])
-    strides3, dilations3 = (1,) * lead + tuple(strides), (1,) * lead + tuple(dilations)
+    kernel3 = (1,) * lead + w_shape[:-2]
+    strides3, dilations3 = (1,) * lead + strides, (1,) * lead + dilations
     before3 = (0,) * lead + tuple(b for b, _ in pads)
-    in3, out3 = (1,) * lead + tuple(in_shape[1:-1]), (1,) * lead + tuple(dyc.shape[1:-1])
+    in3, out3 = (1,) * lead + in_shape[1:-1], (1,) * lead + dy_shape[1:-1]
     plans = [conv_phases.phase_plans(k, s, d, b)
              for k, s, d, b in zip(kernel3, strides3, dilations3, before3)]
     counts = [[-(-(size - r) // s) for r, *_ in plan]
               for plan, size, s in zip(plans, in3, strides3)]
-    # dy padded so every phase's windows lie inside it
     dy_pads = []
     for plan, count, q in zip(plans, counts, out3):
         spans = [(lo, lo + m - 1 + (len(taps) - 1) * dil)
                  for (_, taps, dil, lo), m in zip(plan, count) if taps and m]
         dy_pads.append((max([-lo for lo, _ in spans] + [0]),
                         max([hi - (q - 1) for _, hi in spans] + [0])))
-    padded = pad_spatial(dyc.reshape(dyc.shape[0], *out3, dyc.shape[-1]), dy_pads, np.float32)
-    extents = padded.shape[1:-1]
-    c, o = w.shape[-2:]
-    w3 = np.asarray(w, np.float32).reshape(*kernel3, c, o)
-    phases, steps, filters = [], [], []
+    extents = [q + b + a for q, (b, a) in zip(out3, dy_pads)]
+    c, o = w_shape[-2:]
+    values = np.arange(math.prod(w_shape)).reshape(*kernel3, c, o)
+    phases, steps, gathers = [], [], []
     for plan in itertools.product(*plans):
         taps = [t for _, t, _, _ in plan]
-        (r1, r2, r3), dils = [p[0] for p in plan], [p[2] for p in plan]
-        phases.append((r1, r2, r3, *(count[p[0]] for count, p in zip(counts, plan)),
+        dils = [p[2] for p in plan]
+        phases.append((*(p[0] for p in plan), *(count[p[0]] for count, p in zip(counts, plan)),
                        *(p[3] + before for p, (before, _) in zip(plan, dy_pads))))
         if not all(taps):
             steps.append(np.zeros(0, np.int64))
-            filters.append(np.zeros(0, np.float32))
+            gathers.append(np.zeros(0, np.int64))
             continue
         js = list(itertools.product(*(range(len(t)) for t in taps)))
         starts = np.array([((j1 * dils[0] * extents[1] + j2 * dils[1]) * extents[2]
                             + j3 * dils[2]) * o for j1, j2, j3 in js], np.int64)
         steps.append((starts[:, None] + np.arange(o)).reshape(-1))
-        flipped = w3[np.ix_(*(list(t[::-1]) for t in taps))]      # pair j: tap t[-1 - j]
-        filters.append(np.ascontiguousarray(np.swapaxes(flipped, -1, -2)).reshape(-1))
-    step_starts = np.cumsum([0] + [len(a) for a in steps]).astype(np.int64)
-    filter_starts = np.cumsum([0] + [len(a) for a in filters])[:-1].astype(np.int64)
-    dx = np.empty(in_shape, np.float32)
-    geometry = (dyc.shape[0], *extents, o, *in3, c, *strides3)
-    loops("direct", chunk=1).input_grad_phases(
-        padded.reshape(-1), dx.reshape(-1), np.concatenate(steps), step_starts,
-        np.concatenate(filters), filter_starts, np.array(phases, np.int64),
-        tuple(int(v) for v in geometry))
-    return dx
+        flipped = values[np.ix_(*(list(t[::-1]) for t in taps))]     # pair j: tap t[-1 - j]
+        gathers.append(np.swapaxes(flipped, -1, -2).reshape(-1).astype(np.int64))
+    return ((dy_shape[0], *out3, o), dy_pads, np.concatenate(steps),
+            np.cumsum([0] + [len(a) for a in steps]).astype(np.int64), np.concatenate(gathers),
+            np.cumsum([0] + [len(a) for a in gathers])[:-1].astype(np.int64),
+            np.array(phases, np.int64),
+            tuple(int(v) for v in (dy_shape[0], *extents, o, *in3, c, *strides3)))
 
 
 def planes(out_shape):
