@@ -14,6 +14,7 @@ Each sum is float32, rounded to bfloat16 once as it is written, as TF's CPU kern
 theirs.
 """
 
+import functools
 import itertools
 import math
 
@@ -78,6 +79,8 @@ def forward(xc, w, strides, dilations, pads, out_sp):
     O]`` (any float dtype, rounded to bfloat16) with ``pads`` (before, after) per spatial
     dim: bfloat16 ``[N, *out_sp, O]``. Each output element sums its taps' products in
     float32 (the order of a tile product's sums is the unit's), rounded once."""
+    if not host_isa.matrix_tiles():     # a tile instruction would kill the process
+        raise RuntimeError("bfloat16 tile products need AMX-BF16 and the tile state")
     y = np.zeros((xc.shape[0], *out_sp, w.shape[-1]), ml_dtypes.bfloat16)
     if y.size == 0 or xc.size == 0 or w.size == 0:
         return y
@@ -176,12 +179,7 @@ def _packed(w, kernel, channels):
     return packed
 
 
+@functools.lru_cache(maxsize=None)
 def _configuration():
     """The tile configuration (``compiled.matrix_tiles.configuration``), made once."""
-    global _CONFIG
-    if _CONFIG is None:
-        _CONFIG = loops("matrix_tiles", chunk=1).configuration()
-    return _CONFIG
-
-
-_CONFIG = None
+    return loops("matrix_tiles", chunk=1).configuration()

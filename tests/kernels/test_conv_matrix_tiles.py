@@ -133,13 +133,17 @@ def test_which_convs_take_the_tiles(monkeypatch):
 
 def test_host_check_wants_both_features(monkeypatch):
     """No tiles where numba's code lacks AMX-TILE or AMX-BF16 (forced AVX2 code among
-    them), whatever the host."""
+    them), whatever the host; the tile loops refuse to run there rather than die on a tile
+    instruction."""
     host_isa.matrix_tiles.cache_clear()
+    x, w = np.ones((1, 4, 32), BF16), np.ones((1, 32, 32), BF16)
     try:
         for features in ("", "+avx2,+fma", "+amx-tile,-amx-bf16", "-amx-tile,+amx-bf16"):
             monkeypatch.setattr(host_isa, "numba_target", lambda f=features: ("haswell", f))
             host_isa.matrix_tiles.cache_clear()
             assert host_isa.matrix_tiles() is False
+            with pytest.raises(RuntimeError, match="need AMX-BF16"):
+                matrix_tiles.forward(x, w, (1,), (1,), [(0, 0)], (4,))
     finally:
         monkeypatch.undo()
         host_isa.matrix_tiles.cache_clear()
