@@ -131,11 +131,11 @@ class _Match:
         return SqueezeExcite(ops, parts)
 
     def pointwise(self, t):
-        """The ConvChain ending at tensor t (output 0) with a 1x1 channels-last filter,
-        strides 1, no padding and constant stages; else None."""
+        """The ConvChain of a forward conv ending at tensor t (output 0) with a 1x1
+        channels-last filter, strides 1, no padding and constant stages; else None."""
         chain = self.fusion.fused.get(t.op._id)
         if not (isinstance(chain, self.conv_chain) and t.value_index == 0
-                and chain.chain.fixed is not None
+                and chain.operands == 2 and chain.chain.fixed is not None
                 and not self.fusion.declared(chain.conv, "depthwise_filter")):
             return None
         w = chain.conv.inputs[1].shape

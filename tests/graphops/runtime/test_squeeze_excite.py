@@ -118,7 +118,8 @@ def test_a_block_fails_as_its_nodes_fail():
 
 
 def test_blocks_that_must_not_fuse():
-    """A tensor inside fetched, a gate of x's own size, a 3x3 conv: the nodes' own steps."""
+    """A tensor inside fetched, a gate of x's own size, a 3x3 conv, a 1x1 transposed conv:
+    the nodes' own steps."""
     rng = np.random.default_rng(6)
     with gp.Graph().as_default():
         x = gp.placeholder(gp.float32, [None, 4, 4, 8])
@@ -133,7 +134,13 @@ def test_blocks_that_must_not_fuse():
         w = gp.constant(rng.standard_normal((3, 3, 8, 8)).astype(np.float32))
         wide = x * gp.sigmoid(gp.nn.conv2d(mean + x, w, [1, 1, 1, 1], "SAME"))
         three = x * gp.sigmoid(gp.nn.conv2d(mean, w, [1, 1, 1, 1], "SAME"))
-        got, blocks = _run([wide, three], {x: values})
+        w1 = gp.constant(rng.standard_normal((1, 1, 8, 8)).astype(np.float32))
+        bias = gp.constant(rng.standard_normal(8).astype(np.float32))
+        excited = gp.nn.relu(gp.nn.bias_add(gp.nn.conv2d(mean, w1, [1, 1, 1, 1], "VALID"),
+                                            bias))
+        transposed = x * gp.sigmoid(gp.nn.bias_add(gp.nn.conv2d_transpose(   # 1x1, dx of
+            excited, w1, [2, 1, 1, 8], [1, 1, 1, 1], "VALID"), bias))         # a conv
+        got, blocks = _run([wide, three, transposed], {x: values})
         assert blocks == 0
-        for value, want in zip(got, _unfused([wide, three], {x: values})):
+        for value, want in zip(got, _unfused([wide, three, transposed], {x: values})):
             _assert_same(value, want)
