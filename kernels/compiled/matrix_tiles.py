@@ -164,3 +164,124 @@ def forward(xp, steps, packed, y, runs, items, x_step, outs, config):
                     for k in range(taken):
                         y[at + k] = bfloat16_bits(sums[row * BLOCK + k])
         release()
+
+
+@intrinsic
+def zero_sums(typingctx):
+    """Tiles 0-3 (a block's float32 sums) = 0."""
+    def codegen(context, builder, signature, args):
+        for tile in range(4):
+            _call(builder, "llvm.x86.tilezero", _I8(tile))
+        return context.get_dummy_value()
+    return types.void(), codegen
+
+
+@intrinsic
+def gradient_sums(typingctx, xt, x_at, x_row, dyp, dy_at, dy_row, chunks):
+    """Tiles 0-3 += a filter gradient block's products over ``chunks`` runs of 32
+    positions: input tiles (16 channels a tile, rows ``x_row`` values apart, 32 positions
+    a row, from ``xt[x_at + 32*j]``) times dy tiles (16 output channels a tile, rows of
+    position pairs ``dy_row`` values apart, from ``dyp[dy_at + 16*j*dy_row]``). xt and
+    dyp hold bfloat16 bits."""
+    if xt.dtype != types.uint16 or dyp.dtype != types.uint16:
+        return None
+
+    def codegen(context, builder, signature, args):
+        xt, x_at, x_row, dyp, dy_at, dy_row, chunks = loops_ir.arguments(
+            context, builder, signature, args)
+        x_bytes, dy_bytes = builder.mul(x_row, _I64(2)), builder.mul(dy_row, _I64(2))
+
+        def step(j, carried):
+            first = builder.add(x_at, builder.mul(j, _I64(GROUP)))
+            second = builder.add(first, builder.mul(x_row, _I64(TILE_ROWS)))
+            pairs = builder.add(dy_at, builder.mul(j, builder.mul(dy_row, _I64(TILE_ROWS))))
+            for tile, at in ((4, first), (5, second)):
+                _call(builder, "llvm.x86.tileloadd64", _I8(tile), _address(builder, xt, at),
+                      x_bytes)
+            for tile, at in ((6, pairs), (7, builder.add(pairs, _I64(2 * TILE_ROWS)))):
+                _call(builder, "llvm.x86.tileloadd64", _I8(tile), _address(builder, dyp, at),
+                      dy_bytes)
+            for tile, (rows, columns) in enumerate(((4, 6), (4, 7), (5, 6), (5, 7))):
+                _call(builder, "llvm.x86.tdpbf16ps", _I8(tile), _I8(rows), _I8(columns))
+            return carried
+
+        loops_ir.counted_loop(builder, chunks, [], step)
+        return context.get_dummy_value()
+
+    return types.void(xt, types.int64, types.int64, dyp, types.int64, types.int64,
+                      types.int64), codegen
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def filter_grad(xt, dyp, dw, taps, planes, x_row, dy_plane, chunks, c_blocks, o_blocks,
+                config):
+    """dw (float32 ``[taps, C', O']`` flat, C' and O' multiples of 32) = the filter
+    gradient, a block of 32 input x 32 output channels of one tap at a time, each summed
+    over every plane of positions. ``xt``: the padded input transposed, ``[N, P1, C',
+    x_row]`` (each channel's plane of positions in a row); ``dyp``: dy in pairs of
+    positions, ``[planes, positions / 2, O', 2]``, zero where a position is not an
+    output; ``taps[t]``: (planes the tap shifts by, its offset in a plane); ``planes[p]``:
+    the x plane of dy plane p; ``chunks``: runs of 32 positions a plane."""
+    outs = o_blocks * BLOCK
+    channels = c_blocks * BLOCK
+    for item in prange(taps.shape[0] * c_blocks * o_blocks):
+        tap, rest = item // (c_blocks * o_blocks), item % (c_blocks * o_blocks)
+        c_block, o_block = rest // o_blocks, rest % o_blocks
+        spare = np.empty(BLOCK * BLOCK + LINE_VALUES, np.float32)
+        skip = (-spare.ctypes.data) % (4 * LINE_VALUES) // 4
+        sums = spare[skip:skip + BLOCK * BLOCK]       # tile rows on cache lines
+        load_configuration(config)
+        zero_sums()
+        for plane in range(planes.shape[0]):
+            x_at = (((planes[plane] + taps[tap, 0]) * channels + c_block * BLOCK) * x_row
+                    + taps[tap, 1])
+            gradient_sums(xt, x_at, x_row, dyp, plane * dy_plane + o_block * 2 * BLOCK,
+                          2 * outs, chunks)
+        store_sums(sums)
+        release()
+        for row in range(BLOCK):
+            at = (tap * channels + c_block * BLOCK + row) * outs + o_block * BLOCK
+            for k in range(BLOCK):
+                dw[at + k] = sums[row * BLOCK + k]
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def transposed_planes(x, before, xt):
+    """xt ``[N, P1, C', row]`` = ``x`` ``[N, S1, S2, S3, C]`` zero-padded (``before`` each
+    spatial dim) to planes of ``P2 x P3`` positions, each channel's plane a row: ``xt[n, p1,
+    c, p2 * P3 + p3]`` = ``x[n, p1 - b1, p2 - b2, p3 - b3, c]`` inside x, else 0 (and 0
+    past the plane and past C); ``before`` = (b1, b2, b3, P2, P3). bfloat16 bits."""
+    n_total, s1, s2, s3, channels = x.shape
+    _, p1n, wide, row = xt.shape
+    p2n, p3n = before[3], before[4]
+    for plane in prange(n_total * p1n):
+        n, p1 = plane // p1n, plane % p1n
+        i1 = p1 - before[0]
+        out = xt[n, p1]
+        out[:] = 0
+        if i1 < 0 or i1 >= s1:
+            continue
+        for p2 in range(p2n):
+            i2 = p2 - before[1]
+            if i2 < 0 or i2 >= s2:
+                continue
+            for i3 in range(s3):
+                at = p2 * p3n + i3 + before[2]
+                for c in range(channels):
+                    out[c, at] = x[n, i1, i2, i3, c]
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def position_pairs(dy, width, pairs):
+    """pairs ``[planes, positions / 2, O', 2]`` = dy ``[planes, Q2, Q3, O]`` laid along each
+    plane's padded rows (position ``q2 * width + q3``) in pairs of positions, zero at the
+    padding's columns, past the last position and past O."""
+    planes, q2n, q3n, outs = dy.shape
+    for plane in prange(planes):
+        out = pairs[plane]
+        out[:] = 0
+        for q2 in range(q2n):
+            for q3 in range(q3n):
+                m = q2 * width + q3
+                for o in range(outs):
+                    out[m // 2, o, m % 2] = dy[plane, q2, q3, o]

@@ -2,8 +2,8 @@
 
 Each op picks the first path that applies (``conv_forward`` and friends read top to bottom):
 
-* CPU, bfloat16 on a host with AMX: the forward conv and the stride-1 input gradient on
-  tile products (``matrix_tiles``);
+* CPU, bfloat16 on a host with AMX: the forward conv, the stride-1 input gradient and the
+  stride-1 filter gradient of a finite input on tile products (``matrix_tiles``);
 * 1x1 filters without padding: one GEMM on the (strided) input positions;
 * CPU, very few channels (``few_channel_loops``): direct compiled loops that compute each
   output plane on the padded width, every kernel tap one long contiguous run
@@ -181,6 +181,11 @@ def conv_backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels
 
 
 def _backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels_last, xp):
+    if matrix_tiles.takes_filter_gradient(xp, x.dtype, filter_shape, strides, pads):
+        dw = matrix_tiles.conv_backprop_filter(x, dy, filter_shape, dilations, pads,
+                                               channels_last)
+        if dw is not None:
+            return dw
     ct = compute_dtype(x.dtype)
     xc = channels_last_copy(astype(xp, x, ct), channels_last, xp)
     dyc = channels_last_copy(astype(xp, dy, ct), channels_last, xp)

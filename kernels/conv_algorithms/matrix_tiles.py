@@ -1,6 +1,6 @@
-"""bfloat16 convs on AMX tiles (``compiled.matrix_tiles``): the forward conv, and the
-stride-1 input gradient as the forward conv of dy by the flipped filter
-(``layout.flipped_filter``).
+"""bfloat16 convs on AMX tiles (``compiled.matrix_tiles``): the forward conv, the stride-1
+input gradient as the forward conv of dy by the flipped filter (``layout.flipped_filter``),
+and the stride-1 filter gradient (``backprop_filter``).
 
 On a CPU with AMX-BF16 (Intel Xeon from Sapphire Rapids on) a tile product does 8,192
 multiply-adds of bfloat16 values in one instruction, where the float32 micro-kernels do 16
@@ -54,6 +54,24 @@ def takes_input_gradient(xp, dtype, filter_shape, strides, dilations, pads):
             and applies(xp, dtype, kernel, o, c, flipped_pads(kernel, dilations, pads)))
 
 
+def takes_filter_gradient(xp, dtype, filter_shape, strides, pads):
+    """Whether the filter gradient ``filter_shape`` ``[*K, C, O]`` of a conv runs on the
+    tiles: stride 1 (its positions run contiguously along a transposed input's rows), where
+    the forward conv ``applies``."""
+    kernel, (c, o) = filter_shape[:-2], filter_shape[-2:]
+    return all(s == 1 for s in strides) and applies(xp, dtype, kernel, c, o, pads)
+
+
+def conv_backprop_filter(x, dy, filter_shape, dilations, pads, channels_last):
+    """``dense.conv_backprop_filter`` of a stride-1 conv where ``takes_filter_gradient``,
+    on the tiles; None where x is not finite (a plane's padding columns multiply dy's
+    zeros by x's values, and an infinity would give NaN where the sum has none)."""
+    xc, dyc = channels_last_copy(x, channels_last), channels_last_copy(dy, channels_last)
+    if not _finite(xc):
+        return None
+    return backprop_filter(xc, dyc, tuple(filter_shape), dilations, pads)
+
+
 def conv_forward(x, w, strides, dilations, pads, channels_last):
     """``dense.conv_forward`` of bfloat16 ``x`` (channels-last or not) by ``w``, where it
     ``applies``, on the tiles."""
@@ -101,6 +119,72 @@ def forward(xc, w, strides, dilations, pads, out_sp):
         padded, _steps(kernel, dilations, extents, channels), _packed(w, kernel, channels),
         y.reshape(-1).view(np.uint16), runs, _items(runs[:, 2]), x_step, o, _configuration())
     return y
+
+
+def backprop_filter(xc, dyc, filter_shape, dilations, pads):
+    """The filter gradient ``filter_shape`` ``[*K, C, O]`` of a stride-1 conv of finite
+    channels-last bfloat16 ``xc`` with dy ``dyc``: bfloat16, each element's float32 sum
+    rounded once. The padded input is transposed so that each channel's plane of positions
+    is a row, and dy packed in pairs of positions over each output plane's padded rows
+    whole, zero at the padding's columns: a tile product then sums 32 positions of 16
+    channels by 16 output channels."""
+    if not host_isa.matrix_tiles():     # a tile instruction would kill the process
+        raise RuntimeError("bfloat16 tile products need AMX-BF16 and the tile state")
+    if 0 in xc.shape or 0 in dyc.shape or 0 in filter_shape:
+        return np.zeros(filter_shape, ml_dtypes.bfloat16)
+    lead = 3 - len(filter_shape[:-2])
+    kernel = (1,) * lead + filter_shape[:-2]
+    dilations = (1,) * lead + tuple(dilations)
+    pads = [(0, 0)] * lead + [tuple(p) for p in pads]
+    n, c, o = xc.shape[0], filter_shape[-2], filter_shape[-1]
+    x3 = xc.reshape(n, *((1,) * lead + xc.shape[1:-1]), c)
+    out3 = (1,) * lead + dyc.shape[1:-1]
+    extents = [max(s + b + a, q + (k - 1) * d) for s, (b, a), q, k, d
+               in zip(x3.shape[1:-1], pads, out3, kernel, dilations)]
+    channels, outs = -(-c // _GROUP) * _GROUP, -(-o // _BLOCK) * _BLOCK
+    p1, p2, p3 = extents
+    length = (out3[1] - 1) * p3 + out3[2]            # a plane's positions, padded rows whole
+    chunks = -(-length // _BLOCK)
+    reach = (kernel[1] - 1) * dilations[1] * p3 + (kernel[2] - 1) * dilations[2]
+    row = -(-max(p2 * p3, chunks * _BLOCK + reach) // _BLOCK) * _BLOCK
+    xt = _transposed_input(x3, extents, [b for b, _ in pads], channels, row)
+    dyp = _position_pairs(dyc.reshape(n * out3[0], *out3[1:], o), p3, chunks, outs)
+    taps = np.array([(k1 * dilations[0], (k2 * dilations[1] * p3 + k3 * dilations[2]))
+                     for k1, k2, k3 in itertools.product(*(range(k) for k in kernel))],
+                    np.int64)
+    planes = (np.arange(n)[:, None] * p1 + np.arange(out3[0])).reshape(-1).astype(np.int64)
+    dw = np.empty(len(taps) * channels * outs, np.float32)
+    loops("matrix_tiles", chunk=1).filter_grad(
+        xt, dyp, dw, taps, planes, row, chunks * _BLOCK * outs, chunks, channels // _BLOCK,
+        outs // _BLOCK, _configuration())
+    dw = dw.reshape(len(taps), channels, outs)[:, :c, :o]
+    return dw.astype(ml_dtypes.bfloat16).reshape(filter_shape)
+
+
+def _finite(x):
+    """Whether bfloat16 ``x`` holds no infinity or NaN (its exponent bits not all set)."""
+    return not np.any(np.ascontiguousarray(x).view(np.uint16) & 0x7F80 == 0x7F80)
+
+
+def _transposed_input(x3, extents, before, channels, row):
+    """``x3`` zero-padded to ``extents`` and transposed to ``[N, P1, channels, row]``
+    (bfloat16 bits, flat): each channel's padded plane a row, zeros after it and in the
+    channels past x's (``compiled.matrix_tiles.transposed_planes``)."""
+    xt = aligned_empty((x3.shape[0], extents[0], channels, row), np.uint16)   # rows on lines
+    loops("matrix_tiles", chunk=1).transposed_planes(
+        np.ascontiguousarray(x3).view(np.uint16), np.array([*before, *extents[1:]], np.int64),
+        xt)
+    return xt.reshape(-1)
+
+
+def _position_pairs(dy4, width, chunks, outs):
+    """dy ``[planes, Q2, Q3, O]`` laid along each plane's padded rows (position ``q2 *
+    width + q3``) in pairs of positions, ``[planes, chunks * 16, outs, 2]`` (bfloat16
+    bits, flat), zero at the padding's columns, past the last position and past O."""
+    pairs = aligned_empty((dy4.shape[0], chunks * _TILE, outs, 2), np.uint16)
+    loops("matrix_tiles", chunk=1).position_pairs(
+        np.ascontiguousarray(dy4).view(np.uint16), width, pairs)
+    return pairs.reshape(-1)
 
 
 def _padded(x3, extents, before, channels, tail):

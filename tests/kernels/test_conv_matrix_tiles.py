@@ -18,7 +18,8 @@ from tests.kernels.dense_conv_cases import (  # noqa: F401 (on_every_thread: aut
     SETTINGS, arrays, check_close, conv_cases, geometry, on_every_thread)
 from tests.kernels.test_conv_ops import same_pads
 from tests.module_settings import module_settings
-from tests.reference_conv import conv_backprop_input_ref, conv_forward_ref
+from tests.reference_conv import (conv_backprop_filter_ref, conv_backprop_input_ref,
+                                  conv_forward_ref)
 
 BF16 = ml_dtypes.bfloat16
 on_tiles = pytest.mark.skipif(not host_isa.matrix_tiles(),
@@ -26,10 +27,10 @@ on_tiles = pytest.mark.skipif(not host_isa.matrix_tiles(),
 
 
 class _Counted:
-    """``matrix_tiles.forward`` that counts its calls."""
+    """``matrix_tiles.forward`` (or ``backprop_filter``) that counts its calls."""
 
-    def __init__(self):
-        self.calls, self.real = 0, matrix_tiles.forward
+    def __init__(self, real=None):
+        self.calls, self.real = 0, real or matrix_tiles.forward
 
     def __call__(self, *args):
         self.calls += 1
@@ -93,6 +94,38 @@ def test_dense_ops_take_the_tiles(case, channels, outs, channels_last):
 
 
 @on_tiles
+@SETTINGS
+@given(case=conv_cases(min_size=1), channels=st.integers(16, 72), outs=st.integers(16, 72),
+       width=st.integers(1, 48), channels_last=st.booleans())
+def test_filter_gradients_match_reference(case, channels, outs, width, channels_last):
+    """The stride-1 filter gradient through ``conv_backprop_filter`` (either layout): on
+    the tiles (x transposed to rows of positions, dy in pairs of positions, zero at a
+    plane's padding columns), float32 sums rounded once to bfloat16; with a non-finite x
+    on the float32 path, as NaN and infinity must land only where the sums reach them."""
+    for dim in case["dims"]:
+        dim["s"] = 1
+    case["dims"][-1]["size"] = width
+    x, w, dy, geo, _ = _wide_case(case, channels, outs, channels_last)
+    counted = _Counted(matrix_tiles.backprop_filter)
+    with module_settings(matrix_tiles, backprop_filter=counted):
+        got = conv_dense.conv_backprop_filter(x, dy, w.shape, *geo,
+                                              channels_last=channels_last)
+    assert counted.calls == 1 and got.dtype == BF16 and got.shape == w.shape
+    x64, dy64 = x.astype(np.float64), dy.astype(np.float64)
+    want = conv_backprop_filter_ref(x64, dy64, w.shape, *geo, channels_last=channels_last)
+    magnitude = conv_backprop_filter_ref(np.abs(x64), np.abs(dy64), w.shape, *geo,
+                                         channels_last=channels_last)
+    error = 3e-5 * magnitude               # float32 sums, then one rounding to bfloat16
+    assert np.all(np.abs(got.astype(np.float64) - want) <= 2 ** -8 * (np.abs(want) + error)
+                  + error + 1e-30)
+    x.reshape(-1)[0] = np.inf
+    counted = _Counted(matrix_tiles.backprop_filter)
+    with module_settings(matrix_tiles, backprop_filter=counted), np.errstate(invalid="ignore"):
+        conv_dense.conv_backprop_filter(x, dy, w.shape, *geo, channels_last=channels_last)
+    assert counted.calls == 0
+
+
+@on_tiles
 def test_tiles_agree_with_the_float32_path():
     """The same convs with the tiles switched off (the float32 micro-kernels, rounded
     once): the two agree within one bfloat16 rounding."""
@@ -124,6 +157,10 @@ def test_which_convs_take_the_tiles(monkeypatch):
                                                  pads)
     assert not matrix_tiles.takes_input_gradient(np, BF16, (3, 3, 32, 64), (1, 1), (1, 1),
                                                  ((3, 0), (1, 1)))
+    assert matrix_tiles.takes_filter_gradient(np, BF16, (3, 3, 32, 64), (1, 1), pads)
+    assert not matrix_tiles.takes_filter_gradient(np, BF16, (3, 3, 32, 64), (1, 2), pads)
+    assert not matrix_tiles.takes_filter_gradient(np, np.float32, (3, 3, 32, 64), (1, 1),
+                                                  pads)
     route = kernel_route((1, 8, 8, 32), (1, 1, 32, 32), (1, 1), (1, 1), ((0, 0), (0, 0)),
                          (8, 8), BF16)
     assert route is None
@@ -157,11 +194,15 @@ def test_host_check_wants_both_features(monkeypatch):
     ("Conv2DBackpropInput", (2, 10, 12, 32), (3, 3, 32, 48), [1, 1, 1, 1], "SAME"),
     ("Conv3DBackpropInputV2", (1, 6, 8, 8, 32), (3, 3, 3, 32, 64), [1, 1, 1, 1, 1],
      "SAME"),
+    ("Conv2DBackpropFilter", (2, 10, 12, 32), (3, 3, 32, 48), [1, 1, 1, 1], "SAME"),
+    ("Conv3DBackpropFilterV2", (1, 6, 8, 8, 32), (3, 3, 3, 32, 16), [1, 1, 1, 1, 1],
+     "VALID"),
 ])
 def test_raw_ops_match_tensorflow(op, x_shape, w_shape, strides, padding):
     """TF's raw ops in bfloat16 against TensorFlow: the same shape and dtype, and values at
-    least as close to the float64 reference's as TF's own (within half an ulp of it; TF's
-    Eigen kernels, which the suite runs, round more)."""
+    least as close to the float64 reference's as TF's own (within half an ulp of it, and
+    of float32's sums for the filter gradients' long sums; TF's Eigen kernels, which the
+    suite runs, round more)."""
     tf = pytest.importorskip("tensorflow")
     rng = np.random.default_rng(3)
     x = rng.uniform(-1, 1, x_shape).astype(BF16)
@@ -172,19 +213,26 @@ def test_raw_ops_match_tensorflow(op, x_shape, w_shape, strides, padding):
     geo = (spatial, (1,) * len(spatial), pads)
     want = conv_forward_ref(x.astype(np.float64), w.astype(np.float64), *geo)
     kwargs = dict(input=x, filter=w, strides=strides, padding=padding)
-    if "Backprop" in op:
-        dy = rng.uniform(-1, 1, want.shape).astype(BF16)
+    dy = rng.uniform(-1, 1, want.shape).astype(BF16)
+    if "BackpropInput" in op:
         want = conv_backprop_input_ref(dy.astype(np.float64), w.astype(np.float64), x_shape,
                                        *geo)
         kwargs = dict(input_sizes=np.array(x_shape, np.int32), filter=w, out_backprop=dy,
                       strides=strides, padding=padding)
+    elif "BackpropFilter" in op:
+        want = conv_backprop_filter_ref(x.astype(np.float64), dy.astype(np.float64),
+                                        w_shape, *geo)
+        kwargs = dict(input=x, filter_sizes=np.array(w_shape, np.int32), out_backprop=dy,
+                      strides=strides, padding=padding)
     theirs = getattr(tf.raw_ops, op)(**kwargs).numpy()
-    counted = _Counted()
-    with module_settings(matrix_tiles, forward=counted):
+    which = "backprop_filter" if "BackpropFilter" in op else "forward"
+    counted = _Counted(getattr(matrix_tiles, which))
+    with module_settings(matrix_tiles, **{which: counted}):
         ours = getattr(gp.raw_ops, op)(**kwargs)
     assert counted.calls == 1
     assert ours.shape == theirs.shape and ours.dtype == theirs.dtype == BF16
     half_ulp = 2.0 ** (np.floor(np.log2(np.abs(want) + 1e-30)) - 8)
+    sums = 2e-5 * np.abs(want).max() + 1e-6      # float32's sums before the rounding
     ours_off = np.abs(ours.astype(np.float64) - want)
-    assert np.all(ours_off <= half_ulp * (1 + 2 ** -8) + 1e-6)
-    assert np.all(ours_off <= np.abs(theirs.astype(np.float64) - want) + half_ulp + 1e-6)
+    assert np.all(ours_off <= half_ulp * (1 + 2 ** -8) + sums)
+    assert np.all(ours_off <= np.abs(theirs.astype(np.float64) - want) + half_ulp + sums)
