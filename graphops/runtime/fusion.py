@@ -192,6 +192,7 @@ class ConvChain:
     def __init__(self, conv, chain):
         self.conv, self.chain = conv, chain
         self.operands = len(conv.inputs)   # (x, filter), or (input sizes, filter, dy)
+        self.sizes = CONV_OPS[conv.type].sizes_name is not None     # input 0 int sizes
         self.inputs = list(conv.inputs) + chain.inputs[1:]
         self.ops = [conv] + chain.ops
         shift = self.operands - 1       # the chain's run-time operands follow the conv's
@@ -206,8 +207,7 @@ class ConvChain:
         checks pass) and the chain its output and run-time operands; else the nodes'
         kernels run one after the other, with their own errors. The shape checks' answer
         is kept per operand shapes (and memory budget): a step sees the same ones."""
-        sizes = CONV_OPS[self.conv.type].sizes_name is not None      # an int input 0
-        if not all(isinstance(v, np.ndarray) and (v.dtype == np.float32 or sizes and i == 0)
+        if not all(isinstance(v, np.ndarray) and (v.dtype == np.float32 or self.sizes and i == 0)
                    for i, v in enumerate(values)):
             return False
         key = (tuple(v.shape for v in values), memory.get_memory_budget())
@@ -235,7 +235,7 @@ class ConvChain:
             return tuple(forward_geometry(self.conv.type, self.params, x.shape,
                                           w.shape).output_shape)
         sizes, w, dy = operands
-        if CONV_OPS[self.conv.type].sizes_name is None:
+        if not self.sizes:
             shape = sizes.shape
         elif sizes.ndim == 1 and sizes.size == dy.ndim:
             shape = tuple(int(v) for v in sizes)

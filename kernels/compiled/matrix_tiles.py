@@ -56,6 +56,21 @@ def _address(builder, data, index):
     return builder.bitcast(builder.gep(data, [index]), _BYTES)
 
 
+def _products(builder, rows, columns):
+    """Emits one step of a block's sums: the row operand's two tiles (4, 5) and the column
+    operand's two (6, 7) loaded, then the four products into tiles 0-3 (tile t: rows from
+    tile 4 + t // 2, columns from tile 6 + t % 2). Each operand ``(data, at, row values,
+    apart)``: a tile's rows ``row values`` bfloat16 values apart from ``at``, its second
+    tile ``apart`` values further on."""
+    for first_tile, (data, at, row_values, apart) in ((4, rows), (6, columns)):
+        row_bytes = builder.mul(row_values, _I64(2))
+        for tile, start in ((first_tile, at), (first_tile + 1, builder.add(at, apart))):
+            _call(builder, "llvm.x86.tileloadd64", _I8(tile), _address(builder, data, start),
+                  row_bytes)
+    for tile, (row_tile, column_tile) in enumerate(((4, 6), (4, 7), (5, 6), (5, 7))):
+        _call(builder, "llvm.x86.tdpbf16ps", _I8(tile), _I8(row_tile), _I8(column_tile))
+
+
 @intrinsic
 def load_configuration(typingctx, config):
     """Loads the tile configuration ``config`` (64 bytes) into the calling thread's unit."""
@@ -90,22 +105,14 @@ def block_sums(typingctx, x, x_at, x_step, steps, w, w_at):
             context, builder, signature, args)
         count = builder.extract_value(
             context.make_array(signature.args[3])(context, builder, args[3]).shape, 0)
-        x_bytes, w_bytes = builder.mul(x_step, _I64(2)), _I64(64)
         for tile in range(4):
             _call(builder, "llvm.x86.tilezero", _I8(tile))
 
         def step(i, carried):
             first = builder.add(x_at, builder.load(builder.gep(steps, [i])))
-            second = builder.add(first, builder.mul(x_step, _I64(TILE_ROWS)))
             packed = builder.add(w_at, builder.mul(i, _I64(2 * TILE_VALUES)))
-            for tile, at in ((4, first), (5, second)):
-                _call(builder, "llvm.x86.tileloadd64", _I8(tile), _address(builder, x, at),
-                      x_bytes)
-            for tile, at in ((6, packed), (7, builder.add(packed, _I64(TILE_VALUES)))):
-                _call(builder, "llvm.x86.tileloadd64", _I8(tile), _address(builder, w, at),
-                      w_bytes)
-            for tile, (rows, columns) in enumerate(((4, 6), (4, 7), (5, 6), (5, 7))):
-                _call(builder, "llvm.x86.tdpbf16ps", _I8(tile), _I8(rows), _I8(columns))
+            _products(builder, (x, first, x_step, builder.mul(x_step, _I64(TILE_ROWS))),
+                      (w, packed, _I64(GROUP), _I64(TILE_VALUES)))
             return carried
 
         loops_ir.counted_loop(builder, count, [], step)
@@ -131,6 +138,14 @@ def store_sums(typingctx, sums):
     return types.void(sums), codegen
 
 
+@njit(cache=True, nogil=True)
+def _sums_buffer():
+    """A float32 ``[32, 32]`` buffer (flat) for a block's sums, its rows on cache lines."""
+    spare = np.empty(BLOCK * BLOCK + LINE_VALUES, np.float32)
+    skip = (-spare.ctypes.data) % (4 * LINE_VALUES) // 4
+    return spare[skip:skip + BLOCK * BLOCK]
+
+
 @njit(cache=True, parallel=True, nogil=True)
 def forward(xp, steps, packed, y, runs, items, x_step, outs, config):
     """y = the conv whose padded channels-last input is ``xp`` (bfloat16 bits, flat, with
@@ -148,9 +163,7 @@ def forward(xp, steps, packed, y, runs, items, x_step, outs, config):
     for item in prange(items.shape[0]):
         run, first = items[item, 0], items[item, 1]
         x_origin, y_origin, length, width, valid = runs[run]
-        spare = np.empty(BLOCK * BLOCK + LINE_VALUES, np.float32)
-        skip = (-spare.ctypes.data) % (4 * LINE_VALUES) // 4
-        sums = spare[skip:skip + BLOCK * BLOCK]       # tile rows on cache lines
+        sums = _sums_buffer()
         load_configuration(config)
         for block in range(blocks):
             block_sums(xp, x_origin + first * x_step, x_step, steps, packed, block * per_block)
@@ -189,20 +202,11 @@ def gradient_sums(typingctx, xt, x_at, x_row, dyp, dy_at, dy_row, chunks):
     def codegen(context, builder, signature, args):
         xt, x_at, x_row, dyp, dy_at, dy_row, chunks = loops_ir.arguments(
             context, builder, signature, args)
-        x_bytes, dy_bytes = builder.mul(x_row, _I64(2)), builder.mul(dy_row, _I64(2))
-
         def step(j, carried):
             first = builder.add(x_at, builder.mul(j, _I64(GROUP)))
-            second = builder.add(first, builder.mul(x_row, _I64(TILE_ROWS)))
             pairs = builder.add(dy_at, builder.mul(j, builder.mul(dy_row, _I64(TILE_ROWS))))
-            for tile, at in ((4, first), (5, second)):
-                _call(builder, "llvm.x86.tileloadd64", _I8(tile), _address(builder, xt, at),
-                      x_bytes)
-            for tile, at in ((6, pairs), (7, builder.add(pairs, _I64(2 * TILE_ROWS)))):
-                _call(builder, "llvm.x86.tileloadd64", _I8(tile), _address(builder, dyp, at),
-                      dy_bytes)
-            for tile, (rows, columns) in enumerate(((4, 6), (4, 7), (5, 6), (5, 7))):
-                _call(builder, "llvm.x86.tdpbf16ps", _I8(tile), _I8(rows), _I8(columns))
+            _products(builder, (xt, first, x_row, builder.mul(x_row, _I64(TILE_ROWS))),
+                      (dyp, pairs, dy_row, _I64(2 * TILE_ROWS)))
             return carried
 
         loops_ir.counted_loop(builder, chunks, [], step)
@@ -227,9 +231,7 @@ def filter_grad(xt, dyp, dw, taps, planes, x_row, dy_plane, chunks, c_blocks, o_
     for item in prange(taps.shape[0] * c_blocks * o_blocks):
         tap, rest = item // (c_blocks * o_blocks), item % (c_blocks * o_blocks)
         c_block, o_block = rest // o_blocks, rest % o_blocks
-        spare = np.empty(BLOCK * BLOCK + LINE_VALUES, np.float32)
-        skip = (-spare.ctypes.data) % (4 * LINE_VALUES) // 4
-        sums = spare[skip:skip + BLOCK * BLOCK]       # tile rows on cache lines
+        sums = _sums_buffer()
         load_configuration(config)
         zero_sums()
         for plane in range(planes.shape[0]):

@@ -97,20 +97,13 @@ def forward(xc, w, strides, dilations, pads, out_sp):
     O]`` (any float dtype, rounded to bfloat16) with ``pads`` (before, after) per spatial
     dim: bfloat16 ``[N, *out_sp, O]``. Each output element sums its taps' products in
     float32 (the order of a tile product's sums is the unit's), rounded once."""
-    if not host_isa.matrix_tiles():     # a tile instruction would kill the process
-        raise RuntimeError("bfloat16 tile products need AMX-BF16 and the tile state")
+    _require_tiles()
     y = np.zeros((xc.shape[0], *out_sp, w.shape[-1]), ml_dtypes.bfloat16)
     if y.size == 0 or xc.size == 0 or w.size == 0:
         return y
-    lead = 3 - len(out_sp)
-    kernel = (1,) * lead + tuple(w.shape[:-2])
-    strides, dilations = (1,) * lead + tuple(strides), (1,) * lead + tuple(dilations)
-    pads = [(0, 0)] * lead + [tuple(p) for p in pads]
-    out3 = (1,) * lead + tuple(out_sp)
     n, o = xc.shape[0], w.shape[-1]
-    x3 = xc.reshape(n, *((1,) * lead + xc.shape[1:-1]), xc.shape[-1])
-    extents = [max(s + b + a, (q - 1) * st + (k - 1) * d + 1) for s, (b, a), q, st, k, d
-               in zip(x3.shape[1:-1], pads, out3, strides, kernel, dilations)]
+    x3, kernel, strides, dilations, pads, out3, extents = _three_dims(
+        xc, w.shape[:-2], strides, dilations, pads, out_sp)
     channels = -(-xc.shape[-1] // _GROUP) * _GROUP
     runs, x_step = _runs(n, out3, extents, strides, channels)
     padded = _padded(x3, extents, [b for b, _ in pads], channels,
@@ -128,19 +121,13 @@ def backprop_filter(xc, dyc, filter_shape, dilations, pads):
     is a row, and dy packed in pairs of positions over each output plane's padded rows
     whole, zero at the padding's columns: a tile product then sums 32 positions of 16
     channels by 16 output channels."""
-    if not host_isa.matrix_tiles():     # a tile instruction would kill the process
-        raise RuntimeError("bfloat16 tile products need AMX-BF16 and the tile state")
+    _require_tiles()
     if 0 in xc.shape or 0 in dyc.shape or 0 in filter_shape:
         return np.zeros(filter_shape, ml_dtypes.bfloat16)
-    lead = 3 - len(filter_shape[:-2])
-    kernel = (1,) * lead + filter_shape[:-2]
-    dilations = (1,) * lead + tuple(dilations)
-    pads = [(0, 0)] * lead + [tuple(p) for p in pads]
     n, c, o = xc.shape[0], filter_shape[-2], filter_shape[-1]
-    x3 = xc.reshape(n, *((1,) * lead + xc.shape[1:-1]), c)
-    out3 = (1,) * lead + dyc.shape[1:-1]
-    extents = [max(s + b + a, q + (k - 1) * d) for s, (b, a), q, k, d
-               in zip(x3.shape[1:-1], pads, out3, kernel, dilations)]
+    ones = (1,) * len(filter_shape[:-2])
+    x3, kernel, _, dilations, pads, out3, extents = _three_dims(
+        xc, filter_shape[:-2], ones, dilations, pads, dyc.shape[1:-1])
     channels, outs = -(-c // _GROUP) * _GROUP, -(-o // _BLOCK) * _BLOCK
     p1, p2, p3 = extents
     length = (out3[1] - 1) * p3 + out3[2]            # a plane's positions, padded rows whole
@@ -159,6 +146,27 @@ def backprop_filter(xc, dyc, filter_shape, dilations, pads):
         outs // _BLOCK, _configuration())
     dw = dw.reshape(len(taps), channels, outs)[:, :c, :o]
     return dw.astype(ml_dtypes.bfloat16).reshape(filter_shape)
+
+
+def _require_tiles():
+    """Raises unless this process may run tile instructions (one would kill it)."""
+    if not host_isa.matrix_tiles():
+        raise RuntimeError("bfloat16 tile products need AMX-BF16 and the tile state")
+
+
+def _three_dims(xc, kernel, strides, dilations, pads, out_sp):
+    """``(x3, kernel, strides, dilations, pads, out_sp, extents)`` with 3 spatial dims
+    (leading 1s; x3 a view of ``xc``), ``extents`` the padded input's: every window of
+    ``out_sp`` inside it."""
+    lead = 3 - len(out_sp)
+    kernel, strides = (1,) * lead + tuple(kernel), (1,) * lead + tuple(strides)
+    dilations = (1,) * lead + tuple(dilations)
+    pads = [(0, 0)] * lead + [tuple(p) for p in pads]
+    out3 = (1,) * lead + tuple(out_sp)
+    x3 = xc.reshape(xc.shape[0], *((1,) * lead + xc.shape[1:-1]), xc.shape[-1])
+    extents = [max(s + b + a, (q - 1) * st + (k - 1) * d + 1) for s, (b, a), q, st, k, d
+               in zip(x3.shape[1:-1], pads, out3, strides, kernel, dilations)]
+    return x3, kernel, strides, dilations, pads, out3, extents
 
 
 def _finite(x):

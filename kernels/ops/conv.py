@@ -106,6 +106,8 @@ class _ConvKernel(OpKernel):
         self.info = CONV_OPS[self.op_type]
         self.params = conv_params(self.op_type, ctx.get_attr)
         self._checks = {}
+        if not self.params.channels_last:   # the runtime's declarations hold channels last
+            self.channels_last_format, self.chain_epilogue = None, False
 
     def _checked(self, key, check):
         """``check()``, once per ``key`` (up to CHECKED_SHAPES of them)."""
@@ -158,11 +160,6 @@ class _ConvKernel(OpKernel):
 
 class _ForwardKernel(_ConvKernel):
     """Conv2D, Conv3D, DepthwiseConv2dNative: (input, filter) -> output."""
-
-    def __init__(self, ctx):
-        super().__init__(ctx)
-        if not self.params.channels_last:   # the runtime's declarations hold channels last
-            self.channels_last_format, self.chain_epilogue = None, False
 
     def compute(self, ctx):
         x, w = ctx.input(0), ctx.input(1)
@@ -218,11 +215,6 @@ class _BackpropInputKernel(_ConvKernel):
     epilogue (``chain_epilogue``), applied to its output on every core."""
 
     chain_epilogue = True
-
-    def __init__(self, ctx):
-        super().__init__(ctx)
-        if not self.params.channels_last:   # the runtime's declarations hold channels last
-            self.chain_epilogue = False
 
     def input_shape(self, ctx):
         """The forward input's shape: from the sizes vector or the tensor input 0."""

@@ -51,8 +51,13 @@ def _assert_same_bits_as_unfused(fetches, feed, monkeypatch):
         fused = _run(fetches, feed)
         plain = _run(fetches, feed, fused=False, monkeypatch=monkeypatch)
     for got, want in zip(fused, plain):
-        np.testing.assert_array_equal(got, want)
-        assert np.array_equal(np.signbit(got), np.signbit(want))
+        _assert_same_bits(got, want)
+
+
+def _assert_same_bits(got, want):
+    """Equal values, NaN signs too."""
+    np.testing.assert_array_equal(got, want)
+    assert np.array_equal(np.signbit(got), np.signbit(want))
 
 
 def _hostile(rng, shape, dtype):
@@ -436,9 +441,7 @@ def test_a_conv_takes_its_bias_and_activation_as_an_epilogue_bit_for_bit(case, a
                             after.append(1) or chain(*a, **kw))
     fused = _with_variables(out, feed, True, monkeypatch)
     assert len(after) == (not in_loops)
-    plain = _with_variables(out, feed, False, monkeypatch)
-    np.testing.assert_array_equal(fused, plain)
-    assert np.array_equal(np.signbit(fused), np.signbit(plain))
+    _assert_same_bits(fused, _with_variables(out, feed, False, monkeypatch))
 
 
 TRANSPOSED_CASES = {   # name: (dy shape, filter shape [*K, C, O], stride, output shape)
@@ -471,10 +474,8 @@ def test_a_transposed_conv_takes_its_bias_and_activation_as_an_epilogue_bit_for_
     assert not any(step.op.type.startswith("Conv") for step in steps)
     for feed in ({dy: _hostile(rng, dy_shape, np.float32)},
                  {dy: np.zeros((0, *dy_shape[1:]), np.float32)}):
-        fused = _with_variables(out, feed, True, monkeypatch)
-        plain = _with_variables(out, feed, False, monkeypatch)
-        np.testing.assert_array_equal(fused, plain)
-        assert np.array_equal(np.signbit(fused), np.signbit(plain))
+        _assert_same_bits(_with_variables(out, feed, True, monkeypatch),
+                          _with_variables(out, feed, False, monkeypatch))
 
 
 def test_transposed_convs_that_keep_their_bias_add_apart(monkeypatch):
