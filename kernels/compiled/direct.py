@@ -4,21 +4,17 @@ float32 channels-last operands whose output channels come in groups of ``HALF_LA
 
 Each micro-kernel call keeps 1 to ``ROWS`` rows of accumulators in vector registers, each
 one or two vectors of ``LANES`` output channels (or one of ``HALF_LANES`` for a last group
-of 8; or, outside the forward conv, up to ``WIDE_ROWS`` rows of four): the forward conv's
-rows are output positions of one row, and for every (kernel tap, input channel) pair it
-loads the filter's vectors once and adds them, scaled by each position's input value (one
-broadcast load each), with fused multiply-adds; the filter
-gradient's rows are (tap, channel) pairs, and for every output position of a plane it
-loads dy's vectors once and adds them scaled by each pair's input value. numba's own loops
-leave such code scalar or spill it (measured 7-35 GFLOP/s); this runs at 220-245 GFLOP/s a
-core here, where OpenBLAS's SGEMM runs at 119 (on the AVX2 kernels this machine's
-environment selects), and needs no copy of the input per tap. Two vectors a row (16
-accumulators) load less per multiply-add than one: 1.2-1.4x faster where the output
-channels allow; where the vectors' operand stays in the L1 cache, four vectors of 4 rows
-(16 accumulators, each x value broadcast once for 64 channels) are 1.1-1.3x faster again
-than two of 8 (the filter gradient, Winograd's products and the strided input gradient's
-phases), and in the forward conv too on a CPU that runs 512-bit operations as two 256-bit
-halves (``host_isa.SPLIT_512_BIT_CPUS``).
+of 8), or up to ``WIDE_ROWS`` rows of four: the forward conv's rows are output positions,
+and for every (kernel tap, input channel) pair it loads the filter's vectors once and adds
+them, scaled by each position's input value (one broadcast load each), with fused
+multiply-adds; the filter gradient's rows are (tap, channel) pairs, and for every output
+position of a plane it loads dy's vectors once and adds them scaled by each pair's input
+value. numba's own loops leave such code scalar or spill it (measured 7-35 GFLOP/s); this
+runs at 175-190 GFLOP/s a core of a full-width AVX-512 Xeon with its operands in the L2
+cache (the core's peak: about 190), and needs no copy of the input per tap. Two vectors a row load
+less per multiply-add than one: 1.2-1.4x faster where the output channels allow; four
+vectors (each x value broadcast once for 64 channels) are faster again where 64 channels
+are left (``host_isa.tiles`` gives their rows).
 
 The tiles follow the vector unit numba compiles for (``host_isa.tiles``; numba caches code
 per CPU, so one source serves every level): the figures above are AVX-512's 16 lanes and 32
@@ -37,9 +33,8 @@ from graphops.kernels.compiled import ir as loops_ir
 from graphops.kernels.compiled.elementwise import chain_chunk, chain_rows
 
 # The register tiles of the vector unit numba compiles for (``host_isa.tiles``): at
-# AVX-512 16 lanes, 8 rows and 4 of four vectors; at AVX2 8 lanes, 6 rows and none of four;
-# four-vector forward calls only where 512-bit operations run as two halves.
-LANES, HALF_LANES, ROWS, WIDE_ROWS, FORWARD_WIDEST = host_isa.tiles()
+# AVX-512 16 lanes, 8 rows and 6 of four vectors; at AVX2 8 lanes, 6 rows and none of four.
+LANES, HALF_LANES, ROWS, WIDE_ROWS = host_isa.tiles()
 BLOCK = max(2 * ROWS, 4 * WIDE_ROWS)   # output positions a call of ``_accumulate`` takes
 CHUNK_BYTES = 1 << 14   # filter gradient: dy bytes (positions x O) a call's positions span
 STEPS = 256       # filter gradient: positions a run of planes holds at least (whole planes)
@@ -124,16 +119,14 @@ _four_vectors = _micro_kernel(4, max_rows=max(1, WIDE_ROWS))
 
 @njit(cache=True, nogil=True)
 def _accumulate(rows, x, x_base, steps, row_offsets, v, v_step, v_col, out, out_base,
-                out_offsets, add, channels_left, widest):
+                out_offsets, add, channels_left):
     """The micro-kernels for ``rows`` rows of accumulators (as many as ``row_offsets`` and
     ``out_offsets`` hold, split evenly into calls of WIDE_ROWS rows at most on four vectors,
-    ROWS on fewer), on ``widest`` (2 or 4) vectors of channels when at least that many are
-    left from ``v_col`` on, else two, else one, else half of one; returns the channels it
-    took. Four vectors broadcast each x value once for 64 channels but load v's vectors
-    twice as often per row: 1.1-1.2x faster where v stays in the L1 cache (Winograd's b, a
-    phase's taps), 1.13x slower in the forward conv, whose filter streams from L2 (except
-    where 512-bit operations run as two halves: ``FORWARD_WIDEST``)."""
-    four = widest == 4 and WIDE_ROWS > 0 and channels_left >= 4 * LANES
+    ROWS on fewer), on four vectors of channels when at least that many are left from
+    ``v_col`` on and the tiles have such calls, else two, else one, else half of one;
+    returns the channels it took. Four vectors of WIDE_ROWS rows load v's vectors less often
+    per multiply-add than two of ROWS and broadcast each x value once for 64 channels."""
+    four = WIDE_ROWS > 0 and channels_left >= 4 * LANES
     calls = -(-rows // (WIDE_ROWS if four else ROWS))
     for call in range(calls):
         first = rows * call // calls
@@ -289,8 +282,7 @@ def _band_sums(read, origin, offsets, positions, w, width, y, y_first, outs, col
             column += _accumulate(size, read, origin, offsets, positions[first:first + size],
                                   w, width, column // width * strip + column % width, y,
                                   y_block + column, outputs, add,
-                                  min(columns[1] - column, width - column % width),
-                                  FORWARD_WIDEST)
+                                  min(columns[1] - column, width - column % width))
         if finished:
             _epilogue(y, y_block, size, outs, columns, tiled, kinds, activation)
 
@@ -366,7 +358,7 @@ def filter_grad(x, offsets, dy, partials, geometry, source):
                                             offsets[pair:pair + rows], dy, outs,
                                             dy_run + first * outs + column, total,
                                             pair * outs + column, pair_rows, add,
-                                            outs - column, 2)
+                                            outs - column)
                     column += taken
             plane = last
 
@@ -396,7 +388,7 @@ def batched_gemm(a, b, out, transposed_a, add):
                 column += _accumulate(chunk_stop - chunk, af, a_at + chunk * m_step, steps,
                                       row_offsets, bf, columns, b_at + column, outf,
                                       out_at + chunk * columns + column, out_rows, add,
-                                      columns - column, 4)
+                                      columns - column)
 
 
 @njit(cache=True, parallel=True, nogil=True)
@@ -425,7 +417,8 @@ def strip_gemm(at, packed, out, width, block, parts):
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def input_grad_phases(dy, dx, steps, step_starts, filters, filter_starts, phases, geometry):
+def input_grad_phases(dy, dx, steps, step_starts, filters, filter_starts, phases, geometry,
+                      depth):
     """dx = the strided conv's input gradient, phase by phase of dx, on the micro-kernels.
     ``dy``: dy ``[N, P1, P2, P3, O]`` zero-padded, flat; ``dx``: ``[N, I1, I2, I3, C]``
     flat; phase f (``phases[f]``: residues r1-r3, position counts c1-c3 and dy bases
@@ -433,7 +426,9 @@ def input_grad_phases(dy, dx, steps, step_starts, filters, filter_starts, phases
     channel) pairs i of ``dy[window origin + steps[step_starts[f] + i]] *
     filters[filter_starts[f] + i*C + c]``, the window origin at dy position ``m + b``;
     a phase without pairs is zeros. ``geometry``: (N, P1, P2, P3, O, I1, I2, I3, C, s1,
-    s2, s3). The threads share (image, phase) pairs; the calls share a phase plane's (m1)
+    s2, s3). The threads share (image, phase) pairs; a pair sums its (tap, dy channel)
+    pairs ``depth`` at a time over all its planes, each run's sums added to the last's (so
+    that a run's filter rows stay in the cache); the calls share a phase plane's (m1)
     positions BLOCK at a time, across its rows."""
     n_total, p1n, p2n, p3n, outs, i1n, i2n, i3n, channels, s1, s2, s3 = geometry
     count = phases.shape[0]
@@ -448,19 +443,23 @@ def input_grad_phases(dy, dx, steps, step_starts, filters, filter_starts, phases
             for m3 in range(c3):
                 sources[m2 * c3 + m3] = (m2 * p3n + m3) * outs
                 targets[m2 * c3 + m3] = (s2 * m2 * i3n + s3 * m3) * channels
-        for m1 in range(c1):
-            dx_plane = ((n * i1n + r1 + s1 * m1) * i2n + r2) * i3n * channels + r3 * channels
-            if pairs.shape[0] == 0:
+        if pairs.shape[0] == 0:
+            for m1 in range(c1):
+                dx_plane = ((n * i1n + r1 + s1 * m1) * i2n + r2) * i3n * channels + r3 * channels
                 for target in targets:
                     dx[dx_plane + target:dx_plane + target + channels] = 0
-                continue
-            dy_plane = (((n * p1n + m1 + b1) * p2n + b2) * p3n + b3) * outs
-            for first in range(0, c2 * c3, BLOCK):
-                rows = min(BLOCK, c2 * c3 - first)
-                column = 0
-                while column < channels:
-                    column += _accumulate(rows, dy, dy_plane, pairs,
-                                          sources[first:first + rows], filters, channels,
-                                          taps_at + column, dx, dx_plane + column,
-                                          targets[first:first + rows], 0, channels - column,
-                                          4)
+            continue
+        for low in range(0, pairs.shape[0], depth):
+            run = pairs[low:low + depth]
+            for m1 in range(c1):
+                dx_plane = ((n * i1n + r1 + s1 * m1) * i2n + r2) * i3n * channels + r3 * channels
+                dy_plane = (((n * p1n + m1 + b1) * p2n + b2) * p3n + b3) * outs
+                for first in range(0, c2 * c3, BLOCK):
+                    rows = min(BLOCK, c2 * c3 - first)
+                    column = 0
+                    while column < channels:
+                        column += _accumulate(rows, dy, dy_plane, run,
+                                              sources[first:first + rows], filters, channels,
+                                              taps_at + low * channels + column, dx,
+                                              dx_plane + column, targets[first:first + rows],
+                                              min(low, 1), channels - column)

@@ -20,14 +20,11 @@ import sys
 from collections import namedtuple
 
 Isa = namedtuple("Isa", "cpu features lanes registers")
-Tiles = namedtuple("Tiles", "lanes half_lanes rows wide_rows forward_widest")
+Tiles = namedtuple("Tiles", "lanes half_lanes rows wide_rows")
 # CPUs that run each 512-bit vector operation as two 256-bit halves (AMD Zen 4): there a
-# broadcast costs what a multiply-add does, and the forward conv's four-vector calls (one
-# broadcast per 64 output channels) ran 1.1-1.3x faster than two-vector ones (x[8,16,16,64]
-# f[3,3,64,64] 1.29 -> 1.04 ms, ResNet's 7x7 stem 1.53 -> 1.18), where on full-width
-# AVX-512 (Intel) they ran 1.13x slower, streaming the filter from L2 twice as often.
-# There, too, two-vector calls keep 7 rows: on a Zen 4 the micro-kernel of two vectors
-# summed 106-114 GFLOP/s a core with 5-7 rows and 92-95 with 8.
+# broadcast costs what a multiply-add does, and two-vector calls keep 7 rows (the
+# micro-kernel of two vectors summed 106-114 GFLOP/s a core with 5-7 rows, 92-95 with 8);
+# four-vector calls keep the 4 rows measured there.
 SPLIT_512_BIT_CPUS = ("znver4",)
 # Linux x86-64: the system call and the request that grant a process the AMX tile state
 _SYS_ARCH_PRCTL, _ARCH_REQ_XCOMP_PERM, _XFEATURE_XTILEDATA = 158, 0x1023, 18
@@ -103,11 +100,13 @@ def tiles(host=None):
     """The micro-kernels' register tiles for ``host`` (an ``Isa``; this process's by
     default): ``lanes`` float32 values a vector; ``half_lanes``, the vector a last group of
     8 output channels takes (8 where a vector is wider); ``rows`` of accumulators a call of
-    one or two vectors a row keeps; ``wide_rows`` a call of four keeps (0: no such calls);
-    ``forward_widest``, the most vectors a forward conv's call takes (4 on
-    ``SPLIT_512_BIT_CPUS``, else 2).
+    one or two vectors a row keeps; ``wide_rows`` a call of four keeps (0: no such calls).
     With 32 registers: 8 rows of two vectors (16 accumulators, 2 vector loads and a
-    broadcast; 7 on ``SPLIT_512_BIT_CPUS``) and 4 of four. With 16: 6 rows of two (12
+    broadcast; 7 on ``SPLIT_512_BIT_CPUS``) and 6 of four (24 accumulators, 4 loads and a
+    broadcast: 29 registers; 4 on ``SPLIT_512_BIT_CPUS``). Six rows of four load a vector
+    operand a third less often per multiply-add than four: on a full-width AVX-512 Xeon the
+    filter gradients and Winograd's products ran 4-12% faster and the strided forward convs
+    (the filter streaming from L2) 6-10%; seven rows spill. With 16: 6 rows of two (12
     accumulators, 15 registers in all) and no four-vector calls (4 x 2 accumulators leave
     too few independent sums to hide the fused multiply-add's latency). The tiles made for
     32 registers would spill to the stack on every step at AVX2."""
@@ -115,4 +114,4 @@ def tiles(host=None):
     wide = host.registers >= 32
     split = wide and host.cpu in SPLIT_512_BIT_CPUS
     rows = 7 if split else 8 if wide else 6
-    return Tiles(host.lanes, min(8, host.lanes), rows, 4 if wide else 0, 4 if split else 2)
+    return Tiles(host.lanes, min(8, host.lanes), rows, 4 if split else 6 if wide else 0)

