@@ -421,45 +421,71 @@ def input_grad_phases(dy, dx, steps, step_starts, filters, filter_starts, phases
                       depth):
     """dx = the strided conv's input gradient, phase by phase of dx, on the micro-kernels.
     ``dy``: dy ``[N, P1, P2, P3, O]`` zero-padded, flat; ``dx``: ``[N, I1, I2, I3, C]``
-    flat; phase f (``phases[f]``: residues r1-r3, position counts c1-c3 and dy bases
-    b1-b3) holds dx positions ``p = r + s*m`` per dim, each the sum over its (tap, dy
-    channel) pairs i of ``dy[window origin + steps[step_starts[f] + i]] *
-    filters[filter_starts[f] + i*C + c]``, the window origin at dy position ``m + b``;
-    a phase without pairs is zeros. ``geometry``: (N, P1, P2, P3, O, I1, I2, I3, C, s1,
-    s2, s3). The threads share (image, phase) pairs; a pair sums its (tap, dy channel)
-    pairs ``depth`` at a time over all its planes, each run's sums added to the last's (so
-    that a run's filter rows stay in the cache); the calls share a phase plane's (m1)
-    positions BLOCK at a time, across its rows."""
-    n_total, p1n, p2n, p3n, outs, i1n, i2n, i3n, channels, s1, s2, s3 = geometry
+    flat; phase f (``phases[f]``: residues r1-r3, position counts c1-c3, dy bases b1-b3,
+    and its taps t1 and their distance d1 in the first dim) holds dx positions ``p = r +
+    s*m`` per dim, each the sum over its (tap, dy channel) pairs i (t1 runs of equal
+    length, the first dim's taps in order) of ``dy[window origin + steps[step_starts[f] +
+    i]] * filters[filter_starts[f] + i*C + c]``, the window origin at dy position ``m +
+    b``; a phase without pairs is zeros. ``geometry``: (N, P1, P2, P3, O, I1, I2, I3, C,
+    s1, s2, s3, first, end), the last two the padded first dim's planes that hold dy:
+    the taps that read a plane of padding alone are skipped. The threads share (image,
+    phase) pairs; a pair sums its (tap, dy channel) pairs ``depth`` at a time over all its
+    planes, each run's sums added to the last's (so that a run's filter rows stay in the
+    cache); the calls share a phase plane's (m1) positions BLOCK at a time, across its
+    rows."""
+    n_total, p1n, p2n, p3n, outs, i1n, i2n, i3n, channels, s1, s2, s3, lo1, hi1 = geometry
     count = phases.shape[0]
     for item in prange(n_total * count):
         n, phase = item // count, item % count
-        r1, r2, r3, c1, c2, c3, b1, b2, b3 = phases[phase]
+        r1, r2, r3, c1, c2, c3, b1, b2, b3, t1, d1 = phases[phase]
         pairs = steps[step_starts[phase]:step_starts[phase + 1]]
         taps_at = filter_starts[phase]
-        sources = np.empty(c2 * c3, np.int64)     # a plane's positions, in dy and in dx
-        targets = np.empty(c2 * c3, np.int64)
-        for m2 in range(c2):
-            for m3 in range(c3):
-                sources[m2 * c3 + m3] = (m2 * p3n + m3) * outs
-                targets[m2 * c3 + m3] = (s2 * m2 * i3n + s3 * m3) * channels
-        if pairs.shape[0] == 0:
+        sources, targets = _phase_plane(c2, c3, p3n, outs, s2, s3, i3n, channels)
+        per_tap = pairs.shape[0] // max(t1, 1)
+        for low in range(0, max(pairs.shape[0], 1), depth):
             for m1 in range(c1):
                 dx_plane = ((n * i1n + r1 + s1 * m1) * i2n + r2) * i3n * channels + r3 * channels
-                for target in targets:
-                    dx[dx_plane + target:dx_plane + target + channels] = 0
-            continue
-        for low in range(0, pairs.shape[0], depth):
-            run = pairs[low:low + depth]
-            for m1 in range(c1):
-                dx_plane = ((n * i1n + r1 + s1 * m1) * i2n + r2) * i3n * channels + r3 * channels
+                first, last = _reached_pairs(m1 + b1, t1, d1, lo1, hi1, per_tap)
+                if first >= last:                  # no tap reads dy here
+                    if low == 0:
+                        for target in targets:
+                            dx[dx_plane + target:dx_plane + target + channels] = 0
+                    continue
+                start, stop = max(low, first), min(low + depth, last)
+                if start >= stop:
+                    continue
                 dy_plane = (((n * p1n + m1 + b1) * p2n + b2) * p3n + b3) * outs
-                for first in range(0, c2 * c3, BLOCK):
-                    rows = min(BLOCK, c2 * c3 - first)
+                for block in range(0, c2 * c3, BLOCK):
+                    rows = min(BLOCK, c2 * c3 - block)
                     column = 0
                     while column < channels:
-                        column += _accumulate(rows, dy, dy_plane, run,
-                                              sources[first:first + rows], filters, channels,
-                                              taps_at + low * channels + column, dx,
-                                              dx_plane + column, targets[first:first + rows],
-                                              min(low, 1), channels - column)
+                        column += _accumulate(rows, dy, dy_plane, pairs[start:stop],
+                                              sources[block:block + rows], filters, channels,
+                                              taps_at + start * channels + column, dx,
+                                              dx_plane + column, targets[block:block + rows],
+                                              min(start - first, 1), channels - column)
+
+
+@njit(cache=True, nogil=True)
+def _phase_plane(c2, c3, p3n, outs, s2, s3, i3n, channels):
+    """Where each position of a phase's plane (m2, m3) lies: in dy, from the plane's window
+    origin, and in dx, from the plane's first position; flat elements."""
+    sources = np.empty(c2 * c3, np.int64)
+    targets = np.empty(c2 * c3, np.int64)
+    for m2 in range(c2):
+        for m3 in range(c3):
+            sources[m2 * c3 + m3] = (m2 * p3n + m3) * outs
+            targets[m2 * c3 + m3] = (s2 * m2 * i3n + s3 * m3) * channels
+    return sources, targets
+
+
+@njit(cache=True, nogil=True)
+def _reached_pairs(origin, taps, distance, first_plane, end_plane, per_tap):
+    """The (first, end) of a phase's pairs whose first-dim tap reads a plane of dy, for a
+    phase plane whose first tap reads padded plane ``origin`` and tap j plane ``origin +
+    j*distance``; dy's planes are ``first_plane`` to ``end_plane`` (exclusive)."""
+    if taps == 0:
+        return 0, 0
+    low = max(0, -((origin - first_plane) // distance))
+    high = min(taps, (end_plane - 1 - origin) // distance + 1)
+    return low * per_tap, max(low, high) * per_tap

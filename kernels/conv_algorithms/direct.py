@@ -320,7 +320,8 @@ def _phase_layout(dy_shape, w_shape, in_shape, strides, dilations, pads):
         taps = [t for _, t, _, _ in plan]
         dils = [p[2] for p in plan]
         phases.append((*(p[0] for p in plan), *(count[p[0]] for count, p in zip(counts, plan)),
-                       *(p[3] + before for p, (before, _) in zip(plan, dy_pads))))
+                       *(p[3] + before for p, (before, _) in zip(plan, dy_pads)),
+                       len(taps[0]), dils[0]))
         if not all(taps):
             steps.append(np.zeros(0, np.int64))
             gathers.append(np.zeros(0, np.int64))
@@ -335,7 +336,8 @@ def _phase_layout(dy_shape, w_shape, in_shape, strides, dilations, pads):
             np.cumsum([0] + [len(a) for a in steps]).astype(np.int64), np.concatenate(gathers),
             np.cumsum([0] + [len(a) for a in gathers])[:-1].astype(np.int64),
             np.array(phases, np.int64),
-            tuple(int(v) for v in (dy_shape[0], *extents, o, *in3, c, *strides3)))
+            tuple(int(v) for v in (dy_shape[0], *extents, o, *in3, c, *strides3,
+                                   dy_pads[0][0], dy_pads[0][0] + out3[0])))
 
 
 def planes(out_shape):
