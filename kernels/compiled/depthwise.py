@@ -34,7 +34,6 @@ Every output element is summed in a fixed order (taps row-major; the filter grad
 each block's rows, then blocks in order), so results depend only on the block count.
 """
 
-import llvmlite.binding as llvm
 import numpy as np
 from llvmlite import ir
 from numba import njit, prange, types
@@ -43,13 +42,14 @@ from numba.extending import intrinsic, overload
 
 from graphops.kernels.compiled.casts import (bfloat16_bits, bfloat16_value, converted_half_bits,
                                              converted_half_value, half_bits, half_value)
+from graphops.kernels.compiled import host_isa
 from graphops.kernels.compiled.constants import CACHE_LINE_BYTES
 from graphops.kernels.compiled.ir import fence
 
-# float16 <-> float32 by the CPU's vector conversions where it has them (every value the
-# loops convert is widened for arithmetic or is an arithmetic result, where they agree with
-# the bit conversions), else by the bit conversions
-CPU_HALF = llvm.get_host_cpu_features().get("f16c", False)
+# float16 <-> float32 by the CPU's vector conversions where numba's code has them (every
+# value the loops convert is widened for arithmetic or is an arithmetic result, where they
+# agree with the bit conversions), else by the bit conversions
+CPU_HALF = host_isa.float16_conversions()
 
 FLUSH_ROWS = 64   # filter gradient: rows summed in the input dtype between float64 flushes
 

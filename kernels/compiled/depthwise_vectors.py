@@ -1,10 +1,11 @@
 """Depthwise convs on explicit vector kernels (numba, inner loops written in LLVM IR): the
-forward conv and both gradients for float32 or bfloat16 channels-last operands with
-multiplier 1. bfloat16 operands come as their bits (uint16): the kernels widen them to
-float32 as they load, sum in float32 and round each output once as they store it
-(``ir.VectorAccess``), so the ops move half the bytes of float32 ones; the filter stays
-float32. A bfloat16 sum takes one call (at most ``TAPS`` taps; its caller sends the rest to
-the row-cache loops), so no rounded output is ever added to.
+forward conv and both gradients for float32, bfloat16 or float16 channels-last operands
+with multiplier 1. 16-bit operands come as their bits (bfloat16's as uint16, float16's as
+int16: ``ir.half_kind``): the kernels widen them to float32 as they load, sum in float32
+and round each output once as they store it (``ir.VectorAccess``), so the ops move half
+the bytes of float32 ones; the filter stays float32. A 16-bit sum takes one call (at most
+``TAPS`` taps; its caller sends the rest to the row-cache loops), so no rounded output is
+ever added to.
 
 A depthwise conv multiplies channel by channel: its work is vectors of channels times
 vectors of channels, with no sum across channels. Two kernels, each one loop over the
@@ -28,7 +29,7 @@ cache lines are written with non-temporal stores, which skip reading the lines f
 Operands need not start on cache lines (NumPy aligns large buffers to 16 bytes only, and
 vectors that straddle two lines load at half speed). With stride 1 along W and whole
 vectors of channels, a row's interior is read as one stream of vectors from the source's
-first vector boundary on (a line for float32, half a line for bfloat16's shorter
+first vector boundary on (a line for float32, half a line for 16-bit floats' shorter
 vectors): a vector's lanes are channels ``rotation`` to ``rotation + LANES`` (mod C)
 of one position or two neighbours, the filter's tap rows repeat their first LANES values to
 match (``_wrapped``), and the filter gradient's sums that a vector carries past a
@@ -50,7 +51,7 @@ from numba.extending import intrinsic
 
 from graphops.kernels.compiled import ir as loops_ir
 from graphops.kernels.compiled.constants import CACHE_LINE_BYTES, DEPTHWISE_TAPS, LANES
-from graphops.kernels.compiled.ir import VectorAccess, bfloat16_bits, fence
+from graphops.kernels.compiled.ir import VectorAccess, fence, half_kind
 
 TAPS = DEPTHWISE_TAPS   # taps a kernel call holds in registers
 FLUSH_ROWS = 64   # filter gradient: rows summed in float32 between float64 flushes
@@ -74,8 +75,8 @@ def _weighted_kernel(vectors, masked=False, stream=False):
     t < taps of src[src_starts[first + t] + k*src_step + channel + l] *
     w[w_starts[first + t] + channel + l]``, the even and the odd taps summed apart (two
     dependent chains of multiply-adds, not one), then added; ``stream``: by non-temporal
-    stores, never adding. src and out may hold bfloat16 bits (w float32): an out of them
-    is never added to."""
+    stores, never adding. src and out may hold 16-bit float bits (w float32): an out of
+    them is never added to."""
 
     @intrinsic
     def kernel(typingctx, taps, first, src, src_starts, src_step, w, w_starts, out,
@@ -83,7 +84,7 @@ def _weighted_kernel(vectors, masked=False, stream=False):
         def codegen(context, builder, signature, args):
             (_, first, src, src_starts, src_step, w, w_starts, out, out_start, out_step,
              count, add, channel, left) = loops_ir.arguments(context, builder, signature, args)
-            half = bfloat16_bits(signature.args[2])     # src and out alike
+            half = half_kind(signature.args[2])     # src and out alike
             source = VectorAccess(builder, masked, False, left, half)
             target = VectorAccess(builder, masked, stream, left, half)
             filter_access = VectorAccess(builder, masked, False, left)
@@ -112,9 +113,9 @@ def _weighted_kernel(vectors, masked=False, stream=False):
                         target.store(builder.fadd(totals[0], totals[1]), out, at)
                     return []
 
-                # streamed stores and bfloat16 outputs (rounded once: their sums take one
+                # streamed stores and 16-bit outputs (rounded once: their sums take one
                 # call) take a whole sum, never added to
-                if stream or target.bfloat16:
+                if stream or target.half:
                     loops_ir.counted_loop(builder, count, [], lambda k, _: body(k, False))
                     return
                 with builder.if_else(adding) as (then, otherwise):
@@ -141,7 +142,7 @@ def _products_kernel(vectors, masked=False):
     vectors of lanes l from ``channel`` on (the first ``left`` with ``masked``),
     ``out[out_starts[first + t] + channel + l] += sum over k < count of
     x[x_starts[first + t] + k*x_step + channel + l] * dy[dy_start + k*dy_step + channel + l]``;
-    x and dy may both hold bfloat16 bits."""
+    x and dy may both hold 16-bit float bits."""
 
     @intrinsic
     def kernel(typingctx, taps, first, x, x_starts, x_step, dy, dy_start, dy_step, count, out,
@@ -149,7 +150,7 @@ def _products_kernel(vectors, masked=False):
         def codegen(context, builder, signature, args):
             (_, first, x, x_starts, x_step, dy, dy_start, dy_step, count, out, out_starts,
              channel, left) = loops_ir.arguments(context, builder, signature, args)
-            half = bfloat16_bits(signature.args[2])     # x and dy alike
+            half = half_kind(signature.args[2])     # x and dy alike
             source = VectorAccess(builder, masked, False, left, half)
             access = VectorAccess(builder, masked, False, left)
             fma = loops_ir.fma(builder, _VECTOR)
@@ -302,7 +303,7 @@ def line_rotation(flat, channels, step):
 @njit(cache=True, nogil=True)
 def _vector_bytes(flat):
     """The bytes of a vector of ``flat``'s values in memory: a cache line for float32, half
-    of one for bfloat16 bits."""
+    of one for 16-bit float bits."""
     return min(CACHE_LINE_BYTES, LANES * flat.itemsize)
 
 
@@ -358,7 +359,7 @@ def _row_taps(starts, w_starts, n, row, column, geometry, src_rows, src_width, c
 def forward(x, w, y, geometry, parts):
     """y[n, oh, ow, c] = sum over taps (i, j) inside x of x[n, oh*sh + i*dh - pt,
     ow*sw + j*dw - pl, c] * w[i, j, c]: x ``[N, H, W, C]``, w ``[KH, KW, C, 1]``, y ``[N, OH,
-    OW, C]``, C-contiguous, x and y float32 or bfloat16 bits (then at most TAPS taps), w
+    OW, C]``, C-contiguous, x and y float32 or 16-bit float bits (then at most TAPS taps), w
     float32; ``geometry`` (KH, KW, 1, sh, sw, dh, dw, pt, pl). With
     stride 1 and whole vectors of channels, row interiors run on x's cache lines wherever x
     starts (``_segment``): y placed at x's offset within a line is then written in whole

@@ -39,6 +39,19 @@ define void @probe(<16 x float>* %a, <16 x float>* %b) {
 }
 """
 
+_HALF_PROBE = """
+define void @probe(<16 x i16>* %a, <16 x float>* %b) {
+  %bits = load <16 x i16>, <16 x i16>* %a
+  %halves = bitcast <16 x i16> %bits to <16 x half>
+  %x = fpext <16 x half> %halves to <16 x float>
+  store <16 x float> %x, <16 x float>* %b
+  %rounded = fptrunc <16 x float> %x to <16 x half>
+  %back = bitcast <16 x half> %rounded to <16 x i16>
+  store <16 x i16> %back, <16 x i16>* %a
+  ret void
+}
+"""
+
 
 def numba_target():
     """``(cpu name, features)`` as numba's code generator passes them to LLVM."""
@@ -57,13 +70,7 @@ def describe(cpu, features, machine=None):
     """The ``Isa`` LLVM generates for ``cpu`` with ``features`` (a string as numba passes
     it, ``""`` for the CPU's own) on this process's target (``machine``, e.g. ``x86_64``,
     for the register count)."""
-    import llvmlite.binding as ll
-
-    ll.initialize_native_target()
-    ll.initialize_native_asmprinter()
-    target = ll.Target.from_default_triple().create_target_machine(
-        cpu=cpu, features=features, opt=2)
-    assembly = target.emit_assembly(ll.parse_assembly(_PROBE))
+    assembly = _assembly(_PROBE, cpu, features)
     machine = (machine or platform.machine()).lower()
     if "zmm" in assembly:
         return Isa(cpu, features, 16, 32)
@@ -71,6 +78,25 @@ def describe(cpu, features, machine=None):
         return Isa(cpu, features, 8, 16)
     arm = machine.startswith(("aarch64", "arm"))
     return Isa(cpu, features, 4, 32 if arm else 16)
+
+
+@functools.lru_cache(maxsize=None)
+def float16_conversions():
+    """Whether numba's code converts float16 to and from float32 in hardware (x86's F16C or
+    AVX512-FP16, ARM's FCVT): without it LLVM calls runtime helpers that numba's JIT does
+    not link, and a loop that converts would abort the process as it compiles."""
+    return "call" not in _assembly(_HALF_PROBE, *numba_target())
+
+
+def _assembly(source, cpu, features):
+    """The assembly LLVM emits for the IR ``source`` for ``cpu`` with ``features``."""
+    import llvmlite.binding as ll
+
+    ll.initialize_native_target()
+    ll.initialize_native_asmprinter()
+    target = ll.Target.from_default_triple().create_target_machine(
+        cpu=cpu, features=features, opt=2)
+    return target.emit_assembly(ll.parse_assembly(source))
 
 
 @functools.lru_cache(maxsize=None)

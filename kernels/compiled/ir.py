@@ -17,7 +17,8 @@ INT = ir.IntType(64)
 INT32 = ir.IntType(32)
 VECTOR = ir.VectorType(ir.FloatType(), LANES)     # a vector register of float32 values
 ZERO = ir.Constant(VECTOR, [0.0] * LANES)
-HALF_BITS = ir.VectorType(ir.IntType(16), LANES)  # a vector of bfloat16 values, as bits
+HALF_BITS = ir.VectorType(ir.IntType(16), LANES)  # a vector of 16-bit floats, as bits
+_HALVES = ir.VectorType(ir.HalfType(), LANES)     # ... as float16 values
 WORDS = ir.VectorType(INT32, LANES)               # float32 values, as bits
 
 
@@ -31,10 +32,10 @@ def arguments(context, builder, signature, args):
 def typed(arguments, floats, offsets, codegen, halves=()):
     """An intrinsic's typing: ``(void signature, codegen)`` when the arrays among its typed
     ``arguments`` at positions ``floats`` hold float32, those at ``halves`` float32 or
-    bfloat16 bits (uint16) and those at ``offsets`` int64 (the signature takes them as given
-    and every other argument as an int64), else None."""
+    16-bit float bits (``half_kind``) and those at ``offsets`` int64 (the signature takes
+    them as given and every other argument as an int64), else None."""
     arrays = {**dict.fromkeys(floats, (types.float32,)), **dict.fromkeys(offsets, (types.int64,)),
-              **dict.fromkeys(halves, (types.float32, types.uint16))}
+              **dict.fromkeys(halves, (types.float32, types.uint16, types.int16))}
     if any(arguments[i].dtype not in kinds for i, kinds in arrays.items()):
         return None
     return types.void(*(argument if i in arrays else types.int64
@@ -101,21 +102,28 @@ def switch(builder, value, counts, emit):
     builder.position_at_end(leave)
 
 
-def bfloat16_bits(kind):
-    """Whether arrays of numba type ``kind`` hold bfloat16 bits (uint16) for
-    ``VectorAccess``, rather than float32 values."""
-    return kind.dtype == types.uint16
+def half_kind(kind):
+    """What arrays of numba type ``kind`` hold for ``VectorAccess``: "bfloat16" bits
+    (uint16), "float16" bits (int16), or None (float32 values). The two 16-bit formats
+    travel as integers of different signedness so that a kernel compiles once for each."""
+    return {types.uint16: "bfloat16", types.int16: "float16"}.get(kind.dtype)
 
 
-def _widened(builder, bits):
-    """The float32 values of a vector of bfloat16 bits: the bits in the upper half."""
+def _widened(builder, bits, half):
+    """The float32 values of a vector of ``half`` bits: bfloat16's are float32's upper
+    half; float16's widen exactly (``vcvtph2ps`` on x86)."""
+    if half == "float16":
+        return builder.fpext(builder.bitcast(bits, _HALVES), VECTOR)
     return builder.bitcast(builder.shl(builder.zext(bits, WORDS), _splat(WORDS, 16)), VECTOR)
 
 
-def _rounded(builder, values):
-    """A float32 vector rounded to bfloat16 bits as ``casts.bfloat16_bits`` rounds each
-    value: to nearest even, overflowing to infinity; a NaN becomes the quiet NaN of its
-    sign."""
+def _rounded(builder, values, half):
+    """A float32 vector rounded to ``half`` bits: float16's by LLVM's IEEE conversion (to
+    nearest even, overflowing to infinity, NaN kept NaN); bfloat16's as
+    ``casts.bfloat16_bits`` rounds each value: to nearest even, overflowing to infinity; a
+    NaN becomes the quiet NaN of its sign."""
+    if half == "float16":
+        return builder.bitcast(builder.fptrunc(values, _HALVES), HALF_BITS)
     bits = builder.bitcast(values, WORDS)
     upper = builder.lshr(bits, _splat(WORDS, 16))
     odd = builder.and_(upper, _splat(WORDS, 1))
@@ -134,14 +142,15 @@ def _splat(vector_type, value):
 class VectorAccess:
     """A kernel's loads and stores of ``VECTOR``s: plain, masked to the first ``left``
     lanes, or (stores) non-temporal, on addresses aligned to the vector's size or a cache
-    line, whichever is smaller. With ``bfloat16`` the memory holds bfloat16 bits, widened
-    as they load and rounded (``_rounded``) as they store."""
+    line, whichever is smaller. With ``half`` ("bfloat16" or "float16", ``half_kind``)
+    the memory holds that format's bits, widened as they load and rounded (``_rounded``)
+    as they store."""
 
-    def __init__(self, builder, masked, stream, left, bfloat16=False):
+    def __init__(self, builder, masked, stream, left, half=None):
         self.builder, self.stream, self.mask = builder, stream, None
-        self.bfloat16, self.align = bfloat16, 2 if bfloat16 else 4     # bytes of a value
-        self.memory = HALF_BITS if bfloat16 else VECTOR
-        self.passthrough = _splat(HALF_BITS, 0) if bfloat16 else ZERO   # masked-off lanes
+        self.half, self.align = half, 2 if half else 4     # bytes of a value
+        self.memory = HALF_BITS if half else VECTOR
+        self.passthrough = _splat(HALF_BITS, 0) if half else ZERO   # masked-off lanes
         if masked:
             lanes = ir.VectorType(INT32, LANES)
             count = builder.insert_element(ir.Constant(lanes, ir.Undefined),
@@ -151,7 +160,7 @@ class VectorAccess:
             self.mask = builder.icmp_unsigned("<", ir.Constant(lanes, list(range(LANES))),
                                               count)
             memory, pointer = self.memory, self.memory.as_pointer()
-            name = "v16i16.p0v16i16" if bfloat16 else "v16f32.p0v16f32"
+            name = "v16i16.p0v16i16" if half else "v16f32.p0v16f32"
             self.masked_load = builder.module.declare_intrinsic(
                 f"llvm.masked.load.{name}",
                 fnty=ir.FunctionType(memory, [pointer, INT32, self.mask.type, memory]))
@@ -170,12 +179,12 @@ class VectorAccess:
                                                         self.passthrough])
         else:
             held = self.builder.load(self._pointer(base, at), align=self.align)
-        return _widened(self.builder, held) if self.bfloat16 else held
+        return _widened(self.builder, held, self.half) if self.half else held
 
     def store(self, value, base, at):
         """Stores the vector ``value`` at ``base[at]``."""
-        if self.bfloat16:
-            value = _rounded(self.builder, value)
+        if self.half:
+            value = _rounded(self.builder, value, self.half)
         pointer = self._pointer(base, at)
         if self.mask is not None:
             self.builder.call(self.masked_store, [value, pointer, INT32(self.align), self.mask])

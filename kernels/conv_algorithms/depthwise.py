@@ -3,10 +3,10 @@
 Two paths. With NumPy (``xp=np``, the default) each op is one fused pass of compiled loops
 (numba, imported on first use) over channels-last, C-contiguous operands: NHWC operands go
 in as they are, NCHW ones and strided views are copied once on the way in and the result
-once on the way out. float32 and bfloat16 with multiplier 1 run on vector kernels that read
-their operands in place (``kernels/compiled/depthwise_vectors.py``; bfloat16 there with at
-most ``DEPTHWISE_TAPS`` taps, which one call sums, except the filter gradient, whose sums
-stay float32 at any size); the rest on loops over a row cache
+once on the way out. float32, bfloat16 and float16 with multiplier 1 run on vector kernels
+that read their operands in place (``kernels/compiled/depthwise_vectors.py``; the 16-bit
+floats there with at most ``DEPTHWISE_TAPS`` taps, which one call sums, except the filter
+gradient, whose sums stay float32 at any size); the rest on loops over a row cache
 (``kernels/compiled/depthwise.py``). Either way float16/bfloat16 stay in their dtype: the
 loops widen values to float32 as they load them and round each result once as they store
 it, so no pass of its own casts them. The loops split the rows into
@@ -29,7 +29,7 @@ import math
 import ml_dtypes
 import numpy as np
 
-from graphops.kernels.compiled import loops, usable
+from graphops.kernels.compiled import host_isa, loops, usable
 from graphops.kernels.compiled.constants import DEPTHWISE_TAPS
 from graphops.kernels.conv_algorithms import cuda_depthwise, cudnn_convs
 from graphops.kernels.conv_algorithms.cuda_build import runs_on
@@ -44,6 +44,9 @@ from graphops.kernels.support.parallelism import share_count
 CHUNK_BYTES = 1 << 19   # the array-module path's chunk on the CPU
 RUN_VALUES = 512        # compiled loops: values (columns x C*M) per inner-loop run
 SINGLE_THREAD_MAX_VALUES = 1 << 17   # smaller ops run on one thread (measured: 2-3x faster)
+# the 16-bit floats the vector kernels take, as the integers that carry their bits
+_VECTOR_BITS = {np.dtype(ml_dtypes.bfloat16): np.dtype(np.uint16),
+                np.dtype(np.float16): np.dtype(np.int16)}
 
 
 def depthwise_forward(x, w, strides, dilations, pads, channels_last=True, xp=np):
@@ -93,7 +96,7 @@ def _backprop_filter(x, dy, filter_shape, strides, dilations, pads, channels_las
     if _on_vectors(x.dtype, (kh, kw, c, m), float32_sums=True):
         compiled, parts = _loops(dyl.size, "depthwise_vectors")
         sums = np.zeros((min(parts, dyl.shape[0] * dyl.shape[1]), kh * kw * c))
-        compiled.backprop_filter(_bits(xl), _bits(dyl), sums, geometry)
+        compiled.backprop_filter(_vector_bits(xl), _vector_bits(dyl), sums, geometry)
         return sums.sum(axis=0).reshape(kh, kw, c, m).astype(x.dtype)
     cols = _run_columns(c * m)
     compiled, parts = _loops(dyl.size)
@@ -140,11 +143,11 @@ def _run(name, source, w, out_shape, strides, dilations, pads):
     if _on_vectors(source.dtype, w.shape):
         compiled, parts = _loops(max(size, source.size), "depthwise_vectors")
         channels = source.shape[-1]
-        streamed = compiled.line_rotation(_bits(source).reshape(-1), channels,
+        streamed = compiled.line_rotation(_vector_bits(source).reshape(-1), channels,
                                           strides[1] * channels)
         out = aligned_empty(out_shape, source.dtype, like=source if streamed else None)
-        getattr(compiled, name)(_bits(source), np.ascontiguousarray(w, np.float32),
-                                _bits(out), geometry, parts)
+        getattr(compiled, name)(_vector_bits(source), np.ascontiguousarray(w, np.float32),
+                                _vector_bits(out), geometry, parts)
         return out
     out = aligned_empty(out_shape, source.dtype)
     cols = _run_columns(w.shape[2] * w.shape[3])
@@ -156,15 +159,17 @@ def _run(name, source, w, out_shape, strides, dilations, pads):
 
 def _on_vectors(dtype, filter_shape, float32_sums=False):
     """Whether the vector kernels (``compiled.depthwise_vectors``) take an op: multiplier 1,
-    and float32, or bfloat16 where each output's sum is one call's (at most
+    and float32, or bfloat16 or float16 where each output's sum is one call's (at most
     ``DEPTHWISE_TAPS`` taps, or ``float32_sums``: the filter gradient, which sums in
-    float32 whatever its size) and so is rounded once; the row-cache loops take the
-    rest."""
+    float32 whatever its size) and so is rounded once, float16 where numba's code converts
+    it in hardware (``host_isa.float16_conversions``); the row-cache loops take the rest."""
     kh, kw, _, multiplier = filter_shape
     if multiplier != 1:
         return False
+    if np.dtype(dtype) == np.float16 and not host_isa.float16_conversions():
+        return False
     return np.dtype(dtype) == np.float32 or (
-        np.dtype(dtype) == ml_dtypes.bfloat16 and (float32_sums or kh * kw <= DEPTHWISE_TAPS))
+        np.dtype(dtype) in _VECTOR_BITS and (float32_sums or kh * kw <= DEPTHWISE_TAPS))
 
 
 def _loops(values, name="depthwise"):
@@ -190,6 +195,12 @@ def _bits(a):
     """An operand as the loops take it: float16/bfloat16 as their bits (uint16), which the
     loops widen to float32 as rows load and narrow as rows finish; other floats as they are."""
     return a.view(np.uint16) if a.dtype.itemsize == 2 else a
+
+
+def _vector_bits(a):
+    """An operand as the vector kernels take it: float32 as it is, bfloat16 as uint16 bits
+    and float16 as int16 bits (``compiled.ir.half_kind``)."""
+    return a.view(_VECTOR_BITS[a.dtype]) if a.dtype in _VECTOR_BITS else a
 
 
 def _bfloat(dtype):

@@ -25,6 +25,7 @@ from tests.paths import ROOT
 
 SETTINGS = settings(max_examples=120, deadline=None)
 FLOAT_DTYPES = [np.float16, ml_dtypes.bfloat16, np.float32, np.float64]
+VECTOR_DTYPES = [np.float32, ml_dtypes.bfloat16, np.float16]   # the vector kernels' dtypes
 
 
 def _out_size(size, k, s, d, before, after):
@@ -129,11 +130,12 @@ def vector_cases(draw):
 
 @settings(max_examples=80, deadline=None)
 @given(case=vector_cases(), parts=st.integers(1, 5),
-       dtype=st.sampled_from([np.float32, ml_dtypes.bfloat16]))
+       dtype=st.sampled_from(VECTOR_DTYPES))
 def test_vector_kernels_match_reference(case, parts, dtype):
-    """float32 and bfloat16 with multiplier 1 run on compiled.depthwise_vectors (bfloat16's
-    forward conv and input gradient with at most DEPTHWISE_TAPS taps): row interiors, edges,
-    tap groups, channel groups and row blocks all against the reference."""
+    """float32, bfloat16 and float16 with multiplier 1 run on compiled.depthwise_vectors
+    (the 16-bit floats' forward conv and input gradient with at most DEPTHWISE_TAPS taps):
+    row interiors, edges, tap groups, channel groups and row blocks all against the
+    reference."""
     x, w, dy, geo, x_shape = _arrays(case, dtype)
     cl = case["channels_last"]
     assert conv_depthwise._on_vectors(x.dtype, w.shape, float32_sums=True)
@@ -157,7 +159,7 @@ def test_vector_kernels_match_reference(case, parts, dtype):
 @given(case=vector_cases(), channels=st.sampled_from([16, 32, 48, 64]),
        offset=st.integers(0, 31), bad=st.sampled_from([None, np.nan, np.inf]),
        where=st.integers(0, 2**16), parts=st.integers(1, 5),
-       dtype=st.sampled_from([np.float32, ml_dtypes.bfloat16]))
+       dtype=st.sampled_from(VECTOR_DTYPES))
 def test_vector_kernels_take_operands_at_any_address(case, channels, offset, bad, where,
                                                      parts, dtype):
     """With stride 1 along W and whole vectors of channels, the vector kernels read row
@@ -166,7 +168,7 @@ def test_vector_kernels_take_operands_at_any_address(case, channels, offset, bad
     and a NaN/Inf in x or dy reaches exactly the outputs whose taps read it."""
     case = dict(case, c=channels, channels_last=True)
     case["dims"][1]["s"] = 1
-    if dtype == ml_dtypes.bfloat16:        # on the vectors: one tap group per sum
+    if dtype != np.float32:        # on the vectors: one tap group per sum
         for dim in case["dims"]:
             dim["k"] = min(dim["k"], 3)
     offset %= 64 // np.dtype(dtype).itemsize
@@ -193,24 +195,33 @@ def test_vector_kernels_take_operands_at_any_address(case, channels, offset, bad
                 or not (out.size and source.size))
 
 
+def _rounding_pairs(dtype):
+    """Pairs of values whose float32 sums round to ``dtype`` at its edges: ties to even,
+    overflow to infinity and just below, NaN, infinities, subnormals."""
+    top = float(ml_dtypes.finfo(dtype).max)
+    ulp = 2.0 ** -(ml_dtypes.finfo(dtype).nmant + 1)          # half an ulp of 1
+    over = 2.0 ** (ml_dtypes.finfo(dtype).maxexp - ml_dtypes.finfo(dtype).nmant - 2)
+    tiny = float(ml_dtypes.finfo(dtype).smallest_subnormal)
+    return [(1.0, ulp), (1.0 + 2 * ulp, ulp), (-1.0, -ulp), (top, over), (top, over / 2),
+            (-top, -over), (np.nan, 1.0), (-np.nan, 1.0), (np.inf, 1.0), (-np.inf, -1.0),
+            (tiny, tiny), (-tiny, 0.0)]
+
+
+@pytest.mark.parametrize("dtype", [ml_dtypes.bfloat16, np.float16])
 @pytest.mark.parametrize("channels", [16, 21, 48])
-def test_bfloat16_outputs_round_once_as_ml_dtypes_rounds(channels):
-    """A 1x2 filter of ones sums two bfloat16 values in float32: each output is that sum
-    rounded once as ml_dtypes rounds float32 to bfloat16 (ties to even, overflow to
+def test_half_outputs_round_once_as_numpy_rounds(channels, dtype):
+    """A 1x2 filter of ones sums two 16-bit values in float32: each output is that sum
+    rounded once as NumPy / ml_dtypes round float32 to the dtype (ties to even, overflow to
     infinity, a NaN to the quiet NaN of its sign, subnormals kept)."""
-    bf16 = ml_dtypes.bfloat16
-    top = float(ml_dtypes.finfo(bf16).max)
-    pairs = [(1.0, 2.0 ** -8), (1.0 + 2.0 ** -7, 2.0 ** -8), (-1.0, -(2.0 ** -8)),
-             (top, 2.0 ** 119), (top, 2.0 ** 118), (-top, -(2.0 ** 119)), (np.nan, 1.0),
-             (-np.nan, 1.0), (np.inf, 1.0), (-np.inf, -1.0), (1e-39, 1e-39), (-1e-40, 0.0)]
     rng = np.random.default_rng(9)
-    x = rng.standard_normal((3, 4, 2, channels)).astype(bf16)
-    for i, (a, b) in enumerate(pairs):
+    x = rng.standard_normal((3, 4, 2, channels)).astype(dtype)
+    for i, (a, b) in enumerate(_rounding_pairs(dtype)):
         x.reshape(-1, 2, channels)[i // channels, :, i % channels] = (a, b)
-    y = depthwise_forward(x, np.ones((1, 2, channels, 1), bf16), (1, 1), (1, 1),
+    y = depthwise_forward(x, np.ones((1, 2, channels, 1), dtype), (1, 1), (1, 1),
                           ((0, 0), (0, 0)))
     sums = x[:, :, :1].astype(np.float32) + x[:, :, 1:].astype(np.float32)
-    want = sums.astype(bf16)
+    with np.errstate(over="ignore"):
+        want = sums.astype(dtype)
     assert conv_depthwise._on_vectors(x.dtype, (1, 2, channels, 1))
     nonzero = sums != 0           # a sum starts from +0: the sign of a zero is not kept
     np.testing.assert_array_equal(y.view(np.uint16)[nonzero], want.view(np.uint16)[nonzero])
@@ -236,7 +247,7 @@ def test_outputs_start_on_lines_where_sources_are_not_streamed(stride, channels)
 @settings(max_examples=30, deadline=None)
 @given(case=vector_cases(), bad=st.sampled_from([np.nan, np.inf, -np.inf]),
        where=st.integers(0, 2**16), in_x=st.booleans(),
-       dtype=st.sampled_from([np.float32, ml_dtypes.bfloat16]))
+       dtype=st.sampled_from(VECTOR_DTYPES))
 def test_vector_kernels_never_multiply_padding(case, bad, where, in_x, dtype):
     """NaN/Inf in x or dy reach only the outputs their taps reach: the padding is never
     multiplied, in the forward conv and the filter gradient alike."""

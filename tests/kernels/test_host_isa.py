@@ -135,3 +135,39 @@ def test_strided_input_gradient_choice_follows_the_registers(registers, channels
     isa = host_isa.Isa("cpu", "", 16 if registers == 32 else 8, registers)
     with module_settings(host_isa, isa=lambda: isa):
         assert conv_direct.phases_win(channels) is want
+
+
+# A child's float16 depthwise conv: numba's code for the CPU the environment names converts
+# float16 in hardware or not; either way the op runs (LLVM's runtime helpers for the
+# conversions are not linked into numba's JIT: a loop that called them would abort).
+_FLOAT16_CONV = """
+import json
+import numpy as np
+from graphops.kernels.compiled import host_isa
+from graphops.kernels.conv_algorithms.depthwise import depthwise_forward
+from tests.reference_depthwise import depthwise_forward_ref
+
+rng = np.random.default_rng(3)
+x = rng.standard_normal((2, 6, 7, 16)).astype(np.float16)
+w = rng.standard_normal((3, 3, 16, 1)).astype(np.float16)
+geometry = ((1, 1), (1, 1), ((1, 1), (1, 1)))
+got = depthwise_forward(x, w, *geometry).astype(np.float64)
+want = depthwise_forward_ref(x.astype(np.float64), w.astype(np.float64), *geometry)
+print(json.dumps({"hardware": host_isa.float16_conversions(),
+                  "error": float(np.abs(got - want).max() / np.abs(want).max())}))
+"""
+
+
+@pytest.mark.skipif(not X86, reason="x86 CPU names")
+@pytest.mark.parametrize("cpu, hardware", [("x86-64", False), ("haswell", True)])
+def test_float16_runs_with_or_without_hardware_conversions(cpu, hardware):
+    """Under a CPU name without F16C (x86-64) float16 converts by its bits, with it by the
+    CPU's instructions; the conv matches the float64 reference either way."""
+    env = {**os.environ, "NUMBA_CPU_NAME": cpu, "NUMBA_CPU_FEATURES": ""}
+    out = subprocess.run([sys.executable, "-c", _FLOAT16_CONV], capture_output=True,
+                         text=True, env=env, timeout=600,
+                         cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout.splitlines()[-1])
+    assert report["hardware"] is hardware
+    assert report["error"] < 2e-3
