@@ -40,9 +40,9 @@ from numba import njit, prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
+from graphops.kernels.compiled import host_isa
 from graphops.kernels.compiled.casts import (bfloat16_bits, bfloat16_value, converted_half_bits,
                                              converted_half_value, half_bits, half_value)
-from graphops.kernels.compiled import host_isa
 from graphops.kernels.compiled.constants import CACHE_LINE_BYTES
 from graphops.kernels.compiled.ir import fence
 

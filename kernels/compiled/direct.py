@@ -11,10 +11,10 @@ multiply-adds; the filter gradient's rows are (tap, channel) pairs, and for ever
 position of a plane it loads dy's vectors once and adds them scaled by each pair's input
 value. numba's own loops leave such code scalar or spill it (measured 7-35 GFLOP/s); this
 runs at 175-190 GFLOP/s a core of a full-width AVX-512 Xeon with its operands in the L2
-cache (the core's peak: about 190), and needs no copy of the input per tap. Two vectors a row load
-less per multiply-add than one: 1.2-1.4x faster where the output channels allow; four
-vectors (each x value broadcast once for 64 channels) are faster again where 64 channels
-are left (``host_isa.tiles`` gives their rows).
+cache (the core's peak: about 190), and needs no copy of the input per tap. Two vectors a
+row load less per multiply-add than one: 1.2-1.4x faster where the output channels allow;
+four vectors (each x value broadcast once for 64 channels) are faster again where 64
+channels are left (``host_isa.tiles`` gives their rows).
 
 The tiles follow the vector unit numba compiles for (``host_isa.tiles``; numba caches code
 per CPU, so one source serves every level): the figures above are AVX-512's 16 lanes and 32
