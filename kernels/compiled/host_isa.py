@@ -130,12 +130,10 @@ def tiles(host=None):
     With 32 registers: 8 rows of two vectors (16 accumulators, 2 vector loads and a
     broadcast; 7 on ``SPLIT_512_BIT_CPUS``) and 6 of four (24 accumulators, 4 loads and a
     broadcast: 29 registers; 4 on ``SPLIT_512_BIT_CPUS``). Six rows of four load a vector
-    operand a third less often per multiply-add than four: on a full-width AVX-512 Xeon the
-    filter gradients and Winograd's products ran 4-12% faster and the strided forward convs
-    (the filter streaming from L2) 6-10%; seven rows spill. With 16: 6 rows of two (12
-    accumulators, 15 registers in all) and no four-vector calls (4 x 2 accumulators leave
-    too few independent sums to hide the fused multiply-add's latency). The tiles made for
-    32 registers would spill to the stack on every step at AVX2."""
+    operand a third less often per multiply-add than four; seven rows spill. With 16: 6
+    rows of two (12 accumulators, 15 registers in all) and no four-vector calls (4 x 2
+    accumulators leave too few independent sums to hide the fused multiply-add's latency).
+    The tiles made for 32 registers would spill to the stack on every step at AVX2."""
     host = host or isa()
     wide = host.registers >= 32
     split = wide and host.cpu in SPLIT_512_BIT_CPUS

@@ -274,8 +274,7 @@ def _phases(dyc, w, in_shape, strides, dilations, pads):
     """``backprop_input_strided`` on the phases of every dim: dy padded once, the filter's
     taps gathered for each phase (``_phase_layout``, kept per shape), one compiled pass
     summing ``PHASE_RUN_BYTES`` of a phase's filter rows at a time, which stay in the L1
-    cache while all its positions read them (1.15x faster than all rows at once from L2
-    on x[32, 56, 56, 64] f[3, 3, 64, 128] stride 2)."""
+    cache while all its positions read them (all of them at once come from L2)."""
     layout = _phase_layout(tuple(dyc.shape), tuple(w.shape), tuple(in_shape), tuple(strides),
                            tuple(dilations), tuple(tuple(p) for p in pads))
     dy_shape, dy_pads, steps, step_starts, gather, filter_starts, phases, geometry = layout
