@@ -29,6 +29,12 @@ FLOAT_DTYPES = [np.float16, ml_dtypes.bfloat16, np.float32, np.float64]
 VECTOR_DTYPES = [np.float32, ml_dtypes.bfloat16, np.float16]   # the vector kernels' dtypes
 
 
+def _converts(dtype):
+    """Whether numba's code converts ``dtype`` to float32 in vectors (float16: where the CPU
+    it compiles for has F16C or the like, ``host_isa.float16_conversions``)."""
+    return np.dtype(dtype) != np.float16 or host_isa.float16_conversions()
+
+
 def _out_size(size, k, s, d, before, after):
     span = size + before + after - ((k - 1) * d + 1)
     return span // s + 1 if span >= 0 else 0
@@ -139,7 +145,7 @@ def test_vector_kernels_match_reference(case, parts, dtype):
     reference."""
     x, w, dy, geo, x_shape = _arrays(case, dtype)
     cl = case["channels_last"]
-    converts = dtype != np.float16 or host_isa.float16_conversions()   # F16C on any x86-64-v3
+    converts = _converts(dtype)
     assert conv_depthwise._on_vectors(x.dtype, w.shape, float32_sums=True) == converts
     taps = w.shape[0] * w.shape[1]
     assert conv_depthwise._on_vectors(x.dtype, w.shape) == (
@@ -224,8 +230,7 @@ def test_half_outputs_round_once_as_numpy_rounds(channels, dtype):
     sums = x[:, :, :1].astype(np.float32) + x[:, :, 1:].astype(np.float32)
     with np.errstate(over="ignore"):
         want = sums.astype(dtype)
-    assert conv_depthwise._on_vectors(x.dtype, (1, 2, channels, 1)) == (
-        dtype != np.float16 or host_isa.float16_conversions())
+    assert conv_depthwise._on_vectors(x.dtype, (1, 2, channels, 1)) == _converts(dtype)
     nonzero = sums != 0           # a sum starts from +0: the sign of a zero is not kept
     np.testing.assert_array_equal(y.view(np.uint16)[nonzero], want.view(np.uint16)[nonzero])
     assert not y.astype(np.float32)[~nonzero].any()
