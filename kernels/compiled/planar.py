@@ -257,33 +257,36 @@ def _emit_products(builder, pairs, outs, x, x_base, steps, dyt, rows, full, chun
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def forward(xp, steps, w, y, geometry, tiled, kinds, activation):
+def forward(xp, steps, w, y, y_strides, geometry, tiled, kinds, activation):
     """y = the conv of the channel-planar zero-padded input ``xp`` ``[N, C, P1, P2, P3]``
     (flat) by w ``[pairs, O]`` (flat; pairs of (tap, channel), ``steps[i]``: where pair i
-    lies from a window's origin in xp), into y ``[N, Q1, Q2, Q3, O]`` (flat, O in
-    OUTPUTS). ``geometry``: (N, Q1, Q2, Q3, O, C, P1, P2, P3, s1): stride s1 along the first
-    spatial dim, 1 along the others. The threads take the output planes (n, q1) one at a
-    time; a finished plane goes through the epilogue ``(tiled, kinds, activation)`` while
-    it is in the cache (``compiled.elementwise.chain_rows``; no kinds and activation 0 for
-    none)."""
+    lies from a window's origin in xp), into y ``[N, Q1, Q2, Q3, O]`` (O in OUTPUTS): the
+    flat memory it spans, ``y_strides`` apart (image, plane, row; a row's Q3 x O values
+    consecutive), so that it may be a strided view (a phase of an input gradient).
+    ``geometry``: (N, Q1, Q2, Q3, O, C, P1, P2, P3, s1): stride s1 along the first spatial
+    dim, 1 along the others. The threads take the output planes (n, q1) one at a time; a
+    finished plane goes through the epilogue ``(tiled, kinds, activation)`` while it is in
+    the cache (``compiled.elementwise.chain_rows``; no kinds and activation 0 for none)."""
     n_total, q1n, q2n, q3n, outs, channels, p1, p2, p3, s1 = geometry
+    image_stride, plane_stride, row_stride = y_strides
     rows_max = rows_per_call(outs)
     row_offsets = np.arange(rows_max) * p3
-    out_offsets = np.arange(rows_max) * q3n * outs
-    plane_size = q2n * q3n * outs
+    out_offsets = np.arange(rows_max) * row_stride
     for plane in prange(n_total * q1n):
         n, q1 = plane // q1n, plane % q1n
         x_plane = (n * channels * p1 + q1 * s1) * p2 * p3
-        y_plane = plane * plane_size
+        y_plane = n * image_stride + q1 * plane_stride
         for q2 in range(0, q2n, rows_max):
             rows = min(rows_max, q2n - q2)
             for q3 in range(0, q3n, LANES):
                 _forward_rows(outs, rows, min(LANES, q3n - q3), xp, x_plane + q2 * p3 + q3,
-                              steps, row_offsets, w, y, y_plane + (q2 * q3n + q3) * outs,
+                              steps, row_offsets, w, y, y_plane + q2 * row_stride + q3 * outs,
                               out_offsets)
         if kinds.shape[0] or activation:
-            chain_rows(y[y_plane:y_plane + plane_size], tiled, kinds, activation,
-                       y.dtype.type(0), y.dtype.type(6))
+            for q2 in range(q2n):
+                row = y_plane + q2 * row_stride
+                chain_rows(y[row:row + q3n * outs], tiled, kinds, activation,
+                           y.dtype.type(0), y.dtype.type(6))
 
 
 @njit(cache=True, parallel=True, nogil=True)

@@ -248,8 +248,7 @@ def _backprop_input(dy, w, input_shape, strides, dilations, pads, channels_last,
                                                                dilations, pads, ct)):
         dx = direct_or_winograd.backprop_input(dyc, wc, in_shape, dilations, pads, ct, paths)
     elif _by_phases(xp, kernel, strides, c, o) and np.isfinite(wc).all():
-        dx = conv_phases.backprop_input_by_phases(dyc, wc, in_shape, strides, dilations, pads,
-                                                  _forward_into)
+        dx = _input_by_phases(dyc, wc, in_shape, strides, dilations, pads, ct)
     elif conv_direct.applies(xp, ct, kernel, strides, c, in_shape[:-1], o):
         dx = _phases_or_scatter(dyc, wc, in_shape, strides, dilations, pads, ct)
     if dx is None and runs_on(xp, ct):
@@ -360,6 +359,23 @@ def _by_phases(xp, kernel, strides, in_channels, out_channels):
     return (xp is np and usable() and len(kernel) <= 3 and any(s > 1 for s in strides)
             and out_channels <= PHASE_MAX_DEPTH
             and in_channels * out_channels <= SMALL_MAX_CHANNEL_PAIRS)
+
+
+def _input_by_phases(dyc, wc, in_shape, strides, dilations, pads, ct):
+    """The strided input gradient as a stride-1 forward conv per phase of dx
+    (``conv_phases``), the last dim's phases folded into channels first
+    (``direct.last_dim_folded``) where the folded channels take the planar vector kernels
+    (``few_channels.planar``): half the phases, each with full vectors of positions
+    (2.2x faster on a 1 -> 2 channel stride-2 3-D transposed conv)."""
+    c, o = wc.shape[-2:]
+    folded = None
+    if (conv_few_channels.planar(ct, strides[-1] * c)
+            and strides[-1] * c * o <= SMALL_MAX_CHANNEL_PAIRS):
+        folded = conv_direct.last_dim_folded(dyc, wc, in_shape, strides, dilations, pads)
+    if folded is None:
+        return conv_phases.backprop_input_by_phases(dyc, wc, in_shape, strides, dilations,
+                                                    pads, _forward_into)
+    return conv_phases.backprop_input_by_phases(dyc, *folded, _forward_into).reshape(in_shape)
 
 
 def _forward_into(out, xc, w, dilations, pads):

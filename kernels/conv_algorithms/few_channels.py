@@ -31,23 +31,24 @@ def planar(ct, out_channels, filter_grad=False):
 
 def forward(xc, w, out_sp, strides, dilations, pads, ct, out=None, epilogue=None):
     """The forward conv for a few input channels (``compiled.planar.forward`` for float32
-    with a power of two up to 16 output channels and a C-contiguous result, else
-    ``compiled.conv.small_forward``), into ``out`` (a view of any strides) when given,
-    through ``epilogue`` (see ``dense.conv_forward``)."""
+    with a power of two up to 16 output channels and rows of the result that lie in one
+    piece, else ``compiled.conv.small_forward``), into ``out`` (a view of any strides)
+    when given, through ``epilogue`` (see ``dense.conv_forward``)."""
     kernel, dil3, before, out3, stride, extents = _grid(w.shape[:-2], strides, dilations,
                                                         pads, out_sp)
     n, (c, o) = xc.shape[0], w.shape[-2:]
     y = np.empty((n, *out_sp, o), ct) if out is None else out
     padded = _padded(xc, before, extents, ct)
-    if planar(ct, o) and y.flags.c_contiguous:
+    y5 = np.expand_dims(y, tuple(range(1, 4 - len(out_sp))))
+    if planar(ct, o) and y.size and _rows_in_one_piece(y5):
         loops("planar", chunk=1).forward(
             padded.reshape(-1), _planar_steps(kernel, dil3, c, extents), _flat(w),
-            y.reshape(-1), (n, *out3, o, c, *extents, stride),
-            *epilogue_arguments(epilogue, ct, o))
+            _spanned(y5), np.array(y5.strides[:3]) // y5.itemsize,
+            (n, *out3, o, c, *extents, stride), *epilogue_arguments(epilogue, ct, o))
         return y
     loops("conv", chunk=1).small_forward(
-        padded, w.reshape(*kernel, c, o), np.expand_dims(y, tuple(range(1, 4 - len(out_sp)))),
-        stride, dil3, share_count(), *epilogue_arguments(epilogue, ct, o))
+        padded, w.reshape(*kernel, c, o), y5, stride, dil3, share_count(),
+        *epilogue_arguments(epilogue, ct, o))
     return y
 
 
@@ -98,6 +99,24 @@ def _padded(xc, before, extents, ct):
                                                   zip(before, spans))] = \
             np.moveaxis(xc[(slice(None),) + tuple(slice(0, s) for s in spans)], -1, 1)
     return padded
+
+
+def _rows_in_one_piece(y5):
+    """Whether each row ``[Q3, O]`` of ``y5`` ``[N, Q1, Q2, Q3, O]`` lies in one piece, and
+    its images, planes and rows forward of each other (a phase view of a gradient does)."""
+    _, _, _, q3, o = y5.shape
+    return (min(y5.strides[:3]) >= 0 and (o == 1 or y5.strides[4] == y5.itemsize)
+            and (q3 == 1 or y5.strides[3] == o * y5.itemsize))
+
+
+def _spanned(view):
+    """The flat run of memory from ``view``'s first element to its last (forward strides),
+    where the loops address it by strides."""
+    if view.flags.c_contiguous:
+        return view.reshape(-1)
+    span = 1 + sum((size - 1) * stride for size, stride in zip(view.shape, view.strides)
+                   ) // view.itemsize
+    return np.lib.stride_tricks.as_strided(view, shape=(span,), strides=(view.itemsize,))
 
 
 def _flat(a):

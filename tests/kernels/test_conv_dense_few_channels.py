@@ -9,6 +9,7 @@ from hypothesis import assume, given, settings, strategies as st
 from graphops.kernels.conv_algorithms import dense as conv_dense
 from graphops.kernels.conv_algorithms import gemm as conv_gemm
 from graphops.kernels.conv_algorithms import few_channels as conv_few_channels
+from graphops.kernels.conv_algorithms import phases as conv_phases
 from graphops.kernels.compiled import loops
 from graphops.kernels.conv_algorithms.dense import (conv_backprop_filter, conv_backprop_input,
                                                     conv_forward)
@@ -134,3 +135,37 @@ def test_stride_1_input_gradient_of_few_channels_matches_reference(case, dtype, 
                                        *geo, channels_last=case["channels_last"])
     check_close_non_finite(got, want, dtype)
     assert len(calls) == (not non_finite and flips_to_forward(w, dy, geo))
+
+
+@settings(max_examples=100, deadline=None)
+@given(case=conv_cases(min_size=1), channels=st.sampled_from([(1, 1), (1, 3), (2, 1), (4, 2),
+                                                              (8, 2), (3, 1)]),
+       stride=st.integers(2, 4), multiple=st.integers(1, 4), non_finite=st.booleans())
+def test_strided_input_gradient_folds_last_dim_into_planar_kernels(case, channels, stride,
+                                                                   multiple, non_finite):
+    """A strided float32 input gradient to few channels by phases, the last dim's phases
+    folded into channels where stride x C is a power of two up to 16: each phase of the
+    other dims written by the planar kernels into its strided view of dx (up to
+    ``SMALL_MAX_CHANNEL_PAIRS`` folded pairs). Against the
+    reference, every rank, padding, dilation and layout; a non-finite dy keeps the
+    unfolded phases (the folded filter's zero taps would turn infinity into NaN)."""
+    case["c"], case["o"] = channels
+    case["dims"][-1].update(s=stride, size=stride * multiple)
+    _, w, dy, geo, x_shape = arrays(case, np.float32)
+    if non_finite:
+        dy.reshape(-1)[::5] = np.inf
+    calls = []
+    by_phases = conv_phases.backprop_input_by_phases
+    spy = lambda dy, w, shape, strides, *a: calls.append(strides) or by_phases(dy, w, shape,
+                                                                              strides, *a)
+    with module_settings(conv_phases, backprop_input_by_phases=spy), \
+            np.errstate(invalid="ignore"):
+        got = conv_backprop_input(dy, w, x_shape, *geo, channels_last=case["channels_last"])
+        want = conv_backprop_input_ref(dy.astype(np.float64), w.astype(np.float64), x_shape,
+                                       *geo, channels_last=case["channels_last"])
+    check_close_non_finite(got, want, np.float32)
+    reached = dy.size > 0 and not conv_gemm.pointwise(w.shape[:-2], geo[2])
+    assert len(calls) == (reached and conv_dense._by_phases(np, w.shape[:-2], geo[0], *channels))
+    folds = (stride * case["c"] in conv_few_channels.PLANAR_OUTPUTS and not non_finite
+             and stride * case["c"] * case["o"] <= conv_dense.SMALL_MAX_CHANNEL_PAIRS)
+    assert [s[-1] for s in calls] == [1 if folds else stride] * len(calls)
