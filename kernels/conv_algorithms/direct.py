@@ -61,6 +61,7 @@ STREAMED_MAX_POSITIONS = 128   # ... over at most this many output positions
 STREAMED_MAX_INPUT_BYTES = 1 << 20   # ... and an input of at most this size
 RUN_BYTES = 1 << 20         # a streamed filter's rows summed at a time, unpacked
 POINTWISE_MAX_POSITIONS = 16   # output positions up to which pointwise convs run here
+POINTWISE_MIN_MACS = 1 << 23   # ... and from which they do at AVX-512 (``takes_pointwise``)
 MAX_UNIT_STRIDE_MACS = 1 << 29   # multiply-adds up to which stride-1 convs run here
 FOLD_MAX_CHANNELS = 8       # strided input gradients fold the last dim's phases up to this
 PHASE_RUN_BYTES = 1 << 15   # ... and sum a phase's filter rows in runs of about this size
@@ -111,14 +112,18 @@ def takes_few_positions(xp, ct, kernel, strides, out_channels, out_shape, in_cha
 def takes_pointwise(xp, ct, strides, out_channels, out_shape, in_channels):
     """Whether a pointwise conv (a 1x1 filter, no padding) runs here rather than as one GEMM
     of its positions: where ``applies``, with a filter it ``streams`` over at most
-    ``POINTWISE_MAX_POSITIONS`` positions. OpenBLAS packs the filter again on every call,
-    which costs most over few rows (ResNet50's last 1x1 convs at batch 1, x[1,2,2,512] 512
-    -> 2048 and back: 0.20-0.23 ms as GEMMs, 0.13-0.15 here); over 32 rows and more its
-    GEMMs ran as fast or faster (at AVX2 1.1-1.4x)."""
+    ``POINTWISE_MAX_POSITIONS`` positions, or with 32 vector registers (AVX-512's tiles of
+    four vectors) from ``POINTWISE_MIN_MACS`` multiply-adds. OpenBLAS packs the filter
+    again on every call, which costs most over few rows (ResNet50's last 1x1 convs at
+    batch 1, x[1,2,2,512] 512 -> 2048 and back: 0.20-0.23 ms as GEMMs, 0.13-0.15 here); at
+    AVX-512 ResNet50's 1x1 convs at batch 8 ran 0.71-0.98 of their GEMMs' time here, at
+    batch 1 (under ``POINTWISE_MIN_MACS``) 0.78-1.18; at AVX2 0.82-1.11."""
     positions = math.prod(out_shape)
     x_bytes = _input_bytes(out_shape, strides, in_channels)
-    return (positions <= POINTWISE_MAX_POSITIONS
-            and streams(positions, x_bytes, 4 * in_channels * out_channels)
+    many = (positions * in_channels * out_channels >= POINTWISE_MIN_MACS
+            and host_isa.isa().registers >= 32)
+    return ((many or positions <= POINTWISE_MAX_POSITIONS
+             and streams(positions, x_bytes, 4 * in_channels * out_channels))
             and applies(xp, ct, (1,) * len(strides), strides, out_channels, out_shape,
                         in_channels, streamed=True))
 

@@ -296,3 +296,32 @@ def test_direct_filter_gradient_writes_every_partial_sum(x_shape, pads, parts):
         want = conv_backprop_filter_ref(x64, dy64 * mask[..., None, None, None], shape,
                                         (1, 1, 1), (1, 1, 1), pads)
         np.testing.assert_allclose(partials[p], want.reshape(-1), rtol=0, atol=2e-4)
+
+
+@pytest.mark.parametrize("registers", [16, 32])
+@pytest.mark.parametrize("strides", [(1, 1), (2, 2)])
+def test_pointwise_convs_of_many_multiply_adds_take_the_direct_kernels_at_avx512(registers,
+                                                                                 strides):
+    """A 1x1 conv of ``POINTWISE_MIN_MACS`` multiply-adds (a ResNet block's 256 -> 64
+    reduction) runs on the direct kernels where the vector unit has 32 registers, else as
+    one GEMM; a row of positions fewer is a GEMM anywhere. Against the float64 reference,
+    its bias and ReLU fused where it runs here."""
+    from graphops.kernels.compiled import host_isa
+    rng = np.random.default_rng(8)
+    positions = conv_direct.POINTWISE_MIN_MACS // (256 * 64)
+    x = rng.standard_normal((2, 16 * strides[0], positions // 32 * strides[1], 256))
+    w = rng.standard_normal((1, 1, 256, 64))
+    bias = rng.standard_normal(64).astype(np.float32)
+    geo = (strides, (1, 1), ((0, 0), (0, 0)))
+    loops("direct")                      # the kernels' tiles are the host's, read first
+    isa = host_isa.isa()._replace(registers=registers)
+    calls = []
+    original = conv_direct.forward
+    with module_settings(host_isa, isa=lambda: isa), module_settings(
+            conv_direct, forward=lambda *a, **k: calls.append(1) or original(*a, **k)):
+        got = conv_forward(x.astype(np.float32), w.astype(np.float32), *geo,
+                           epilogue=([("add", bias)], "Relu", None))
+        conv_forward(x[:, :, strides[1]:].astype(np.float32), w.astype(np.float32), *geo)
+    assert len(calls) == (registers == 32)
+    want = np.maximum(conv_forward_ref(x, w, *geo) + bias, 0)
+    check_close(got, want, np.float32)
