@@ -12,6 +12,8 @@ four taps around floor(src) with TF's 1024-entry table of Keys' cubic (`bicubic_
 area averaging weighs each input pixel by its overlap with the output pixel.
 """
 
+import functools
+
 import numpy as np
 
 from graphops.kernels.compiled import loops
@@ -41,26 +43,45 @@ def _positions(out_size):
     return np.arange(out_size).astype(np.float32)
 
 
+def _read_only(*arrays):
+    for a in arrays:
+        a.flags.writeable = False
+    return arrays
+
+
+@functools.lru_cache(maxsize=64)
 def bilinear_weights(out_size, in_size, scale, half_pixel_centers):
-    """(lower, upper, lerp) per output position, host arrays, as TF computes them."""
+    """(lower, upper, lerp) per output position, read-only host arrays, as TF computes
+    them; kept per geometry, as a model resizes the same shapes every run."""
     x = _positions(out_size)
     src = (x + np.float32(0.5)) * scale - np.float32(0.5) if half_pixel_centers else x * scale
     floor = np.floor(src)
     lower = np.clip(floor.astype(np.int64), 0, in_size - 1)
     upper = np.minimum(np.ceil(src).astype(np.int64), in_size - 1)
-    return lower, upper, (src - floor).astype(np.float32)
+    return _read_only(lower, upper, (src - floor).astype(np.float32))
 
 
+@functools.lru_cache(maxsize=64)
 def nearest_indices(out_size, in_size, scale, align_corners, half_pixel_centers):
-    """The source index of each output position (host int64), as TF's nearest-neighbour
-    kernels compute it; roundf rounds halves away from zero (the sources are >= 0)."""
+    """The source index of each output position (read-only host int64), as TF's
+    nearest-neighbour kernels compute it; roundf rounds halves away from zero (the sources
+    are >= 0). Kept per geometry."""
     x = _positions(out_size)
     src = (x + np.float32(0.5)) * scale if half_pixel_centers else x * scale
     index = np.floor(src)
     if align_corners:
         index = np.where(src - index >= 0.5, index + 1, index)
     index = np.minimum(index.astype(np.int64), in_size - 1)
-    return np.maximum(index, 0) if half_pixel_centers else index
+    return _read_only(np.maximum(index, 0) if half_pixel_centers else index)[0]
+
+
+@functools.lru_cache(maxsize=64)
+def _nearest_pixels(out_sizes, in_sizes, scales, align_corners, half_pixel_centers):
+    """The flat source pixel (row * width + column) of each output pixel, read-only, so
+    that the resize is one gather of whole pixels; kept per geometry."""
+    rows, cols = (nearest_indices(o, i, s, align_corners, half_pixel_centers)
+                  for o, i, s in zip(out_sizes, in_sizes, scales))
+    return _read_only((rows[:, None] * in_sizes[1] + cols).reshape(-1))[0]
 
 
 def sum_by_target(xp, values, axis, targets, num_targets):
@@ -215,7 +236,7 @@ class ResizeBilinearOp(ResizeKernel):
         in_h, in_w = images.shape[1:3]
         y_lo, y_hi, y_lerp = bilinear_weights(out_h, in_h, h_scale, self.half_pixel_centers)
         x_lo, x_hi, x_lerp = bilinear_weights(out_w, in_w, w_scale, self.half_pixel_centers)
-        image = images.astype(np.float32)
+        image = images.astype(np.float32, copy=False)
         if compiled_cpu(xp, image, min_size=0):
             out = np.empty((image.shape[0], out_h, out_w, image.shape[3]), np.float32)
             loops("resize", chunk=1, single=out.size < PARALLEL_MIN_SIZE).bilinear(
@@ -243,11 +264,12 @@ class ResizeNearestNeighborOp(ResizeKernel):
         if plan is None:
             return
         xp, (images, out_h, out_w, h_scale, w_scale) = ctx.xp, plan
-        in_h, in_w = images.shape[1:3]
-        rows = nearest_indices(out_h, in_h, h_scale, self.align_corners, self.half_pixel_centers)
-        cols = nearest_indices(out_w, in_w, w_scale, self.align_corners, self.half_pixel_centers)
-        out = xp.take(xp.take(images, xp.asarray(rows), axis=1), xp.asarray(cols), axis=2)
-        ctx.set_output(0, out)
+        batch, in_h, in_w, channels = images.shape
+        pixels = _nearest_pixels((out_h, out_w), (in_h, in_w), (h_scale, w_scale),
+                                 self.align_corners, self.half_pixel_centers)
+        out = xp.take(xp.reshape(images, (batch, in_h * in_w, channels)), xp.asarray(pixels),
+                      axis=1)
+        ctx.set_output(0, xp.reshape(out, (batch, out_h, out_w, channels)))
 
 
 @register_kernel("ResizeNearestNeighborGrad", DEVICES, host_memory=("size",),

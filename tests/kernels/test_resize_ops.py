@@ -405,3 +405,15 @@ def test_half_types_are_computed_in_float32_and_rounded_once():
         np.testing.assert_array_equal(
             gp.raw_ops.ResizeNearestNeighbor(images=x, size=np.int32([3, 9])),
             ref_nearest(x, (3, 9), False, False))
+
+
+def test_bilinear_loop_reads_strided_images_as_their_copy():
+    """A strided view of the images (a slice of a larger batch, channels picked) is resized
+    as its contiguous copy is: the loop reads a contiguous copy, never the view's memory."""
+    x = np.random.default_rng(5).standard_normal((3, 7, 9, 6)).astype(np.float32)
+    view = x[::2, 1:, ::2, ::3]
+    got = np.asarray(gp.raw_ops.ResizeBilinear(images=view, size=np.int32([11, 4])))
+    want = np.asarray(gp.raw_ops.ResizeBilinear(images=np.ascontiguousarray(view),
+                                                size=np.int32([11, 4])))
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got, ref_bilinear(view, (11, 4), False, False))
