@@ -74,3 +74,27 @@ def max_pool_grad(x, grad, dx, ksize, strides, pads_before):
                 if found:
                     for c in range(channels):
                         dx[n, best_row[c], best_col[c], c] += grad[n, oh, ow, c]
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def tied_max_pool_grad(x, y, grad, dx, ksize, strides, pads_before, tolerance):
+    """MaxPool3DGrad on channels-last [N, D, H, W, C] arrays, as TF's CPU kernel: each
+    output's gradient added into ``dx`` (zeros) at every position of its window inside the
+    input whose value is within ``tolerance`` of the output (``y``), outputs in order.
+    Parallel over images, whose windows never overlap; the channel loop innermost."""
+    images, depth, height, width, channels = x.shape
+    _, out_depth, out_height, out_width, _ = y.shape
+    (k_d, k_h, k_w), (s_d, s_h, s_w), (p_d, p_h, p_w) = ksize, strides, pads_before
+    for n in prange(images):
+        for od in range(out_depth):
+            d0 = od * s_d - p_d
+            for oh in range(out_height):
+                h0 = oh * s_h - p_h
+                for ow in range(out_width):
+                    w0 = ow * s_w - p_w
+                    for i in range(max(d0, 0), min(d0 + k_d, depth)):
+                        for j in range(max(h0, 0), min(h0 + k_h, height)):
+                            for k in range(max(w0, 0), min(w0 + k_w, width)):
+                                for c in range(channels):
+                                    if abs(x[n, i, j, k, c] - y[n, od, oh, ow, c]) < tolerance:
+                                        dx[n, i, j, k, c] += grad[n, od, oh, ow, c]

@@ -36,10 +36,11 @@ def _check_rank(array, rank, name):
 
 
 SERIAL_MAX_OUTPUTS = 1 << 16   # compiled max pools (and gradients) with fewer outputs: one thread
-# Channels from which the max pool runs compiled: with fewer, a window tap's short channel
-# loop costs more than NumPy's strided pass per tap; from 8 on the compiled pass is as fast
-# on small inputs and several times faster on large ones (docs/performance.md).
-COMPILED_MIN_CHANNELS = 8
+# Channels from which the max pool runs compiled: with one, a window tap's channel loop
+# costs more than NumPy's strided pass per tap (x[8,112,112,1] 3x3: 4x slower); from 2 on
+# the compiled pass is faster (x[8,112,112,4] 3x3: 0.52 of the passes' time, x[8,56,56,2]
+# 2x2: 0.71), from 8 several times faster on large inputs (docs/performance.md).
+COMPILED_MIN_CHANNELS = 2
 
 
 class _Pool(OpKernel):
@@ -221,8 +222,8 @@ class MaxPoolGradOp(_Backprop):
             return self.finish(ctx, params, xp.zeros(in_cl, dtype), dtype)
         wide_x, wide_grad = self.layout(params, x, xp), self.layout(params, grad, xp)
         if self.op_type == "MaxPool3DGrad":
-            dx = pm.tied_grad(wide_x, self.layout(params, y, xp), wide_grad, ksize,
-                              params.strides, pads, xp)
+            dx = _tied_grad(wide_x, self.layout(params, y, xp), wide_grad, ksize,
+                            params.strides, pads, xp)
         elif xp is np and compiled.usable() and wide_x.dtype in COMPILED_FLOATS:
             dx = np.zeros(in_cl, wide_grad.dtype)
             loops("pooling", chunk=1, single=grad.size < SERIAL_MAX_OUTPUTS).max_pool_grad(
@@ -232,6 +233,19 @@ class MaxPoolGradOp(_Backprop):
             _, which = pm.first_max(wide_x, ksize, params.strides, pads, out_cl[1:-1], xp)
             dx = pm.routed_grad(which, wide_grad, in_cl, ksize, params.strides, pads, xp)
         self.finish(ctx, params, dx, dtype)
+
+
+def _tied_grad(x, y, grad, ksize, strides, pads, xp):
+    """MaxPool3DGrad's gradient (``pooling_windows.tied_grad``): on the compiled loop for
+    float operands of one dtype (one pass, where NumPy makes several per window tap)."""
+    if not (xp is np and compiled.usable() and x.dtype in COMPILED_FLOATS
+            and x.dtype == y.dtype == grad.dtype):
+        return pm.tied_grad(x, y, grad, ksize, strides, pads, xp)
+    dx = np.zeros(x.shape, grad.dtype)
+    loops("pooling", chunk=1, single=grad.size < SERIAL_MAX_OUTPUTS).tied_max_pool_grad(
+        x, y, grad, dx, tuple(int(k) for k in ksize), tuple(int(s) for s in strides),
+        tuple(int(b) for b, _ in pads), x.dtype.type(pm.MAX_POOL_3D_GRAD_TOLERANCE))
+    return dx
 
 
 @register_kernel("MaxPoolGradGrad", DEVICES,

@@ -187,6 +187,30 @@ def test_compiled_max_pool_loop_equals_the_strided_passes(channels, dtype):
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("channels", [1, 4, 17])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_compiled_max_pool_3d_grad_equals_the_strided_passes(channels, dtype):
+    """MaxPool3DGrad's compiled loop against the NumPy passes it replaces: near ties within
+    the tolerance, NaN and infinities, overlapping windows past every edge (whole-number
+    gradients, so that the order of the sums cannot matter)."""
+    rng = np.random.default_rng(channels)
+    x = rng.integers(-3, 4, (2, 7, 9, 8, channels)).astype(dtype)
+    x.reshape(-1)[::7] += dtype(4e-6)
+    x.reshape(-1)[::11] = np.nan
+    x.reshape(-1)[2::13] = -np.inf
+    ksize, strides, pads = (3, 2, 3), (2, 1, 2), ((1, 1), (0, 1), (2, 1))
+    out_sp = [(n + b + a - k) // s + 1 for n, k, s, (b, a) in
+              zip(x.shape[1:4], ksize, strides, pads)]
+    floor = np.finfo(dtype).min
+    y = pooling_windows.max_pool(pooling_windows.clamp_lowest(x, floor, np), floor, ksize,
+                                 strides, pads, out_sp, np)
+    grad = rng.integers(-2, 3, y.shape).astype(dtype)
+    got = pooling_kernels._tied_grad(x, y, grad, ksize, strides, pads, np)
+    want = pooling_windows.tied_grad(x, y, grad, ksize, strides, pads, np)
+    assert np.count_nonzero(got) > got.size // 10
+    np.testing.assert_array_equal(got, want)
+
+
 def test_max_pool_ignores_nan_and_never_goes_below_lowest(run):
     x = np.array([[np.nan, 3], [3, 0]], np.float32)
     windows = np.stack([x, [[np.nan, np.nan], [np.nan, np.nan]],
