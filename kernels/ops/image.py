@@ -44,6 +44,7 @@ def _positions(out_size):
 
 
 def _read_only(*arrays):
+    """``arrays``, each made read-only: the cached coordinates are shared by every call."""
     for a in arrays:
         a.flags.writeable = False
     return arrays
