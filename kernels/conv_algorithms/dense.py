@@ -33,7 +33,7 @@ Each op picks the first path that applies (``conv_forward`` and friends read top
   channels) with at most ``POOL_MAX_CHANNELS`` output channels: one GEMM per block with
   taps x channels columns, ``dy[rows, O] @ w.T[O, taps*C]`` (or ``x[rows, C] @
   w[C, taps*O]`` with the filter flipped), whose products ``compiled.conv.add_taps``
-  scatter-adds into place (``_scatter_products``: runs of whole images, or first-dim slabs
+  scatter-adds into place (``scatter.py``: runs of whole images, or first-dim slabs
   thick enough that slabs two apart never meet, even ones then odd ones, on the pool);
 * otherwise GEMMs against a patch matrix ("im2col"): rows are output positions, columns
   (kernel offset, input channel) with the channel fastest, matching the ``[*K, C, O]``
@@ -69,8 +69,9 @@ from graphops.kernels.conv_algorithms import few_channels as conv_few_channels
 from graphops.kernels.conv_algorithms import gemm as conv_gemm
 from graphops.kernels.conv_algorithms import matrix_tiles
 from graphops.kernels.conv_algorithms import phases as conv_phases
+from graphops.kernels.conv_algorithms import scatter as conv_scatter
 from graphops.kernels.conv_algorithms import tuning as conv_tuning
-from graphops.kernels.compiled import loops, usable
+from graphops.kernels.compiled import usable
 from graphops.kernels.conv_algorithms.cuda_build import runs_on
 from graphops.kernels.conv_algorithms.gemm import gemm_filter
 from graphops.kernels.conv_algorithms.layout import (blocks, channels_last_copy,
@@ -80,8 +81,7 @@ from graphops.kernels.conv_algorithms.layout import (blocks, channels_last_copy,
                                                      from_channels_last, pad_spatial,
                                                      padded_for_windows, window_view)
 from graphops.kernels.support.kernel_util import astype, channel_chain, ufunc_rows
-from graphops.kernels.support.parallelism import (intra_op_threads, one_thread, pool_map,
-                                                  share_count)
+from graphops.kernels.support.parallelism import one_thread, pool_map, share_count
 
 CHUNK_BYTES = 8 << 20  # CPU im2col block size (measured best at 4-16 MB)
 MIN_BLOCK_BYTES = 1 << 20   # a CPU block never smaller: below it the pool costs more
@@ -97,9 +97,7 @@ PHASE_MAX_DEPTH = 4           # dy channels up to which strided input gradients 
 # and ResNet50 at batch 1 4-7% faster; the TF1 programs within their noise).
 SERIAL_MAX_FLOPS = 1 << 23
 SCATTER_MIN_DEPTH = 32        # forward: input channels below which patch matrices do better
-SCATTER_MIN_UNIT_ROWS = 512   # source positions a pool unit gets at least
 SCATTER_MIN_SOURCES = 1024    # source positions (all images) a scatter conv needs at least
-SCATTER_BLOCK_BYTES = 4 << 20  # GEMM-and-scatter convs: products per block (fit the cache)
 
 
 def conv_forward(x, w, strides, dilations, pads, channels_last=True, xp=np, epilogue=None):
@@ -159,7 +157,7 @@ def _forward(x, w, strides, dilations, pads, channels_last, xp, epilogue):
             pending = epilogue if y is None else None
         if y is None and (c >= SCATTER_MIN_DEPTH and all(s == 1 for s in strides)
                           and _scatters(xp, kernel, o, math.prod(xc.shape[:-1]))):
-            y = _forward_by_scatter(xc, wc, out_sp, dilations, pads)
+            y = conv_scatter.forward(xc, wc, out_sp, dilations, pads)
     if y is None and runs_on(xp, ct):
         y = cuda_patches.forward(xc, wc, strides, dilations, pads, out_sp, xp)
     if y is None:
@@ -253,8 +251,8 @@ def _backprop_input(dy, w, input_shape, strides, dilations, pads, channels_last,
         dx = _phases_or_scatter(dyc, wc, in_shape, strides, dilations, pads, ct)
     if dx is None and runs_on(xp, ct):
         dx = cuda_patches.backprop_input(dyc, wc, in_shape, strides, dilations, pads, xp)
-    if dx is None and _scatters(xp, kernel, o, math.prod(dyc.shape[:-1])):
-        dx = _col2im_compiled(dyc, wc, in_shape, strides, dilations, pads)
+    if dx is None and _scatters(xp, kernel, o, math.prod(dyc.shape[:-1]), min_sources=1):
+        dx = conv_scatter.backprop_input(dyc, wc, in_shape, strides, dilations, pads)
     if dx is None:
         dx = _col2im(dyc, wc, in_shape, strides, dilations, pads, dy.dtype, xp)
     return from_channels_last(astype(xp, dx, dy.dtype), channels_last, xp)
@@ -333,7 +331,7 @@ def _few_channel_input(xp, ct, w, strides, dilations, pads, in_shape):
 def _phases_or_scatter(dyc, wc, in_shape, strides, dilations, pads, ct):
     """The input gradient phase by phase on the micro-kernels
     (``direct.backprop_input_strided``) or, where it applies too, on the scatter GEMMs
-    (``_col2im_compiled``): the phases first where ``direct.phases_win`` says so for the
+    (``scatter.backprop_input``): the phases first where ``direct.phases_win`` says so for the
     vector unit, and ``tuning`` times both on the host (which wins depends on the shape and
     on the BLAS: with OpenBLAS on its AVX-512 kernels the scatter won a stride-2 3-D
     gradient of 64 -> 32 channels by 1.3x, the phases most others by 1.1-1.7x)."""
@@ -343,7 +341,8 @@ def _phases_or_scatter(dyc, wc, in_shape, strides, dilations, pads, ct):
                                                                      dilations, pads))
     if not _scatters(np, kernel, o, rows):
         return phases[1]()
-    scatter = ("scatter", lambda: _col2im_compiled(dyc, wc, in_shape, strides, dilations, pads))
+    scatter = ("scatter", lambda: conv_scatter.backprop_input(dyc, wc, in_shape, strides,
+                                                              dilations, pads))
     return conv_tuning.run(("strided input", dyc.shape, wc.shape, in_shape, strides,
                             dilations, pads, np.dtype(ct).str), rows * wc.size,
                            [phases, scatter] if conv_direct.phases_win(c) else [scatter, phases])
@@ -391,14 +390,17 @@ def _forward_into(out, xc, w, dilations, pads):
         out[...] = conv_forward(xc, w, strides, dilations, pads)
 
 
-def _scatters(xp, kernel, out_channels, sources):
+def _scatters(xp, kernel, out_channels, sources, min_sources=None):
     """Whether a conv runs as GEMMs whose products, ``out_channels`` per kernel offset, are
-    scattered by compiled loops (see ``_scatter_products``): on the CPU, up to 3 spatial
+    scattered by compiled loops (``scatter.py``): on the CPU, up to 3 spatial
     dims, in the pooled regime (measured: wider outputs do better as whole GEMMs with BLAS
-    on all cores), from at least ``SCATTER_MIN_SOURCES`` source positions (measured: below,
-    its fixed costs make it up to 8x slower than the patch matrices)."""
+    on all cores), from at least ``min_sources`` source positions (by default the
+    forward's ``SCATTER_MIN_SOURCES``: below, its fixed costs make it up to 8x slower than
+    the patch matrices; the input gradient's other path, NumPy's pass per tap
+    (``_col2im``), is slower at any size: 1.5-3.4x on one thread with 64-784 dy
+    positions)."""
     return (xp is np and usable() and len(kernel) <= 3 and _pooled(xp, out_channels)
-            and sources >= SCATTER_MIN_SOURCES)
+            and sources >= (SCATTER_MIN_SOURCES if min_sources is None else min_sources))
 
 
 def _pooled(xp, out_channels):
@@ -447,110 +449,6 @@ def _im2col(win, share, xp):
             yield idx, col
 
 
-def _reaching_taps(in_shape, pads, out_sp, kernel, strides, dilations):
-    """Per spatial dim, the kernel offsets that can reach the unpadded input (a huge filter
-    has few of them)."""
-    return [range(max(0, -(((q - 1) * s - b) // d)), min(k, (b + i - 1) // d + 1))
-            for i, (b, _), q, k, s, d in zip(in_shape[1:-1], pads, out_sp, kernel, strides,
-                                              dilations)]
-
-
-def _col2im_compiled(dyc, w, in_shape, strides, dilations, pads):
-    """Input gradient on the CPU: ``dy[rows, O] @ w.T[O, taps*C]`` per block of output
-    positions, scattered into dx (see ``_scatter_products``)."""
-    c, o = w.shape[-2:]
-    reaching = _reaching_taps(in_shape, pads, dyc.shape[1:-1], w.shape[:-2], strides,
-                              dilations)
-    dx = np.zeros(in_shape, dyc.dtype)
-    taps = math.prod(len(r) for r in reaching)
-    if taps:
-        wt = np.ascontiguousarray(w[tuple(slice(r.start, r.stop) for r in reaching)]
-                                  .reshape(taps * c, o)).T
-        _scatter_products(dyc, wt, dx, [len(r) for r in reaching], strides, dilations,
-                          [b for b, _ in pads], [r.start for r in reaching])
-    return dx
-
-
-def _forward_by_scatter(xc, w, out_sp, dilations, pads):
-    """Stride-1 forward conv on the CPU: ``x[rows, C] @ w[C, taps*O]`` per block of input
-    positions, each product added into the output it feeds (see ``_scatter_products``):
-    the GEMM has taps*O columns (an efficient shape for BLAS) and no patch matrix is built.
-    Input position i meets offset k at output ``i + before - k*d``: the scatter's offset
-    ``K-1-k`` at dilation d, with "padding" ``(K-1)*d - before``."""
-    kernel, (c, o) = w.shape[:-2], w.shape[-2:]
-    y = np.zeros((xc.shape[0], *out_sp, o), xc.dtype)
-    flipped = w[tuple(slice(None, None, -1) for _ in kernel)]
-    wt = np.ascontiguousarray(np.moveaxis(flipped, -2, 0)).reshape(c, math.prod(kernel) * o)
-    _scatter_products(xc, wt, y, kernel, (1,) * len(kernel), dilations,
-                      [(k - 1) * d - b for k, d, (b, _) in zip(kernel, dilations, pads)],
-                      (0,) * len(kernel))
-    return y
-
-
-def _scatter_products(src, wt, out, taps, strides, dilations, before, tap_first):
-    """out[n, q*s + (t0+t)*d - before] += src[n, q] @ wt[:, t] for every source position q
-    and offset t (``taps`` per dim, ``tap_first`` the first): one GEMM per block of source
-    positions and a compiled scatter-add of its products (``compiled.conv.add_taps``), on the
-    intra-op pool. Spatial dims are padded to three with size-1 dims after the first. The
-    pool's units are whole images, or slabs of the first spatial dim thick enough that units
-    two apart never add into one place: then even units run first, odd ones after."""
-    rank, m = src.ndim - 2, out.shape[-1]
-
-    def three(values, fill):     # (v1, fill..., v2, v3) for the 3-d loops
-        values = tuple(values)
-        return values[:1] + (fill,) * (3 - rank) + values[1:]
-
-    tap_shape = three(taps, 1)
-    geometry = (three(strides, 1), three(dilations, 1), three(before, 0), three(tap_first, 0))
-    src3 = src.reshape(src.shape[0], *three(src.shape[1:-1], 1), src.shape[-1])
-    out3 = out.reshape(out.shape[0], *three(out.shape[1:-1], 1), m)
-    compiled = loops("conv")
-    row_bytes = wt.shape[1] * out.itemsize
-
-    def work(units):
-        prods = None
-        for unit in units:
-            grid = src3[unit].shape[:-1]
-            for idx, rows in blocks(grid, row_bytes, SCATTER_BLOCK_BYTES):
-                idx = tuple(slice(u.start + i.start, u.start + i.stop)
-                            for u, i in zip(unit, idx)) + unit[len(idx):] + idx[len(unit):]
-                if prods is None or prods.shape[0] < rows:
-                    prods = np.empty((rows, wt.shape[1]), out.dtype)
-                part = src3[idx]
-                block = prods[:rows]
-                np.matmul(part.reshape(rows, -1), wt, out=block)
-                first = tuple(i.start for i in idx) + (0,) * (4 - len(idx))
-                compiled.add_taps(block.reshape(*part.shape[:-1], *tap_shape, m), out3, first,
-                                  *geometry)
-
-    plane = math.prod(src3.shape[2:-1])
-    for wave in _scatter_waves(src3.shape[:2], plane, tap_shape[0], strides[0], dilations[0]):
-        pool_map(work, wave)
-
-
-def _scatter_waves(grid, plane, taps, stride, dilation):
-    """Lists of units ``(images, first-dim slab)`` of the source grid ``[N, Q1]`` (``plane``
-    positions per Q1 index) to run one list after the other; units in one list add into
-    disjoint parts of the result. Runs of whole images when there are enough of them; else
-    slabs at least thick enough that those two apart never meet (``taps`` kernel offsets
-    along the dim): even slabs, then odd. A unit has ``SCATTER_MIN_UNIT_ROWS`` positions
-    or more where the grid allows."""
-    (n, q1), wanted = grid, 2 * share_count()
-    if n >= wanted or q1 == 1:
-        per_unit = max(-(-n // wanted), -(-SCATTER_MIN_UNIT_ROWS // (q1 * plane)))
-        return [[(slice(i, min(i + per_unit, n)), slice(0, q1))
-                 for i in range(0, n, per_unit)]]
-    thinnest = max(1, (taps - 1) * dilation // stride, -(-SCATTER_MIN_UNIT_ROWS // plane))
-    slabs = min(max(1, q1 // thinnest), -(-wanted // n))      # per image
-    pair = 2 * intra_op_threads()          # a wave of slab pairs keeps every thread busy
-    if n == 1 and slabs >= pair:
-        slabs -= slabs % pair
-    thick = -(-q1 // slabs)
-    units = [(slice(i, i + 1), slice(j, min(j + thick, q1)))
-             for i in range(n) for j in range(0, q1, thick)]
-    return [[u for u in units if u[1].start // thick % 2 == parity] for parity in (0, 1)]
-
-
 def _col2im(dyc, w, in_shape, strides, dilations, pads, out_dtype, xp):
     """Input gradient: ``dy @ w[k].T`` for every kernel offset k, added into place.
 
@@ -563,7 +461,7 @@ def _col2im(dyc, w, in_shape, strides, dilations, pads, out_dtype, xp):
     phase_len = [-(-max(i + b + a, (q - 1) * s + (k - 1) * d + 1) // s) for i, (b, a), q, k, s, d
                  in zip(in_shape[1:-1], pads, out_sp, kernel, strides, dilations)]
     buf = xp.zeros((n, *(v for pair in zip(strides, phase_len) for v in pair), c), dyc.dtype)
-    reaching = _reaching_taps(in_shape, pads, out_sp, kernel, strides, dilations)
+    reaching = conv_scatter.reaching_taps(in_shape, pads, out_sp, kernel, strides, dilations)
     taps = math.prod(len(r) for r in reaching)
     w3 = xp.swapaxes(xp.ascontiguousarray(  # [taps, O, C] view of [taps, C, O]
         w[tuple(slice(r.start, r.stop) for r in reaching)].reshape(taps, c, o)), 1, 2)

@@ -3,6 +3,8 @@ case takes, and its GEMM paths forced on (patch matrices, GEMMs scattered by com
 integer, empty, chunked and half-type cases. The fast CPU paths' own tests are in
 test_conv_dense_few_channels and test_conv_dense_direct."""
 
+import math
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -13,6 +15,7 @@ from graphops.kernels.conv_algorithms import dense as conv_dense
 from graphops.kernels.conv_algorithms import direct as conv_direct
 from graphops.kernels.conv_algorithms import gemm as conv_gemm
 from graphops.kernels.conv_algorithms import layout as conv_layout
+from graphops.kernels.conv_algorithms import scatter as conv_scatter
 from graphops.kernels.conv_algorithms.layout import compute_dtype
 from graphops.kernels.conv_algorithms.dense import (conv_backprop_filter, conv_backprop_input,
                                                     conv_forward)
@@ -66,8 +69,9 @@ def test_gemm_and_scatter_path_matches_reference(case, dtype, unit_strides, bloc
     x, w, dy, geo, x_shape = arrays(case, dtype)
     cl = case["channels_last"]
     with module_settings(conv_dense, SMALL_MAX_CHANNEL_PAIRS=0, SCATTER_MIN_DEPTH=1,
-                         SCATTER_MIN_SOURCES=1, SCATTER_BLOCK_BYTES=block_bytes,
-                         SCATTER_MIN_UNIT_ROWS=unit_rows), \
+                         SCATTER_MIN_SOURCES=1), \
+            module_settings(conv_scatter, SCATTER_BLOCK_BYTES=block_bytes,
+                            SCATTER_MIN_UNIT_ROWS=unit_rows), \
             module_settings(conv_gemm, FEW_MAX_POSITIONS=0):
         y = conv_forward(x, w, *geo, channels_last=cl)
         dx = conv_backprop_input(dy, w, x_shape, *geo, channels_last=cl)
@@ -77,13 +81,38 @@ def test_gemm_and_scatter_path_matches_reference(case, dtype, unit_strides, bloc
                                             x_shape, *geo, channels_last=cl), dtype)
 
 
+@pytest.mark.parametrize("dy_shape, w_shape, strides", [
+    ((12, 2, 2, 2, 6), (3, 3, 3, 4, 6), (2, 2, 2)),      # a 3-D CNN's second conv
+    ((1, 16, 16, 32), (3, 3, 3, 32), (2, 2)),
+    ((2, 5, 6), (5, 3, 6), (3,)),
+])
+def test_small_strided_input_gradients_take_the_compiled_scatter(dy_shape, w_shape, strides):
+    """A strided input gradient of few dy positions (under ``SCATTER_MIN_SOURCES``) that
+    neither the phases nor the direct kernels take runs as GEMMs scattered by compiled
+    loops, not NumPy's pass per tap: against the float64 reference."""
+    rng = np.random.default_rng(4)
+    dy = rng.standard_normal(dy_shape).astype(np.float32)
+    w = rng.standard_normal(w_shape).astype(np.float32)
+    in_shape = (dy_shape[0], *(q * s for q, s in zip(dy_shape[1:-1], strides)), w_shape[-2])
+    pads = tuple((0, max(0, (q - 1) * s + k - i)) for q, s, k, i
+                 in zip(dy_shape[1:-1], strides, w_shape[:-2], in_shape[1:-1]))
+    geo = (strides, (1,) * len(strides), pads)
+    calls = []
+    scatter = conv_scatter.backprop_input
+    with module_settings(conv_scatter, backprop_input=lambda *a: calls.append(1) or scatter(*a)):
+        got = conv_backprop_input(dy, w, in_shape, *geo)
+    assert calls == [1] and math.prod(dy_shape[:-1]) < conv_dense.SCATTER_MIN_SOURCES
+    want = conv_backprop_input_ref(dy.astype(np.float64), w.astype(np.float64), in_shape, *geo)
+    check_close(got, want, np.float32)
+
+
 @settings(max_examples=100, deadline=None)
 @given(case=conv_cases(), dtype=st.sampled_from(FLOAT_DTYPES))
 def test_array_module_col2im_matches_reference(case, dtype):
     """The input gradient written once against ``xp`` (CuPy's path, and NumPy's where the
     compiled loops cannot run), forced on the CPU."""
     _, w, dy, geo, x_shape = arrays(case, dtype)
-    with module_settings(conv_dense, _scatters=lambda *args: False,
+    with module_settings(conv_dense, _scatters=lambda *args, **kwargs: False,
                          _by_phases=lambda *args: False):
         got = conv_backprop_input(dy, w, x_shape, *geo, channels_last=case["channels_last"])
     ref = conv_backprop_input_ref(dy.astype(np.float64), w.astype(np.float64), x_shape, *geo,
@@ -144,8 +173,9 @@ def test_chunked_and_unchunked_agree(case, budget):
                 conv_backprop_filter(x, dy, w.shape, *geo, channels_last=cl))
 
     whole = run_all()
-    with module_settings(conv_dense, CHUNK_BYTES=budget, SCATTER_BLOCK_BYTES=budget,
-                         SCATTER_MIN_SOURCES=1), module_settings(conv_gemm, FEW_MAX_POSITIONS=0):
+    with module_settings(conv_dense, CHUNK_BYTES=budget, SCATTER_MIN_SOURCES=1), \
+            module_settings(conv_scatter, SCATTER_BLOCK_BYTES=budget), \
+            module_settings(conv_gemm, FEW_MAX_POSITIONS=0):
         chunked = run_all()
     for a, b in zip(whole, chunked):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)

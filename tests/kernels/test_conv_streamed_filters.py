@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from graphops.kernels.compiled import loops
+from graphops.kernels.compiled import host_isa, loops
 from graphops.kernels.conv_algorithms import dense as conv_dense
 from graphops.kernels.conv_algorithms import direct as conv_direct
 from graphops.kernels.conv_algorithms import packed_filters
@@ -134,8 +134,12 @@ def test_pointwise_convs_on_the_direct_kernels_match_reference(case, channels, v
 def test_pointwise_convs_take_the_direct_kernels_where_the_filter_streams(x_shape, o, stride,
                                                                          route):
     """A pointwise conv runs on the direct kernels where its filter ``streams`` over up to
-    ``POINTWISE_MAX_POSITIONS`` positions, else as one GEMM."""
+    ``POINTWISE_MAX_POSITIONS`` positions, else as one GEMM: with 16 vector registers (at
+    AVX-512 convs of ``POINTWISE_MIN_MACS`` take them too: test_conv_dense_direct)."""
     c, rank = x_shape[-1], len(x_shape) - 2
     out_sp = tuple(-(-size // stride) for size in x_shape[1:-1])
-    assert kernel_route(x_shape, (1, 1, c, o), (stride,) * rank, (1,) * rank,
-                        ((0, 0),) * rank, out_sp, np.float32) == route
+    loops("direct")                      # the kernels' tiles are the host's, read first
+    isa = host_isa.isa()._replace(registers=16)
+    with module_settings(host_isa, isa=lambda: isa):
+        assert kernel_route(x_shape, (1, 1, c, o), (stride,) * rank, (1,) * rank,
+                            ((0, 0),) * rank, out_sp, np.float32) == route

@@ -10,6 +10,7 @@ import graphops as gp
 from graphops.kernels.conv_algorithms import dense as conv_dense
 from graphops.kernels.conv_algorithms import direct as conv_direct
 from graphops.kernels.conv_algorithms import gemm as conv_gemm
+from graphops.kernels.conv_algorithms import scatter as conv_scatter
 from graphops.kernels.conv_algorithms import tuning
 from graphops.kernels.conv_algorithms import winograd as conv_winograd
 from tests.conv_tolerance import assert_conv_close
@@ -179,7 +180,7 @@ def _paths_timed(clock, faster):
                 "winograd forward": timed(conv_winograd, "winograd_forward", "winograd"),
                 "winograd filter": timed(conv_winograd, "winograd_backprop_filter", "winograd"),
                 "phases": timed(conv_direct, "backprop_input_strided", "phases"),
-                "scatter": timed(conv_dense, "_col2im_compiled", "scatter")}
+                "scatter": timed(conv_scatter, "backprop_input", "scatter")}
     return ran, contexts
 
 

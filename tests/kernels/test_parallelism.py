@@ -13,6 +13,7 @@ from threadpoolctl import threadpool_info, threadpool_limits
 
 import graphops as gp
 from graphops.kernels.conv_algorithms import dense as conv_dense
+from graphops.kernels.conv_algorithms import scatter as conv_scatter
 from graphops.kernels.support import parallelism
 from tests.reference_conv import (conv_backprop_filter_ref, conv_backprop_input_ref,
                                   conv_forward_ref)
@@ -82,7 +83,7 @@ def test_parallel_conv_is_deterministic_and_matches_the_reference(threads, monke
                                                                    channels, strides):
     monkeypatch.setattr(conv_dense, "SERIAL_MAX_FLOPS", 0)        # every thread, however small
     monkeypatch.setattr(conv_dense, "MIN_BLOCK_BYTES", 1 << 10)   # many blocks, many shares
-    monkeypatch.setattr(conv_dense, "SCATTER_MIN_UNIT_ROWS", 1)   # many slabs in two waves
+    monkeypatch.setattr(conv_scatter, "SCATTER_MIN_UNIT_ROWS", 1)  # many slabs in two waves
     monkeypatch.setattr(conv_dense, "SCATTER_MIN_SOURCES", 1)
     threads(count)
     x, w, dy, geometry = _conv_case(channels, strides)
