@@ -29,21 +29,21 @@ def backprop_input(dyc, w, in_shape, strides, dilations, pads):
     positions, scattered into dx (see ``_products``)."""
     c, o = w.shape[-2:]
     reaching = reaching_taps(in_shape, pads, dyc.shape[1:-1], w.shape[:-2], strides,
-                              dilations)
+                             dilations)
     dx = np.zeros(in_shape, dyc.dtype)
     taps = math.prod(len(r) for r in reaching)
     if taps:
         wt = np.ascontiguousarray(w[tuple(slice(r.start, r.stop) for r in reaching)]
                                   .reshape(taps * c, o)).T
         _products(dyc, wt, dx, [len(r) for r in reaching], strides, dilations,
-                          [b for b, _ in pads], [r.start for r in reaching])
+                  [b for b, _ in pads], [r.start for r in reaching])
     return dx
 
 
 def forward(xc, w, out_sp, dilations, pads):
     """Stride-1 forward conv on the CPU: ``x[rows, C] @ w[C, taps*O]`` per block of input
-    positions, each product added into the output it feeds (see ``_products``):
-    the GEMM has taps*O columns (an efficient shape for BLAS) and no patch matrix is built.
+    positions, each product added into the output it feeds (see ``_products``): the GEMM
+    has taps*O columns (an efficient shape for BLAS) and no patch matrix is built.
     Input position i meets offset k at output ``i + before - k*d``: the scatter's offset
     ``K-1-k`` at dilation d, with "padding" ``(K-1)*d - before``."""
     kernel, (c, o) = w.shape[:-2], w.shape[-2:]
@@ -51,8 +51,8 @@ def forward(xc, w, out_sp, dilations, pads):
     flipped = w[tuple(slice(None, None, -1) for _ in kernel)]
     wt = np.ascontiguousarray(np.moveaxis(flipped, -2, 0)).reshape(c, math.prod(kernel) * o)
     _products(xc, wt, y, kernel, (1,) * len(kernel), dilations,
-                      [(k - 1) * d - b for k, d, (b, _) in zip(kernel, dilations, pads)],
-                      (0,) * len(kernel))
+              [(k - 1) * d - b for k, d, (b, _) in zip(kernel, dilations, pads)],
+              (0,) * len(kernel))
     return y
 
 
