@@ -144,11 +144,11 @@ def test_stride_1_input_gradient_of_few_channels_matches_reference(case, dtype, 
 def test_strided_input_gradient_folds_last_dim_into_planar_kernels(case, channels, stride,
                                                                    multiple, non_finite):
     """A strided float32 input gradient to few channels by phases, the last dim's phases
-    folded into channels where stride x C is a power of two up to 16: each phase of the
-    other dims written by the planar kernels into its strided view of dx (up to
-    ``SMALL_MAX_CHANNEL_PAIRS`` folded pairs). Against the
-    reference, every rank, padding, dilation and layout; a non-finite dy keeps the
-    unfolded phases (the folded filter's zero taps would turn infinity into NaN)."""
+    folded into channels where stride x C is a power of two up to 16 (and the folded pairs
+    at most ``SMALL_MAX_CHANNEL_PAIRS``): each phase of the other dims written by the
+    planar kernels into its strided view of dx. Against the reference, every rank,
+    padding, dilation and layout; a non-finite dy keeps the unfolded phases (the folded
+    filter's zero taps would turn infinity into NaN)."""
     case["c"], case["o"] = channels
     case["dims"][-1].update(s=stride, size=stride * multiple)
     _, w, dy, geo, x_shape = arrays(case, np.float32)
