@@ -43,7 +43,7 @@ def forward(xc, w, out_sp, strides, dilations, pads, ct, out=None, epilogue=None
     if planar(ct, o) and y.size and _rows_in_one_piece(y5):
         loops("planar", chunk=1).forward(
             padded.reshape(-1), _planar_steps(kernel, dil3, c, extents), _flat(w),
-            _spanned(y5), np.array(y5.strides[:3]) // y5.itemsize,
+            _spanned(y5), tuple(stride // y5.itemsize for stride in y5.strides[:3]),
             (n, *out3, o, c, *extents, stride), *epilogue_arguments(epilogue, ct, o))
         return y
     loops("conv", chunk=1).small_forward(

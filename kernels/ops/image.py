@@ -43,11 +43,10 @@ def _positions(out_size):
     return np.arange(out_size).astype(np.float32)
 
 
-def _read_only(*arrays):
-    """``arrays``, each made read-only: the cached coordinates are shared by every call."""
-    for a in arrays:
-        a.flags.writeable = False
-    return arrays
+def _read_only(array):
+    """``array`` made read-only: the cached coordinates are shared by every call."""
+    array.flags.writeable = False
+    return array
 
 
 @functools.lru_cache(maxsize=64)
@@ -59,7 +58,7 @@ def bilinear_weights(out_size, in_size, scale, half_pixel_centers):
     floor = np.floor(src)
     lower = np.clip(floor.astype(np.int64), 0, in_size - 1)
     upper = np.minimum(np.ceil(src).astype(np.int64), in_size - 1)
-    return _read_only(lower, upper, (src - floor).astype(np.float32))
+    return tuple(map(_read_only, (lower, upper, (src - floor).astype(np.float32))))
 
 
 @functools.lru_cache(maxsize=64)
@@ -73,7 +72,7 @@ def nearest_indices(out_size, in_size, scale, align_corners, half_pixel_centers)
     if align_corners:
         index = np.where(src - index >= 0.5, index + 1, index)
     index = np.minimum(index.astype(np.int64), in_size - 1)
-    return _read_only(np.maximum(index, 0) if half_pixel_centers else index)[0]
+    return _read_only(np.maximum(index, 0) if half_pixel_centers else index)
 
 
 @functools.lru_cache(maxsize=64)
@@ -82,7 +81,7 @@ def _nearest_pixels(out_sizes, in_sizes, scales, align_corners, half_pixel_cente
     that the resize is one gather of whole pixels; kept per geometry."""
     rows, cols = (nearest_indices(o, i, s, align_corners, half_pixel_centers)
                   for o, i, s in zip(out_sizes, in_sizes, scales))
-    return _read_only((rows[:, None] * in_sizes[1] + cols).reshape(-1))[0]
+    return _read_only((rows[:, None] * in_sizes[1] + cols).reshape(-1))
 
 
 def sum_by_target(xp, values, axis, targets, num_targets):

@@ -136,10 +136,16 @@ def compiled_max_pool(x, floor, ksize, strides, pads, out_cl):
     out = np.empty(out_cl, x.dtype)
     out5 = out.reshape(out_cl[:1] + (1,) * lead + tuple(out_cl[1:]))
     loops("pooling", chunk=1, single=out.size < SERIAL_MAX_OUTPUTS).max_pool(
-        x5, out5, x.dtype.type(floor), (1,) * lead + tuple(int(k) for k in ksize),
-        (1,) * lead + tuple(int(s) for s in strides),
-        (0,) * lead + tuple(int(b) for b, _ in pads))
+        x5, out5, x.dtype.type(floor), *_loop_window(ksize, strides, pads, lead))
     return out
+
+
+def _loop_window(ksize, strides, pads, lead=0):
+    """The pooling loops' window: (ksize, strides, padding before) as tuples of ints, led by
+    ``lead`` dims of a size-1 window (a 2-D pool run as 3-D)."""
+    return ((1,) * lead + tuple(int(k) for k in ksize),
+            (1,) * lead + tuple(int(s) for s in strides),
+            (0,) * lead + tuple(int(b) for b, _ in pads))
 
 
 @register_kernel("AvgPool", DEVICES, type_constraints={"T": computable_types("AvgPool")})
@@ -227,8 +233,7 @@ class MaxPoolGradOp(_Backprop):
         elif xp is np and compiled.usable() and wide_x.dtype in COMPILED_FLOATS:
             dx = np.zeros(in_cl, wide_grad.dtype)
             loops("pooling", chunk=1, single=grad.size < SERIAL_MAX_OUTPUTS).max_pool_grad(
-                wide_x, wide_grad, dx, tuple(int(k) for k in ksize),
-                tuple(int(s) for s in params.strides), tuple(int(b) for b, _ in pads))
+                wide_x, wide_grad, dx, *_loop_window(ksize, params.strides, pads))
         else:
             _, which = pm.first_max(wide_x, ksize, params.strides, pads, out_cl[1:-1], xp)
             dx = pm.routed_grad(which, wide_grad, in_cl, ksize, params.strides, pads, xp)
@@ -243,8 +248,8 @@ def _tied_grad(x, y, grad, ksize, strides, pads, xp):
         return pm.tied_grad(x, y, grad, ksize, strides, pads, xp)
     dx = np.zeros(x.shape, grad.dtype)
     loops("pooling", chunk=1, single=grad.size < SERIAL_MAX_OUTPUTS).tied_max_pool_grad(
-        x, y, grad, dx, tuple(int(k) for k in ksize), tuple(int(s) for s in strides),
-        tuple(int(b) for b, _ in pads), x.dtype.type(pm.MAX_POOL_3D_GRAD_TOLERANCE))
+        x, y, grad, dx, *_loop_window(ksize, strides, pads),
+        x.dtype.type(pm.MAX_POOL_3D_GRAD_TOLERANCE))
     return dx
 
 
