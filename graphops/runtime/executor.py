@@ -440,7 +440,7 @@ class _Layout:
         scaled constants itself)."""
         if chain is None:
             return self.replaced.get(op._id, {})
-        if isinstance(chain, fusion.ConvChain):
+        if isinstance(chain, (fusion.ConvChain, fusion.ConvSumActivation)):
             return self.replaced.get(chain.conv._id, {})
         return {}
 

@@ -27,7 +27,10 @@ output read by the product alone; Keras's ``x * sigmoid(beta * x)`` too), fuses 
 into one step (``Swish``), as TF's remapper fuses it for oneDNN: one compiled pass over a
 float32 x giving the same bits as the kernels. So does a residual block's
 ``Relu(Add(a, b))`` of two run-time tensors (an "add" then an activation: ``SumActivation``,
-as TF fuses a conv's Add + Relu), when a and b come with one shape.
+as TF fuses a conv's Add + Relu), when a and b come with one shape; where a is a fused
+conv's output that nothing else reads (a ``ConvChain`` below), the two join in one step
+(``ConvSumActivation``) that adds b and applies the activation over the conv's fresh
+output in place.
 
 A chain on the output of a float32 conv whose kernel declares ``chain_epilogue`` (Conv2D,
 Conv3D, DepthwiseConv2dNative, and their input gradients: a transposed conv's BiasAdd and
@@ -53,6 +56,7 @@ from graphops.kernels.support.kernel_util import (CHAIN_ACTIVATIONS, CHAIN_CHUNK
                                                   PARALLEL_MIN_SIZE_FRESH, chain_tiles,
                                                   channel_chain, compiled_cpu,
                                                   compiled_elementwise)
+from graphops.kernels.compiled import loops
 from graphops.registry import memory
 from graphops.registry.conv_family import CONV_OPS
 from graphops.registry.conv_shapes import backprop_geometry, conv_params, forward_geometry
@@ -62,6 +66,10 @@ FUSED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 MAX_STAGES = 3
 ARITHMETIC = ("mul", "add", "sub")      # the chain_stage kinds channel_chain applies
 CHECKED_SHAPES = 64    # operand shapes a ConvChain keeps its shape checks' answers for
+# ConvSumActivation: values from which both cores add (the conv's threads left its output in
+# both cores' caches; ResNet50 at batch 1, residual tensors of 8K-64K values: 12.46 ms with
+# one thread for all of them, 12.07 from 4K)
+RESIDUAL_PARALLEL_MIN_SIZE = 1 << 13
 
 
 class Chain:
@@ -219,7 +227,7 @@ class ConvChain:
 
     def _fits(self, values):
         try:
-            shape = self._output_shape(values[:self.operands])
+            shape = self.output_shape(values[:self.operands])
         except Exception:       # the conv's kernel raises it, naming the conv
             return False
         if shape is None:
@@ -227,7 +235,7 @@ class ConvChain:
         output = np.broadcast_to(np.float32(0), shape)
         return self.chain.accepts([output] + values[self.operands:])
 
-    def _output_shape(self, operands):
+    def output_shape(self, operands):
         """The conv's output shape for its ``operands`` after its shape checks, or None
         where a sizes vector does not give it whole (Conv2DBackpropInput's [H, W] form)."""
         if len(operands) == 2:
@@ -252,6 +260,50 @@ class ConvChain:
                   else chain._stages([None] + values[self.operands:]))
         tiles = chain.tiles if chain.fixed is not None else None
         return run(values[:self.operands], (stages, chain.activation, tiles))
+
+
+class ConvSumActivation:
+    """A ``ConvChain`` whose output a residual block's ``SumActivation`` alone reads, as one
+    step: the conv's kernel applies the chain as it writes, then ``act(y + b)`` overwrites
+    its fresh output y in one compiled pass, on every core from
+    ``RESIDUAL_PARALLEL_MIN_SIZE`` values (y is still in their caches), with no step,
+    allocation or pass over a new array between them. ``inputs``: the ConvChain's, then
+    b; ``parts``: the ConvChain's, then the add (y entering as its input ``index``) and
+    the activation, for the nodes' own kernels."""
+
+    def __init__(self, conv_chain, residual, index):
+        self.conv, self.conv_chain, self.residual = conv_chain.conv, conv_chain, residual
+        self.index = index
+        add, activation = residual.ops
+        self.inputs = conv_chain.inputs + [add.inputs[1 - index]]
+        self.ops = conv_chain.ops + residual.ops
+        b = len(self.inputs) - 1
+        self.parts = conv_chain.parts + [(add, index, b, ("add", b)), residual.parts[1]]
+        self.matching = {}     # whether b has the conv's output shape, by operand shapes
+
+    def accepts(self, values):
+        """Whether the ConvChain accepts its values and b is a contiguous float32 array of
+        the conv's output shape (else the nodes' kernels run, with their own errors)."""
+        *conv_values, b = values
+        if not (isinstance(b, np.ndarray) and b.dtype == np.float32 and b.flags.c_contiguous
+                and self.conv_chain.accepts(conv_values)):
+            return False
+        key = tuple(v.shape for v in values)
+        if key not in self.matching:
+            if len(self.matching) >= CHECKED_SHAPES:
+                self.matching.clear()
+            shape = self.conv_chain.output_shape(conv_values[:self.conv_chain.operands])
+            self.matching[key] = shape == b.shape
+        return self.matching[key]
+
+    def apply(self, values, run):
+        """act(conv chain's y + b), written over y (the conv kernel's own new array)."""
+        y = np.ascontiguousarray(self.conv_chain.apply(values[:-1], run))
+        flat, b = y.reshape(-1), values[-1].reshape(-1)
+        terms = (flat, b) if self.index == 0 else (b, flat)     # the add's order: NaN signs
+        loops("elementwise", single=y.size < RESIDUAL_PARALLEL_MIN_SIZE).sum_activation(
+            *terms, self.residual.bounded, np.float32(0), np.float32(self.residual.cap), flat)
+        return y
 
 
 def fuse_chains(ops, placements, kernels, folded, fed, readers, aliases, replaced):
@@ -293,8 +345,26 @@ class _Fusion:
             self.claim(self.chain_from(op))
         for block in squeeze_excite.find_blocks(self, ConvChain, Swish):
             self.claim(block)
+        for fused in list(self.fused.values()):
+            self.join_conv(fused)
         self.fused.update(elementwise_clusters.find_clusters(self))
         return self.fused
+
+    def join_conv(self, fused):
+        """A ``SumActivation`` with the ``ConvChain`` its add alone reads (the later one
+        where both inputs have one) joined into one ``ConvSumActivation`` step, which
+        stands for the activation."""
+        if type(fused) is not SumActivation:
+            return
+        add = fused.ops[0]
+        joins = [(self.position[chain.ops[-1]._id], index, chain)
+                 for index, t in enumerate(add.inputs)
+                 if type(chain := self.fused.get(t.op._id)) is ConvChain
+                 and self.only_reader(t)[0] is add]
+        if joins:
+            _, index, chain = max(joins, key=lambda join: join[0])
+            del self.fused[chain.ops[-1]._id]
+            self.fused[fused.ops[-1]._id] = ConvSumActivation(chain, fused, index)
 
     def claim(self, fused):     # the fused step stands for its last node; its nodes are taken
         if fused is not None:

@@ -53,8 +53,11 @@ define void @probe(<16 x i16>* %a, <16 x float>* %b) {
 """
 
 
+@functools.lru_cache(maxsize=None)
 def numba_target():
-    """``(cpu name, features)`` as numba's code generator passes them to LLVM."""
+    """``(cpu name, features)`` as numba's code generator passes them to LLVM; kept, as
+    numba reads them once per process and asking LLVM for the host's features costs
+    hundreds of microseconds (the conv routes ask on every call)."""
     from numba.core import config
     from numba.core.codegen import get_host_cpu_features
     import llvmlite.binding as ll
