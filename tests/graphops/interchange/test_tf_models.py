@@ -30,6 +30,15 @@ def run_in_graphops(graph_def_proto, directory, fetches, feeds):
         return sess.run(fetches, feeds)
 
 
+def run_in_tf_session(graph_def_proto, fetches, feeds):
+    """The GraphDef run by TF itself in a TF1 Session, as graphops runs it."""
+    g = tf.Graph()
+    with g.as_default():
+        tf.compat.v1.import_graph_def(graph_def_proto, name="")
+    with tf.compat.v1.Session(graph=g) as sess:
+        return sess.run(fetches, feeds)
+
+
 def error(ours, reference):
     """The largest difference, relative to the reference's largest magnitude."""
     ours, reference = np.asarray(ours), np.asarray(reference)
@@ -77,7 +86,9 @@ def test_keras_training_step_gradients_match_tensorflow(name, tmp_path):
     its gradient entirely (ResNet50's gradients are 1% off the float64 result in TF too).
     Where ours and TF's differ by more than the tolerance, ours must be as close to the
     float64 result as TF's over the whole step (median and largest relative L2 error of the
-    outputs): a flipped mask is luck that can fall on either side in one tensor."""
+    outputs, TF's the farther of its two runs: its ``tf.function`` and a TF1 Session on the
+    same GraphDef): a flipped mask is luck that can fall on either side in one tensor, and
+    TF's own runs differ there (ResNet50: median 0.0064 as a function, 0.015 in a Session)."""
     model, shape = build(name)
     classes = int(np.prod(model.output_shape[1:]))
     graph_def, input_name, label_name, outputs, step = training_step_graph(
@@ -95,13 +106,16 @@ def test_keras_training_step_gradients_match_tensorflow(name, tmp_path):
         return
     exact = exact_training_step(name, model, classes, x, labels)
     ours_off = [l2_error(o, e) for o, e in zip(got, exact)]
-    theirs_off = [l2_error(t, e) for t, e in zip(want, exact)]
-    assert np.median(ours_off) <= max(TOLERANCE, 1.5 * np.median(theirs_off)), \
+    in_session = run_in_tf_session(graph_def, outputs, {input_name: x, label_name: labels})
+    theirs_off = [[l2_error(t, e) for t, e in zip(run, exact)] for run in (want, in_session)]
+    theirs_median = max(np.median(off) for off in theirs_off)
+    theirs_largest = max(max(off) for off in theirs_off)
+    assert np.median(ours_off) <= max(TOLERANCE, 1.5 * theirs_median), \
         f"{name}: median L2 error from float64: ours {np.median(ours_off):.3g}, " \
-        f"TF's {np.median(theirs_off):.3g}"
-    assert max(ours_off) <= max(TOLERANCE, 2 * max(theirs_off)), \
+        f"TF's {theirs_median:.3g}"
+    assert max(ours_off) <= max(TOLERANCE, 2 * theirs_largest), \
         f"{name}: largest L2 error from float64: ours {max(ours_off):.3g}, " \
-        f"TF's {max(theirs_off):.3g}"
+        f"TF's {theirs_largest:.3g}"
 
 
 # ----------------------------------------------------------------------------- TF1 training graphs
