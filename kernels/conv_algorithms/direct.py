@@ -134,29 +134,39 @@ def forward(xc, w, strides, dilations, pads, out_sp, epilogue=None):
     written. Each output element sums its taps in row-major order, channels fastest, with
     fused multiply-adds (a filter it ``streams``: in runs of its rows, each run's sum added
     to the last's). The threads' tasks as ``_tasks`` cuts them."""
-    streamed = streams(xc.shape[0] * math.prod(out_sp), xc.nbytes, w.nbytes)
-    if streamed:
-        xc, pads = _padded_whole(xc, w.shape, strides, dilations, pads, out_sp)
-    x, offsets, geometry, source = _layout(xc, w.shape, strides, dilations, pads, out_sp)
-    y = np.empty((xc.shape[0], *out_sp, w.shape[-1]), np.float32)
     module = loops("direct", chunk=1)
-    bands, parts, splits = _tasks(geometry, w, module.ROWS, streamed)
+    streamed = streams(xc.shape[0] * math.prod(out_sp), xc.nbytes, w.nbytes)
+    padding, offsets, geometry, source = _forward_layout(
+        tuple(xc.shape), tuple(w.shape), tuple(strides), tuple(dilations),
+        tuple(map(tuple, pads)), tuple(out_sp), streamed)
+    if padding is not None:
+        xc = pad_spatial(xc, padding[0], np.float32, min_shape=padding[1])
+    y = np.empty((xc.shape[0], *out_sp, w.shape[-1]), np.float32)
+    tasks = _tasks(geometry, w.shape[-1], module.ROWS, streamed)
     filter_rows, depth, width = _filter_rows(w, module, streamed)
-    module.forward(x, offsets, filter_rows, y.reshape(-1), geometry, source, bands, parts,
-                   splits, depth, width,
+    module.forward(np.ascontiguousarray(xc, np.float32).reshape(-1), offsets, filter_rows,
+                   y.reshape(-1), geometry, source, *tasks, depth, width,
                    *epilogue_arguments(epilogue, np.float32, w.shape[-1]))
     return y
 
 
-def _padded_whole(xc, filter_shape, strides, dilations, pads, out_sp):
-    """``(xc', pads')``: ``xc`` zero-padded to every extent its windows read, and no padding
-    left, so that the loops read it in place: a streamed filter's runs of rows each read
-    the input again, where a slab would be padded again for each."""
-    extents = _window_layout(tuple(xc.shape), tuple(filter_shape), tuple(strides),
-                             tuple(dilations), tuple(tuple(p) for p in pads),
-                             tuple(out_sp))[1][5:8]
-    return (pad_spatial(xc, pads, np.float32, min_shape=extents[3 - len(out_sp):]),
-            [(0, 0)] * len(out_sp))
+@functools.lru_cache(maxsize=256)
+def _forward_layout(x_shape, filter_shape, strides, dilations, pads, out_sp, streamed):
+    """``(padding, offsets, geometry, source)`` for ``forward``, kept per shape: a
+    ``streamed`` filter's runs of rows each read the input again, so it is padded whole
+    first (``padding``: ``pad_spatial``'s pads and min_shape, to every extent the windows
+    read; else None: the loops pad slab by slab), then ``_window_layout`` of the input
+    the loops read."""
+    padding = None
+    if streamed:
+        extents = _window_layout(x_shape, filter_shape, strides, dilations, pads,
+                                 out_sp)[1][5:8][3 - len(out_sp):]
+        padding = (pads, extents)
+        x_shape = (x_shape[0], *(max(size + before + after, extent) for size, (before, after),
+                                 extent in zip(x_shape[1:-1], pads, extents)), x_shape[-1])
+        pads = ((0, 0),) * len(out_sp)
+    return (padding, *_window_layout(x_shape, filter_shape, strides, dilations, pads,
+                                     out_sp))
 
 
 def streams(positions, x_bytes, filter_bytes):
@@ -189,7 +199,7 @@ def _filter_rows(w, module, streamed):
     return w2.reshape(-1), max(1, RUN_BYTES // w2[0].nbytes), w2.shape[1]
 
 
-def _tasks(geometry, w, rows, streamed):
+def _tasks(geometry, out_channels, rows, streamed):
     """``(bands, parts, splits)``: the bands each output plane is cut into and the runs of
     (plane, band) items and of output channels the threads take (``parts * splits``
     tasks). A filter that stays in the cache: runs of items only, ``PARTS_PER_SHARE`` a pool
@@ -200,7 +210,7 @@ def _tasks(geometry, w, rows, streamed):
     threads = intra_op_threads()
     splits = 1
     if streamed:
-        splits = max(1, min(threads, w.shape[-1] // VECTOR_CHANNELS))
+        splits = max(1, min(threads, out_channels // VECTOR_CHANNELS))
     item_threads = threads // splits
     wanted = MIN_ITEMS_PER_THREAD * item_threads if item_threads > 1 else 1
     bands = max(1, min(-(-wanted // max(planes, 1)), plane_size // rows))
