@@ -108,6 +108,23 @@ def test_the_joined_step_matches_a_float64_reference(monkeypatch):
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
 
 
+def test_a_batch_norm_scale_folded_into_the_joined_conv(monkeypatch):
+    """A frozen ResNet block's main path: Conv2D, Mul (folded into the filter), AddV2 of
+    the shift, AddV2 of the shortcut, Relu: one step, its conv reading the scaled filter,
+    with the unfused graph's bits."""
+    rng = np.random.default_rng(12)
+    x = gp.placeholder(gp.float32, [None, 6, 6, 3])
+    w = gp.constant(rng.standard_normal((3, 3, 3, 8)).astype(np.float32))
+    scaled = gp.nn.conv2d(x, w, [1, 1, 1, 1], "SAME") * gp.constant(
+        rng.standard_normal(8).astype(np.float32))
+    shifted = scaled + gp.constant(rng.standard_normal(8).astype(np.float32))
+    b = gp.placeholder(gp.float32, [None, 6, 6, 8])
+    out = gp.nn.relu(shifted + b)
+    assert _kernel_types([out], [x, b]) == ["ConvSumActivation"]
+    feed = {x: _hostile(rng, (2, 6, 6, 3)), b: _hostile(rng, (2, 6, 6, 8))}
+    _assert_same_bits_as_unfused([out], feed, monkeypatch)
+
+
 def test_joins_that_must_not_happen():
     """The conv's output or the sum fetched, or read twice, keeps the steps apart."""
     rng = np.random.default_rng(9)
