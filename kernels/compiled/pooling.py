@@ -1,6 +1,6 @@
-"""Pooling loops (numba): the max pool in one pass where NumPy makes a strided pass per
-window tap (5-8x slower than TF on x[32, 112, 112, 64]), and the max pool gradient where
-NumPy's masked selections are slow."""
+"""Pooling loops (numba): the max and average pools in one pass where NumPy makes a strided
+pass per window tap (5-8x slower than TF on x[32, 112, 112, 64]), and the max pool gradient
+where NumPy's masked selections are slow."""
 
 import numpy as np
 from numba import njit, prange
@@ -31,6 +31,38 @@ def max_pool(x, out, floor, ksize, strides, pads_before):
                         for c in range(channels):
                             value, held = values[c], best[c]
                             best[c] = value if value > held else held
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def avg_pool(x, out, ksize, strides, pads_before):
+    """AvgPool on channels-last [N, D, H, W, C] arrays (2-D pools with D = 1) into `out`
+    [N, OD, OH, OW, C]: each output the sum of its window's values inside the input, from 0
+    in scan order, divided by how many there are (padding neither added nor counted; the
+    sum NumPy's pass per tap makes, whose padded zeros change no sum begun at +0).
+    Parallel over output rows; the channel loop innermost."""
+    images, depth, height, width, channels = x.shape
+    _, out_depth, out_height, out_width, _ = out.shape
+    (k_d, k_h, k_w), (s_d, s_h, s_w), (p_d, p_h, p_w) = ksize, strides, pads_before
+    plane = out_depth * out_height
+    for row in prange(images * plane):
+        n, rest = row // plane, row % plane
+        od, oh = rest // out_height, rest % out_height
+        d0, h0 = od * s_d - p_d, oh * s_h - p_h
+        for ow in range(out_width):
+            w0 = ow * s_w - p_w
+            total = out[n, od, oh, ow]
+            total[:] = 0
+            count = 0
+            for i in range(max(d0, 0), min(d0 + k_d, depth)):
+                for j in range(max(h0, 0), min(h0 + k_h, height)):
+                    for k in range(max(w0, 0), min(w0 + k_w, width)):
+                        values = x[n, i, j, k]
+                        count += 1
+                        for c in range(channels):
+                            total[c] += values[c]
+            divisor = x.dtype.type(max(count, 1))
+            for c in range(channels):
+                total[c] /= divisor
 
 
 @njit(cache=True, parallel=True, nogil=True)

@@ -103,7 +103,8 @@ class _Forward(_Pool):
         elif x.ndim != 4:
             raise InvalidArgumentError("tensor_in_shape must have 2 spatial dimensions. "
                                        f"{x.ndim} {0 if params.channels_last else 1}")
-        out_cl, ksize, pads = self.geometry(ctx, params, x.shape, x.dtype)
+        out_cl, ksize, pads = self.checked_once(
+            (x.shape, x.dtype, params), lambda: self.geometry(ctx, params, x.shape, x.dtype))
         if ksize is None:
             return self.finish(ctx, params, xp.zeros(out_cl, x.dtype), x.dtype)
         self.finish(ctx, params, self.pool(x, params, ksize, pads, out_cl, xp), x.dtype)
@@ -121,22 +122,24 @@ class MaxPoolOp(_Forward):
         wide = self.layout(params, x, xp)
         if (params.depth_window == 1 and xp is np and compiled.usable()
                 and wide.dtype in COMPILED_FLOATS and wide.shape[-1] >= COMPILED_MIN_CHANNELS):
-            return compiled_max_pool(wide, floor, ksize, params.strides, pads, out_cl)
+            return compiled_pool("max_pool", wide, ksize, params.strides, pads, out_cl,
+                                 wide.dtype.type(floor))
         wide = pm.clamp_lowest(wide, floor, xp)
         if params.depth_window > 1:
             return pm.depth_max_pool(wide, params.depth_window, xp)
         return pm.max_pool(wide, floor, ksize, params.strides, pads, out_cl[1:-1], xp)
 
 
-def compiled_max_pool(x, floor, ksize, strides, pads, out_cl):
-    """``compiled.pooling.max_pool`` of channels-last ``x`` (2-D pools as 3-D of depth 1), on
-    one thread below ``SERIAL_MAX_OUTPUTS`` outputs (waking the others costs more)."""
+def compiled_pool(name, x, ksize, strides, pads, out_cl, *extra):
+    """``compiled.pooling.<name>`` (max_pool, whose ``extra`` is the floor, or avg_pool) of
+    channels-last ``x`` (2-D pools as 3-D of depth 1), on one thread below
+    ``SERIAL_MAX_OUTPUTS`` outputs (waking the others costs more)."""
     lead = 3 - len(ksize)
     x5 = x.reshape(x.shape[:1] + (1,) * lead + x.shape[1:])
     out = np.empty(out_cl, x.dtype)
     out5 = out.reshape(out_cl[:1] + (1,) * lead + tuple(out_cl[1:]))
-    loops("pooling", chunk=1, single=out.size < SERIAL_MAX_OUTPUTS).max_pool(
-        x5, out5, x.dtype.type(floor), *_loop_window(ksize, strides, pads, lead))
+    getattr(loops("pooling", chunk=1, single=out.size < SERIAL_MAX_OUTPUTS), name)(
+        x5, out5, *extra, *_loop_window(ksize, strides, pads, lead))
     return out
 
 
@@ -154,8 +157,11 @@ class AvgPoolOp(_Forward):
     """Window means over the non-padded positions."""
 
     def pool(self, x, params, ksize, pads, out_cl, xp):
-        return pm.avg_pool(self.layout(params, x, xp), ksize, params.strides, pads,
-                           out_cl[1:-1], xp)
+        wide = self.layout(params, x, xp)
+        if (xp is np and compiled.usable() and wide.dtype in COMPILED_FLOATS
+                and wide.shape[-1] >= COMPILED_MIN_CHANNELS):
+            return compiled_pool("avg_pool", wide, ksize, params.strides, pads, out_cl)
+        return pm.avg_pool(wide, ksize, params.strides, pads, out_cl[1:-1], xp)
 
 
 class _WithArgmax(_Pool):

@@ -155,15 +155,41 @@ def test_compiled_max_pool_matches_the_reference(mode, case, channels, dtype, se
         x.reshape(-1)[::5] = np.nan
         x.reshape(-1)[1::7] = -np.inf
     taken = []
-    compiled = pooling_kernels.compiled_max_pool
+    compiled = pooling_kernels.compiled_pool
     op = "MaxPool3D" if len(shape) == 5 else "MaxPool"
     with module_settings(pooling_kernels,
-                         compiled_max_pool=lambda *a: taken.append(1) or compiled(*a)):
+                         compiled_pool=lambda *a: taken.append(a[0]) or compiled(*a)):
         got = make_runner(mode)(op, input=ref.from_cl(x, data_format),
                                 **_attrs(ksize, strides, padding, pads, data_format))
     want = ref.pool(x, ksize, strides, padding, "max", pads)
     _close(ref.to_cl(got, data_format), want, dtype)
-    assert taken == [1]
+    assert taken == ["max_pool"]
+
+
+@MODES
+@SETTINGS
+@given(case=st.one_of(pool_case(formats=["NHWC", "NCHW"]), pool_case(num_spatial=3)),
+       channels=st.sampled_from([2, 8, 9, 33]), dtype=st.sampled_from(FLOAT_TYPES),
+       seed=st.integers(0, 99))
+def test_compiled_avg_pool_matches_the_reference(mode, case, channels, dtype, seed):
+    """From COMPILED_MIN_CHANNELS channels on the average pool is one compiled pass: every
+    window, stride, padding (not counted) and layout, 2-D and 3-D."""
+    shape, ksize, strides, padding, _, data_format = case
+    shape = [*shape[:-1], channels]
+    if len(shape) == 5 and dtype == np.float64:          # AvgPool3D has no float64
+        dtype = np.float32
+    x = _values(np.random.default_rng(seed), shape, dtype)
+    taken = []
+    compiled = pooling_kernels.compiled_pool
+    op = "AvgPool3D" if len(shape) == 5 else "AvgPool"
+    with module_settings(pooling_kernels,
+                         compiled_pool=lambda *a: taken.append(a[0]) or compiled(*a)):
+        got = make_runner(mode)(op, **{"input" if len(shape) == 5 else "value":
+                                       ref.from_cl(x, data_format)},
+                                **_attrs(ksize, strides, padding, None, data_format))
+    want = ref.pool(x, ksize, strides, padding, "avg")
+    _close(ref.to_cl(got, data_format), want, dtype)
+    assert taken == ["avg_pool"]
 
 
 @pytest.mark.parametrize("channels", [1, 3, 8, 17])
@@ -180,11 +206,34 @@ def test_compiled_max_pool_loop_equals_the_strided_passes(channels, dtype):
     ksize, strides, pads = (3, 4), (2, 3), ((1, 2), (2, 1))
     out_sp = [(n + b + a - k) // s + 1 for n, k, s, (b, a) in
               zip(x.shape[1:3], ksize, strides, pads)]
-    got = pooling_kernels.compiled_max_pool(x, floor, ksize, strides, pads,
-                                            (3, *out_sp, channels))
+    got = pooling_kernels.compiled_pool("max_pool", x, ksize, strides, pads,
+                                        (3, *out_sp, channels), x.dtype.type(floor))
     want = pooling_windows.max_pool(pooling_windows.clamp_lowest(x, floor, np), floor, ksize,
                                  strides, pads, out_sp, np)
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("rank", [2, 3])
+@pytest.mark.parametrize("channels", [1, 3, 8, 17])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_compiled_avg_pool_loop_equals_the_strided_passes(rank, channels, dtype):
+    """The compiled average pool bit for bit against the NumPy passes it replaces (signs of
+    zeros and NaN too), with windows past every edge, 2-D and 3-D, rows split over
+    threads."""
+    rng = np.random.default_rng(channels)
+    x = rng.standard_normal((3, *(9, 40, 37)[3 - rank:], channels)).astype(dtype)
+    x.reshape(-1)[::11] = np.nan
+    x.reshape(-1)[2::13] = -np.inf
+    x.reshape(-1)[5::7] = -0.0
+    ksize, strides = (3, 3, 4)[3 - rank:], (2, 2, 3)[3 - rank:]
+    pads = ((1, 1), (1, 2), (2, 1))[3 - rank:]
+    out_sp = [(n + b + a - k) // s + 1 for n, k, s, (b, a) in
+              zip(x.shape[1:-1], ksize, strides, pads)]
+    got = pooling_kernels.compiled_pool("avg_pool", x, ksize, strides, pads,
+                                        (3, *out_sp, channels))
+    want = pooling_windows.avg_pool(x, ksize, strides, pads, out_sp, np)
+    np.testing.assert_array_equal(got, want)
+    assert np.array_equal(np.signbit(got), np.signbit(want))
 
 
 @pytest.mark.parametrize("channels", [1, 4, 17])
