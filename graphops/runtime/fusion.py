@@ -56,7 +56,6 @@ from graphops.kernels.support.kernel_util import (CHAIN_ACTIVATIONS, CHAIN_CHUNK
                                                   PARALLEL_MIN_SIZE_FRESH, chain_tiles,
                                                   channel_chain, compiled_cpu,
                                                   compiled_elementwise)
-from graphops.kernels.compiled import loops
 from graphops.registry import memory
 from graphops.registry.conv_family import CONV_OPS
 from graphops.registry.conv_shapes import backprop_geometry, conv_params, forward_geometry
@@ -299,11 +298,10 @@ class ConvSumActivation:
     def apply(self, values, run):
         """act(conv chain's y + b), written over y (the conv kernel's own new array)."""
         y = np.ascontiguousarray(self.conv_chain.apply(values[:-1], run))
-        flat, b = y.reshape(-1), values[-1].reshape(-1)
-        terms = (flat, b) if self.index == 0 else (b, flat)     # the add's order: NaN signs
-        loops("elementwise", single=y.size < RESIDUAL_PARALLEL_MIN_SIZE).sum_activation(
-            *terms, self.residual.bounded, np.float32(0), np.float32(self.residual.cap), flat)
-        return y
+        terms = (y, values[-1]) if self.index == 0 else (values[-1], y)   # NaN signs: in order
+        return compiled_elementwise("sum_activation", y, *terms, self.residual.bounded,
+                                    np.float32(0), np.float32(self.residual.cap),
+                                    parallel_from=RESIDUAL_PARALLEL_MIN_SIZE, out=y)
 
 
 def fuse_chains(ops, placements, kernels, folded, fed, readers, aliases, replaced):

@@ -286,11 +286,12 @@ def broadcast_shape(*shapes):
     return out
 
 
-def compiled_elementwise(name, like, *arguments, parallel_from=PARALLEL_MIN_SIZE):
-    """A new array like ``like`` filled by the compiled loop ``compiled.elementwise.<name>``,
-    given the arrays among ``arguments`` as flat views (scalars as they are), then the
-    output's; on one thread below ``parallel_from`` elements."""
-    out = np.empty_like(like)
+def compiled_elementwise(name, like, *arguments, parallel_from=PARALLEL_MIN_SIZE, out=None):
+    """A new array like ``like`` (or ``out``, C-contiguous, which may be one of the
+    arguments) filled by the compiled loop ``compiled.elementwise.<name>``, given the
+    arrays among ``arguments`` as flat views (scalars as they are), then the output's; on
+    one thread below ``parallel_from`` elements."""
+    out = np.empty_like(like) if out is None else out
     getattr(loops("elementwise", single=like.size < parallel_from), name)(
         *(a.reshape(-1) if isinstance(a, np.ndarray) else a for a in arguments),
         out.reshape(-1))
