@@ -36,10 +36,11 @@ def _check_rank(array, rank, name):
 
 
 SERIAL_MAX_OUTPUTS = 1 << 16   # compiled max pools (and gradients) with fewer outputs: one thread
-# Channels from which the max pool runs compiled: with one, a window tap's channel loop
-# costs more than NumPy's strided pass per tap (x[8,112,112,1] 3x3: 4x slower); from 2 on
-# the compiled pass is faster (x[8,112,112,4] 3x3: 0.52 of the passes' time, x[8,56,56,2]
-# 2x2: 0.71), from 8 several times faster on large inputs (docs/performance.md).
+# Channels from which the max and average pools run compiled: with one, a window tap's
+# channel loop costs more than NumPy's strided pass per tap (x[8,112,112,1] 3x3: 4-5x
+# slower); from 2 on the compiled pass is faster (max pool x[8,112,112,4] 3x3: 0.52 of the
+# passes' time, x[8,56,56,2] 2x2: 0.71; average pool 0.33 and 0.82), from 8 several times
+# faster on large inputs (docs/performance.md).
 COMPILED_MIN_CHANNELS = 2
 
 
