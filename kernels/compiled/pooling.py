@@ -6,27 +6,39 @@ import numpy as np
 from numba import njit, prange
 
 
+@njit(cache=True, nogil=True)
+def _window_rows(row, x, out, ksize, strides, pads_before):
+    """Where output ``row`` of a pool over channels-last [N, D, H, W, C] ``x`` into ``out``
+    lies (image n, plane od, row oh) and the input planes and rows its windows hold inside
+    x: (n, od, oh, d_first, d_end, h_first, h_end)."""
+    _, depth, height, _, _ = x.shape
+    _, out_depth, out_height, _, _ = out.shape
+    (k_d, k_h, _), (s_d, s_h, _), (p_d, p_h, _) = ksize, strides, pads_before
+    n, rest = row // (out_depth * out_height), row % (out_depth * out_height)
+    od, oh = rest // out_height, rest % out_height
+    d0, h0 = od * s_d - p_d, oh * s_h - p_h
+    return n, od, oh, max(d0, 0), min(d0 + k_d, depth), max(h0, 0), min(h0 + k_h, height)
+
+
 @njit(cache=True, parallel=True, nogil=True)
 def max_pool(x, out, floor, ksize, strides, pads_before):
     """MaxPool on channels-last [N, D, H, W, C] arrays (2-D pools with D = 1) into `out`
     [N, OD, OH, OW, C]: each output the largest of its window's values inside the input and
     `floor` (the dtype's lowest), NaN never taken (a value is taken only when greater), as
     TF's CPU kernel. Parallel over output rows; the channel loop innermost."""
-    images, depth, height, width, channels = x.shape
-    _, out_depth, out_height, out_width, _ = out.shape
-    (k_d, k_h, k_w), (s_d, s_h, s_w), (p_d, p_h, p_w) = ksize, strides, pads_before
-    plane = out_depth * out_height
-    for row in prange(images * plane):
-        n, rest = row // plane, row % plane
-        od, oh = rest // out_height, rest % out_height
-        d0, h0 = od * s_d - p_d, oh * s_h - p_h
+    channels = x.shape[-1]
+    images, out_depth, out_height, out_width, _ = out.shape
+    width, k_w, s_w, p_w = x.shape[3], ksize[2], strides[2], pads_before[2]
+    for row in prange(images * out_depth * out_height):
+        n, od, oh, d0, d1, h0, h1 = _window_rows(row, x, out, ksize, strides, pads_before)
         for ow in range(out_width):
-            w0 = ow * s_w - p_w
+            w0 = max(ow * s_w - p_w, 0)
+            w1 = min(ow * s_w - p_w + k_w, width)
             best = out[n, od, oh, ow]
             best[:] = floor
-            for i in range(max(d0, 0), min(d0 + k_d, depth)):
-                for j in range(max(h0, 0), min(h0 + k_h, height)):
-                    for k in range(max(w0, 0), min(w0 + k_w, width)):
+            for i in range(d0, d1):
+                for j in range(h0, h1):
+                    for k in range(w0, w1):
                         values = x[n, i, j, k]
                         for c in range(channels):
                             value, held = values[c], best[c]
@@ -40,27 +52,23 @@ def avg_pool(x, out, ksize, strides, pads_before):
     in scan order, divided by how many there are (padding neither added nor counted; the
     sum NumPy's pass per tap makes, whose padded zeros change no sum begun at +0).
     Parallel over output rows; the channel loop innermost."""
-    images, depth, height, width, channels = x.shape
-    _, out_depth, out_height, out_width, _ = out.shape
-    (k_d, k_h, k_w), (s_d, s_h, s_w), (p_d, p_h, p_w) = ksize, strides, pads_before
-    plane = out_depth * out_height
-    for row in prange(images * plane):
-        n, rest = row // plane, row % plane
-        od, oh = rest // out_height, rest % out_height
-        d0, h0 = od * s_d - p_d, oh * s_h - p_h
+    channels = x.shape[-1]
+    images, out_depth, out_height, out_width, _ = out.shape
+    width, k_w, s_w, p_w = x.shape[3], ksize[2], strides[2], pads_before[2]
+    for row in prange(images * out_depth * out_height):
+        n, od, oh, d0, d1, h0, h1 = _window_rows(row, x, out, ksize, strides, pads_before)
         for ow in range(out_width):
-            w0 = ow * s_w - p_w
+            w0 = max(ow * s_w - p_w, 0)
+            w1 = min(ow * s_w - p_w + k_w, width)
             total = out[n, od, oh, ow]
             total[:] = 0
-            count = 0
-            for i in range(max(d0, 0), min(d0 + k_d, depth)):
-                for j in range(max(h0, 0), min(h0 + k_h, height)):
-                    for k in range(max(w0, 0), min(w0 + k_w, width)):
+            for i in range(d0, d1):
+                for j in range(h0, h1):
+                    for k in range(w0, w1):
                         values = x[n, i, j, k]
-                        count += 1
                         for c in range(channels):
                             total[c] += values[c]
-            divisor = x.dtype.type(max(count, 1))
+            divisor = x.dtype.type(max((d1 - d0) * (h1 - h0) * (w1 - w0), 1))
             for c in range(channels):
                 total[c] /= divisor
 

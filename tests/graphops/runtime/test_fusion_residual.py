@@ -8,6 +8,8 @@ import pytest
 
 import graphops as gp
 from graphops.runtime import elementwise_clusters, fusion
+from tests.graphops.runtime.test_fusion import (_assert_same_bits_as_unfused, _hostile,
+                                                _kernel_types, _run)
 from tests.op_runners import plan_kernel_steps
 from tests.reference_conv import conv_forward_ref
 
@@ -28,34 +30,6 @@ def graph():
         g = gp.Graph()
         with g.as_default():
             yield g
-
-
-def _kernel_types(fetches, feeds):
-    return [type(step.kernel).__name__ for step in plan_kernel_steps(fetches, feeds)]
-
-
-def _hostile(rng, shape):
-    """float32 values with NaN, infinities, -0 and values past Relu6's 6."""
-    x = (rng.standard_normal(shape) * 8).astype(np.float32)
-    flat = x.reshape(-1)
-    flat[::13], flat[5::17], flat[7::19], flat[3::23] = np.nan, np.inf, -np.inf, -0.0
-    return x
-
-
-def _run(fetches, feed, fused, monkeypatch):
-    """The fetches' values from a new Session, with fusion on or off."""
-    with monkeypatch.context() as patch:
-        if not fused:
-            patch.setattr(fusion, "fuse_chains", lambda *args: {})
-        with gp.Session() as sess, np.errstate(invalid="ignore"):
-            return sess.run(fetches, feed)
-
-
-def _assert_same_bits_as_unfused(fetches, feed, monkeypatch):
-    for got, want in zip(_run(fetches, feed, True, monkeypatch),
-                         _run(fetches, feed, False, monkeypatch)):
-        np.testing.assert_array_equal(got, want)
-        assert np.array_equal(np.signbit(got), np.signbit(want))
 
 
 def _residual_block(rng, x_shape, w_shape, stride, activation=gp.nn.relu, y_first=True):
@@ -83,13 +57,13 @@ def test_a_conv_and_its_residual_sum_run_as_one_step_bit_for_bit(case, activatio
         x, b, out = _residual_block(rng, x_shape, w_shape, stride, activation, y_first)
         assert _kernel_types([out], [x, b]) == ["ConvSumActivation"]
         b_shape = (x_shape[0], *(-(-size // stride) for size in x_shape[1:-1]), w_shape[-1])
-        feed = {x: _hostile(rng, x_shape), b: _hostile(rng, b_shape)}
+        feed = {x: _hostile(rng, x_shape, np.float32), b: _hostile(rng, b_shape, np.float32)}
         for threshold in (1, 1 << 30):
             monkeypatch.setattr(fusion, "RESIDUAL_PARALLEL_MIN_SIZE", threshold)
             _assert_same_bits_as_unfused([out], feed, monkeypatch)
 
 
-def test_the_joined_step_matches_a_float64_reference(monkeypatch):
+def test_the_joined_step_matches_a_float64_reference():
     """relu(conv(x, w) + bias + b) against an obvious float64 conv (finite values)."""
     rng = np.random.default_rng(8)
     x_value = rng.standard_normal((2, 7, 7, 4)).astype(np.float32)
@@ -102,7 +76,7 @@ def test_the_joined_step_matches_a_float64_reference(monkeypatch):
                        gp.constant(bias_value))
     out = gp.nn.relu(y + b)
     assert _kernel_types([out], [x, b]) == ["ConvSumActivation"]
-    got = _run(out, {x: x_value, b: b_value}, True, monkeypatch)
+    got = _run(out, {x: x_value, b: b_value})
     want = np.maximum(conv_forward_ref(x_value, w_value, (1, 1), (1, 1), ((1, 1), (1, 1)))
                       + bias_value + b_value, 0)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
@@ -121,7 +95,7 @@ def test_a_batch_norm_scale_folded_into_the_joined_conv(monkeypatch):
     b = gp.placeholder(gp.float32, [None, 6, 6, 8])
     out = gp.nn.relu(shifted + b)
     assert _kernel_types([out], [x, b]) == ["ConvSumActivation"]
-    feed = {x: _hostile(rng, (2, 6, 6, 3)), b: _hostile(rng, (2, 6, 6, 8))}
+    feed = {x: _hostile(rng, (2, 6, 6, 3), np.float32), b: _hostile(rng, (2, 6, 6, 8), np.float32)}
     _assert_same_bits_as_unfused([out], feed, monkeypatch)
 
 
@@ -151,7 +125,7 @@ def test_of_two_fused_convs_the_later_one_joins(monkeypatch):
     assert [type(step.kernel).__name__ for step in steps] == ["ConvChain", "ConvSumActivation"]
     assert steps[0].op is convs[0].op
     assert steps[1].kernel.conv is convs[1].op.inputs[0].op
-    _assert_same_bits_as_unfused([out], {x: _hostile(rng, (3, 6, 6, 8))}, monkeypatch)
+    _assert_same_bits_as_unfused([out], {x: _hostile(rng, (3, 6, 6, 8), np.float32)}, monkeypatch)
 
 
 def test_a_shortcut_that_broadcasts_at_run_time_runs_the_kernels(monkeypatch):
