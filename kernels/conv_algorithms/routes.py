@@ -11,8 +11,7 @@ from graphops.kernels.conv_algorithms import direct_or_winograd
 from graphops.kernels.conv_algorithms import gemm as conv_gemm
 from graphops.kernels.conv_algorithms import matrix_tiles
 from graphops.kernels.compiled import usable
-from graphops.kernels.conv_algorithms.dense import (conv_forward, few_channel_loops,
-                                                    serial_forward)
+from graphops.kernels.conv_algorithms.dense import conv_forward, few_channel_loops
 from graphops.kernels.support.parallelism import one_thread
 
 
@@ -41,12 +40,14 @@ def kernel_route(x_shape, w_shape, strides, dilations, pads, out_sp, dtype, xp=n
     return "direct" if direct else None
 
 
-def direct_forward(x, w, strides, dilations, pads, out_sp, epilogue=None):
+def direct_forward(x, w, strides, dilations, pads, out_sp, serial, epilogue=None):
     """``conv_forward`` of a "direct" route: the same loops with the epilogue applied as they
-    write, on one thread where ``conv_forward`` would run it so
-    (``dense.serial_forward``); in a child forked after numba loaded
-    (``compiled.usable``), ``conv_forward`` itself."""
+    write, on one thread where ``conv_forward`` would run it so (``serial``: the shape's
+    ``dense.serial_forward``); in a child forked after numba loaded (``compiled.usable``),
+    ``conv_forward`` itself."""
     if not usable():
         return conv_forward(x, w, strides, dilations, pads, epilogue=epilogue)
-    with one_thread(serial_forward(np, x, w, strides)):
+    if not serial:
+        return conv_direct.forward(x, w, strides, dilations, pads, out_sp, epilogue=epilogue)
+    with one_thread():
         return conv_direct.forward(x, w, strides, dilations, pads, out_sp, epilogue=epilogue)

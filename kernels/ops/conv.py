@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from graphops.kernels.conv_algorithms.dense import (conv_backprop_filter, conv_backprop_input,
-                                                    conv_forward)
+                                                    conv_forward, serial_forward)
 from graphops.kernels.conv_algorithms.depthwise import (depthwise_backprop_filter,
                                                         depthwise_backprop_input,
                                                         depthwise_forward)
@@ -98,8 +98,11 @@ class _ConvKernel(OpKernel):
     A node's shape checks and buffer bounds depend on its attrs, its operands' shapes and
     dtype and the memory budget alone: their answers are kept per such signature
     (``_checked``; a failed check keeps nothing and raises again), so a run of a shape seen
-    before goes straight to the math. The table is the one thing ``compute`` writes on the
-    kernel: entries are added whole, and two threads adding the same one agree."""
+    before goes straight to the math (a forward conv on the direct kernels' route keeps
+    that route's arguments too, and ``compute`` calls the loops with them in one lookup:
+    each layer between costs microseconds, the time of a small conv's arithmetic). The
+    table is the one thing ``compute`` writes on the kernel: entries are added whole, and
+    two threads adding the same one agree."""
 
     def __init__(self, ctx):
         super().__init__(ctx)
@@ -163,6 +166,10 @@ class _ForwardKernel(_ConvKernel):
 
     def compute(self, ctx):
         x, w = ctx.input(0), ctx.input(1)
+        direct = self._checks.get(("direct", x.shape, w.shape, x.dtype,
+                                   memory.get_memory_budget()))
+        if direct is not None:          # checked before, on the direct kernels' route
+            return ctx.set_output(0, direct_forward(x, w, *direct, epilogue=ctx.epilogue))
         geo = self._checked(("geometry", x.shape, w.shape), lambda: forward_geometry(
             self.op_type, self.params, x.shape, w.shape))
         ctx.set_output(0, self.forward(ctx, x, w, self.params, geo, self.info.depthwise,
@@ -185,8 +192,12 @@ class _ForwardKernel(_ConvKernel):
         if route == "pointwise":
             return _finished(gemm_forward(x, w), epilogue)
         if route == "direct":
-            return direct_forward(x, w, *window[:3], tuple(self._spatial(params, out_shape)),
-                                  epilogue)
+            direct = (*window[:3], tuple(self._spatial(params, out_shape)),
+                      serial_forward(np, x, w, window[0]))
+            if params is self.params and not depthwise:     # ``compute`` goes straight here
+                self._checked(("direct", x.shape, w.shape, x.dtype,
+                               memory.get_memory_budget()), lambda: direct)
+            return direct_forward(x, w, *direct, epilogue=epilogue)
         if route is not None:                 # few output positions: the spatial ones
             return _finished(few_positions(x, w, *window[:3], route, x.dtype), epilogue)
         axis = -1 if params.channels_last else 1
