@@ -166,10 +166,10 @@ class _ForwardKernel(_ConvKernel):
 
     def compute(self, ctx):
         x, w = ctx.input(0), ctx.input(1)
-        direct = self._checks.get(("direct", x.shape, w.shape, x.dtype,
-                                   memory.get_memory_budget()))
-        if direct is not None:          # checked before, on the direct kernels' route
-            return ctx.set_output(0, direct_forward(x, w, *direct, epilogue=ctx.epilogue))
+        kept = self._checks.get(("route", x.shape, w.shape, x.dtype,
+                                 memory.get_memory_budget()))
+        if kept is not None:            # checked before, on a path the kernel calls itself
+            return ctx.set_output(0, _on_route(ctx.xp, x, w, *kept, ctx.epilogue))
         geo = self._checked(("geometry", x.shape, w.shape), lambda: forward_geometry(
             self.op_type, self.params, x.shape, w.shape))
         ctx.set_output(0, self.forward(ctx, x, w, self.params, geo, self.info.depthwise,
@@ -183,24 +183,18 @@ class _ForwardKernel(_ConvKernel):
         if x.size == 0 or w.size == 0 or 0 in out_shape:
             ctx.check_allocation(out_shape, x.dtype)
             return _finished(ctx.xp.zeros(out_shape, x.dtype), epilogue)
+        budget = memory.get_memory_budget()
         window, route = self._checked(
-            ("window", params, x.shape, w.shape, x.dtype, memory.get_memory_budget()),
+            ("window", params, x.shape, w.shape, x.dtype, budget),
             lambda: self._forward_window(ctx, params, out_shape, x, w, geo))
-        xp = ctx.xp
-        if depthwise:
-            return _finished(depthwise_forward(x, w, *window, xp=xp), epilogue)
-        if route == "pointwise":
-            return _finished(gemm_forward(x, w), epilogue)
-        if route == "direct":
-            direct = (*window[:3], tuple(self._spatial(params, out_shape)),
-                      serial_forward(np, x, w, window[0]))
-            if params is self.params and not depthwise:     # ``compute`` goes straight here
-                self._checked(("direct", x.shape, w.shape, x.dtype,
-                               memory.get_memory_budget()), lambda: direct)
-            return direct_forward(x, w, *direct, epilogue=epilogue)
-        if route is not None:                 # few output positions: the spatial ones
-            return _finished(few_positions(x, w, *window[:3], route, x.dtype), epilogue)
-        axis = -1 if params.channels_last else 1
+        kept = _route_call(x, w, window, route, tuple(self._spatial(params, out_shape)),
+                           depthwise)
+        if kept is not None:
+            # not the generic Conv's (no ``params`` of its own: its rank comes per run)
+            if params is getattr(self, "params", None) and depthwise == self.info.depthwise:
+                self._checked(("route", x.shape, w.shape, x.dtype, budget), lambda: kept)
+            return _on_route(ctx.xp, x, w, *kept, epilogue)
+        xp, axis = ctx.xp, -1 if params.channels_last else 1
         if geo.groups == 1:
             return conv_forward(x, w, *window, xp=xp, epilogue=epilogue)
         parts = [conv_forward(xg, wg, *window, xp=xp) for xg, wg
@@ -218,6 +212,34 @@ class _ForwardKernel(_ConvKernel):
             return window, None
         route = kernel_route(x.shape, w.shape, *window[:3], tuple(out_spatial), x.dtype)
         return window, tuple(out_spatial) if route == "few" else route
+
+
+def _route_call(x, w, window, route, out_spatial, depthwise):
+    """``(path, arguments)`` of a forward conv the kernel runs on a path of its own
+    (``_ForwardKernel._forward_window``'s route, or the depthwise loops), or None where
+    ``conv_forward`` takes it."""
+    if depthwise:
+        return "depthwise", window
+    if route == "pointwise":
+        return "pointwise", ()
+    if route == "direct":
+        return "direct", (*window[:3], out_spatial, serial_forward(np, x, w, window[0]))
+    if route is not None:                 # few output positions: the spatial ones
+        return "few", (*window[:3], route)
+    return None
+
+
+def _on_route(xp, x, w, path, arguments, epilogue):
+    """The forward conv on the path ``_route_call`` gave, through ``epilogue``."""
+    if path == "direct":
+        return direct_forward(x, w, *arguments, epilogue=epilogue)
+    if path == "pointwise":
+        y = gemm_forward(x, w)
+    elif path == "depthwise":
+        y = depthwise_forward(x, w, *arguments, xp=xp)
+    else:
+        y = few_positions(x, w, *arguments, x.dtype)
+    return _finished(y, epilogue)
 
 
 class _BackpropInputKernel(_ConvKernel):

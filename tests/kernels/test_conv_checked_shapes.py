@@ -49,44 +49,63 @@ def test_a_failed_check_raises_again_and_a_smaller_budget_is_seen(conv_node):
     assert conv_node(xv, wv).shape == (1, 5, 5, 4)
 
 
-def test_a_direct_route_kept_per_signature_skips_the_checks_only_for_that_signature(
-        monkeypatch):
-    """A conv on the direct kernels' route keeps that route with its checks: later runs of
-    the same shapes, dtype and budget call the direct loops straight from ``compute``; a new
-    shape, a failing one or a smaller budget goes through the checks again."""
+
+@pytest.mark.parametrize("w_shape, padding, path, depthwise", [
+    ((3, 3, 16, 8), "SAME", "direct_forward", False),
+    ((1, 1, 16, 24), "VALID", "gemm_forward", False),
+    ((3, 3, 16, 12), "SAME", "few_positions", False),
+    ((3, 3, 16, 2), "SAME", "depthwise_forward", True),
+])
+def test_a_route_kept_per_signature_skips_the_checks_only_for_that_signature(
+        monkeypatch, w_shape, padding, path, depthwise):
+    """A forward conv on a path the kernel calls itself (the direct loops, one GEMM, few
+    positions, the depthwise loops) keeps that path with its checks: later runs of the same
+    shapes, dtype and budget call it straight from ``compute``; a new shape, a failing one
+    or a smaller budget goes through the checks again."""
     from graphops.kernels.compiled import usable
     from graphops.kernels.ops import conv as conv_kernels
-    if not usable():
+    if path == "direct_forward" and not usable():
         pytest.skip("no compiled loops in this process")
-    checked, direct = [], []
-    forward, direct_forward = conv_kernels._ForwardKernel.forward, conv_kernels.direct_forward
+    checked, taken = [], []
+    forward, run_path = conv_kernels._ForwardKernel.forward, getattr(conv_kernels, path)
     monkeypatch.setattr(conv_kernels._ForwardKernel, "forward",
                         lambda self, ctx, x, *a: checked.append(x.shape) or forward(
                             self, ctx, x, *a))
-    monkeypatch.setattr(conv_kernels, "direct_forward",
-                        lambda x, *a, **k: direct.append(x.shape) or direct_forward(x, *a, **k))
-    wv = values((3, 3, 16, 8), 4)
+    monkeypatch.setattr(conv_kernels, path,
+                        lambda x, *a, **k: taken.append(x.shape) or run_path(x, *a, **k))
+    wv = values(w_shape, 4)
+    pads = ((1, 1), (1, 1)) if padding == "SAME" else ((0, 0), (0, 0))
     with gp.Graph().as_default():
         x = gp.placeholder(gp.float32, [None, None, None, None])
-        y = gp.nn.relu(gp.nn.conv2d(x, gp.constant(wv), strides=1, padding="SAME"))
+        conv = (gp.nn.depthwise_conv2d(x, gp.constant(wv), [1, 1, 1, 1], padding)
+                if depthwise else gp.nn.conv2d(x, gp.constant(wv), strides=1, padding=padding))
+        y = gp.nn.relu(conv)
         with gp.Session() as sess:
             def check(shape, runs):
                 xv = values(shape, sum(shape))
-                want = np.maximum(conv_forward_ref(xv, wv, strides=(1, 1), dilations=(1, 1),
-                                                   pads=((1, 1), (1, 1))), 0)
+                if depthwise:       # the depthwise conv as a grouped one: a channel a group
+                    ref = np.concatenate(
+                        [conv_forward_ref(xv[..., c:c + 1], wv[:, :, c:c + 1], strides=(1, 1),
+                                          dilations=(1, 1), pads=pads)
+                         for c in range(shape[-1])], axis=-1)
+                else:
+                    ref = conv_forward_ref(xv, wv, strides=(1, 1), dilations=(1, 1), pads=pads)
                 for _ in range(runs):
-                    np.testing.assert_allclose(sess.run(y, {x: xv}), want, rtol=1e-4,
-                                               atol=1e-4)
-            check((1, 12, 12, 16), 3)
-            assert checked == [(1, 12, 12, 16)] and direct == [(1, 12, 12, 16)] * 3
-            check((2, 12, 12, 16), 2)
-            assert checked == [(1, 12, 12, 16), (2, 12, 12, 16)] and len(direct) == 5
+                    np.testing.assert_allclose(sess.run(y, {x: xv}), np.maximum(ref, 0),
+                                               rtol=1e-4, atol=1e-4)
+            first, second = (1, 2, 2, 16), (2, 2, 2, 16)
+            check(first, 3)
+            assert checked == [first] and taken == [first] * 3
+            check(second, 2)
+            assert checked == [first, second] and len(taken) == 5
             for _ in range(2):
-                with pytest.raises(errors.InvalidArgumentError, match="input depth must be"):
-                    sess.run(y, {x: values((1, 12, 12, 5), 5)})
+                with pytest.raises(errors.InvalidArgumentError, match=(
+                        "input and filter must have the same depth: 5 vs 16" if depthwise
+                        else "input depth must be evenly divisible by filter depth: 5 vs 16")):
+                    sess.run(y, {x: values((1, 2, 2, 5), 5)})
             with memory_budget(64), pytest.raises(errors.ResourceExhaustedError,
                                                   match="memory budget of 64 bytes"):
-                sess.run(y, {x: values((1, 12, 12, 16), 6)})
-            assert checked[2:] == [(1, 12, 12, 16)] and len(direct) == 5   # checked again
-            check((1, 12, 12, 16), 1)
-            assert len(checked) == 3 and len(direct) == 6
+                sess.run(y, {x: values(first, 6)})
+            assert checked[2:] == [first] and len(taken) == 5     # checked again
+            check(first, 1)
+            assert len(checked) == 3 and len(taken) == 6
