@@ -98,9 +98,9 @@ class _ConvKernel(OpKernel):
     A node's shape checks and buffer bounds depend on its attrs, its operands' shapes and
     dtype and the memory budget alone: their answers are kept per such signature
     (``_checked``; a failed check keeps nothing and raises again), so a run of a shape seen
-    before goes straight to the math (a forward conv on the direct kernels' route keeps
-    that route's arguments too, and ``compute`` calls the loops with them in one lookup:
-    each layer between costs microseconds, the time of a small conv's arithmetic). The
+    before goes straight to the math (a forward conv on a path its kernel calls itself keeps
+    the path and its arguments too, and ``compute`` calls it from that one lookup: each
+    layer between costs microseconds, the time of a small conv's arithmetic). The
     table is the one thing ``compute`` writes on the kernel: entries are added whole, and
     two threads adding the same one agree."""
 
