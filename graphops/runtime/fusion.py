@@ -71,6 +71,16 @@ CHECKED_SHAPES = 64    # operand shapes a ConvChain keeps its shape checks' answ
 RESIDUAL_PARALLEL_MIN_SIZE = 1 << 13
 
 
+def _kept(table, key, check):
+    """``check()``'s answer for ``key``, kept in ``table`` (emptied when it holds
+    ``CHECKED_SHAPES``): a step sees the same operand shapes run after run."""
+    if key not in table:
+        if len(table) >= CHECKED_SHAPES:
+            table.clear()
+        table[key] = check()
+    return table[key]
+
+
 class Chain:
     """A fused chain: its ``inputs`` (the source tensor, then the tensors its stages read at
     run time) and its ``parts``, one ``(op, x_index, operand, stage)`` per node in order
@@ -217,12 +227,8 @@ class ConvChain:
         if not all(isinstance(v, np.ndarray) and (v.dtype == np.float32 or self.sizes and i == 0)
                    for i, v in enumerate(values)):
             return False
-        key = (tuple(v.shape for v in values), memory.get_memory_budget())
-        if key not in self.checked:
-            if len(self.checked) >= CHECKED_SHAPES:
-                self.checked.clear()
-            self.checked[key] = self._fits(values)
-        return self.checked[key]
+        return _kept(self.checked, (tuple(v.shape for v in values),
+                                    memory.get_memory_budget()), lambda: self._fits(values))
 
     def _fits(self, values):
         try:
@@ -287,13 +293,9 @@ class ConvSumActivation:
         if not (isinstance(b, np.ndarray) and b.dtype == np.float32 and b.flags.c_contiguous
                 and self.conv_chain.accepts(conv_values)):
             return False
-        key = tuple(v.shape for v in values)
-        if key not in self.matching:
-            if len(self.matching) >= CHECKED_SHAPES:
-                self.matching.clear()
-            shape = self.conv_chain.output_shape(conv_values[:self.conv_chain.operands])
-            self.matching[key] = shape == b.shape
-        return self.matching[key]
+        chain = self.conv_chain
+        return _kept(self.matching, tuple(v.shape for v in values),
+                     lambda: chain.output_shape(conv_values[:chain.operands]) == b.shape)
 
     def apply(self, values, run):
         """act(conv chain's y + b), written over y (the conv kernel's own new array)."""

@@ -98,8 +98,8 @@ class _ConvKernel(OpKernel):
     A node's shape checks and buffer bounds depend on its attrs, its operands' shapes and
     dtype and the memory budget alone: their answers are kept per such signature
     (``_checked``; a failed check keeps nothing and raises again), so a run of a shape seen
-    before goes straight to the math (a forward conv on a path its kernel calls itself keeps
-    the path and its arguments too, and ``compute`` calls it from that one lookup: each
+    before goes straight to the math (a forward conv's window keeps the path its kernel
+    calls itself with its arguments, and ``compute`` calls it from that one lookup: each
     layer between costs microseconds, the time of a small conv's arithmetic). The
     table is the one thing ``compute`` writes on the kernel: entries are added whole, and
     two threads adding the same one agree."""
@@ -166,10 +166,10 @@ class _ForwardKernel(_ConvKernel):
 
     def compute(self, ctx):
         x, w = ctx.input(0), ctx.input(1)
-        kept = self._checks.get(("route", x.shape, w.shape, x.dtype,
-                                 memory.get_memory_budget()))
-        if kept is not None:            # checked before, on a path the kernel calls itself
-            return ctx.set_output(0, _on_route(ctx.xp, x, w, *kept, ctx.epilogue))
+        checked = self._checks.get(("window", self.params, x.shape, w.shape, x.dtype,
+                                    memory.get_memory_budget()))
+        if checked is not None and checked[1] is not None:   # on a path of its own
+            return ctx.set_output(0, _on_path(ctx.xp, x, w, *checked[1], ctx.epilogue))
         geo = self._checked(("geometry", x.shape, w.shape), lambda: forward_geometry(
             self.op_type, self.params, x.shape, w.shape))
         ctx.set_output(0, self.forward(ctx, x, w, self.params, geo, self.info.depthwise,
@@ -183,17 +183,11 @@ class _ForwardKernel(_ConvKernel):
         if x.size == 0 or w.size == 0 or 0 in out_shape:
             ctx.check_allocation(out_shape, x.dtype)
             return _finished(ctx.xp.zeros(out_shape, x.dtype), epilogue)
-        budget = memory.get_memory_budget()
-        window, route = self._checked(
-            ("window", params, x.shape, w.shape, x.dtype, budget),
-            lambda: self._forward_window(ctx, params, out_shape, x, w, geo))
-        kept = _route_call(x, w, window, route, tuple(self._spatial(params, out_shape)),
-                           depthwise)
-        if kept is not None:
-            # not the generic Conv's (no ``params`` of its own: its rank comes per run)
-            if params is getattr(self, "params", None) and depthwise == self.info.depthwise:
-                self._checked(("route", x.shape, w.shape, x.dtype, budget), lambda: kept)
-            return _on_route(ctx.xp, x, w, *kept, epilogue)
+        window, path = self._checked(
+            ("window", params, x.shape, w.shape, x.dtype, memory.get_memory_budget()),
+            lambda: self._forward_window(ctx, params, out_shape, x, w, geo, depthwise))
+        if path is not None:
+            return _on_path(ctx.xp, x, w, *path, epilogue)
         xp, axis = ctx.xp, -1 if params.channels_last else 1
         if geo.groups == 1:
             return conv_forward(x, w, *window, xp=xp, epilogue=epilogue)
@@ -201,36 +195,33 @@ class _ForwardKernel(_ConvKernel):
                  in zip(_split(xp, x, geo.groups, axis), _split(xp, w, geo.groups, -1))]
         return _finished(xp.concatenate(parts, axis=axis), epilogue)
 
-    def _forward_window(self, ctx, params, out_shape, x, w, geo):
-        """The checked window (``_window``), and the path a channels-last conv takes
-        without the general path's setup (``routes.kernel_route``): "pointwise", "direct",
-        the output's spatial dims for a conv on few positions, or None."""
-        out_spatial = self._spatial(params, out_shape)
+    def _forward_window(self, ctx, params, out_shape, x, w, geo, depthwise):
+        """The checked window (``_window``), and the path the kernel calls itself, without
+        the general path's setup, as ``(path, arguments)`` for ``_on_path``: the depthwise
+        loops, or for a channels-last conv the route ``routes.kernel_route`` decides (one
+        GEMM, the few-positions patch matrix, the direct loops with the shape's
+        ``dense.serial_forward``); None: ``conv_forward``."""
+        out_spatial = tuple(self._spatial(params, out_shape))
         window = self._window(ctx, params, out_shape, x.dtype, x.shape, w.shape[:-2],
                               out_spatial, geo.pads)
+        if depthwise:
+            return window, ("depthwise", window)
         if geo.groups != 1 or not window[3] or ctx.xp is not np:
             return window, None
-        route = kernel_route(x.shape, w.shape, *window[:3], tuple(out_spatial), x.dtype)
-        return window, tuple(out_spatial) if route == "few" else route
+        route = kernel_route(x.shape, w.shape, *window[:3], out_spatial, x.dtype)
+        if route == "direct":
+            return window, ("direct", (*window[:3], out_spatial,
+                                       serial_forward(np, x, w, window[0])))
+        if route == "few":
+            return window, ("few", (*window[:3], out_spatial))
+        if route == "pointwise":
+            return window, ("pointwise", ())
+        return window, None
 
 
-def _route_call(x, w, window, route, out_spatial, depthwise):
-    """``(path, arguments)`` of a forward conv the kernel runs on a path of its own
-    (``_ForwardKernel._forward_window``'s route, or the depthwise loops), or None where
-    ``conv_forward`` takes it."""
-    if depthwise:
-        return "depthwise", window
-    if route == "pointwise":
-        return "pointwise", ()
-    if route == "direct":
-        return "direct", (*window[:3], out_spatial, serial_forward(np, x, w, window[0]))
-    if route is not None:                 # few output positions: the spatial ones
-        return "few", (*window[:3], route)
-    return None
-
-
-def _on_route(xp, x, w, path, arguments, epilogue):
-    """The forward conv on the path ``_route_call`` gave, through ``epilogue``."""
+def _on_path(xp, x, w, path, arguments, epilogue):
+    """The forward conv on the path ``_ForwardKernel._forward_window`` chose, through
+    ``epilogue``."""
     if path == "direct":
         return direct_forward(x, w, *arguments, epilogue=epilogue)
     if path == "pointwise":
