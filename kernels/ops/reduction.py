@@ -90,13 +90,25 @@ def leading_form(shape, axes):
     return (tuple(left), lead) if 0 < lead < len(left) else None
 
 
+class KeptAxes:
+    """What a reduction keeps for one (input shape, axes): the checked ``axes``, the
+    ``count`` of values each output reduces, the output's ``shape`` and, where
+    ``leading_form`` finds one, the input's ``form`` (the shape and the leading axes a
+    contiguous input is summed over instead)."""
+
+    __slots__ = ("axes", "count", "shape", "form")
+
+    def __init__(self, axes, count, shape, form):
+        self.axes, self.count, self.shape, self.form = axes, count, shape, form
+
+
 class ReductionOp(OpKernel):
     """Checks the axes, then `reduce(xp, x, dtype, axes)`; the result is cast to T.
 
-    The checked axes and the count of reduced values are kept for the last (input shape,
-    axes) seen: repeats of it skip the checks. On the CPU, the types a subclass's
-    `accumulator` names run through its `accumulate(x, axes, count)` instead: NumPy's
-    reduction called directly, a few microseconds less per call."""
+    What the checked axes decide (`KeptAxes`) is kept for the last (input shape, axes)
+    seen: repeats of it skip the checks. On the CPU, the types a subclass's `accumulator`
+    names run through its `accumulate(x, kept)` instead: NumPy's reduction called
+    directly, a few microseconds less per call."""
 
     def __init__(self, ctx):
         super().__init__(ctx)
@@ -107,42 +119,46 @@ class ReductionOp(OpKernel):
 
     def compute(self, ctx):
         x, axes_t = ctx.inputs
-        axes, count = self.checked_once((x.shape, axes_t.tobytes(), axes_t.shape),
-                                        lambda: self._axes(x.shape, axes_t))
+        kept = self.checked_once((x.shape, axes_t.tobytes(), axes_t.shape),
+                                 lambda: self._kept_axes(x.shape, axes_t))
         if self._acc is not None and type(x) is np.ndarray:
-            y = self.accumulate(x, axes, count)
+            y = self.accumulate(x, kept)
             ctx.set_output(0, y.astype(self._np_dtype, copy=False) if type(y) is np.ndarray
                            else np.asarray(y, self._np_dtype))
             return
         with np.errstate(all="ignore"):
-            y = self.reduce(ctx.xp, x, self._dtype, axes)
+            y = self.reduce(ctx.xp, x, self._dtype, kept.axes)
         ctx.set_output(0, y.astype(self._np_dtype, copy=False))
 
-    @staticmethod
-    def _axes(shape, axes_t):
-        """The checked axes and how many values each output sums."""
+    def _kept_axes(self, shape, axes_t):
+        """The checked axes and what follows from them for this input shape."""
         axes = reduction_axes(axes_t, len(shape))
-        return axes, math.prod(shape[axis] for axis in axes)
+        form = leading_form(shape, axes)
+        return KeptAxes(axes, math.prod(shape[axis] for axis in axes),
+                        self.reduced_shape(shape, axes),
+                        form and (form[0], tuple(range(form[1]))))
 
     @staticmethod
     def accumulator(dtype):
-        """The type `accumulate(x, axes, count)` sums inputs of `dtype` in; None: `reduce`
+        """The type `accumulate(x, kept)` sums inputs of `dtype` in; None: `reduce`
         serves them."""
         return None
 
-    def total(self, x, axes):
-        """The sum over `axes` of a CPU float or integer `x`, in `_acc` (Sum's, as
+    def total(self, x, kept):
+        """The sum over `kept.axes` of a CPU float or integer `x`, in `_acc` (Sum's, as
         `float_sum`: the large ones through it). Size-1 dims are left out first, so that
         a sum over the spatial dims of one image (a global average pool) is one over
         leading dims, which the compiled column sums take."""
-        shape = self.reduced_shape(x.shape, axes)
-        form = leading_form(x.shape, axes) if x.flags.c_contiguous else None
-        if form is not None:
-            x, axes = x.reshape(form[0]), tuple(range(form[1]))
-        if x.size >= COMPILED_MIN_SIZE:
-            return float_sum(np, x, axes).reshape(shape)
-        y = column_sum(x, axes) if self._acc.kind == "f" else None
-        return (np.add.reduce(x, axis=axes, dtype=self._acc) if y is None else y).reshape(shape)
+        axes, form = kept.axes, kept.form
+        if form is not None and x.flags.c_contiguous:
+            x, axes = x.reshape(form[0]), form[1]
+        size = x.size
+        if size >= COMPILED_MIN_SIZE:
+            return float_sum(np, x, axes).reshape(kept.shape)
+        y = (column_sum(x, axes) if size >= COLUMN_SUM_MIN_SIZE and self._acc.kind == "f"
+             else None)
+        return (np.add.reduce(x, axis=axes, dtype=self._acc) if y is None
+                else y).reshape(kept.shape)
 
     def reduced_shape(self, shape, axes):
         if self._keep_dims:
@@ -179,8 +195,8 @@ class SumOp(ReductionOp):
             return dtype.np_dtype
         return np.dtype(np.float64) if dtype.np_dtype in COMPILED_FLOATS else None
 
-    def accumulate(self, x, axes, count):
-        return self.total(x, axes)
+    def accumulate(self, x, kept):
+        return self.total(x, kept)
 
     def reduce(self, xp, x, dtype, axes):
         half = tf_half_reduce(self, xp, x, axes, self._keep_dims)
@@ -199,8 +215,8 @@ class MeanOp(ReductionOp):
     def accumulator(dtype):
         return np.dtype(np.float64) if dtype.np_dtype in COMPILED_FLOATS else None
 
-    def accumulate(self, x, axes, count):
-        return self.total(x, axes) / count     # an empty mean is 0 / 0 = nan
+    def accumulate(self, x, kept):
+        return self.total(x, kept) / kept.count     # an empty mean is 0 / 0 = nan
 
     def reduce(self, xp, x, dtype, axes):
         count = 1
@@ -245,11 +261,11 @@ class ExtremumOp(ReductionOp):
     def accumulator(dtype):
         return None if dtype in (dtypes.float16, dtypes.bfloat16) else dtype.np_dtype
 
-    def accumulate(self, x, axes, count):
-        if count == 0:
-            return self.reduce(np, x, self._dtype, axes)
+    def accumulate(self, x, kept):
+        if kept.count == 0:
+            return self.reduce(np, x, self._dtype, kept.axes)
         return (np.maximum if self.largest else np.minimum).reduce(
-            x, axis=axes, keepdims=self._keep_dims)
+            x, axis=kept.axes, keepdims=self._keep_dims)
 
     def reduce(self, xp, x, dtype, axes):
         x = float32_if_half(x, dtype)
