@@ -1,7 +1,7 @@
 """Benchmark the conv math against SGEMM peak, TensorFlow and PyTorch.
 
 Usage (from the repo root):
-    python benchmarks/bench_conv.py [--quick] [--repeat R] [--only TEXT[|TEXT...]]
+    python benchmarks/bench_conv.py [--quick] [--repeat R] [--rounds K] [--only TEXT[|TEXT...]]
 
 Per case it prints the best-of-R time, nominal GFLOP/s (docs/benchmarks.md: 2 * output
 positions * filter taps * C * O, or * C * M for depthwise), this process's SGEMM rate
@@ -12,8 +12,11 @@ import. Depthwise cases, which are memory-bound,
 also get their bytes moved per second (x, dy and the filter counted once each) and its
 share of this process's stream bandwidth (a 256 MiB array copy, timed with the SGEMM).
 Data is float32 and channels-last unless the label says otherwise. TF and PyTorch are timed
-in a child process of their own (`--references-only`): their pool threads spin after each
-call and would slow graphops' threads in a shared process (by up to 1.5x here).
+in a child process of their own (`--references-server`): their pool threads spin after each
+call and would slow graphops' threads in a shared process (by up to 1.5x here). The child
+times each case right after graphops has, ``--rounds`` times in turn (best of each side), so
+that a host whose speed drifts over minutes (a shared virtual machine's) slows both sides
+of a comparison alike.
 
 Above its table it prints the instruction set each side ran with: the CPU name and
 features numba generates graphops' code for (``NUMBA_CPU_NAME`` / ``NUMBA_CPU_FEATURES``,
@@ -298,18 +301,60 @@ def reference_time(make, case, x, w, dy, repeat):
     return other
 
 
-def time_references(args):
-    """`--references-only`: prints 'REF<TAB>case<TAB>TF ms<TAB>torch ms' per case ('' where
-    the library is missing or cannot run the case)."""
+def serve_references(args):
+    """`--references-server`: for each case index read from stdin, prints 'REF<TAB>TF
+    ms<TAB>torch ms' ('' where the library is missing or cannot run the case); first
+    'LIBS<TAB>TF?<TAB>torch?'."""
     load_references()
-    rng = np.random.default_rng(0)
-    for case in selected_cases(args):
-        x, w, dy = case.data(rng)
+    print("LIBS", tf is not None, torch is not None, sep="\t", flush=True)
+    cases, data = selected_cases(args), {}
+    for line in sys.stdin:
+        index = int(line)
+        if index not in data:
+            data = {index: cases[index].data(case_rng(index))}
+        case, (x, w, dy) = cases[index], data[index]
         times = [reference_time(make, case, x, w, dy, repeat(args)) if lib is not None
                  else None for lib, make in ((tf, case.tensorflow), (torch, case.torch))]
-        print("REF", f"{case.op} {case.label()}",
-              *("" if t is None else f"{t * 1e3:.3f}" for t in times), sep="\t", flush=True)
-    print("LIBS", tf is not None, torch is not None, sep="\t")
+        print("REF", *("" if t is None else f"{t * 1e3:.3f}" for t in times), sep="\t",
+              flush=True)
+
+
+class References:
+    """TF and PyTorch in a child process of their own (`--references-server`), asked to
+    time one case at a time, right after graphops has timed it."""
+
+    def __init__(self, args):
+        command = [sys.executable, os.path.abspath(__file__), "--references-server",
+                   "--repeat", str(repeat(args)), "--only", args.only] + ["--quick"] * args.quick
+        self.child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                      stderr=subprocess.DEVNULL, text=True)
+        fields = self.child.stdout.readline().rstrip("\n").split("\t")
+        self.libs = tuple(v == "True" for v in fields[1:3]) if fields[0] == "LIBS" \
+            else (False, False)
+
+    def time(self, index):
+        """(TF ms or None, torch ms or None) of case ``index`` (None, None once the child
+        has gone)."""
+        try:
+            self.child.stdin.write(f"{index}\n")
+            self.child.stdin.flush()
+        except BrokenPipeError:
+            return None, None
+        fields = self.child.stdout.readline().rstrip("\n").split("\t")
+        return tuple(float(v) if v else None for v in fields[1:3]) if fields[0] == "REF" \
+            else (None, None)
+
+    def close(self):
+        try:
+            self.child.stdin.close()
+        except BrokenPipeError:
+            pass
+        self.child.wait()
+
+
+def case_rng(index):
+    """The random numbers of case ``index``'s data, the same in both processes."""
+    return np.random.default_rng(index)
 
 
 def graphops_isa():
@@ -346,21 +391,6 @@ def tensorflow_isa():
             f"runs {isa[0] if isa else 'without reporting an ISA'}")
 
 
-def references(args):
-    """{case: (TF ms or None, torch ms or None)} and which libraries ran, from a child."""
-    command = [sys.executable, os.path.abspath(__file__), "--references-only",
-               "--repeat", str(repeat(args)), "--only", args.only] + ["--quick"] * args.quick
-    out = subprocess.run(command, capture_output=True, text=True).stdout.splitlines()
-    found, libs = {}, (False, False)
-    for line in out:
-        fields = line.split("\t")
-        if fields[0] == "REF":
-            found[fields[1]] = tuple(float(v) if v else None for v in fields[2:4])
-        elif fields[0] == "LIBS":
-            libs = tuple(v == "True" for v in fields[1:3])
-    return found, libs
-
-
 def repeat(args):
     return args.repeat or (3 if args.quick else 5)
 
@@ -371,26 +401,58 @@ def selected_cases(args):
             if any(text in f"{c.op} {c.label()}" for text in wanted)]
 
 
+def time_case(index, case, refs, args):
+    """(our best time, [TF's, PyTorch's best time or None]) over ``args.rounds`` rounds,
+    each timing ours, then asking the references' child: the two sides of a round run
+    within seconds of each other, so a host whose speed drifts over minutes slows both."""
+    x, w, dy = case.data(case_rng(index))
+    ours, theirs = math.inf, [None, None]
+    for _ in range(args.rounds):
+        t, = best_times([case.ours(x, w, dy)], repeat(args))
+        ours = min(ours, t)
+        time.sleep(0.2)      # graphops' and BLAS's threads may spin a while: let them idle
+        if refs is not None:
+            for k, other in enumerate(refs.time(index)):
+                if other is not None:
+                    theirs[k] = min(theirs[k] or math.inf, other / 1e3)
+    return ours, theirs
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small shapes, seconds")
     parser.add_argument("--repeat", type=int, default=None, help="timed runs per case")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="alternating rounds of graphops and the references per case")
     parser.add_argument("--only", default="", help="run cases whose op/shape contains this "
                         "(or any of texts separated by '|')")
     parser.add_argument("--no-ref", action="store_true", help="skip TensorFlow and PyTorch")
-    parser.add_argument("--references-only", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--references-server", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.references_only:
-        return time_references(args)
+    if args.references_server:
+        return serve_references(args)
     host_memory.kernels_starting()   # freed buffers kept for reuse, as from a Session's first run
     cases = selected_cases(args)
+    refs = None if args.no_ref else References(args)
+    use_tf, use_torch = refs.libs if refs is not None else (False, False)
     peak_fn, peak_flops = sgemm()
     copy_fn, copy_bytes = stream() if any(c.depthwise for c in cases) else (None, 0)
-    rng = np.random.default_rng(0)
-    rows, best_peak = [], 0.0
-    for case in cases:
-        x, w, dy = case.data(rng)
-        t, = best_times([case.ours(x, w, dy)], repeat(args))
+    print(graphops_isa())
+    if use_tf:
+        print(tensorflow_isa() or "TF: oneDNN's ISA unknown")
+    print(f"cpus={os.cpu_count()}; numpy {np.__version__}; TF {'yes' if use_tf else 'no'}; "
+          f"torch {'yes' if use_torch else 'no'}; SGEMM% = our rate / 2048^3 float32 matmul "
+          f"rate timed after the case; depthwise: GB/s = (x + dy + filter bytes) / time, "
+          f"BW% = that / a 256 MiB copy's rate (read + write); "
+          f"'vs X' = X's ms / our ms (> 1: we are faster), X timed in its own process right "
+          f"after ours, best of {args.rounds} round(s) each")
+    header = f"{'op':36} {'shape':56} {'ms':>8} {'GFLOP/s':>8} {'SGEMM':>6} {'SGEMM%':>7}"
+    header += f" {'GB/s':>6} {'stream':>6} {'BW%':>5}"
+    header += f" {'TF ms':>8} {'vs TF':>6}" * use_tf + f" {'torch ms':>8} {'vs pt':>6}" * use_torch
+    print(header, flush=True)
+    best_peak = 0.0
+    for index, case in enumerate(cases):
+        t, others = time_case(index, case, refs, args)
         t_peak, *t_copy = best_times([peak_fn] + [copy_fn] * case.depthwise, repeat(args))
         time.sleep(0.2)          # BLAS's threads spin a while after the SGEMM: let them idle
         rate, peak = case.flops / t, peak_flops / t_peak
@@ -402,27 +464,13 @@ def main():
             line += f" {moved / 1e9:6.1f} {bandwidth / 1e9:6.1f} {100 * moved / bandwidth:4.0f}%"
         else:
             line += f" {'-':>6} {'-':>6} {'-':>5}"
-        rows.append((case, t, line))
-    found, (use_tf, use_torch) = ({}, (False, False)) if args.no_ref else references(args)
-    print(graphops_isa())
-    if use_tf:
-        print(tensorflow_isa() or "TF: oneDNN's ISA unknown")
-    print(f"cpus={os.cpu_count()}; numpy {np.__version__}; TF {'yes' if use_tf else 'no'}; "
-          f"torch {'yes' if use_torch else 'no'}; SGEMM% = our rate / 2048^3 float32 matmul "
-          f"rate timed after the case; depthwise: GB/s = (x + dy + filter bytes) / time, "
-          f"BW% = that / a 256 MiB copy's rate (read + write); "
-          f"'vs X' = X's ms / our ms (> 1: we are faster), X timed in its own process")
-    header = f"{'op':36} {'shape':56} {'ms':>8} {'GFLOP/s':>8} {'SGEMM':>6} {'SGEMM%':>7}"
-    header += f" {'GB/s':>6} {'stream':>6} {'BW%':>5}"
-    header += f" {'TF ms':>8} {'vs TF':>6}" * use_tf + f" {'torch ms':>8} {'vs pt':>6}" * use_torch
-    print(header)
-    for case, t, line in rows:
-        others = found.get(f"{case.op} {case.label()}", (None, None))
         for enabled, other in zip((use_tf, use_torch), others):
             if enabled:
-                line += f" {other:8.1f} {other / 1e3 / t:6.2f}" if other else \
+                line += f" {other * 1e3:8.1f} {other / t:6.2f}" if other else \
                     f" {'n/a':>8} {'':>6}"
-        print(line)
+        print(line, flush=True)
+    if refs is not None:
+        refs.close()
     print(f"best SGEMM rate seen: {best_peak / 1e9:.0f} GFLOP/s")
 
 
