@@ -5,6 +5,7 @@ runs the same code on the simulated GPU and checks every result against the CPU,
 runner shows up here rather than on a borrowed GPU machine.
 """
 
+import importlib.util
 import os
 import re
 import runpy
@@ -29,6 +30,19 @@ def test_bench_conv_quick_runs(monkeypatch, capsys):
                monkeypatch, capsys)
     rows = [line for line in out.splitlines() if line.startswith("Conv2D")]
     assert len(rows) == 3 and "best SGEMM rate seen" in out
+
+
+def test_bench_conv_times_the_references_case_by_case(monkeypatch, capsys):
+    """The references' child serves one case at a time, round after round: where TF
+    imports, each row gets TF's time and the ratio; elsewhere the table has no TF column."""
+    out = _run("bench_conv.py", ["--quick", "--repeat", "1", "--rounds", "2", "--only",
+                                 "Conv2DBackpropFilter"], monkeypatch, capsys)
+    rows = [line.split() for line in out.splitlines() if line.startswith("Conv2D")]
+    assert len(rows) == 1 and "best of 2 round(s) each" in out
+    if importlib.util.find_spec("tensorflow") is None:
+        assert "vs TF" not in out
+    else:
+        assert "vs TF" in out and float(rows[0][-2]) > 0 and float(rows[0][-1]) > 0
 
 
 @pytest.mark.parametrize("only", ["Conv3DBackpropInputV2", "Depthwise"])
