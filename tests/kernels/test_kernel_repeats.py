@@ -120,6 +120,28 @@ def test_a_reduction_node_fed_new_shapes_and_axes(data, dtype, keep_dims):
             np.testing.assert_array_equal(got, (want / count).astype(dtype))
 
 
+@pytest.mark.parametrize("keep_dims", [False, True])
+def test_a_reduction_node_fed_a_strided_input_of_the_shape_it_kept(keep_dims):
+    """A reduction keeps what it worked out for an input shape (its contiguous form, its
+    size-1 dims left out): inputs of that shape laid out otherwise, contiguous and strided
+    in turn, still give the float64 sums and means."""
+    total = Repeats(lambda v, a: R.Sum(input=v, axis=a, keep_dims=keep_dims), gp.float32,
+                    gp.int32)
+    mean = Repeats(lambda v, a: R.Mean(input=v, axis=a, keep_dims=keep_dims), gp.float32,
+                   gp.int32)
+    rng = np.random.default_rng(3)
+    axes = np.int32([0, 1])
+    contiguous = rng.standard_normal((6, 1, 5)).astype(np.float32)
+    strided = rng.standard_normal((5, 1, 6)).astype(np.float32).transpose(2, 1, 0)
+    assert not strided.flags.c_contiguous
+    for x in (contiguous, strided, contiguous, strided):
+        want = np.add.reduce(x.astype(np.float64), axis=(0, 1), keepdims=keep_dims)
+        got_total, got_mean = total(x, axes), mean(x, axes)
+        assert got_total.shape == got_mean.shape == want.shape
+        np.testing.assert_allclose(got_total, want.astype(np.float32), rtol=1e-6)
+        np.testing.assert_allclose(got_mean, (want / 6).astype(np.float32), rtol=1e-6)
+
+
 def test_reduction_errors_after_good_runs():
     total = Repeats(lambda v, a: R.Sum(input=v, axis=a), gp.float32, gp.int32)
     x = np.ones([2, 3], np.float32)
