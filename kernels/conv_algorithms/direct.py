@@ -128,26 +128,40 @@ def takes_pointwise(xp, ct, strides, out_channels, out_shape, in_channels):
                         in_channels, streamed=True))
 
 
-def forward(xc, w, strides, dilations, pads, out_sp, epilogue=None):
+def forward(xc, w, strides, dilations, pads, out_sp, epilogue=None, layout=None):
     """The forward conv of channels-last float32 ``xc`` by ``w`` ``[*K, C, O]``: ``[N,
     *out_sp, O]``, through ``epilogue`` (``kernel_util.epilogue_arguments``) as it is
     written. Each output element sums its taps in row-major order, channels fastest, with
     fused multiply-adds (a filter it ``streams``: in runs of its rows, each run's sum added
-    to the last's). The threads' tasks as ``_tasks`` cuts them."""
+    to the last's). The threads' tasks as ``_tasks`` cuts them. ``layout``: what
+    ``forward_layout`` gives for these operands' shapes, where the caller keeps it."""
     module = loops("direct", chunk=1)
-    streamed = streams(xc.shape[0] * math.prod(out_sp), xc.nbytes, w.nbytes)
-    padding, offsets, geometry, source = _forward_layout(
-        tuple(xc.shape), tuple(w.shape), tuple(strides), tuple(dilations),
-        tuple(map(tuple, pads)), tuple(out_sp), streamed)
+    streamed, padding, offsets, geometry, source = layout or forward_layout(
+        xc, w, strides, dilations, pads, out_sp)
     if padding is not None:
         xc = pad_spatial(xc, padding[0], np.float32, min_shape=padding[1])
     y = np.empty((xc.shape[0], *out_sp, w.shape[-1]), np.float32)
     tasks = _tasks(geometry, w.shape[-1], module.ROWS, streamed)
     filter_rows, depth, width = _filter_rows(w, module, streamed)
-    module.forward(np.ascontiguousarray(xc, np.float32).reshape(-1), offsets, filter_rows,
-                   y.reshape(-1), geometry, source, *tasks, depth, width,
-                   *epilogue_arguments(epilogue, np.float32, w.shape[-1]))
+    module.forward(_flat32(xc), offsets, filter_rows, y.reshape(-1), geometry, source,
+                   *tasks, depth, width, *epilogue_arguments(epilogue, np.float32, w.shape[-1]))
     return y
+
+
+def _flat32(a):
+    """``a`` as a flat float32 array: a view of it where it is one laid out so already."""
+    if a.dtype == np.float32 and a.flags.c_contiguous:
+        return a.reshape(-1)
+    return np.ascontiguousarray(a, np.float32).reshape(-1)
+
+
+def forward_layout(xc, w, strides, dilations, pads, out_sp):
+    """``(streamed, padding, offsets, geometry, source)`` for ``forward`` of operands of
+    ``xc``'s and ``w``'s shapes: whether the filter ``streams``, then ``_forward_layout``."""
+    streamed = streams(xc.shape[0] * math.prod(out_sp), xc.nbytes, w.nbytes)
+    return (streamed, *_forward_layout(tuple(xc.shape), tuple(w.shape), tuple(strides),
+                                       tuple(dilations), tuple(map(tuple, pads)),
+                                       tuple(out_sp), streamed))
 
 
 @functools.lru_cache(maxsize=256)
@@ -189,9 +203,9 @@ def _filter_rows(w, module, streamed):
     unless ``streamed``; then a constant filter packed in blocks of strips
     (``packed_filters.strips``: each block read front to back), another in runs of rows of
     ``RUN_BYTES``."""
-    w2 = np.ascontiguousarray(w, np.float32).reshape(-1, w.shape[-1])
     if not streamed:
-        return w2.reshape(-1), w2.shape[0], w2.shape[1]
+        return _flat32(w), w.size // w.shape[-1], w.shape[-1]
+    w2 = np.ascontiguousarray(w, np.float32).reshape(-1, w.shape[-1])
     width = 2 * module.LANES
     packed = packed_filters.strips(w2, width)
     if packed is not None:

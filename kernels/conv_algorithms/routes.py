@@ -40,14 +40,16 @@ def kernel_route(x_shape, w_shape, strides, dilations, pads, out_sp, dtype, xp=n
     return "direct" if direct else None
 
 
-def direct_forward(x, w, strides, dilations, pads, out_sp, serial, epilogue=None):
+def direct_forward(x, w, strides, dilations, pads, out_sp, serial, layout=None,
+                   epilogue=None):
     """``conv_forward`` of a "direct" route: the same loops with the epilogue applied as they
     write, on one thread where ``conv_forward`` would run it so (``serial``: the shape's
-    ``dense.serial_forward``); in a child forked after numba loaded (``compiled.usable``),
+    ``dense.serial_forward``), with the shapes' ``direct.forward_layout`` where the caller
+    keeps it (``layout``); in a child forked after numba loaded (``compiled.usable``),
     ``conv_forward`` itself."""
     if not usable():
         return conv_forward(x, w, strides, dilations, pads, epilogue=epilogue)
     if not serial:
-        return conv_direct.forward(x, w, strides, dilations, pads, out_sp, epilogue=epilogue)
+        return conv_direct.forward(x, w, strides, dilations, pads, out_sp, epilogue, layout)
     with one_thread():
-        return conv_direct.forward(x, w, strides, dilations, pads, out_sp, epilogue=epilogue)
+        return conv_direct.forward(x, w, strides, dilations, pads, out_sp, epilogue, layout)

@@ -22,6 +22,7 @@ from graphops.kernels.conv_algorithms.dense import (conv_backprop_filter, conv_b
 from graphops.kernels.conv_algorithms.depthwise import (depthwise_backprop_filter,
                                                         depthwise_backprop_input,
                                                         depthwise_forward)
+from graphops.kernels.conv_algorithms.direct import forward_layout
 from graphops.kernels.conv_algorithms.gemm import few_positions, gemm_forward
 from graphops.kernels.conv_algorithms.layout import compute_dtype
 from graphops.kernels.conv_algorithms.routes import direct_forward, kernel_route
@@ -211,7 +212,8 @@ class _ForwardKernel(_ConvKernel):
         route = kernel_route(x.shape, w.shape, *window[:3], out_spatial, x.dtype)
         if route == "direct":
             return window, ("direct", (*window[:3], out_spatial,
-                                       serial_forward(np, x, w, window[0])))
+                                       serial_forward(np, x, w, window[0]),
+                                       forward_layout(x, w, *window[:3], out_spatial)))
         if route == "few":
             return window, ("few", (*window[:3], out_spatial))
         if route == "pointwise":
