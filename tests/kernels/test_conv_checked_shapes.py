@@ -59,9 +59,10 @@ def test_a_failed_check_raises_again_and_a_smaller_budget_is_seen(conv_node):
 def test_a_route_kept_per_signature_skips_the_checks_only_for_that_signature(
         monkeypatch, w_shape, padding, path, depthwise):
     """A forward conv on a path the kernel calls itself (the direct loops, one GEMM, few
-    positions, the depthwise loops) keeps that path with its checks: later runs of the same
-    shapes, dtype and budget call it straight from ``compute``; a new shape, a failing one
-    or a smaller budget goes through the checks again."""
+    positions, the depthwise loops) keeps that path with its checks (the direct loops with
+    their layout): later runs of the same shapes, dtype and budget call it straight from
+    ``compute``; a new shape, a failing one or a smaller budget goes through the checks
+    again."""
     from graphops.kernels.compiled import usable
     from graphops.kernels.ops import conv as conv_kernels
     if path == "direct_forward" and not usable():
@@ -73,6 +74,10 @@ def test_a_route_kept_per_signature_skips_the_checks_only_for_that_signature(
                             self, ctx, x, *a))
     monkeypatch.setattr(conv_kernels, path,
                         lambda x, *a, **k: taken.append(x.shape) or run_path(x, *a, **k))
+    layouts, layout = [], conv_kernels.forward_layout    # the direct loops' kept layout
+    monkeypatch.setattr(conv_kernels, "forward_layout",
+                        lambda x, *a: layouts.append(x.shape) or layout(x, *a))
+    direct = path == "direct_forward"
     wv = values(w_shape, 4)
     pads = ((1, 1), (1, 1)) if padding == "SAME" else ((0, 0), (0, 0))
     with gp.Graph().as_default():
@@ -96,8 +101,10 @@ def test_a_route_kept_per_signature_skips_the_checks_only_for_that_signature(
             first, second = (1, 2, 2, 16), (2, 2, 2, 16)
             check(first, 3)
             assert checked == [first] and taken == [first] * 3
+            assert layouts == [first] * direct
             check(second, 2)
             assert checked == [first, second] and len(taken) == 5
+            assert layouts == [first, second] * direct
             for _ in range(2):
                 with pytest.raises(errors.InvalidArgumentError, match=(
                         "input and filter must have the same depth: 5 vs 16" if depthwise
