@@ -168,16 +168,17 @@ def forward_layout(xc, w, strides, dilations, pads, out_sp):
 def _forward_layout(x_shape, filter_shape, strides, dilations, pads, out_sp, streamed):
     """``(padding, offsets, geometry, source)`` for ``forward``, kept per shape: a
     ``streamed`` filter's runs of rows each read the input again, so it is padded whole
-    first (``padding``: ``pad_spatial``'s pads and min_shape, to every extent the windows
-    read; else None: the loops pad slab by slab), then ``_window_layout`` of the input
-    the loops read."""
+    first where its windows read past it (``padding``: ``pad_spatial``'s pads and
+    min_shape, to every extent the windows read; else None: the loops read it as it lies,
+    or pad slab by slab), then ``_window_layout`` of the input the loops read."""
     padding = None
     if streamed:
         extents = _window_layout(x_shape, filter_shape, strides, dilations, pads,
                                  out_sp)[1][5:8][3 - len(out_sp):]
-        padding = (pads, extents)
-        x_shape = (x_shape[0], *(max(size + before + after, extent) for size, (before, after),
-                                 extent in zip(x_shape[1:-1], pads, extents)), x_shape[-1])
+        padded = (x_shape[0], *(max(size + before + after, extent) for size, (before, after),
+                                extent in zip(x_shape[1:-1], pads, extents)), x_shape[-1])
+        if padded != x_shape:            # (else the loops read the input as it lies)
+            padding, x_shape = (pads, extents), padded
         pads = ((0, 0),) * len(out_sp)
     return (padding, *_window_layout(x_shape, filter_shape, strides, dilations, pads,
                                      out_sp))
