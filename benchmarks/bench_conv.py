@@ -307,12 +307,12 @@ def serve_references(args):
     'LIBS<TAB>TF?<TAB>torch?'."""
     load_references()
     print("LIBS", tf is not None, torch is not None, sep="\t", flush=True)
-    cases, data = selected_cases(args), {}
+    cases, held = selected_cases(args), None
     for line in sys.stdin:
         index = int(line)
-        if index not in data:
-            data = {index: cases[index].data(case_rng(index))}
-        case, (x, w, dy) = cases[index], data[index]
+        if held != index:             # the rounds of a case come one after another
+            held, (x, w, dy) = index, cases[index].data(case_rng(index))
+        case = cases[index]
         times = [reference_time(make, case, x, w, dy, repeat(args)) if lib is not None
                  else None for lib, make in ((tf, case.tensorflow), (torch, case.torch))]
         print("REF", *("" if t is None else f"{t * 1e3:.3f}" for t in times), sep="\t",
@@ -406,7 +406,7 @@ def time_case(index, case, refs, args):
     each timing ours, then asking the references' child: the two sides of a round run
     within seconds of each other, so a host whose speed drifts over minutes slows both."""
     x, w, dy = case.data(case_rng(index))
-    ours, theirs = math.inf, [None, None]
+    ours, theirs = math.inf, [math.inf, math.inf]
     for _ in range(args.rounds):
         t, = best_times([case.ours(x, w, dy)], repeat(args))
         ours = min(ours, t)
@@ -414,8 +414,8 @@ def time_case(index, case, refs, args):
         if refs is not None:
             for k, other in enumerate(refs.time(index)):
                 if other is not None:
-                    theirs[k] = min(theirs[k] or math.inf, other / 1e3)
-    return ours, theirs
+                    theirs[k] = min(theirs[k], other / 1e3)
+    return ours, [None if t == math.inf else t for t in theirs]
 
 
 def main():

@@ -143,16 +143,10 @@ def forward(xc, w, strides, dilations, pads, out_sp, epilogue=None, layout=None)
     y = np.empty((xc.shape[0], *out_sp, w.shape[-1]), np.float32)
     tasks = _tasks(geometry, w.shape[-1], module.ROWS, streamed)
     filter_rows, depth, width = _filter_rows(w, module, streamed)
-    module.forward(_flat32(xc), offsets, filter_rows, y.reshape(-1), geometry, source,
-                   *tasks, depth, width, *epilogue_arguments(epilogue, np.float32, w.shape[-1]))
+    module.forward(np.ascontiguousarray(xc, np.float32).reshape(-1), offsets, filter_rows,
+                   y.reshape(-1), geometry, source, *tasks, depth, width,
+                   *epilogue_arguments(epilogue, np.float32, w.shape[-1]))
     return y
-
-
-def _flat32(a):
-    """``a`` as a flat float32 array: a view of it where it is one laid out so already."""
-    if a.dtype == np.float32 and a.flags.c_contiguous:
-        return a.reshape(-1)
-    return np.ascontiguousarray(a, np.float32).reshape(-1)
 
 
 def forward_layout(xc, w, strides, dilations, pads, out_sp):
@@ -204,9 +198,9 @@ def _filter_rows(w, module, streamed):
     unless ``streamed``; then a constant filter packed in blocks of strips
     (``packed_filters.strips``: each block read front to back), another in runs of rows of
     ``RUN_BYTES``."""
-    if not streamed:
-        return _flat32(w), w.size // w.shape[-1], w.shape[-1]
     w2 = np.ascontiguousarray(w, np.float32).reshape(-1, w.shape[-1])
+    if not streamed:
+        return w2.reshape(-1), w2.shape[0], w2.shape[1]
     width = 2 * module.LANES
     packed = packed_filters.strips(w2, width)
     if packed is not None:

@@ -49,7 +49,5 @@ def direct_forward(x, w, strides, dilations, pads, out_sp, serial, layout=None,
     ``conv_forward`` itself."""
     if not usable():
         return conv_forward(x, w, strides, dilations, pads, epilogue=epilogue)
-    if not serial:
-        return conv_direct.forward(x, w, strides, dilations, pads, out_sp, epilogue, layout)
-    with one_thread():
+    with one_thread(serial):
         return conv_direct.forward(x, w, strides, dilations, pads, out_sp, epilogue, layout)

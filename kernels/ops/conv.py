@@ -167,8 +167,7 @@ class _ForwardKernel(_ConvKernel):
 
     def compute(self, ctx):
         x, w = ctx.input(0), ctx.input(1)
-        checked = self._checks.get(("window", self.params, x.shape, w.shape, x.dtype,
-                                    memory.get_memory_budget()))
+        checked = self._checks.get(_window_key(self.params, x, w))
         if checked is not None and checked[1] is not None:   # on a path of its own
             return ctx.set_output(0, _on_path(ctx.xp, x, w, *checked[1], ctx.epilogue))
         geo = self._checked(("geometry", x.shape, w.shape), lambda: forward_geometry(
@@ -185,7 +184,7 @@ class _ForwardKernel(_ConvKernel):
             ctx.check_allocation(out_shape, x.dtype)
             return _finished(ctx.xp.zeros(out_shape, x.dtype), epilogue)
         window, path = self._checked(
-            ("window", params, x.shape, w.shape, x.dtype, memory.get_memory_budget()),
+            _window_key(params, x, w),
             lambda: self._forward_window(ctx, params, out_shape, x, w, geo, depthwise))
         if path is not None:
             return _on_path(ctx.xp, x, w, *path, epilogue)
@@ -219,6 +218,11 @@ class _ForwardKernel(_ConvKernel):
         if route == "pointwise":
             return window, ("pointwise", ())
         return window, None
+
+
+def _window_key(params, x, w):
+    """The key of a forward conv's checked window and path: everything they depend on."""
+    return ("window", params, x.shape, w.shape, x.dtype, memory.get_memory_budget())
 
 
 def _on_path(xp, x, w, path, arguments, epilogue):

@@ -152,11 +152,9 @@ class ReductionOp(OpKernel):
         axes, form = kept.axes, kept.form
         if form is not None and x.flags.c_contiguous:
             x, axes = x.reshape(form[0]), form[1]
-        size = x.size
-        if size >= COMPILED_MIN_SIZE:
+        if x.size >= COMPILED_MIN_SIZE:
             return float_sum(np, x, axes).reshape(kept.shape)
-        y = (column_sum(x, axes) if size >= COLUMN_SUM_MIN_SIZE and self._acc.kind == "f"
-             else None)
+        y = column_sum(x, axes) if self._acc.kind == "f" else None
         return (np.add.reduce(x, axis=axes, dtype=self._acc) if y is None
                 else y).reshape(kept.shape)
 
