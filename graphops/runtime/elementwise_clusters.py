@@ -11,21 +11,25 @@ reading at most ``FUSED_MAX_INPUTS`` tensors and giving at most ``FUSED_MAX_OUTP
 read elsewhere (or fetched), becomes one step (``steps.ClusterStep``) in place of its
 last node.
 
-At run time its inputs' shapes pick a ``Recipe`` (kept per shape signature) where a rough
-cost estimate says the program pays: the members whose output has the cluster's full
-shape run as one compiled program
+At run time its inputs' shapes pick a ``Recipe`` (kept per shape signature): the members
+whose output has the cluster's full shape run as one compiled program
 (``compiled.fused_elementwise``) over a rows x cols grid every input broadcasts onto with
 two strides; members of smaller shapes (a batch norm's per-channel factors) run their own
 kernels first and enter the program as inputs, unless the program computing them at the
 full shape costs less (``_lifting_pays``: a layer norm's per-row factors over a short
-sequence; the same values, broadcast). Shapes the kernels would refuse (or that
-break the budget, or no grid fits) give no recipe: the members' own kernels run one after
-the other, each error naming its node. The runtime knows no op by name: it reads the
-declarations of each node's kernel.
+sequence; the same values, broadcast). Whether the program or the members' kernels run a
+signature is the cost estimate's choice where it is clear (``CONFIDENT``), else timed:
+the signature's first runs take the two in turn (``WARM_UPS`` untimed, then ``TRIALS``
+timed each) and the faster runs from then on, the estimate's choice unless the other is
+``MARGIN`` times faster. Either gives the kernels' bits, so the choice moves only time.
+Shapes the kernels would refuse (or that break the budget, or no grid fits) give no
+recipe: the members' own kernels run one after the other, each error naming its node. The
+runtime knows no op by name: it reads the declarations of each node's kernel.
 """
 
 import collections
 import math
+import time
 
 import numpy as np
 
@@ -41,10 +45,18 @@ MAX_MEMBERS = 64
 SIGNATURES = 16       # shape signatures a cluster keeps its recipes for
 BIAS_ADD = "bias_add"
 WIDE = frozenset(("exp", "log", "tanh", "sigmoid"))   # transcendentals: dearer per value
-# Rough costs (ns) in the cache of the 2-core reference machine (docs/performance.md):
-# a program's call, a kernel step's, one pass of an instruction over an element, and of
-# a float32 transcendental (exp, log and tanh through float64).
-CALL_NS, STEP_NS, PASS_NS, WIDE_NS = 1500, 2300, 0.12, 0.7
+# Rough costs (ns) inside a plan's run on the 2-core reference machine (docs/performance.md),
+# operands in the cache: the cluster step's own (its recipe's lookup, the flat sources, the
+# compiled call's ten arguments, the outputs) and a kernel step's; per element, the
+# program's load of an input or store of an output, its instruction, its float32
+# transcendental (exp through float64), a NumPy kernel's pass and a transcendental kernel's.
+CALL_NS, STEP_NS = 11000, 2300
+TRANSFER_NS, INSTRUCTION_NS, WIDE_NS = 0.17, 0.05, 1.0
+KERNEL_NS, WIDE_KERNEL_NS = 0.27, 0.7
+CONFIDENT = 2.0       # how many times cheaper one estimate must be to decide untimed
+WARM_UPS, TRIALS = 2, 3   # a timed signature's untimed and timed runs of each way
+MARGIN = 1.2          # how many times faster the other way must be to beat the estimate's
+_clock = time.perf_counter
 
 
 def member_operands(ops):
@@ -112,8 +124,10 @@ class Recipe:
     ``("member", m)``), ``shape`` and ``size`` (the full shape's), ``plan`` (the grid and
     the program, as ``compiled.fused_elementwise.run`` takes them), ``function`` (the
     one-thread compiled function for sizes under ``PARALLEL_MIN_SIZE_COMPUTE``, which needs
-    no thread settings; None: the parallel one) and ``outputs`` (per cluster output:
-    ``("program", k)`` or ``("member", m)``)."""
+    no thread settings; None: the parallel one), ``outputs`` (per cluster output:
+    ``("program", k)`` or ``("member", m)``), ``prior`` (the estimate's way: "program" or
+    "kernels"), ``path`` (the way chosen; None while the two are timed) and ``times``
+    (seconds of each way's runs while timed)."""
 
     @staticmethod
     def make(cluster, input_shapes, budget):
@@ -126,7 +140,7 @@ class Recipe:
         small = [m for m, shape in enumerate(shapes) if shape != full]
         if small and _lifting_pays(cluster, small, math.prod(full)):
             recipe = Recipe._build(cluster, input_shapes, shapes, full, [])
-            if recipe is not None:
+            if recipe is not None and recipe.prior == "program":
                 return recipe
         return Recipe._build(cluster, input_shapes, shapes, full, small)
 
@@ -134,7 +148,8 @@ class Recipe:
     def _build(cluster, input_shapes, shapes, full, small):
         """The recipe whose kernels run members ``small`` and whose program the rest
         (members of a smaller shape among them computed at the full shape: the same
-        values, broadcast); None where no grid fits or the program does not pay."""
+        values, broadcast), its way chosen by ``_prior`` or left to be timed; None where
+        no grid fits or the program has fewer than ``MIN_MEMBERS`` instructions."""
         recipe = Recipe()
         recipe.shape, recipe.size, recipe.small = full, math.prod(full), small
         big = [m for m in range(len(shapes)) if m not in small]
@@ -145,9 +160,11 @@ class Recipe:
         source_shapes = [input_shapes[i] if kind == "input" else shapes[i]
                          for kind, i in recipe.sources]
         grid = _grid(full, source_shapes)
-        if grid is None or not _pays(cluster, big, len(recipe.sources) + len(exported),
-                                     recipe.size):
+        if grid is None or len(big) < MIN_MEMBERS:
             return None
+        recipe.prior, recipe.path = _prior(cluster, big, len(recipe.sources) + len(exported),
+                                           recipe.size)
+        recipe.times = {"program": [], "kernels": []}
         recipe.plan = _plan(grid, _program(cluster, big, recipe.sources, exported),
                             cluster.dtype, len(recipe.sources), len(exported))
         single = recipe.size < PARALLEL_MIN_SIZE_COMPUTE
@@ -158,9 +175,27 @@ class Recipe:
         recipe.padding = FUSED_MAX_INPUTS - len(recipe.sources)
         return recipe
 
-    def run(self, cluster, values, run_member):
-        """The cluster's output values for input ``values``; ``run_member(m, inputs)``
-        runs member m's kernel."""
+    def run(self, cluster, values, run_member, run_members):
+        """The cluster's output values for input ``values`` the way chosen, or while the
+        ways are timed the next to time; ``run_member(m, inputs)`` runs member m's kernel,
+        ``run_members(values)`` the cluster's outputs by every member's."""
+        if self.path == "program":
+            return self._program(cluster, values, run_member)
+        if self.path == "kernels":
+            return run_members(values)
+        times = self.times
+        way = "program" if len(times["program"]) < len(times["kernels"]) + (
+            self.prior == "program") else "kernels"
+        start = _clock()
+        outputs = (self._program(cluster, values, run_member) if way == "program"
+                   else run_members(values))
+        times[way].append(_clock() - start)
+        if min(len(t) for t in times.values()) >= WARM_UPS + TRIALS:
+            self.path = _faster(times, self.prior)
+        return outputs
+
+    def _program(self, cluster, values, run_member):
+        """The outputs by the program (members ``small`` by their kernels first)."""
         member_values = cluster.run_members(self.small, values, run_member) if self.small \
             else None
         out = np.empty(self.out_shape, cluster.dtype)
@@ -190,21 +225,33 @@ def grid_plan(cluster, input_shapes, rows, cols, strides):
                  cluster.dtype, len(sources), len(cluster.outputs))
 
 
-def _pays(cluster, big, transfers, size):
-    """Whether the program is likely faster than the kernels of members ``big``: it saves
-    a step's cost per kernel, and costs a pass per input load and output store on top of
-    one per instruction (its float32 transcendentals cost about twice NumPy's). A program
-    of fewer than ``MIN_MEMBERS`` instructions never pays; one over at least
-    ``PARALLEL_MIN_SIZE_COMPUTE`` elements always does (passes over memory then cost more
+def _prior(cluster, big, transfers, size):
+    """(the way the estimates choose, that way where they are clear, else None): whether
+    the program is likely faster than the kernels of members ``big``. It costs
+    a step of its own (about five kernel steps) and a load per input and a store per
+    output, and saves a kernel step per member and, per element, the difference between a
+    NumPy pass and an instruction (about five instructions to a pass). One over at least
+    ``PARALLEL_MIN_SIZE_COMPUTE`` elements always pays (passes over memory then cost more
     than these estimates, which hold in the cache)."""
-    if len(big) < MIN_MEMBERS:
-        return False
     if size >= PARALLEL_MIN_SIZE_COMPUTE:
-        return True
+        return "program", "program"
     wide = sum(cluster.kinds[m] in WIDE for m in big)
-    program = CALL_NS + size * (PASS_NS * (transfers + len(big) - wide) + WIDE_NS * wide)
-    kernels = STEP_NS * len(big) + size * (PASS_NS * (len(big) - wide) + WIDE_NS / 2 * wide)
-    return program < kernels
+    cheap = len(big) - wide
+    program = CALL_NS + size * (TRANSFER_NS * transfers + INSTRUCTION_NS * cheap
+                                + WIDE_NS * wide)
+    kernels = STEP_NS * len(big) + size * (KERNEL_NS * cheap + WIDE_KERNEL_NS * wide)
+    prior = "program" if program < kernels else "kernels"
+    clear = max(program, kernels) > CONFIDENT * min(program, kernels)
+    return prior, prior if clear else None
+
+
+def _faster(times, prior):
+    """The way a timed signature takes from now on: the other than ``prior`` where its
+    best timed run was ``MARGIN`` times faster (other work on the machine only ever adds
+    time), else ``prior``."""
+    best = {way: min(runs[WARM_UPS:]) for way, runs in times.items()}
+    other = "kernels" if prior == "program" else "program"
+    return other if best[other] * MARGIN < best[prior] else prior
 
 
 def _lifting_pays(cluster, small, size):
@@ -214,7 +261,7 @@ def _lifting_pays(cluster, small, size):
     per-channel factors on an image."""
     if set(small) & set(cluster.outputs):
         return False
-    passes = sum(WIDE_NS if cluster.kinds[m] in WIDE else PASS_NS for m in small)
+    passes = sum(WIDE_NS if cluster.kinds[m] in WIDE else INSTRUCTION_NS for m in small)
     return size * passes < STEP_NS * len(small)
 
 

@@ -141,8 +141,9 @@ class ChainStep(FusedStep):
 
 class ClusterStep(FusedStep):
     """Runs an elementwise cluster (``elementwise_clusters.Cluster``, its kernel) in place
-    of its last node: its recipe for the inputs' shapes where there is one, else the
-    members' own kernels one after the other; each failure names its node."""
+    of its last node: its recipe for the inputs' shapes where there is one (the program,
+    or the members' kernels where they are faster), else the members' own kernels one
+    after the other; each failure names its node."""
 
     __slots__ = ()
 
@@ -151,7 +152,7 @@ class ClusterStep(FusedStep):
         recipe = cluster.recipe(values)
         if recipe is not None:
             try:
-                outputs = recipe.run(cluster, values, self._run_member)
+                outputs = recipe.run(cluster, values, self._run_member, self._run_members)
             except OpError:              # a member's kernel failed, naming its node
                 raise
             except Exception as exc:
@@ -164,9 +165,21 @@ class ClusterStep(FusedStep):
             buf[slot] = None
 
     def _run_members(self, values):
-        """The cluster's outputs from the members' kernels, one after the other."""
-        cluster = self.kernel
-        results = cluster.run_members(range(len(cluster.ops)), values, self._run_member)
+        """The cluster's outputs from the members' kernels, one after the other, each called
+        as a `HostKernelStep` calls its own (a cluster's nodes are host nodes): where the
+        program does not pay, the step costs little more than the members' own steps."""
+        cluster, results = self.kernel, []
+        for m, operands in enumerate(cluster.operands):
+            inputs = [values[i] if where == "input" else results[i] for where, i in operands]
+            construction, kernel = self.members[m]
+            ctx = OpKernelContext(construction, inputs)
+            try:
+                kernel.compute(ctx)
+            except Exception as exc:
+                raise_node_error(exc, cluster.ops[m], self.device, inputs)
+            if ctx.outputs[0] is None:
+                raise_node_error(unset_output(0), cluster.ops[m], self.device, inputs)
+            results.append(ctx.outputs[0])
         return [results[m] for m in cluster.outputs]
 
 

@@ -22,7 +22,7 @@ def graph(request):
     ``test_the_program_runs_where_it_pays``'s)."""
     with pytest.MonkeyPatch.context() as patch:
         if "pays" not in request.node.name:
-            patch.setattr(elementwise_clusters, "_pays", lambda *args: True)
+            patch.setattr(elementwise_clusters, "_prior", lambda *args: ("program", "program"))
         g = gp.Graph()
         with g.as_default():
             yield g
@@ -224,7 +224,7 @@ def test_what_must_not_cluster():
     assert _clusters([gp.abs(out) * 2.0], [nchw]) == [["Tanh", "Abs", "Mul"]]
 
 
-@pytest.mark.parametrize("rows, lifted", [(5, True), (4096, False)])
+@pytest.mark.parametrize("rows, lifted", [(5, True), (16384, False)])
 def test_small_members_are_computed_by_the_program_or_by_their_kernels(rows, lifted):
     """A batch norm's per-channel factors ([C]) are members of a smaller shape. Over few
     rows the program computes them too, at the full shape (the same values, broadcast);
@@ -386,20 +386,66 @@ def test_contracted_order_puts_readers_after_the_step():
 
 
 def test_the_program_runs_where_it_pays():
-    """Many steps over few elements (an LSTM cell at batch 1) run as the program; three
-    cheap steps over a mid-sized tensor, which NumPy runs about as fast as the program
-    loads and stores it, keep their kernels; large tensors always take the program."""
+    """The estimates: many steps over few elements (an LSTM cell at batch 1) lean to the
+    program; three cheap steps over one row to their kernels (the program's own step costs
+    more than theirs), over a mid-sized tensor to the program (an instruction costs a fifth
+    of a NumPy pass); transcendentals over a mid-sized tensor to their kernels (the
+    program's float32 exp goes through float64). None of these is clear, so each is timed;
+    a long chain over few elements is clearly the program's, and large tensors always take
+    the program."""
     x = gp.placeholder(gp.float32, [None, 256])
     b = gp.placeholder(gp.float32, [256])
     cell = gp.tanh(gp.sigmoid(x) * gp.exp(x) + b)
     [cluster] = [s.kernel for s in plan_kernel_steps([cell], [x, b]) if isinstance(s, ClusterStep)]
     values = lambda rows: [np.ones((rows, 256), np.float32), np.ones(256, np.float32)]  # noqa
-    assert cluster.recipe(values(1)) is not None
+    ways = lambda rows: (cluster.recipe(values(rows)).prior,  # noqa: E731
+                         cluster.recipe(values(rows)).path)
+    assert ways(1) == ("program", None) and ways(128) == ("kernels", None)
     cheap = gp.abs(gp.maximum(x, b) - x)
     [cluster] = [s.kernel for s in plan_kernel_steps([cheap], [x, b])
                  if isinstance(s, ClusterStep)]
-    assert cluster.recipe(values(1)) is not None
-    assert cluster.recipe(values(128)) is None
-    assert cluster.recipe(values(PARALLEL_MIN_SIZE_COMPUTE // 256)) is not None
+    assert ways(1) == ("kernels", None) and ways(512) == ("program", None)
+    assert ways(PARALLEL_MIN_SIZE_COMPUTE // 256) == ("program", "program")
+    chain = x
+    for _ in range(6):
+        chain = gp.abs(chain * b - x)
+    [cluster] = [s.kernel for s in plan_kernel_steps([chain], [x, b])
+                 if isinstance(s, ClusterStep)]
+    assert ways(1) == ("program", "program")
     feed = {x: np.arange(128 * 256, dtype=np.float32).reshape(128, 256), b: values(1)[1]}
     np.testing.assert_array_equal(_run(cheap, feed), np.abs(np.maximum(feed[x], 1) - feed[x]))
+
+
+@pytest.mark.parametrize("program_cost, kernels_cost, chosen", [
+    (1.0, 3.0, "program"), (3.0, 1.0, "kernels"), (1.0, 1.1, "kernels")])
+def test_a_timed_signature_takes_the_faster_way_that_pays(program_cost, kernels_cost, chosen):
+    """A signature whose estimates are close runs the program and the kernels in turn, the
+    estimate's way first, WARM_UPS + TRIALS times each, then the faster one from then on
+    (the estimate's unless the other is MARGIN times faster); every run gives the
+    kernels' bits."""
+    x = gp.placeholder(gp.float32, [None, 256])
+    b = gp.placeholder(gp.float32, [256])
+    cheap = gp.abs(gp.maximum(x, b) - x)
+    clock, ways = [0.0], []
+    program, members = elementwise_clusters.Recipe._program, ClusterStep._run_members
+
+    def timed(way, cost, run):
+        def call(self, *args):
+            ways.append(way)
+            clock[0] += cost
+            return run(self, *args)
+        return call
+    feed = {x: np.linspace(-3, 3, 256, dtype=np.float32).reshape(1, 256),
+            b: np.linspace(2, -2, 256, dtype=np.float32)}
+    want = np.abs(np.maximum(feed[x], feed[b]) - feed[x])
+    runs = 2 * (elementwise_clusters.WARM_UPS + elementwise_clusters.TRIALS)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(elementwise_clusters, "_clock", lambda: clock[0])
+        patch.setattr(elementwise_clusters.Recipe, "_program",
+                      timed("program", program_cost, program))
+        patch.setattr(ClusterStep, "_run_members", timed("kernels", kernels_cost, members))
+        with gp.Session() as sess:
+            for _ in range(runs + 3):
+                _assert_same_bits(sess.run(cheap, feed), want)
+    assert ways[:runs] == ["kernels", "program"] * (runs // 2)     # the estimate's first
+    assert ways[runs:] == [chosen] * 3
