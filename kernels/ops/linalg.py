@@ -12,6 +12,7 @@ import string
 import numpy as np
 
 from graphops.kernels.support.kernel_util import DEVICES, computable_types
+from graphops.kernels.support.parallelism import matmul
 from graphops.kernels.ops.math import broadcast_shape, float32_if_half
 from graphops.registry import dtypes
 from graphops.registry.errors import FailedPreconditionError, InvalidArgumentError
@@ -73,7 +74,7 @@ class BatchMatMulOp(OpKernel):
             x = _adjoint(xp, x)
         if self._adj_y:
             y = _adjoint(xp, y)
-        z = xp.matmul(x, y)
+        z = matmul(xp, x, y)
         ctx.set_output(0, z if z.dtype == self._out_dtype else z.astype(self._out_dtype))
 
     def _check(self, ctx, x, y):
@@ -224,8 +225,8 @@ def _as_matmul(xp, plan, x, y):
     """The einsum of `x` and `y` by its `_matmul_plan`: both transposed and reshaped to
     stacks of matrices, multiplied, and the product's axes put in the output's order."""
     order_x, stack_x, order_y, stack_y, shape, to_output = plan
-    product = xp.matmul(x.transpose(order_x).reshape(stack_x),
-                        y.transpose(order_y).reshape(stack_y)).reshape(shape)
+    product = matmul(xp, x.transpose(order_x).reshape(stack_x),
+                     y.transpose(order_y).reshape(stack_y)).reshape(shape)
     return product if to_output is None else xp.ascontiguousarray(product.transpose(to_output))
 
 

@@ -20,6 +20,7 @@ from graphops.kernels.support.kernel_util import (astype, broadcast_shape, compi
                                                   compiled_elementwise,
                                                   computable_types, DEVICES,
                                                   PARALLEL_MIN_SIZE_COMPUTE, UINT_OF_SIZE)
+from graphops.kernels.support.parallelism import matmul
 from graphops.kernels.support.tensor_list import add_variants
 from graphops.registry import dtypes, errors
 from graphops.registry.errors import InvalidArgumentError, UnimplementedError
@@ -334,7 +335,7 @@ class MatMulOp(OpKernel):
         dtype = self._dtype
         if dtype in HALF_TYPES:
             a, b = float32_if_half(a, dtype), float32_if_half(b, dtype)
-        ctx.set_output(0, ctx.xp.matmul(a, b).astype(dtype.np_dtype, copy=False))
+        ctx.set_output(0, matmul(ctx.xp, a, b).astype(dtype.np_dtype, copy=False))
 
     def _check(self, ctx, a, b):
         for i, m in enumerate((a, b)):

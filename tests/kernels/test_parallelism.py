@@ -2,6 +2,7 @@
 results are the same run to run for a thread count, agree across thread counts, and the
 caller's BLAS setting comes back after every pool run."""
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -202,6 +203,43 @@ def test_blas_is_single_threaded_in_the_pool_and_restored_after(threads):
             parallelism.pool_map(failing, list(range(8)))
         assert all(n == 2 for n in _blas_threads())
     assert seen and all(all(n == 1 for n in counts) for counts in seen)
+
+
+@pytest.mark.parametrize("count, rows, inner, columns, serial", [
+    (2, 512, 32, 64, True),        # 1M multiply-adds: one thread (a wake-up costs more)
+    (2, 64, 64, 64, False),        # OpenBLAS keeps such a product on one thread itself
+    (2, 256, 256, 256, False),     # past SERIAL_PRODUCT_MACS: BLAS's threads
+    (1, 512, 32, 64, False)])      # one intra-op thread: nothing to hold
+def test_small_products_run_blas_on_one_thread(threads, monkeypatch, count, rows, inner,
+                                               columns, serial):
+    """MatMul, BatchMatMulV2 and Einsum on the host: a product between OpenBLAS's own
+    one-thread bound and SERIAL_PRODUCT_MACS runs with BLAS held to one thread (and the
+    caller's setting back after); the values are NumPy's product's either way."""
+    threads(count)
+    seen = []
+    held = parallelism.blas_single_threaded
+
+    @contextlib.contextmanager
+    def recording():
+        with held():
+            seen.append(_blas_threads())
+            yield
+    monkeypatch.setattr(parallelism, "blas_single_threaded", recording)
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((rows, inner)).astype(np.float32)
+    b = rng.standard_normal((inner, columns)).astype(np.float32)
+    with gp.Graph().as_default():
+        x, y = gp.placeholder(gp.float32), gp.placeholder(gp.float32)
+        products = [gp.matmul(x, y), gp.linalg.matmul(x[None], y[None])[0],
+                    gp.einsum("ik,kj->ij", x, y)]
+        with gp.Session() as sess:
+            before = _blas_threads()
+            got = sess.run(products, {x: a, y: b})
+            assert _blas_threads() == before
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    for value in got:
+        np.testing.assert_allclose(value, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+    assert seen == ([[1] * len(before)] * 3 if serial else [])
 
 
 def test_pool_works_in_a_forked_child(threads):
