@@ -183,7 +183,7 @@ class Recipe:
             return self._program(cluster, values, run_member)
         if self.path == "kernels":
             return run_members(values)
-        times = self.times
+        times = self.times                  # the two in turn, the estimate's way first
         way = "program" if len(times["program"]) < len(times["kernels"]) + (
             self.prior == "program") else "kernels"
         start = _clock()
@@ -226,10 +226,11 @@ def grid_plan(cluster, input_shapes, rows, cols, strides):
 
 
 def _prior(cluster, big, transfers, size):
-    """(the way the estimates choose, that way where they are clear, else None): whether
-    the program is likely faster than the kernels of members ``big``. It costs
-    a step of its own (about five kernel steps) and a load per input and a store per
-    output, and saves a kernel step per member and, per element, the difference between a
+    """``(prior, path)``: the way the estimates choose between the program and the kernels
+    of members ``big`` ("program" or "kernels"), and that way again where one estimate is
+    ``CONFIDENT`` times the other, else None (the two are timed). The program costs a step
+    of its own (about five kernel steps) and a load per input and a store per output, and
+    saves a kernel step per member and, per element, the difference between a
     NumPy pass and an instruction (about five instructions to a pass). One over at least
     ``PARALLEL_MIN_SIZE_COMPUTE`` elements always pays (passes over memory then cost more
     than these estimates, which hold in the cache)."""

@@ -7,7 +7,8 @@ of threads, and BLAS. Inside `pool_map` BLAS runs single-threaded (`blas_single_
 the pool's threads already use the cores, and BLAS's own would spin against them. While a
 plan runs, OpenBLAS's parallel jobs run on numba's threads rather than its own
 (`blas_threads.blas_jobs_on_compiled_threads`): OpenBLAS's idle threads poll for tens of
-milliseconds after each product, on the cores the next compiled loop's threads need. Work is
+milliseconds after each product, on the cores the next compiled loop's threads need; a
+product too small to pay for waking one of those threads runs BLAS on one (`matmul`). Work is
 cut into a few shares per thread that threads take as they come free (compiled loops
 likewise take dynamic chunks), so a thread that another process holds off its core delays
 a share, not the whole kernel. Kernels run one at a time, so no phase ever runs more threads
@@ -135,8 +136,8 @@ def matmul(xp, a, b):
     """``xp.matmul(a, b)``; on the host, a product of fewer than ``SERIAL_PRODUCT_MACS``
     multiply-adds (counted as ``a``'s elements times ``b``'s columns) with BLAS on one
     thread. Inside a plan BLAS's parallel jobs wait for a compiled-loop thread that has
-    usually gone to sleep since the last loop: a [512, 32] x [32, 64] product took 117 us on
-    two threads there, 25 on one."""
+    usually gone to sleep since the last loop: over such a product its wake-up costs more
+    than the second thread saves."""
     if xp is np and BLAS_SERIAL_MACS < a.size * b.shape[-1] < SERIAL_PRODUCT_MACS \
             and intra_op_threads() > 1:
         with blas_single_threaded():
