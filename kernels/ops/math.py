@@ -17,8 +17,7 @@ import numpy as np
 
 from graphops.kernels.numerics.erf import erf, erfc
 from graphops.kernels.support.kernel_util import (astype, broadcast_shape, compiled_cpu,
-                                                  compiled_elementwise,
-                                                  computable_types, DEVICES,
+                                                  compiled_elementwise, computable_types, DEVICES,
                                                   PARALLEL_MIN_SIZE_COMPUTE, UINT_OF_SIZE)
 from graphops.kernels.support.parallelism import matmul
 from graphops.kernels.support.tensor_list import add_variants
