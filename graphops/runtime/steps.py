@@ -152,7 +152,8 @@ class ClusterStep(FusedStep):
         recipe = cluster.recipe(values)
         if recipe is not None:
             try:
-                outputs = recipe.run(cluster, values, self._run_member, self._run_members)
+                outputs = recipe.run(cluster, values, self._run_host_member,
+                                     self._run_members)
             except OpError:              # a member's kernel failed, naming its node
                 raise
             except Exception as exc:
@@ -165,22 +166,24 @@ class ClusterStep(FusedStep):
             buf[slot] = None
 
     def _run_members(self, values):
-        """The cluster's outputs from the members' kernels, one after the other, each called
-        as a `HostKernelStep` calls its own (a cluster's nodes are host nodes): where the
-        program does not pay, the step costs little more than the members' own steps."""
-        cluster, results = self.kernel, []
-        for m, operands in enumerate(cluster.operands):
-            inputs = [values[i] if where == "input" else results[i] for where, i in operands]
-            construction, kernel = self.members[m]
-            ctx = OpKernelContext(construction, inputs)
-            try:
-                kernel.compute(ctx)
-            except Exception as exc:
-                raise_node_error(exc, cluster.ops[m], self.device, inputs)
-            if ctx.outputs[0] is None:
-                raise_node_error(unset_output(0), cluster.ops[m], self.device, inputs)
-            results.append(ctx.outputs[0])
+        """The cluster's outputs from the members' kernels, one after the other."""
+        cluster = self.kernel
+        results = cluster.run_members(range(len(cluster.ops)), values, self._run_host_member)
         return [results[m] for m in cluster.outputs]
+
+    def _run_host_member(self, m, inputs):
+        """Output 0 of member m's kernel on ``inputs``, called as `HostKernelStep` calls its
+        own (a cluster's nodes are host nodes): where the kernels run, the step costs little
+        more than the members' own steps; an error names the member."""
+        construction, kernel = self.members[m]
+        ctx = OpKernelContext(construction, inputs)
+        try:
+            kernel.compute(ctx)
+        except Exception as exc:
+            raise_node_error(exc, self.kernel.ops[m], self.device, inputs)
+        if ctx.outputs[0] is None:
+            raise_node_error(unset_output(0), self.kernel.ops[m], self.device, inputs)
+        return ctx.outputs[0]
 
 
 class BlockStep(FusedStep):
