@@ -98,6 +98,10 @@ def _weighted_kernel(vectors, masked=False, stream=False):
                 weights = [[filter_access.load(w, builder.add(
                     _tap_start(builder, w_starts, first, t, channel), _INT(v * LANES)))
                     for v in range(vectors)] for t in range(taps)]
+                if vectors == 2 and source.half == "bfloat16":
+                    _weighted_pairs(builder, fma, source, target, src, starts, src_step,
+                                    weights, out, out_first, out_step, count)
+                    return
 
                 def body(k, held):
                     src_at = builder.mul(k, src_step)
@@ -134,6 +138,29 @@ def _weighted_kernel(vectors, masked=False, stream=False):
                               (3, 6), codegen, halves=(2, 7))
 
     return kernel
+
+
+def _weighted_pairs(builder, fma, source, target, src, starts, src_step, weights, out,
+                    out_first, out_step, count):
+    """``_weighted_kernel``'s loop over two vectors of bfloat16 channels: each tap's
+    2*LANES values loaded at once as their even and odd channels (``load_pairs``), the
+    filter's taps deinterleaved to match, each channel summed as the plain loop sums it (the
+    same values, multiply-adds and order, in other lanes), stored back in order."""
+    weights = [loops_ir.deinterleaved(builder, *tap) for tap in weights]
+
+    def body(k, _):
+        src_at = builder.mul(k, src_step)
+        totals = [[_ZERO, _ZERO], [_ZERO, _ZERO]]          # [even/odd channels][tap parity]
+        for t, start in enumerate(starts):
+            values = source.load_pairs(src, builder.add(start, src_at))
+            for p in range(2):
+                totals[p][t % 2] = builder.call(fma, [values[p], weights[t][p],
+                                                      totals[p][t % 2]])
+        target.store_pairs(*(builder.fadd(*sums) for sums in totals), out,
+                           builder.add(out_first, builder.mul(k, out_step)))
+        return []
+
+    loops_ir.counted_loop(builder, count, [], body)
 
 
 def _products_kernel(vectors, masked=False):

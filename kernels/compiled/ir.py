@@ -124,6 +124,12 @@ def _rounded(builder, values, half):
     NaN becomes the quiet NaN of its sign."""
     if half == "float16":
         return builder.bitcast(builder.fptrunc(values, _HALVES), HALF_BITS)
+    return builder.trunc(_bfloat16_words(builder, values), HALF_BITS)
+
+
+def _bfloat16_words(builder, values):
+    """A float32 vector's values rounded to bfloat16 (as ``_rounded``), each one's bits in
+    the low half of a 32-bit word (the high half zero)."""
     bits = builder.bitcast(values, WORDS)
     upper = builder.lshr(bits, _splat(WORDS, 16))
     odd = builder.and_(upper, _splat(WORDS, 1))
@@ -132,7 +138,15 @@ def _rounded(builder, values, half):
     nan = builder.icmp_unsigned(">", builder.and_(bits, _splat(WORDS, 0x7FFFFFFF)),
                                 _splat(WORDS, 0x7F800000))
     quiet = builder.or_(builder.and_(upper, _splat(WORDS, 0x8000)), _splat(WORDS, 0x7FC0))
-    return builder.trunc(builder.select(nan, quiet, nearest), HALF_BITS)
+    return builder.select(nan, quiet, nearest)
+
+
+def deinterleaved(builder, low, high):
+    """The even and the odd lanes of the ``2*LANES`` values of vectors ``low`` then
+    ``high``: two vectors, the order ``VectorAccess.load_pairs`` gives values in."""
+    lanes = range(2 * LANES)
+    return tuple(builder.shuffle_vector(low, high, ir.Constant(
+        ir.VectorType(INT32, LANES), list(lanes[parity::2]))) for parity in (0, 1))
 
 
 def _splat(vector_type, value):
@@ -168,8 +182,9 @@ class VectorAccess:
                 f"llvm.masked.store.{name}",
                 fnty=ir.FunctionType(ir.VoidType(), [memory, pointer, INT32, self.mask.type]))
 
-    def _pointer(self, base, at):
-        return self.builder.bitcast(self.builder.gep(base, [at]), self.memory.as_pointer())
+    def _pointer(self, base, at, kind=None):
+        return self.builder.bitcast(self.builder.gep(base, [at]),
+                                    (kind or self.memory).as_pointer())
 
     def load(self, base, at):
         """The vector at ``base[at]``."""
@@ -181,6 +196,23 @@ class VectorAccess:
             held = self.builder.load(self._pointer(base, at), align=self.align)
         return _widened(self.builder, held, self.half) if self.half else held
 
+    def load_pairs(self, base, at):
+        """The ``2*LANES`` bfloat16 values from ``base[at]`` as two float32 vectors: those at
+        even offsets, then those at odd ones. Each 32-bit word holds an even and an odd
+        value, whose float32 bits are the word shifted left and its upper half: two integer
+        operations a vector, where widening values in order moves them across lanes."""
+        words = self.builder.load(self._pointer(base, at, WORDS), align=self.align)
+        even = self.builder.shl(words, _splat(WORDS, 16))
+        odd = self.builder.and_(words, _splat(WORDS, -0x10000))
+        return self.builder.bitcast(even, VECTOR), self.builder.bitcast(odd, VECTOR)
+
+    def store_pairs(self, even, odd, base, at):
+        """Stores ``2*LANES`` float32 values rounded to bfloat16 at ``base[at]``: ``even``'s
+        at even offsets, ``odd``'s at odd ones (the layout ``load_pairs`` reads)."""
+        words = self.builder.or_(_bfloat16_words(self.builder, even), self.builder.shl(
+            _bfloat16_words(self.builder, odd), _splat(WORDS, 16)))
+        self._write(words, self._pointer(base, at, WORDS))
+
     def store(self, value, base, at):
         """Stores the vector ``value`` at ``base[at]``."""
         if self.half:
@@ -188,7 +220,12 @@ class VectorAccess:
         pointer = self._pointer(base, at)
         if self.mask is not None:
             self.builder.call(self.masked_store, [value, pointer, INT32(self.align), self.mask])
-        elif self.stream:
+        else:
+            self._write(value, pointer)
+
+    def _write(self, value, pointer):
+        """A plain or (``stream``) non-temporal store of ``value`` at ``pointer``."""
+        if self.stream:
             store = self.builder.store(value, pointer,
                                        align=min(CACHE_LINE_BYTES, LANES * self.align))
             store.set_metadata("nontemporal", self.builder.module.add_metadata([INT32(1)]))

@@ -236,6 +236,31 @@ def test_half_outputs_round_once_as_numpy_rounds(channels, dtype):
     assert not y.astype(np.float32)[~nonzero].any()
 
 
+@settings(max_examples=30, deadline=None)
+@given(case=vector_cases(), channels=st.sampled_from([32, 33, 48, 64, 70, 96]),
+       offset=st.integers(0, 31), parts=st.integers(1, 3))
+def test_bfloat16_sums_are_the_float32_sums_rounded_once(case, channels, offset, parts):
+    """bfloat16's forward conv and input gradient (two vectors of channels loaded as their
+    even and odd channels, ``VectorAccess.load_pairs``) give, bit for bit, the float32
+    kernels' results on the same values rounded to bfloat16: the same sums in other lanes,
+    at every address and for channel counts past whole pairs of vectors."""
+    case = dict(case, c=channels, channels_last=True)
+    for dim in case["dims"]:
+        dim["k"] = min(dim["k"], 3)                 # one tap group per sum
+    x, w, dy, geo, x_shape = _arrays(case, ml_dtypes.bfloat16)
+    x, dy = at_line_offset(x, offset), at_line_offset(dy, offset)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(parallelism, "SHARES_PER_THREAD", parts)
+        got = (depthwise_forward(x, w, *geo), depthwise_backprop_input(dy, w, x_shape, *geo))
+        wide = (depthwise_forward(x.astype(np.float32), w.astype(np.float32), *geo),
+                depthwise_backprop_input(dy.astype(np.float32), w.astype(np.float32),
+                                         x_shape, *geo))
+    for out, sums in zip(got, wide):
+        assert out.dtype == ml_dtypes.bfloat16 and out.shape == sums.shape
+        np.testing.assert_array_equal(out.view(np.uint16),
+                                      sums.astype(ml_dtypes.bfloat16).view(np.uint16))
+
+
 @pytest.mark.parametrize("stride, channels", [(2, 32), (1, 24)])
 def test_outputs_start_on_lines_where_sources_are_not_streamed(stride, channels):
     """Strided along W or channels short of whole vectors, the vector kernels read rows
