@@ -120,6 +120,13 @@ def matrix_tiles():
         return False
 
 
+@functools.lru_cache(maxsize=None)
+def bfloat16_dots():
+    """Whether compiled loops may use AVX512-BF16's dot products of bfloat16 pairs
+    (``vdpbf16ps``): numba generates code with that feature."""
+    return "+avx512bf16" in numba_target()[1].split(",")
+
+
 def isa():
     """The ``Isa`` of the code numba generates in this process."""
     return describe(*numba_target())

@@ -1,4 +1,5 @@
-"""The bfloat16 forward conv on AMX tiles (numba, the tile operations written in LLVM IR).
+"""The bfloat16 forward conv on AMX tiles, or on AVX512-BF16 dot products of vectors where
+a host has those and no tiles (numba, the tile operations written in LLVM IR).
 
 An AMX unit keeps eight tile registers of 16 rows x 64 bytes and multiplies them whole:
 ``tdpbf16ps`` adds a [16 x 32] bfloat16 tile times a [32 x 16] one (packed in pairs of
@@ -14,6 +15,13 @@ the same unit), each rounded once to bfloat16 as it is written.
 Only for a host whose code numba generates with AMX-BF16 and whose kernel grants the
 process the tile state (``host_isa.matrix_tiles``): LLVM cannot compile these operations
 for any other CPU, and numba compiles a function at its first call.
+
+Without tiles, a host with AVX512-BF16 (``host_isa.bfloat16_dots``: AMD Zen 4 on, Intel
+Cooper Lake) sums the same blocks from the same packed operands on vectors
+(``dot_forward``): ``vdpbf16ps`` adds the products of 16 pairs of bfloat16 values to 16
+float32 sums, 32 multiply-adds an instruction where a float32 one does 16, with the same
+arithmetic as a tile product (exact products, subnormal inputs as zero, subnormal sums
+flushed).
 """
 
 import numpy as np
@@ -30,8 +38,29 @@ BLOCK = 2 * TILE_ROWS   # output positions and output channels a block takes
 TILE_VALUES = TILE_ROWS * GROUP   # bfloat16 values of a packed filter tile
 LINE_VALUES = 16        # float32 values of a cache line
 
-_I8, _I64 = ir.IntType(8), ir.IntType(64)
+DOT_ROWS = 8            # block rows whose sums (two vectors a row) a dot pass keeps
+
+_I8, _I32, _I64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
 _BYTES = _I8.as_pointer()
+
+
+class _BFloat16(ir.Type):
+    """LLVM's ``bfloat`` (llvmlite's IR builder has no such type): the element of the dot
+    product's operands."""
+
+    def _to_string(self):
+        return "bfloat"
+
+    def __eq__(self, other):
+        return isinstance(other, _BFloat16)
+
+    def __hash__(self):
+        return hash(_BFloat16)
+
+
+_SUMS = ir.VectorType(ir.FloatType(), LINE_VALUES)   # 16 float32 sums
+_WORDS = ir.VectorType(_I32, LINE_VALUES)            # 16 pairs of bfloat16 bits
+_PAIRS = ir.VectorType(_BFloat16(), 2 * LINE_VALUES)
 
 
 def configuration():
@@ -138,6 +167,73 @@ def store_sums(typingctx, sums):
     return types.void(sums), codegen
 
 
+@intrinsic
+def dot_block_sums(typingctx, x, x_at, x_step, steps, w, w_at, sums):
+    """``block_sums`` on AVX512-BF16 dot products of vectors, written to ``sums`` (float32
+    ``[32, 32]`` flat): ``DOT_ROWS`` rows of the block at a time, each row's 32 sums in two
+    vectors; per step and pair of input channels, the filter's rows of that pair in its two
+    packed tiles (16 output channels each, both channels' values) and each row's two input
+    values broadcast, one ``vdpbf16ps`` adding both products per sum."""
+    if x.dtype != types.uint16 or w.dtype != types.uint16 or sums.dtype != types.float32:
+        return None
+
+    def codegen(context, builder, signature, args):
+        x, x_at, x_step, steps, w, w_at, sums = loops_ir.arguments(
+            context, builder, signature, args)
+        count = builder.extract_value(
+            context.make_array(signature.args[3])(context, builder, args[3]).shape, 0)
+        dot = builder.module.declare_intrinsic(
+            "llvm.x86.avx512bf16.dpbf16ps.512", fnty=ir.FunctionType(_SUMS, [_SUMS] + [_PAIRS] * 2))
+
+        def pass_of_rows(chunk, carried):
+            row_at = builder.add(x_at, builder.mul(chunk, builder.mul(x_step, _I64(DOT_ROWS))))
+
+            def step(i, held):
+                first = builder.add(row_at, builder.load(builder.gep(steps, [i])))
+                packed = builder.add(w_at, builder.mul(i, _I64(2 * TILE_VALUES)))
+                held = list(held)
+                for j in range(GROUP // 2):
+                    columns = [_load(builder, w, builder.add(packed, _I64(
+                        t * TILE_VALUES + 2 * j * TILE_ROWS)), _WORDS) for t in (0, 1)]
+                    for r in range(DOT_ROWS):
+                        pair = _load(builder, x, builder.add(first, builder.add(
+                            builder.mul(x_step, _I64(r)), _I64(2 * j))), _I32)
+                        both = builder.bitcast(_splat(builder, pair), _PAIRS)
+                        for t in (0, 1):
+                            held[2 * r + t] = builder.call(
+                                dot, [held[2 * r + t], both, builder.bitcast(columns[t], _PAIRS)])
+                return held
+
+            zero = ir.Constant(_SUMS, [0.0] * LINE_VALUES)
+            held = loops_ir.counted_loop(builder, count, [zero] * (2 * DOT_ROWS), step)
+            for r in range(DOT_ROWS):
+                for t in (0, 1):
+                    at = builder.add(builder.mul(builder.add(builder.mul(chunk, _I64(DOT_ROWS)),
+                                                             _I64(r)), _I64(BLOCK)),
+                                     _I64(t * TILE_ROWS))
+                    builder.store(held[2 * r + t], builder.bitcast(builder.gep(sums, [at]),
+                                                                   _SUMS.as_pointer()), align=4)
+            return carried
+
+        loops_ir.counted_loop(builder, _I64(BLOCK // DOT_ROWS), [], pass_of_rows)
+        return context.get_dummy_value()
+
+    return types.void(x, types.int64, types.int64, steps, w, types.int64, sums), codegen
+
+
+def _load(builder, data, index, kind):
+    """The ``kind`` value at element ``index`` of the bfloat16 bits at ``data``."""
+    return builder.load(builder.bitcast(builder.gep(data, [index]), kind.as_pointer()),
+                        align=2)
+
+
+def _splat(builder, word):
+    """A vector of 16 copies of the 32-bit ``word``."""
+    lone = builder.insert_element(ir.Constant(_WORDS, ir.Undefined), word, _I32(0))
+    return builder.shuffle_vector(lone, ir.Constant(_WORDS, ir.Undefined),
+                                  ir.Constant(_WORDS, [0] * LINE_VALUES))
+
+
 @njit(cache=True, nogil=True)
 def _sums_buffer():
     """A float32 ``[32, 32]`` buffer (flat) for a block's sums, its rows on cache lines."""
@@ -168,15 +264,37 @@ def forward(xp, steps, packed, y, runs, items, x_step, outs, config):
         for block in range(blocks):
             block_sums(xp, x_origin + first * x_step, x_step, steps, packed, block * per_block)
             store_sums(sums)
-            low = block * BLOCK
-            taken = min(BLOCK, outs - low)
-            for row in range(min(BLOCK, length - first)):
-                column = (first + row) % width
-                if column < valid:
-                    at = (y_origin + (first + row) // width * valid + column) * outs + low
-                    for k in range(taken):
-                        y[at + k] = bfloat16_bits(sums[row * BLOCK + k])
+            _write_block(y, sums, y_origin, first, length, width, valid, block * BLOCK, outs)
         release()
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def dot_forward(xp, steps, packed, y, runs, items, x_step, outs):
+    """``forward`` on AVX512-BF16 dot products of vectors (``dot_block_sums``), the same
+    blocks from the same operands, for a host with those and no tiles."""
+    blocks = -(-outs // BLOCK)
+    per_block = steps.shape[0] * 2 * TILE_VALUES
+    for item in prange(items.shape[0]):
+        run, first = items[item, 0], items[item, 1]
+        x_origin, y_origin, length, width, valid = runs[run]
+        sums = _sums_buffer()
+        for block in range(blocks):
+            dot_block_sums(xp, x_origin + first * x_step, x_step, steps, packed,
+                           block * per_block, sums)
+            _write_block(y, sums, y_origin, first, length, width, valid, block * BLOCK, outs)
+
+
+@njit(cache=True, nogil=True)
+def _write_block(y, sums, y_origin, first, length, width, valid, low, outs):
+    """Rounds a block's sums (its rows the run's positions from ``first``, its columns the
+    output channels from ``low``) once to bfloat16 into ``y``, where they are outputs."""
+    taken = min(BLOCK, outs - low)
+    for row in range(min(BLOCK, length - first)):
+        column = (first + row) % width
+        if column < valid:
+            at = (y_origin + (first + row) // width * valid + column) * outs + low
+            for k in range(taken):
+                y[at + k] = bfloat16_bits(sums[row * BLOCK + k])
 
 
 @intrinsic

@@ -4,7 +4,10 @@ and the stride-1 filter gradient (``backprop_filter``).
 
 On a CPU with AMX-BF16 (Intel Xeon from Sapphire Rapids on) a tile product does 8,192
 multiply-adds of bfloat16 values in one instruction, where the float32 micro-kernels do 16
-a vector, and TF's oneDNN runs its bfloat16 convs on these units. The input is padded once,
+a vector, and TF's oneDNN runs its bfloat16 convs on these units. On a CPU with AVX512-BF16
+and no tiles (AMD Zen 4 on) the forward conv and the input gradient sum the same blocks on
+vector dot products of bfloat16 pairs, 32 multiply-adds an instruction, as oneDNN does
+there; the filter gradient stays on the float32 paths. The input is padded once,
 its channels up to a multiple of 32 with zeros (a step's tile row holds 32 channels), and
 read in place: the 16 rows of an input tile are 16 output positions' windows, a fixed
 distance apart along a line of the output (a stride-1 conv's plane runs over its padded rows
@@ -36,13 +39,13 @@ _BLOCK = 32             # output positions and channels of a block
 def applies(xp, dtype, kernel, in_channels, out_channels, pads):
     """Whether the forward conv of a ``dtype`` input by a ``kernel`` filter of
     ``in_channels`` -> ``out_channels`` runs on the tiles: NumPy with compiled loops on a
-    host with AMX-BF16 (``host_isa.matrix_tiles``), bfloat16, 1-3 spatial dims, no negative
-    padding, and at least ``MIN_CHANNELS`` channels each way (with fewer, the zeros padding
-    a tile row would be most of its work)."""
+    host with AMX-BF16 (``host_isa.matrix_tiles``) or AVX512-BF16 (``bfloat16_dots``),
+    bfloat16, 1-3 spatial dims, no negative padding, and at least ``MIN_CHANNELS`` channels
+    each way (with fewer, the zeros padding a tile row would be most of its work)."""
     return (xp is np and np.dtype(dtype) == ml_dtypes.bfloat16 and 1 <= len(kernel) <= 3
             and min(in_channels, out_channels) >= MIN_CHANNELS
             and all(b >= 0 and a >= 0 for b, a in pads)
-            and usable() and host_isa.matrix_tiles())
+            and usable() and (host_isa.matrix_tiles() or host_isa.bfloat16_dots()))
 
 
 def takes_input_gradient(xp, dtype, filter_shape, strides, dilations, pads):
@@ -57,9 +60,10 @@ def takes_input_gradient(xp, dtype, filter_shape, strides, dilations, pads):
 def takes_filter_gradient(xp, dtype, filter_shape, strides, pads):
     """Whether the filter gradient ``filter_shape`` ``[*K, C, O]`` of a conv runs on the
     tiles: stride 1 (its positions run contiguously along a transposed input's rows), where
-    the forward conv ``applies``."""
+    the forward conv ``applies`` on AMX tiles."""
     kernel, (c, o) = filter_shape[:-2], filter_shape[-2:]
-    return all(s == 1 for s in strides) and applies(xp, dtype, kernel, c, o, pads)
+    return (all(s == 1 for s in strides) and applies(xp, dtype, kernel, c, o, pads)
+            and host_isa.matrix_tiles())
 
 
 def conv_backprop_filter(x, dy, filter_shape, dilations, pads, channels_last):
@@ -97,7 +101,9 @@ def forward(xc, w, strides, dilations, pads, out_sp):
     O]`` (any float dtype, rounded to bfloat16) with ``pads`` (before, after) per spatial
     dim: bfloat16 ``[N, *out_sp, O]``. Each output element sums its taps' products in
     float32 (the order of a tile product's sums is the unit's), rounded once."""
-    _require_tiles()
+    tiles = host_isa.matrix_tiles()
+    if not (tiles or host_isa.bfloat16_dots()):
+        raise RuntimeError("bfloat16 products need AMX-BF16 tiles or AVX512-BF16")
     y = np.zeros((xc.shape[0], *out_sp, w.shape[-1]), ml_dtypes.bfloat16)
     if y.size == 0 or xc.size == 0 or w.size == 0:
         return y
@@ -108,9 +114,14 @@ def forward(xc, w, strides, dilations, pads, out_sp):
     runs, x_step = _runs(n, out3, extents, strides, channels)
     padded = _padded(x3, extents, [b for b, _ in pads], channels,
                      tail=(_BLOCK + 1) * x_step + channels)
-    loops("matrix_tiles", chunk=1).forward(
-        padded, _steps(kernel, dilations, extents, channels), _packed(w, kernel, channels),
-        y.reshape(-1).view(np.uint16), runs, _items(runs[:, 2]), x_step, o, _configuration())
+    operands = (padded, _steps(kernel, dilations, extents, channels),
+                _packed(w, kernel, channels), y.reshape(-1).view(np.uint16), runs,
+                _items(runs[:, 2]), x_step, o)
+    compiled = loops("matrix_tiles", chunk=1)
+    if tiles:
+        compiled.forward(*operands, _configuration())
+    else:
+        compiled.dot_forward(*operands)
     return y
 
 
@@ -218,10 +229,12 @@ def _runs(n, out3, extents, strides, channels):
     """``(runs, x_step)``: the lines of output positions the blocks run along, as
     ``compiled.matrix_tiles.forward`` takes them, and the distance between neighbours in the
     padded input. With stride 1 in the last two dims one line per output plane, over its
-    padded rows whole; else one per output row."""
+    padded rows whole, where that leaves fewer positions to compute than blocks of whole
+    rows (rows shorter than a block, or of part blocks); else one line per output row."""
     q1n, q2n, q3n = out3
     p1, p2, p3 = extents
-    if strides[1] == strides[2] == 1:
+    by_rows = q2n * -(-q3n // _BLOCK)
+    if strides[1] == strides[2] == 1 and -(-((q2n - 1) * p3 + q3n) // _BLOCK) < by_rows:
         image, q1 = np.divmod(np.arange(n * q1n), q1n)
         origins = (image * p1 + q1 * strides[0]) * p2 * p3 * channels
         lines = np.stack([origins, np.arange(n * q1n) * q2n * q3n,

@@ -1,8 +1,9 @@
-"""bfloat16 convs on AMX tiles (``conv_algorithms.matrix_tiles``): the tiles' float32 sums
-against the slow float64 reference for every rank, stride, dilation and padding and channel
-counts that fill tiles partly; the forward conv and the stride-1 input gradient through the
-dense ops (both layouts) and through TF's raw ops against TensorFlow; which convs take the
-tiles; and the host check. The sums run only on a host with AMX-BF16 (skipped elsewhere)."""
+"""bfloat16 convs on AMX tiles, or AVX512-BF16 dot products (``conv_algorithms.matrix_tiles``):
+the float32 sums against the slow float64 reference for every rank, stride, dilation and
+padding and channel counts that fill tiles partly; the forward conv and the stride-1 input
+gradient through the dense ops (both layouts) and through TF's raw ops against TensorFlow;
+which convs take the tiles; and the host checks. The sums run only on a host with AMX-BF16
+or AVX512-BF16 (the filter gradient's only with AMX-BF16; skipped elsewhere)."""
 
 import ml_dtypes
 import numpy as np
@@ -24,6 +25,9 @@ from tests.reference_conv import (conv_backprop_filter_ref, conv_backprop_input_
 BF16 = ml_dtypes.bfloat16
 on_tiles = pytest.mark.skipif(not host_isa.matrix_tiles(),
                               reason="this host has no AMX-BF16 tiles for numba's code")
+on_products = pytest.mark.skipif(
+    not (host_isa.matrix_tiles() or host_isa.bfloat16_dots()),
+    reason="this host has neither AMX-BF16 tiles nor AVX512-BF16 for numba's code")
 
 
 class _Counted:
@@ -44,7 +48,7 @@ def _wide_case(case, channels, outs, channels_last=True):
     return x, w, dy, geo, x_shape
 
 
-@on_tiles
+@on_products
 @SETTINGS
 @given(case=conv_cases(min_size=1), channels=st.integers(16, 72), outs=st.integers(16, 72),
        width=st.integers(1, 48), reverse=st.booleans())
@@ -69,7 +73,7 @@ def test_tile_sums_match_reference(case, channels, outs, width, reverse):
                   + error + 1e-30)
 
 
-@on_tiles
+@on_products
 @SETTINGS
 @given(case=conv_cases(min_size=1), channels=st.integers(16, 40), outs=st.integers(16, 40),
        channels_last=st.booleans())
@@ -125,7 +129,7 @@ def test_filter_gradients_match_reference(case, channels, outs, width, channels_
     assert counted.calls == 0
 
 
-@on_tiles
+@on_products
 def test_tiles_agree_with_the_float32_path():
     """The same convs with the tiles switched off (the float32 micro-kernels, rounded
     once): the two agree within one bfloat16 rounding."""
@@ -142,7 +146,8 @@ def test_tiles_agree_with_the_float32_path():
 def test_which_convs_take_the_tiles(monkeypatch):
     """bfloat16 on NumPy with 16+ channels each way and no negative padding; the input
     gradient only at stride 1, where its forward's padding is not negative; a forward conv
-    that takes them has no kernel route of its own (a 1x1 one included)."""
+    that takes them has no kernel route of its own (a 1x1 one included). With AVX512-BF16
+    and no tiles, the forward conv and the input gradient, not the filter gradient."""
     monkeypatch.setattr(host_isa, "matrix_tiles", lambda: True)
     pads = ((1, 1), (1, 1))
     assert matrix_tiles.applies(np, BF16, (3, 3), 16, 16, pads)
@@ -165,28 +170,39 @@ def test_which_convs_take_the_tiles(monkeypatch):
                          (8, 8), BF16)
     assert route is None
     monkeypatch.setattr(host_isa, "matrix_tiles", lambda: False)
+    monkeypatch.setattr(host_isa, "bfloat16_dots", lambda: True)
+    assert matrix_tiles.applies(np, BF16, (3, 3), 16, 16, pads)
+    assert matrix_tiles.takes_input_gradient(np, BF16, (3, 3, 32, 64), (1, 1), (1, 1), pads)
+    assert not matrix_tiles.takes_filter_gradient(np, BF16, (3, 3, 32, 64), (1, 1), pads)
+    monkeypatch.setattr(host_isa, "bfloat16_dots", lambda: False)
     assert not matrix_tiles.applies(np, BF16, (3, 3), 64, 64, pads)
 
 
 def test_host_check_wants_both_features(monkeypatch):
     """No tiles where numba's code lacks AMX-TILE or AMX-BF16 (forced AVX2 code among
-    them), whatever the host; the tile loops refuse to run there rather than die on a tile
-    instruction."""
-    host_isa.matrix_tiles.cache_clear()
+    them), and no dot products where it lacks AVX512-BF16, whatever the host; the loops
+    refuse to run without either rather than die on an instruction the CPU lacks."""
+    checks = (host_isa.matrix_tiles, host_isa.bfloat16_dots)
     x, w = np.ones((1, 4, 32), BF16), np.ones((1, 32, 32), BF16)
     try:
-        for features in ("", "+avx2,+fma", "+amx-tile,-amx-bf16", "-amx-tile,+amx-bf16"):
+        for features in ("", "+avx2,+fma", "+amx-tile,-amx-bf16", "-amx-tile,+amx-bf16",
+                         "+avx512f,-avx512bf16"):
             monkeypatch.setattr(host_isa, "numba_target", lambda f=features: ("haswell", f))
-            host_isa.matrix_tiles.cache_clear()
-            assert host_isa.matrix_tiles() is False
-            with pytest.raises(RuntimeError, match="need AMX-BF16"):
+            for check in checks:
+                check.cache_clear()
+            assert host_isa.matrix_tiles() is False and host_isa.bfloat16_dots() is False
+            with pytest.raises(RuntimeError, match="need AMX-BF16 tiles or AVX512-BF16"):
                 matrix_tiles.forward(x, w, (1,), (1,), [(0, 0)], (4,))
+        monkeypatch.setattr(host_isa, "numba_target", lambda: ("znver4", "+avx512f,+avx512bf16"))
+        host_isa.bfloat16_dots.cache_clear()
+        assert host_isa.bfloat16_dots() is True
     finally:
         monkeypatch.undo()
-        host_isa.matrix_tiles.cache_clear()
+        for check in checks:
+            check.cache_clear()
 
 
-@on_tiles
+@on_products
 @pytest.mark.parametrize("op, x_shape, w_shape, strides, padding", [
     ("Conv2D", (2, 10, 12, 32), (3, 3, 32, 48), [1, 1, 1, 1], "SAME"),
     ("Conv2D", (1, 9, 9, 40), (3, 2, 40, 32), [1, 2, 3, 1], "VALID"),
@@ -224,6 +240,8 @@ def test_raw_ops_match_tensorflow(op, x_shape, w_shape, strides, padding):
                                         w_shape, *geo)
         kwargs = dict(input=x, filter_sizes=np.array(w_shape, np.int32), out_backprop=dy,
                       strides=strides, padding=padding)
+    if "BackpropFilter" in op and not host_isa.matrix_tiles():
+        pytest.skip("the filter gradient runs on AMX tiles only")
     theirs = getattr(tf.raw_ops, op)(**kwargs).numpy()
     which = "backprop_filter" if "BackpropFilter" in op else "forward"
     counted = _Counted(getattr(matrix_tiles, which))
