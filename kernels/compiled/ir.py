@@ -11,6 +11,7 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
+from graphops.kernels.compiled import host_isa
 from graphops.kernels.compiled.constants import CACHE_LINE_BYTES, LANES
 
 INT = ir.IntType(64)
@@ -141,6 +142,43 @@ def _bfloat16_words(builder, values):
     return builder.select(nan, quiet, nearest)
 
 
+def _nan_or_subnormal(builder, values):
+    """Which lanes of a float32 vector hold a NaN or a subnormal value (``vfpclassps``)."""
+    mask = ir.VectorType(ir.IntType(1), LANES)
+    classify = builder.module.declare_intrinsic(
+        "llvm.x86.avx512.fpclass.ps.512", fnty=ir.FunctionType(mask, [VECTOR, INT32]))
+    return builder.call(classify, [values, INT32(0x81 | 0x20)])   # NaNs, subnormals
+
+
+def _interleaved_bfloat16(builder, even, odd):
+    """``even`` and ``odd`` rounded to bfloat16 by AVX512-BF16's ``vcvtne2ps2bf16`` (to
+    nearest even, overflowing to infinity; for values that are neither NaN nor subnormal
+    what ``_rounded`` gives), interleaved into words of an even and an odd value."""
+    halves = ir.VectorType(ir.IntType(16), 2 * LANES)
+    convert = builder.module.declare_intrinsic(
+        "llvm.x86.avx512bf16.cvtne2ps2bf16.512",
+        fnty=ir.FunctionType(ir.VectorType(BFloat16(), 2 * LANES), [VECTOR, VECTOR]))
+    rounded = builder.bitcast(builder.call(convert, [odd, even]), halves)  # even's first
+    order = [i // 2 + (i % 2) * LANES for i in range(2 * LANES)]
+    return builder.bitcast(builder.shuffle_vector(rounded, ir.Constant(halves, ir.Undefined),
+                                                  ir.Constant(ir.VectorType(INT32, 2 * LANES),
+                                                              order)), WORDS)
+
+
+class BFloat16(ir.Type):
+    """LLVM's ``bfloat`` (llvmlite's IR builder has no such type): the element of the
+    AVX512-BF16 intrinsics' vectors."""
+
+    def _to_string(self):
+        return "bfloat"
+
+    def __eq__(self, other):
+        return isinstance(other, BFloat16)
+
+    def __hash__(self):
+        return hash(BFloat16)
+
+
 def deinterleaved(builder, low, high):
     """The even and the odd lanes of the ``2*LANES`` values of vectors ``low`` then
     ``high``: two vectors, the order ``VectorAccess.load_pairs`` gives values in."""
@@ -208,10 +246,23 @@ class VectorAccess:
 
     def store_pairs(self, even, odd, base, at):
         """Stores ``2*LANES`` float32 values rounded to bfloat16 at ``base[at]``: ``even``'s
-        at even offsets, ``odd``'s at odd ones (the layout ``load_pairs`` reads)."""
-        words = self.builder.or_(_bfloat16_words(self.builder, even), self.builder.shl(
-            _bfloat16_words(self.builder, odd), _splat(WORDS, 16)))
-        self._write(words, self._pointer(base, at, WORDS))
+        at even offsets, ``odd``'s at odd ones (the layout ``load_pairs`` reads). With
+        AVX512-BF16 (``host_isa.bfloat16_dots``) one instruction rounds both vectors where
+        no value is a NaN or subnormal (which it would not round as NumPy does)."""
+        builder, pointer = self.builder, self._pointer(base, at, WORDS)
+        words = builder.or_(_bfloat16_words(builder, even), builder.shl(
+            _bfloat16_words(builder, odd), _splat(WORDS, 16)))
+        if not host_isa.bfloat16_dots():
+            self._write(words, pointer)
+            return
+        special = builder.bitcast(builder.or_(_nan_or_subnormal(builder, even),
+                                              _nan_or_subnormal(builder, odd)), ir.IntType(LANES))
+        with builder.if_else(builder.icmp_unsigned("!=", special, ir.Constant(
+                ir.IntType(LANES), 0))) as (rare, usual):
+            with rare:
+                self._write(words, pointer)
+            with usual:
+                self._write(_interleaved_bfloat16(builder, even, odd), pointer)
 
     def store(self, value, base, at):
         """Stores the vector ``value`` at ``base[at]``."""

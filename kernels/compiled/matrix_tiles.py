@@ -44,23 +44,9 @@ _I8, _I32, _I64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
 _BYTES = _I8.as_pointer()
 
 
-class _BFloat16(ir.Type):
-    """LLVM's ``bfloat`` (llvmlite's IR builder has no such type): the element of the dot
-    product's operands."""
-
-    def _to_string(self):
-        return "bfloat"
-
-    def __eq__(self, other):
-        return isinstance(other, _BFloat16)
-
-    def __hash__(self):
-        return hash(_BFloat16)
-
-
 _SUMS = ir.VectorType(ir.FloatType(), LINE_VALUES)   # 16 float32 sums
 _WORDS = ir.VectorType(_I32, LINE_VALUES)            # 16 pairs of bfloat16 bits
-_PAIRS = ir.VectorType(_BFloat16(), 2 * LINE_VALUES)
+_PAIRS = ir.VectorType(loops_ir.BFloat16(), 2 * LINE_VALUES)
 
 
 def configuration():

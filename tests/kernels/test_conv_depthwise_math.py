@@ -217,14 +217,17 @@ def _rounding_pairs(dtype):
 
 @pytest.mark.parametrize("dtype", [ml_dtypes.bfloat16, np.float16])
 @pytest.mark.parametrize("channels", [16, 21, 48])
-def test_half_outputs_round_once_as_numpy_rounds(channels, dtype):
+@pytest.mark.parametrize("spread", [False, True])
+def test_half_outputs_round_once_as_numpy_rounds(channels, dtype, spread):
     """A 1x2 filter of ones sums two 16-bit values in float32: each output is that sum
     rounded once as NumPy / ml_dtypes round float32 to the dtype (ties to even, overflow to
-    infinity, a NaN to the quiet NaN of its sign, subnormals kept)."""
+    infinity, a NaN to the quiet NaN of its sign, subnormals kept); ``spread``: each sum
+    at a position of its own, so that most vectors of outputs hold no NaN or subnormal
+    (the stores that round them with AVX512-BF16, ``ir.VectorAccess.store_pairs``)."""
     rng = np.random.default_rng(9)
     x = rng.standard_normal((3, 4, 2, channels)).astype(dtype)
     for i, (a, b) in enumerate(_rounding_pairs(dtype)):
-        x.reshape(-1, 2, channels)[i // channels, :, i % channels] = (a, b)
+        x.reshape(-1, 2, channels)[i if spread else i // channels, :, i % channels] = (a, b)
     y = depthwise_forward(x, np.ones((1, 2, channels, 1), dtype), (1, 1), (1, 1),
                           ((0, 0), (0, 0)))
     sums = x[:, :, :1].astype(np.float32) + x[:, :, 1:].astype(np.float32)
