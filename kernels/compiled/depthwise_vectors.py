@@ -21,7 +21,10 @@ prefetchers stream the rows in, and a tap row's loads are cache hits for the nex
 
 A call takes up to ``TAPS`` taps (a switch on the count picks a loop with that many
 registers) and channels two vectors of ``LANES`` at a time, then one, then a masked one for
-the last few. The positions of a row whose taps all fall inside the source go in one call;
+the last few. bfloat16's two vectors load as their even and odd channels
+(``ir.VectorAccess.load_pairs``: a shift or a mask a vector, where widening 16 values in
+order moves them across the register's lanes), each summed as in the plain loop, and store
+back in order. The positions of a row whose taps all fall inside the source go in one call;
 the few at its edges one by one with the taps that reach them, so padding is never read
 (nor multiplied: NaN/Inf reach only the outputs their taps reach). Output rows of whole
 cache lines are written with non-temporal stores, which skip reading the lines first.
@@ -98,7 +101,7 @@ def _weighted_kernel(vectors, masked=False, stream=False):
                 weights = [[filter_access.load(w, builder.add(
                     _tap_start(builder, w_starts, first, t, channel), _INT(v * LANES)))
                     for v in range(vectors)] for t in range(taps)]
-                if vectors == 2 and source.half == "bfloat16":
+                if vectors == 2 and not masked and source.half == "bfloat16":
                     _weighted_pairs(builder, fma, source, target, src, starts, src_step,
                                     weights, out, out_first, out_step, count)
                     return

@@ -123,8 +123,9 @@ def matrix_tiles():
 @functools.lru_cache(maxsize=None)
 def bfloat16_dots():
     """Whether compiled loops may use AVX512-BF16's dot products of bfloat16 pairs
-    (``vdpbf16ps``): numba generates code with that feature."""
-    return "+avx512bf16" in numba_target()[1].split(",")
+    (``vdpbf16ps``) and conversions: numba generates code with that feature and with
+    AVX512-DQ and -BW (the classifying and shuffling instructions around them)."""
+    return {"+avx512bf16", "+avx512dq", "+avx512bw"} <= set(numba_target()[1].split(","))
 
 
 def isa():

@@ -3,9 +3,9 @@
 carrying values in registers, a switch on a run-time count, fused multiply-adds of vectors
 (and of float32 scalars, for compiled loops that need one rounding whatever their
 contraction flags), vector loads and stores (plain, masked or non-temporal; of float32
-values or of bfloat16 bits, widened to float32 as they load and rounded as they store), a
-memory fence for after non-temporal stores, an intrinsic's typing and its arguments as
-pointers."""
+values or of bfloat16 bits, widened to float32 as they load and rounded as they store, two
+vectors of bfloat16 at a time as their even and odd values), a memory fence for after
+non-temporal stores, an intrinsic's typing and its arguments as pointers."""
 
 from llvmlite import ir
 from numba import types
@@ -142,6 +142,13 @@ def _bfloat16_words(builder, values):
     return builder.select(nan, quiet, nearest)
 
 
+def _paired_words(builder, even, odd):
+    """``even`` and ``odd`` rounded as ``_rounded`` rounds bfloat16, in words of an even and
+    an odd value."""
+    return builder.or_(_bfloat16_words(builder, even),
+                       builder.shl(_bfloat16_words(builder, odd), _splat(WORDS, 16)))
+
+
 def _nan_or_subnormal(builder, values):
     """Which lanes of a float32 vector hold a NaN or a subnormal value (``vfpclassps``)."""
     mask = ir.VectorType(ir.IntType(1), LANES)
@@ -153,30 +160,24 @@ def _nan_or_subnormal(builder, values):
 def _interleaved_bfloat16(builder, even, odd):
     """``even`` and ``odd`` rounded to bfloat16 by AVX512-BF16's ``vcvtne2ps2bf16`` (to
     nearest even, overflowing to infinity; for values that are neither NaN nor subnormal
-    what ``_rounded`` gives), interleaved into words of an even and an odd value."""
+    what ``_rounded`` gives), interleaved into words of an even and an odd value. Declared
+    with the 16-bit integer vector LLVM took before its ``bfloat`` type (LLVM reads both)."""
     halves = ir.VectorType(ir.IntType(16), 2 * LANES)
     convert = builder.module.declare_intrinsic(
-        "llvm.x86.avx512bf16.cvtne2ps2bf16.512",
-        fnty=ir.FunctionType(ir.VectorType(BFloat16(), 2 * LANES), [VECTOR, VECTOR]))
-    rounded = builder.bitcast(builder.call(convert, [odd, even]), halves)  # even's first
+        "llvm.x86.avx512bf16.cvtne2ps2bf16.512", fnty=ir.FunctionType(halves, [VECTOR, VECTOR]))
+    rounded = builder.call(convert, [odd, even])      # even's values first
     order = [i // 2 + (i % 2) * LANES for i in range(2 * LANES)]
     return builder.bitcast(builder.shuffle_vector(rounded, ir.Constant(halves, ir.Undefined),
                                                   ir.Constant(ir.VectorType(INT32, 2 * LANES),
                                                               order)), WORDS)
 
 
-class BFloat16(ir.Type):
-    """LLVM's ``bfloat`` (llvmlite's IR builder has no such type): the element of the
-    AVX512-BF16 intrinsics' vectors."""
-
-    def _to_string(self):
-        return "bfloat"
-
-    def __eq__(self, other):
-        return isinstance(other, BFloat16)
-
-    def __hash__(self):
-        return hash(BFloat16)
+def broadcast(builder, value, vector_type):
+    """A ``vector_type`` vector of copies of the scalar ``value``."""
+    lone = builder.insert_element(ir.Constant(vector_type, ir.Undefined), value, INT32(0))
+    return builder.shuffle_vector(lone, ir.Constant(vector_type, ir.Undefined),
+                                  ir.Constant(ir.VectorType(INT32, vector_type.count),
+                                              [0] * vector_type.count))
 
 
 def deinterleaved(builder, low, high):
@@ -205,10 +206,7 @@ class VectorAccess:
         self.passthrough = _splat(HALF_BITS, 0) if half else ZERO   # masked-off lanes
         if masked:
             lanes = ir.VectorType(INT32, LANES)
-            count = builder.insert_element(ir.Constant(lanes, ir.Undefined),
-                                           builder.trunc(left, INT32), INT32(0))
-            count = builder.shuffle_vector(count, ir.Constant(lanes, ir.Undefined),
-                                           ir.Constant(lanes, [0] * LANES))
+            count = broadcast(builder, builder.trunc(left, INT32), lanes)
             self.mask = builder.icmp_unsigned("<", ir.Constant(lanes, list(range(LANES))),
                                               count)
             memory, pointer = self.memory, self.memory.as_pointer()
@@ -239,6 +237,7 @@ class VectorAccess:
         even offsets, then those at odd ones. Each 32-bit word holds an even and an odd
         value, whose float32 bits are the word shifted left and its upper half: two integer
         operations a vector, where widening values in order moves them across lanes."""
+        self._check_pairs()
         words = self.builder.load(self._pointer(base, at, WORDS), align=self.align)
         even = self.builder.shl(words, _splat(WORDS, 16))
         odd = self.builder.and_(words, _splat(WORDS, -0x10000))
@@ -248,21 +247,29 @@ class VectorAccess:
         """Stores ``2*LANES`` float32 values rounded to bfloat16 at ``base[at]``: ``even``'s
         at even offsets, ``odd``'s at odd ones (the layout ``load_pairs`` reads). With
         AVX512-BF16 (``host_isa.bfloat16_dots``) one instruction rounds both vectors where
-        no value is a NaN or subnormal (which it would not round as NumPy does)."""
-        builder, pointer = self.builder, self._pointer(base, at, WORDS)
-        words = builder.or_(_bfloat16_words(builder, even), builder.shl(
-            _bfloat16_words(builder, odd), _splat(WORDS, 16)))
+        no value is a NaN or subnormal (which it would not round as NumPy does). One store
+        after the two ways' values meet, so that a non-temporal one stays so."""
+        self._check_pairs()
+        builder = self.builder
         if not host_isa.bfloat16_dots():
-            self._write(words, pointer)
+            self._write(_paired_words(builder, even, odd), self._pointer(base, at, WORDS))
             return
         special = builder.bitcast(builder.or_(_nan_or_subnormal(builder, even),
                                               _nan_or_subnormal(builder, odd)), ir.IntType(LANES))
         with builder.if_else(builder.icmp_unsigned("!=", special, ir.Constant(
                 ir.IntType(LANES), 0))) as (rare, usual):
             with rare:
-                self._write(words, pointer)
+                exact, exact_block = _paired_words(builder, even, odd), builder.block
             with usual:
-                self._write(_interleaved_bfloat16(builder, even, odd), pointer)
+                fast, fast_block = _interleaved_bfloat16(builder, even, odd), builder.block
+        words = builder.phi(WORDS)
+        words.add_incoming(exact, exact_block)
+        words.add_incoming(fast, fast_block)
+        self._write(words, self._pointer(base, at, WORDS))
+
+    def _check_pairs(self):
+        if self.mask is not None or self.half != "bfloat16":
+            raise TypeError("pairs of vectors are unmasked bfloat16 accesses")
 
     def store(self, value, base, at):
         """Stores the vector ``value`` at ``base[at]``."""

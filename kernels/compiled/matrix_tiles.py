@@ -12,9 +12,9 @@ products. Products of bfloat16 values are exact in float32; the sums are float32
 unit treats subnormal inputs as zero and flushes subnormal sums, as TF's oneDNN does on
 the same unit), each rounded once to bfloat16 as it is written.
 
-Only for a host whose code numba generates with AMX-BF16 and whose kernel grants the
-process the tile state (``host_isa.matrix_tiles``): LLVM cannot compile these operations
-for any other CPU, and numba compiles a function at its first call.
+The tile loops only for a host whose code numba generates with AMX-BF16 and whose kernel
+grants the process the tile state (``host_isa.matrix_tiles``): LLVM cannot compile these
+operations for any other CPU, and numba compiles a function at its first call.
 
 Without tiles, a host with AVX512-BF16 (``host_isa.bfloat16_dots``: AMD Zen 4 on, Intel
 Cooper Lake) sums the same blocks from the same packed operands on vectors
@@ -46,7 +46,6 @@ _BYTES = _I8.as_pointer()
 
 _SUMS = ir.VectorType(ir.FloatType(), LINE_VALUES)   # 16 float32 sums
 _WORDS = ir.VectorType(_I32, LINE_VALUES)            # 16 pairs of bfloat16 bits
-_PAIRS = ir.VectorType(loops_ir.BFloat16(), 2 * LINE_VALUES)
 
 
 def configuration():
@@ -168,8 +167,8 @@ def dot_block_sums(typingctx, x, x_at, x_step, steps, w, w_at, sums):
             context, builder, signature, args)
         count = builder.extract_value(
             context.make_array(signature.args[3])(context, builder, args[3]).shape, 0)
-        dot = builder.module.declare_intrinsic(
-            "llvm.x86.avx512bf16.dpbf16ps.512", fnty=ir.FunctionType(_SUMS, [_SUMS] + [_PAIRS] * 2))
+        dot = builder.module.declare_intrinsic(   # the pairs as words: LLVM reads it so
+            "llvm.x86.avx512bf16.dpbf16ps.512", fnty=ir.FunctionType(_SUMS, [_SUMS] + [_WORDS] * 2))
 
         def pass_of_rows(chunk, carried):
             row_at = builder.add(x_at, builder.mul(chunk, builder.mul(x_step, _I64(DOT_ROWS))))
@@ -184,10 +183,10 @@ def dot_block_sums(typingctx, x, x_at, x_step, steps, w, w_at, sums):
                     for r in range(DOT_ROWS):
                         pair = _load(builder, x, builder.add(first, builder.add(
                             builder.mul(x_step, _I64(r)), _I64(2 * j))), _I32)
-                        both = builder.bitcast(_splat(builder, pair), _PAIRS)
+                        both = loops_ir.broadcast(builder, pair, _WORDS)
                         for t in (0, 1):
-                            held[2 * r + t] = builder.call(
-                                dot, [held[2 * r + t], both, builder.bitcast(columns[t], _PAIRS)])
+                            held[2 * r + t] = builder.call(dot, [held[2 * r + t], both,
+                                                                 columns[t]])
                 return held
 
             zero = ir.Constant(_SUMS, [0.0] * LINE_VALUES)
@@ -211,13 +210,6 @@ def _load(builder, data, index, kind):
     """The ``kind`` value at element ``index`` of the bfloat16 bits at ``data``."""
     return builder.load(builder.bitcast(builder.gep(data, [index]), kind.as_pointer()),
                         align=2)
-
-
-def _splat(builder, word):
-    """A vector of 16 copies of the 32-bit ``word``."""
-    lone = builder.insert_element(ir.Constant(_WORDS, ir.Undefined), word, _I32(0))
-    return builder.shuffle_vector(lone, ir.Constant(_WORDS, ir.Undefined),
-                                  ir.Constant(_WORDS, [0] * LINE_VALUES))
 
 
 @njit(cache=True, nogil=True)

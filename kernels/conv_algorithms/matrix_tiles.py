@@ -11,7 +11,8 @@ there; the filter gradient stays on the float32 paths. The input is padded once,
 its channels up to a multiple of 32 with zeros (a step's tile row holds 32 channels), and
 read in place: the 16 rows of an input tile are 16 output positions' windows, a fixed
 distance apart along a line of the output (a stride-1 conv's plane runs over its padded rows
-whole, the padding's columns computed and dropped). The filter is packed into the pairs of
+whole, the padding's columns computed and dropped, where that computes fewer positions than
+its rows one by one). The filter is packed into the pairs of
 rows the tile product takes, its output channels padded to a multiple of 32 with zeros.
 Each sum is float32, rounded to bfloat16 once as it is written, as TF's CPU kernels round
 theirs.

@@ -56,21 +56,31 @@ def test_tile_sums_match_reference(case, channels, outs, width, reverse):
     """The convs' values, the last spatial dim up to 48 wide: float32 sums (within float32's
     rounding of the sum of the terms' magnitudes) rounded once to bfloat16 (channels past a
     multiple of 32 padded with zeros, blocks past a run's end dropped, a stride-1 plane's
-    padded columns computed and dropped). The blocks taken last to first as well (threads
-    take them in any order: no block writes where another does)."""
+    padded columns computed and dropped where it runs over its padded rows whole). The
+    blocks taken last to first as well (threads take them in any order: no block writes
+    where another does). On a host with both, the tiles and the dot products each."""
     case["dims"][-1]["size"] = width
     x, w, _, (strides, dilations, pads), _ = _wide_case(case, channels, outs)
     in_order = matrix_tiles._items
-    with module_settings(matrix_tiles,
-                         _items=lambda lengths: in_order(lengths)[::-1 if reverse else 1]):
-        got = matrix_tiles.forward(x, w, strides, dilations, pads, geometry(case)[4])
     x64, w64 = x.astype(np.float64), w.astype(np.float64)
     want = conv_forward_ref(x64, w64, strides, dilations, pads)
     magnitude = conv_forward_ref(np.abs(x64), np.abs(w64), strides, dilations, pads)
-    assert got.dtype == BF16 and got.shape == want.shape
     error = 1e-6 * magnitude               # float32 sums, then one rounding to bfloat16
-    assert np.all(np.abs(got.astype(np.float64) - want) <= 2 ** -8 * (np.abs(want) + error)
-                  + error + 1e-30)
+    for tiles in _kinds_of_products():
+        with module_settings(matrix_tiles,
+                             _items=lambda lengths: in_order(lengths)[::-1 if reverse else 1]), \
+                module_settings(host_isa, matrix_tiles=lambda: tiles):
+            got = matrix_tiles.forward(x, w, strides, dilations, pads, geometry(case)[4])
+        assert got.dtype == BF16 and got.shape == want.shape
+        assert np.all(np.abs(got.astype(np.float64) - want)
+                      <= 2 ** -8 * (np.abs(want) + error) + error + 1e-30)
+
+
+def _kinds_of_products():
+    """Whether each kind of product this host has runs on tiles: True for AMX tiles, False
+    for AVX512-BF16 dot products."""
+    return [tiles for tiles, present in ((True, host_isa.matrix_tiles()),
+                                         (False, host_isa.bfloat16_dots())) if present]
 
 
 @on_products
@@ -137,9 +147,12 @@ def test_tiles_agree_with_the_float32_path():
     x = rng.uniform(-1, 1, (2, 12, 40, 48)).astype(BF16)
     w = rng.uniform(-1, 1, (3, 3, 48, 64)).astype(BF16)
     geo = ((1, 2), (1, 1), ((1, 1), (1, 1)))
-    tiled = conv_dense.conv_forward(x, w, *geo).astype(np.float64)
-    with module_settings(matrix_tiles, applies=lambda *args: False):
+    counted = _Counted()
+    with module_settings(matrix_tiles, forward=counted):
+        tiled = conv_dense.conv_forward(x, w, *geo).astype(np.float64)
+    with module_settings(matrix_tiles, applies=lambda *args: False, forward=counted):
         plain = conv_dense.conv_forward(x, w, *geo).astype(np.float64)
+    assert counted.calls == 1
     assert np.all(np.abs(tiled - plain) <= 2 ** -7 * np.abs(plain) + 1e-6)
 
 
@@ -180,20 +193,22 @@ def test_which_convs_take_the_tiles(monkeypatch):
 
 def test_host_check_wants_both_features(monkeypatch):
     """No tiles where numba's code lacks AMX-TILE or AMX-BF16 (forced AVX2 code among
-    them), and no dot products where it lacks AVX512-BF16, whatever the host; the loops
+    them), and no dot products where it lacks AVX512-BF16 (or the AVX512-DQ and -BW the
+    code around them needs), whatever the host; the loops
     refuse to run without either rather than die on an instruction the CPU lacks."""
     checks = (host_isa.matrix_tiles, host_isa.bfloat16_dots)
     x, w = np.ones((1, 4, 32), BF16), np.ones((1, 32, 32), BF16)
     try:
         for features in ("", "+avx2,+fma", "+amx-tile,-amx-bf16", "-amx-tile,+amx-bf16",
-                         "+avx512f,-avx512bf16"):
+                         "+avx512f,-avx512bf16", "+avx512f,+avx512bf16"):
             monkeypatch.setattr(host_isa, "numba_target", lambda f=features: ("haswell", f))
             for check in checks:
                 check.cache_clear()
             assert host_isa.matrix_tiles() is False and host_isa.bfloat16_dots() is False
             with pytest.raises(RuntimeError, match="need AMX-BF16 tiles or AVX512-BF16"):
                 matrix_tiles.forward(x, w, (1,), (1,), [(0, 0)], (4,))
-        monkeypatch.setattr(host_isa, "numba_target", lambda: ("znver4", "+avx512f,+avx512bf16"))
+        monkeypatch.setattr(host_isa, "numba_target",
+                            lambda: ("znver4", "+avx512f,+avx512bw,+avx512dq,+avx512bf16"))
         host_isa.bfloat16_dots.cache_clear()
         assert host_isa.bfloat16_dots() is True
     finally:
@@ -220,6 +235,8 @@ def test_raw_ops_match_tensorflow(op, x_shape, w_shape, strides, padding):
     of float32's sums for the filter gradients' long sums; TF's Eigen kernels, which the
     suite runs, round more)."""
     tf = pytest.importorskip("tensorflow")
+    if "BackpropFilter" in op and not host_isa.matrix_tiles():
+        pytest.skip("the filter gradient runs on AMX tiles only")
     rng = np.random.default_rng(3)
     x = rng.uniform(-1, 1, x_shape).astype(BF16)
     w = rng.uniform(-1, 1, w_shape).astype(BF16)
@@ -240,8 +257,6 @@ def test_raw_ops_match_tensorflow(op, x_shape, w_shape, strides, padding):
                                         w_shape, *geo)
         kwargs = dict(input=x, filter_sizes=np.array(w_shape, np.int32), out_backprop=dy,
                       strides=strides, padding=padding)
-    if "BackpropFilter" in op and not host_isa.matrix_tiles():
-        pytest.skip("the filter gradient runs on AMX tiles only")
     theirs = getattr(tf.raw_ops, op)(**kwargs).numpy()
     which = "backprop_filter" if "BackpropFilter" in op else "forward"
     counted = _Counted(getattr(matrix_tiles, which))
