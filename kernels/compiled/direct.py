@@ -39,6 +39,7 @@ BLOCK = max(2 * ROWS, 4 * WIDE_ROWS)   # output positions a call of ``_accumulat
 CHUNK_BYTES = 1 << 14   # filter gradient: dy bytes (positions x O) a call's positions span
 STEPS = 256       # filter gradient: positions a run of planes holds at least (whole planes)
 GEMM_ROWS = 64    # batched_gemm: rows a pass over b's column groups takes
+ADD, GO_ON = 1, 2   # a micro-kernel call's ``add``: add its sums, or go on from those held
 
 _INT = loops_ir.INT
 
@@ -48,11 +49,13 @@ def _micro_kernel(vectors, lanes=LANES, max_rows=ROWS):
     intrinsic ``(rows, x, x_base, steps, row_offsets, v, v_step, v_col, out, out_base,
     out_offsets, add)`` over flat float32 arrays: for r < rows (1 to max_rows) and lanes
     l < vectors * lanes, ``out[out_base + out_offsets[r] + l] (+)= sum over i < len(steps) of
-    x[x_base + steps[i] + row_offsets[r]] * v[i*v_step + v_col + l]``, added to what ``out``
-    holds when ``add`` is nonzero. The forward conv takes rows as output positions and i as
-    (tap, channel) pairs; the filter gradient rows as (tap, channel) pairs and i as output
-    positions. Each row count has its own loop (a switch on ``rows``): its accumulators
-    stay in registers."""
+    x[x_base + steps[i] + row_offsets[r]] * v[i*v_step + v_col + l]``, in order with fused
+    multiply-adds: ``add`` 0 stores the sums, ``ADD`` adds them to what ``out`` holds,
+    ``GO_ON`` starts them from what it holds (a run of steps goes on where the last left off,
+    as one sum would: the forward conv's runs of pairs). The forward conv takes rows as
+    output positions and i as (tap, channel) pairs; the filter gradient rows as (tap,
+    channel) pairs and i as output positions. Each row count has its own loop (a switch on
+    ``rows``): its accumulators stay in registers."""
 
     @intrinsic
     def kernel(typingctx, rows, x, x_base, steps, row_offsets, v, v_step, v_col, out,
@@ -76,8 +79,9 @@ def _micro_kernel(vectors, lanes=LANES, max_rows=ROWS):
 
 def _emit_loop(builder, rows, vectors, lanes, x, steps, row_offsets, count, x_base, v,
                v_step, v_col, out, out_base, out_offsets, add):
-    """The IR of one micro-kernel: ``rows`` x ``vectors`` accumulators summed over the
-    ``count`` steps, then stored (or added) into ``out``; leaves the builder at its end."""
+    """The IR of one micro-kernel: ``rows`` x ``vectors`` accumulators, starting from zero
+    or (``add`` GO_ON) from what ``out`` holds, summed over the ``count`` steps, then stored
+    into ``out`` (``add`` ADD: added to what it holds); leaves the builder at its end."""
     vector_type = ir.VectorType(ir.FloatType(), lanes)
     fma = loops_ir.fma(builder, vector_type)
     zero = ir.Constant(vector_type, [0.0] * lanes)
@@ -101,15 +105,18 @@ def _emit_loop(builder, rows, vectors, lanes, x, steps, row_offsets, count, x_ba
                       for j, vector in enumerate(loaded)]
         return added
 
-    results = loops_ir.counted_loop(builder, count, [zero] * (rows * vectors), step)
-    adding = builder.icmp_signed("!=", add, _INT(0))
+    places = []
     for r in range(rows):
         start = builder.add(out_base, builder.load(builder.gep(out_offsets, [_INT(r)])))
-        for j in range(vectors):
-            where = builder.bitcast(builder.gep(out, [builder.add(start, _INT(j * lanes))]),
-                                    vector_type.as_pointer())
-            held = builder.select(adding, builder.load(where, align=4), zero)
-            builder.store(builder.fadd(held, results[r * vectors + j]), where, align=4)
+        places += [builder.bitcast(builder.gep(out, [builder.add(start, _INT(j * lanes))]),
+                                   vector_type.as_pointer()) for j in range(vectors)]
+    going_on = builder.icmp_signed("==", add, _INT(GO_ON))
+    held = [builder.select(going_on, builder.load(where, align=4), zero) for where in places]
+    results = loops_ir.counted_loop(builder, count, held, step)
+    adding = builder.icmp_signed("==", add, _INT(ADD))
+    for where, result in zip(places, results):
+        added = builder.fadd(builder.load(where, align=4), result)
+        builder.store(builder.select(adding, added, result), where, align=4)
 
 
 _half_vector, _one_vector, _two_vectors = (_micro_kernel(1, HALF_LANES), _micro_kernel(1),
@@ -253,7 +260,8 @@ def forward(x, offsets, w, y, geometry, source, bands, parts, splits, depth, wid
                                (right - left) * s3 + span3, source, slab, p2, p3, channels)
                 _band_sums(read, origin, offsets[low:high], positions[begin:end],
                            w[low * outs:], width, y, (plane * plane_size + begin) * outs,
-                           outs, columns, min(low, 1), finished, tiled, kinds, activation)
+                           outs, columns, GO_ON * min(low, 1), finished, tiled, kinds,
+                           activation)
 
 
 @njit(cache=True, nogil=True)
@@ -413,7 +421,7 @@ def strip_gemm(at, packed, out, width, block, parts):
             for s in range(part * count // parts, (part + 1) * count // parts):
                 _two_vectors(rows, af, first * rows, taken, row_offsets, packed, width,
                              first * columns + s * len(taken) * width, of, s * width,
-                             out_rows, first)
+                             out_rows, ADD * min(first, 1))
 
 
 @njit(cache=True, parallel=True, nogil=True)
@@ -430,7 +438,7 @@ def input_grad_phases(dy, dx, steps, step_starts, filters, filter_starts, phases
     s1, s2, s3, first, end), the last two the padded first dim's planes that hold dy:
     the taps that read a plane of padding alone are skipped. The threads share (image,
     phase) pairs; a pair sums its (tap, dy channel) pairs ``depth`` at a time over all its
-    planes, each run's sums added to the last's (so that a run's filter rows stay in the
+    planes, each run going on from the last's sums (so that a run's filter rows stay in the
     cache); the calls share a phase plane's (m1) positions BLOCK at a time, across its
     rows."""
     n_total, p1n, p2n, p3n, outs, i1n, i2n, i3n, channels, s1, s2, s3, lo1, hi1 = geometry

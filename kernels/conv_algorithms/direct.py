@@ -45,6 +45,7 @@ import math
 
 import numpy as np
 
+from graphops.kernels.conv_algorithms import inner_taps
 from graphops.kernels.conv_algorithms import packed_filters
 from graphops.kernels.conv_algorithms import phases as conv_phases
 from graphops.kernels.compiled import host_isa, loops, usable
@@ -131,40 +132,57 @@ def takes_pointwise(xp, ct, strides, out_channels, out_shape, in_channels):
 def forward(xc, w, strides, dilations, pads, out_sp, epilogue=None, layout=None):
     """The forward conv of channels-last float32 ``xc`` by ``w`` ``[*K, C, O]``: ``[N,
     *out_sp, O]``, through ``epilogue`` (``kernel_util.epilogue_arguments``) as it is
-    written. Each output element sums its taps in row-major order, channels fastest, with
-    fused multiply-adds (a filter it ``streams``: in runs of its rows, each run's sum added
-    to the last's). The threads' tasks as ``_tasks`` cuts them. ``layout``: what
-    ``forward_layout`` gives for these operands' shapes, where the caller keeps it."""
+    written. Each output element is one sum of its taps in row-major order, channels
+    fastest, with fused multiply-adds (a filter it ``streams``: in runs of its rows, each
+    going on from the last); where ``inner_taps`` finds classes, of only the taps that read
+    the input (the others add zeros), so both give the same bits.
+    The threads' tasks as ``_tasks`` cuts them. ``layout``: what ``forward_layout`` gives
+    for these operands' shapes, where the caller keeps it."""
     module = loops("direct", chunk=1)
-    streamed, padding, offsets, geometry, source = layout or forward_layout(
+    streamed, padding, offsets, geometry, source, classes = layout or forward_layout(
         xc, w, strides, dilations, pads, out_sp)
+    filter_rows, depth, width = _filter_rows(w, module, streamed)
+    arguments = (depth, width, *epilogue_arguments(epilogue, np.float32, w.shape[-1]))
+    y = np.empty((xc.shape[0], *out_sp, w.shape[-1]), np.float32)
+    if classes is not None:
+        offsets, rows_x, rows_y, blocks, runs, run_starts = classes
+        parts, splits = _class_tasks(len(blocks), w.shape[-1], streamed)
+        loops("inner_taps", chunk=1).forward(
+            np.ascontiguousarray(xc, np.float32).reshape(-1), offsets, filter_rows,
+            y.reshape(-1), rows_x, rows_y, blocks, runs, run_starts, w.shape[-1], parts,
+            splits, *arguments)
+        return y
     if padding is not None:
         xc = pad_spatial(xc, padding[0], np.float32, min_shape=padding[1])
-    y = np.empty((xc.shape[0], *out_sp, w.shape[-1]), np.float32)
     tasks = _tasks(geometry, w.shape[-1], module.ROWS, streamed)
-    filter_rows, depth, width = _filter_rows(w, module, streamed)
     module.forward(np.ascontiguousarray(xc, np.float32).reshape(-1), offsets, filter_rows,
-                   y.reshape(-1), geometry, source, *tasks, depth, width,
-                   *epilogue_arguments(epilogue, np.float32, w.shape[-1]))
+                   y.reshape(-1), geometry, source, *tasks, *arguments)
     return y
 
 
 def forward_layout(xc, w, strides, dilations, pads, out_sp):
-    """``(streamed, padding, offsets, geometry, source)`` for ``forward`` of operands of
-    ``xc``'s and ``w``'s shapes: whether the filter ``streams``, then ``_forward_layout``."""
+    """``(streamed, padding, offsets, geometry, source, classes)`` for ``forward`` of
+    operands of ``xc``'s and ``w``'s shapes: whether the filter ``streams``, then
+    ``_forward_layout``'s."""
     streamed = streams(xc.shape[0] * math.prod(out_sp), xc.nbytes, w.nbytes)
+    module = loops("direct", chunk=1)
     return (streamed, *_forward_layout(tuple(xc.shape), tuple(w.shape), tuple(strides),
                                        tuple(dilations), tuple(map(tuple, pads)),
-                                       tuple(out_sp), streamed))
+                                       tuple(out_sp), streamed, (module.BLOCK, module.ROWS)))
 
 
 @functools.lru_cache(maxsize=256)
-def _forward_layout(x_shape, filter_shape, strides, dilations, pads, out_sp, streamed):
-    """``(padding, offsets, geometry, source)`` for ``forward``, kept per shape: a
+def _forward_layout(x_shape, filter_shape, strides, dilations, pads, out_sp, streamed,
+                    tiles):
+    """``(padding, offsets, geometry, source, classes)`` for ``forward``, kept per shape: a
     ``streamed`` filter's runs of rows each read the input again, so it is padded whole
     first where its windows read past it (``padding``: ``pad_spatial``'s pads and
     min_shape, to every extent the windows read; else None: the loops read it as it lies,
-    or pad slab by slab), then ``_window_layout`` of the input the loops read."""
+    or pad slab by slab), then ``_window_layout`` of the input the loops read; last the
+    classes of ``inner_taps.layout`` for the input as it is, on the micro-kernels' ``tiles``
+    (positions a block, rows a call), or None: the padded windows."""
+    classes = inner_taps.layout(x_shape, filter_shape, strides, dilations, pads, out_sp,
+                                *tiles)
     padding = None
     if streamed:
         extents = _window_layout(x_shape, filter_shape, strides, dilations, pads,
@@ -175,7 +193,7 @@ def _forward_layout(x_shape, filter_shape, strides, dilations, pads, out_sp, str
             padding, x_shape = (pads, extents), padded
         pads = ((0, 0),) * len(out_sp)
     return (padding, *_window_layout(x_shape, filter_shape, strides, dilations, pads,
-                                     out_sp))
+                                     out_sp), classes)
 
 
 def streams(positions, x_bytes, filter_bytes):
@@ -225,6 +243,15 @@ def _tasks(geometry, out_channels, rows, streamed):
     bands = max(1, min(-(-wanted // max(planes, 1)), plane_size // rows))
     parts = item_threads if streamed else PARTS_PER_SHARE * share_count()
     return bands, max(1, min(parts, planes * bands)), splits
+
+
+def _class_tasks(blocks, out_channels, streamed):
+    """``(parts, splits)`` for ``compiled.inner_taps.forward``: as ``_tasks`` cuts a
+    plane's items, with the classes' ``blocks`` as the items."""
+    threads = intra_op_threads()
+    splits = max(1, min(threads, out_channels // VECTOR_CHANNELS)) if streamed else 1
+    parts = threads // splits if streamed else PARTS_PER_SHARE * share_count()
+    return max(1, min(parts, blocks)), splits
 
 
 def backprop_filter(xc, dyc, filter_shape, strides, dilations, pads):

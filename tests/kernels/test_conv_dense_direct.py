@@ -10,6 +10,7 @@ from hypothesis import given, settings, strategies as st
 from graphops.kernels.conv_algorithms import dense as conv_dense
 from graphops.kernels.conv_algorithms import direct as conv_direct
 from graphops.kernels.conv_algorithms import gemm as conv_gemm
+from graphops.kernels.conv_algorithms import inner_taps
 from graphops.kernels.compiled import loops
 from graphops.kernels.support.parallelism import intra_op_threads
 from graphops.kernels.conv_algorithms.dense import (conv_backprop_filter, conv_backprop_input,
@@ -181,7 +182,8 @@ def test_direct_micro_kernels_on_whole_and_partial_blocks(dtype, channels_last):
 def test_direct_forward_cuts_few_images_into_bands(x_shape, kernel, geo):
     """One image's outputs cut into bands of positions for the threads (1-D: bands within
     its one row, each padding only the columns it reads; 2-D and 3-D: within and across
-    rows), strided, dilated, uneven padding, against the float64 reference."""
+    rows), strided, dilated, uneven padding, against the float64 reference. (The padded
+    windows' loops: no classes of inner taps.)"""
     from graphops.kernels.compiled import direct as loops_direct
     rng = np.random.default_rng(5)
     x = rng.standard_normal(x_shape).astype(np.float32)
@@ -189,8 +191,11 @@ def test_direct_forward_cuts_few_images_into_bands(x_shape, kernel, geo):
     bands = []
     original = loops_direct.forward
     with module_settings(loops_direct, forward=lambda *a: bands.append(a[6]) or original(*a)), \
-            module_settings(conv_gemm, FEW_MAX_POSITIONS=0):
+            module_settings(conv_gemm, FEW_MAX_POSITIONS=0), \
+            module_settings(inner_taps, layout=lambda *a: None):
+        conv_direct._forward_layout.cache_clear()
         got = conv_forward(x, w, *geo)
+    conv_direct._forward_layout.cache_clear()
     assert len(bands) == 1 and bands[0] > 1
     want = conv_forward_ref(x.astype(np.float64), w.astype(np.float64), *geo)
     check_close(got, want, np.float32)
