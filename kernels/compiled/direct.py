@@ -224,7 +224,7 @@ def forward(x, offsets, w, y, geometry, source, bands, parts, splits, depth, wid
     cache while the micro-kernel reads it (1.1-1.5x faster than reading a padded copy made
     first; an input without padding is read in place). A part sums ``depth`` (tap, channel)
     pairs at a time over all its items, so that those filter rows stay in the cache while
-    the items read them; each later run of pairs adds its sums to y. The calls share the
+    the items read them; each later run of pairs goes on from the sums in y. The calls share the
     positions of a block of BLOCK evenly (``_accumulate``), which may span rows, so narrow
     rows still fill the accumulators. A finished block goes through the epilogue ``(tiled,
     kinds, activation)`` while it is in the cache (``compiled.elementwise.chain_rows``; no
@@ -276,8 +276,9 @@ def _split_at(outs, split, splits):
 def _band_sums(read, origin, offsets, positions, w, width, y, y_first, outs, columns, add,
                finished, tiled, kinds, activation):
     """The sums over ``offsets``' (tap, channel) pairs of a band's output ``positions`` in
-    the output channels ``columns`` (first, end), block by block of BLOCK, written to (or,
-    where ``add``, added to) y from ``y_first``; through the epilogue where ``finished``.
+    the output channels ``columns`` (first, end), block by block of BLOCK, written to y
+    from ``y_first`` (``add``: the micro-kernels' mode); through the epilogue where
+    ``finished``.
     ``w`` holds the pairs' filter rows as strips of ``width`` channels, each strip its rows
     in order (``width`` = O: the rows as they lie)."""
     outputs = np.arange(BLOCK) * outs             # a block's positions, in y
@@ -285,14 +286,26 @@ def _band_sums(read, origin, offsets, positions, w, width, y, y_first, outs, col
     for first in range(0, positions.shape[0], BLOCK):
         size = min(BLOCK, positions.shape[0] - first)
         y_block = y_first + first * outs
-        column = columns[0]
-        while column < columns[1]:
-            column += _accumulate(size, read, origin, offsets, positions[first:first + size],
-                                  w, width, column // width * strip + column % width, y,
-                                  y_block + column, outputs, add,
-                                  min(columns[1] - column, width - column % width))
+        strip_sums(read, origin, offsets, positions[first:first + size], w, width, strip, 0,
+                   y, y_block, outputs, columns, add)
         if finished:
             _epilogue(y, y_block, size, outs, columns, tiled, kinds, activation)
+
+
+@njit(cache=True, nogil=True)
+def strip_sums(x, x_base, offsets, rows_x, w, width, strip, row_at, y, y_base, rows_y, columns,
+               add):
+    """The sums over ``offsets``' pairs of the rows ``rows_x`` (where each row's window
+    starts in x, from ``x_base``) in the output channels ``columns`` (first, end), at
+    ``rows_y`` in y from ``y_base``, in the micro-kernels' mode ``add``; the pairs' filter
+    rows start at ``row_at`` in each strip of ``width`` channels, the strips ``strip``
+    apart in ``w``."""
+    column = columns[0]
+    while column < columns[1]:
+        column += _accumulate(rows_x.shape[0], x, x_base, offsets, rows_x, w, width,
+                              column // width * strip + row_at + column % width, y,
+                              y_base + column, rows_y, add,
+                              min(columns[1] - column, width - column % width))
 
 
 @njit(cache=True, nogil=True)
@@ -304,9 +317,15 @@ def _epilogue(y, y_block, size, outs, columns, tiled, kinds, activation):
         chain_rows(y[y_block:y_block + size * outs], tiled, kinds, activation, zero, six)
         return
     for row in range(size):
-        start = y_block + row * outs
-        chain_chunk(y[start + columns[0]:start + columns[1]], tiled[:, columns[0]:columns[1]],
-                    kinds, activation, zero, six)
+        row_epilogue(y, y_block + row * outs, columns, tiled, kinds, activation)
+
+
+@njit(cache=True, nogil=True)
+def row_epilogue(y, start, columns, tiled, kinds, activation):
+    """The epilogue on one output row from ``start`` in y, in the output channels
+    ``columns``."""
+    chain_chunk(y[start + columns[0]:start + columns[1]], tiled[:, columns[0]:columns[1]],
+                kinds, activation, y.dtype.type(0), y.dtype.type(6))
 
 
 @njit(cache=True, parallel=True, nogil=True)
@@ -350,7 +369,7 @@ def filter_grad(x, offsets, dy, partials, geometry, source):
             dy_run = plane * plane_size * outs
             for first in range(0, len(steps), chunk_size):
                 chunk = steps[first:first + chunk_size]
-                add = 0 if plane == start and first == 0 else 1   # the part's first sums
+                add = 0 if plane == start and first == 0 else ADD   # the part's first sums
                 column = 0
                 while WIDE_ROWS and outs - column >= 4 * LANES:   # 1.07-1.15x faster
                     for pair in range(0, pairs, WIDE_ROWS):
@@ -421,7 +440,7 @@ def strip_gemm(at, packed, out, width, block, parts):
             for s in range(part * count // parts, (part + 1) * count // parts):
                 _two_vectors(rows, af, first * rows, taken, row_offsets, packed, width,
                              first * columns + s * len(taken) * width, of, s * width,
-                             out_rows, ADD * min(first, 1))
+                             out_rows, GO_ON * min(first, 1))
 
 
 @njit(cache=True, parallel=True, nogil=True)
@@ -438,7 +457,7 @@ def input_grad_phases(dy, dx, steps, step_starts, filters, filter_starts, phases
     s1, s2, s3, first, end), the last two the padded first dim's planes that hold dy:
     the taps that read a plane of padding alone are skipped. The threads share (image,
     phase) pairs; a pair sums its (tap, dy channel) pairs ``depth`` at a time over all its
-    planes, each run going on from the last's sums (so that a run's filter rows stay in the
+    planes, each run's sums added to the last's (so that a run's filter rows stay in the
     cache); the calls share a phase plane's (m1) positions BLOCK at a time, across its
     rows."""
     n_total, p1n, p2n, p3n, outs, i1n, i2n, i3n, channels, s1, s2, s3, lo1, hi1 = geometry
@@ -471,7 +490,8 @@ def input_grad_phases(dy, dx, steps, step_starts, filters, filter_starts, phases
                                               sources[block:block + rows], filters, channels,
                                               taps_at + start * channels + column, dx,
                                               dx_plane + column, targets[block:block + rows],
-                                              min(start - first, 1), channels - column)
+                                              ADD * min(start - first, 1),
+                                              channels - column)
 
 
 @njit(cache=True, nogil=True)

@@ -1,7 +1,9 @@
 """The dense forward conv, its filter gradient and its input gradient computed directly on
 register-blocked micro-kernels (``compiled.direct``): no patch matrix, every input value read
 in place through per-tap offsets into the zero-padded input (which the forward conv and the
-filter gradient pad slab by slab inside their parallel loops).
+filter gradient pad slab by slab inside their parallel loops), or, for a forward conv whose
+windows read much padding, into the input itself, each class of positions summing only the
+taps that read it (``inner_taps``).
 
 On this 2-core AVX-512 machine the micro-kernel runs at 220-245 GFLOP/s a core, where
 OpenBLAS's SGEMM (on its AVX2 kernels) runs at about 120 and the patch-matrix GEMMs of a
@@ -49,7 +51,7 @@ from graphops.kernels.conv_algorithms import inner_taps
 from graphops.kernels.conv_algorithms import packed_filters
 from graphops.kernels.conv_algorithms import phases as conv_phases
 from graphops.kernels.compiled import host_isa, loops, usable
-from graphops.kernels.conv_algorithms.layout import pad_spatial
+from graphops.kernels.conv_algorithms.layout import pad_spatial, tap_offsets
 from graphops.kernels.support.kernel_util import epilogue_arguments
 from graphops.kernels.support.parallelism import intra_op_threads, share_count
 
@@ -135,7 +137,9 @@ def forward(xc, w, strides, dilations, pads, out_sp, epilogue=None, layout=None)
     written. Each output element is one sum of its taps in row-major order, channels
     fastest, with fused multiply-adds (a filter it ``streams``: in runs of its rows, each
     going on from the last); where ``inner_taps`` finds classes, of only the taps that read
-    the input (the others add zeros), so both give the same bits.
+    the input. The padding's taps add zeros, so both give the same bits for a finite
+    filter; an infinite or NaN filter value makes NaN through the padding only on the
+    padded windows (the classes, like TF's oneDNN convs, skip those products).
     The threads' tasks as ``_tasks`` cuts them. ``layout``: what ``forward_layout`` gives
     for these operands' shapes, where the caller keeps it."""
     module = loops("direct", chunk=1)
@@ -146,7 +150,8 @@ def forward(xc, w, strides, dilations, pads, out_sp, epilogue=None, layout=None)
     y = np.empty((xc.shape[0], *out_sp, w.shape[-1]), np.float32)
     if classes is not None:
         offsets, rows_x, rows_y, blocks, runs, run_starts = classes
-        parts, splits = _class_tasks(len(blocks), w.shape[-1], streamed)
+        parts, splits = _task_runs(w.shape[-1], streamed)
+        parts = max(1, min(parts, len(blocks)))
         loops("inner_taps", chunk=1).forward(
             np.ascontiguousarray(xc, np.float32).reshape(-1), offsets, filter_rows,
             y.reshape(-1), rows_x, rows_y, blocks, runs, run_starts, w.shape[-1], parts,
@@ -168,21 +173,22 @@ def forward_layout(xc, w, strides, dilations, pads, out_sp):
     module = loops("direct", chunk=1)
     return (streamed, *_forward_layout(tuple(xc.shape), tuple(w.shape), tuple(strides),
                                        tuple(dilations), tuple(map(tuple, pads)),
-                                       tuple(out_sp), streamed, (module.BLOCK, module.ROWS)))
+                                       tuple(out_sp), streamed,
+                                       (module.BLOCK, module.ROWS)))
 
 
 @functools.lru_cache(maxsize=256)
 def _forward_layout(x_shape, filter_shape, strides, dilations, pads, out_sp, streamed,
-                    tiles):
+                    blocking):
     """``(padding, offsets, geometry, source, classes)`` for ``forward``, kept per shape: a
     ``streamed`` filter's runs of rows each read the input again, so it is padded whole
     first where its windows read past it (``padding``: ``pad_spatial``'s pads and
     min_shape, to every extent the windows read; else None: the loops read it as it lies,
     or pad slab by slab), then ``_window_layout`` of the input the loops read; last the
-    classes of ``inner_taps.layout`` for the input as it is, on the micro-kernels' ``tiles``
-    (positions a block, rows a call), or None: the padded windows."""
+    classes of ``inner_taps.layout`` for the input as it is, on the micro-kernels'
+    ``blocking`` (positions a block, rows a call), or None: the padded windows."""
     classes = inner_taps.layout(x_shape, filter_shape, strides, dilations, pads, out_sp,
-                                *tiles)
+                                *blocking)
     padding = None
     if streamed:
         extents = _window_layout(x_shape, filter_shape, strides, dilations, pads,
@@ -234,24 +240,21 @@ def _tasks(geometry, out_channels, rows, streamed):
     band at least ``rows`` positions). A ``streamed`` filter: a run of channels a thread,
     so that each thread streams its share of the filter once."""
     planes, plane_size = geometry[0] * geometry[1], geometry[2] * geometry[3]
-    threads = intra_op_threads()
-    splits = 1
-    if streamed:
-        splits = max(1, min(threads, out_channels // VECTOR_CHANNELS))
-    item_threads = threads // splits
+    parts, splits = _task_runs(out_channels, streamed)
+    item_threads = intra_op_threads() // splits
     wanted = MIN_ITEMS_PER_THREAD * item_threads if item_threads > 1 else 1
     bands = max(1, min(-(-wanted // max(planes, 1)), plane_size // rows))
-    parts = item_threads if streamed else PARTS_PER_SHARE * share_count()
     return bands, max(1, min(parts, planes * bands)), splits
 
 
-def _class_tasks(blocks, out_channels, streamed):
-    """``(parts, splits)`` for ``compiled.inner_taps.forward``: as ``_tasks`` cuts a
-    plane's items, with the classes' ``blocks`` as the items."""
+def _task_runs(out_channels, streamed):
+    """``(parts, splits)``: the runs of items and of output channels ``_tasks`` wants
+    before the items' count bounds them."""
     threads = intra_op_threads()
-    splits = max(1, min(threads, out_channels // VECTOR_CHANNELS)) if streamed else 1
-    parts = threads // splits if streamed else PARTS_PER_SHARE * share_count()
-    return max(1, min(parts, blocks)), splits
+    if not streamed:
+        return PARTS_PER_SHARE * share_count(), 1
+    splits = max(1, min(threads, out_channels // VECTOR_CHANNELS))
+    return threads // splits, splits
 
 
 def backprop_filter(xc, dyc, filter_shape, strides, dilations, pads):
@@ -418,11 +421,8 @@ def _window_layout(x_shape, filter_shape, strides, dilations, pads, out_sp):
     extents = (1,) * lead + tuple(max(s + b + a, (q - 1) * st + span) for s, (b, a), q, st, span
                                   in zip(x_shape[1:-1], pads, out_sp, strides, spans))
     kernel3, dilations3 = (1,) * lead + tuple(kernel), (1,) * lead + tuple(dilations)
-    taps = np.array([((k1 * dilations3[0] * extents[1] + k2 * dilations3[1]) * extents[2]
-                      + k3 * dilations3[2]) * c
-                     for k1, k2, k3 in itertools.product(*(range(k) for k in kernel3))],
-                    np.int64)
-    offsets = (taps[:, None] + np.arange(c)).reshape(-1)
+    offsets = tap_offsets(kernel3, dilations3, (extents[1] * extents[2] * c, extents[2] * c, c),
+                          c)
     geometry = (x_shape[0], *((1,) * lead + tuple(out_sp)), o, *extents, c,
                 *((1,) * lead + tuple(strides)))
     source = ((1,) * lead + tuple(x_shape[1:-1]) + (0,) * lead + tuple(b for b, _ in pads)

@@ -16,67 +16,62 @@ import math
 
 import numpy as np
 
+from graphops.kernels.conv_algorithms.layout import tap_offsets
+
 MIN_SAVED = 0.05       # the share of the padded windows' work the classes must save
 MIN_CALL_ROWS = 0.5    # a call costs at least this share of a full call's rows
+CALL_PAIRS = 8         # ... and as many pairs more (its accumulators loaded and stored)
 
 
 def layout(x_shape, filter_shape, strides, dilations, pads, out_sp, block, call_rows=None):
     """``(offsets, rows_x, rows_y, blocks, runs, run_starts)`` as ``compiled.inner_taps
     .forward`` takes them for a conv of these shapes (channels last), with blocks of up to
-    ``block`` rows; None where a position reads no input, or (with ``call_rows``) where the
-    classes would not save ``MIN_SAVED`` of the padded windows' work on calls of up to
-    ``call_rows`` rows each."""
+    ``block`` rows; None where there are no outputs or a position reads no input, or (with
+    ``call_rows``) where the classes would not save ``MIN_SAVED`` of the padded windows'
+    work on calls of up to ``call_rows`` rows each."""
     kernel, c = filter_shape[:-2], filter_shape[-2]
-    ranges = [_tap_ranges(size, k, s, d, before, q) for size, k, s, d, (before, _), q
-              in zip(x_shape[1:-1], kernel, strides, dilations, pads, out_sp)]
-    if any(first >= end for dim in ranges for first, end in dim) or not x_shape[0]:
+    dims = [_range_groups(size, k, s, d, before, q) for size, k, s, d, (before, _), q
+            in zip(x_shape[1:-1], kernel, strides, dilations, pads, out_sp)]
+    if (not x_shape[0] or not all(dims)
+            or any(first >= end for dim in dims for (first, end), _ in dim)):
         return None
-    classes = _classes(ranges, kernel, c)
+    classes = [(_pair_runs([key for key, _ in group], kernel, c),
+                [members for _, members in group]) for group in itertools.product(*dims)]
     if call_rows is not None:
         n, planes = x_shape[0], math.prod(out_sp[:-2])
-        padded = n * planes * _calls_cost(math.prod(out_sp[-2:]), block, call_rows) * (
-            math.prod(kernel) * c)
-        cost = sum(_calls_cost(n * len(members), block, call_rows)
-                   * sum(e - a for a, e in runs) for runs, members in classes)
+        padded = n * planes * _calls_cost(math.prod(out_sp[-2:]), block, call_rows, [(0, 0)],
+                                          math.prod(kernel) * c)
+        cost = sum(_calls_cost(n * math.prod(map(len, members)), block, call_rows, runs)
+                   for runs, members in classes)
         if cost > (1 - MIN_SAVED) * padded:
             return None
     return _arrays(x_shape, filter_shape, strides, dilations, pads, out_sp, classes, block)
 
 
-def _tap_ranges(size, k, s, d, before, q):
-    """For each of ``q`` output positions along a dim, the (first, end) of its taps that
-    read the input: ``0 <= p*s - before + t*d < size``."""
-    ranges = []
+def _range_groups(size, k, s, d, before, q):
+    """The ``q`` output positions along a dim grouped by the (first, end) of their taps
+    that read the input (``0 <= p*s - before + t*d < size``): [(range, positions)]."""
+    groups = {}
     for p in range(q):
         origin = p * s - before
-        first = -(origin // d) if origin < 0 else 0
+        first = min(k, -(origin // d) if origin < 0 else 0)
         end = min(k, (size - 1 - origin) // d + 1) if origin < size else 0
-        ranges.append((min(first, k), max(min(first, k), end)))
-    return ranges
-
-
-def _classes(ranges, kernel, channels):
-    """``[(runs, positions)]``: the classes of output positions with the same tap ranges in
-    every dim (positions as index tuples, row-major), each with the runs (first, end) of
-    (tap, channel) pairs its positions read, in the filter's row-major order."""
-    groups = {}
-    for position in itertools.product(*(range(len(dim)) for dim in ranges)):
-        groups.setdefault(tuple(dim[p] for dim, p in zip(ranges, position)), []).append(
-            position)
-    return [(_pair_runs(key, kernel, channels), members) for key, members in groups.items()]
+        groups.setdefault((first, max(first, end)), []).append(p)
+    return [(key, np.array(members, np.int64)) for key, members in groups.items()]
 
 
 def _pair_runs(key, kernel, channels):
-    """The runs of (tap, channel) pairs inside the tap ranges ``key`` (one per dim): a run
-    per row of taps of the leading dims, merged where they meet."""
+    """The runs (first, end) of (tap, channel) pairs inside the tap ranges ``key`` (one
+    per dim), in the filter's row-major order: a run per row of taps of the leading dims,
+    merged where they meet."""
     runs = []
     (last_first, last_end), lead = key[-1], key[:-1]
     for taps in itertools.product(*(range(first, end) for first, end in lead)):
         row = 0
         for t, k in zip(taps, kernel[:-1]):
             row = row * k + t
-        first, end = (row * kernel[-1] + last_first) * channels, (
-            row * kernel[-1] + last_end) * channels
+        first = (row * kernel[-1] + last_first) * channels
+        end = (row * kernel[-1] + last_end) * channels
         if runs and runs[-1][1] == first:
             runs[-1] = (runs[-1][0], end)
         else:
@@ -84,45 +79,58 @@ def _pair_runs(key, kernel, channels):
     return runs
 
 
-def _calls_cost(rows, block, call_rows):
-    """The cost of summing ``rows`` rows in blocks of up to ``block`` and calls of up to
-    ``call_rows`` (each split evenly), in rows: a call costs at least ``MIN_CALL_ROWS`` of
-    a full one (its filter loads)."""
-    cost = 0.0
-    blocks = -(-rows // block)
-    for b in range(blocks):
-        size = rows * (b + 1) // blocks - rows * b // blocks
-        calls = -(-size // call_rows)
-        cost += sum(max(size * (j + 1) // calls - size * j // calls,
-                        MIN_CALL_ROWS * call_rows) for j in range(calls))
-    return cost
+def _calls_cost(rows, block, call_rows, runs, extra_pairs=0):
+    """The cost, in (row, pair) steps, of summing ``rows`` rows over ``runs`` of pairs (and
+    ``extra_pairs`` more in one run) in blocks of up to ``block`` rows and calls of up to
+    ``call_rows`` rows (each split evenly), a call a run: a call costs at least
+    ``MIN_CALL_ROWS`` of a full one's rows (its filter loads) over ``CALL_PAIRS`` pairs
+    more than its run."""
+    call_cost = sum(count * sum(count_rows * max(size, MIN_CALL_ROWS * call_rows)
+                                for count_rows, size in _even_pieces(rows_block, call_rows))
+                    for count, rows_block in _even_pieces(rows, block))
+    return call_cost * sum(e - a + extra_pairs + CALL_PAIRS for a, e in runs)
+
+
+def _even_pieces(total, most):
+    """``total`` split evenly into the fewest pieces of at most ``most``: [(count, size)],
+    the two sizes that occur."""
+    pieces = -(-total // most)
+    small, larger = divmod(total, pieces) if pieces else (0, 0)
+    return [(pieces - larger, small), (larger, small + 1)]
 
 
 def _arrays(x_shape, filter_shape, strides, dilations, pads, out_sp, classes, block):
     """The loops' arrays for ``classes``: the pair offsets from a window's origin in x, each
     row's window origin in x (negative where it starts in the padding) and its position in
-    y, the blocks (first row, end row, class) and the classes' runs and where they start."""
+    y, the blocks (first row, end row, class) and the classes' runs and where they start.
+    A class's rows are its positions in row-major order, image by image."""
     kernel, (c, o) = filter_shape[:-2], filter_shape[-2:]
     x_steps = [c * math.prod(x_shape[i + 2:-1]) for i in range(len(kernel))]
-    taps = [sum(t * d * step for t, d, step in zip(tap, dilations, x_steps))
-            for tap in itertools.product(*(range(k) for k in kernel))]
-    offsets = (np.array(taps, np.int64)[:, None] + np.arange(c)).reshape(-1)
-    image_x, image_y = c * math.prod(x_shape[1:-1]), math.prod(out_sp)
+    offsets = tap_offsets(kernel, dilations, x_steps, c)
+    images = np.arange(x_shape[0], dtype=np.int64)[:, None]
     rows_x, rows_y, blocks, runs, run_starts = [], [], [], [], [0]
-    for kind, (class_runs, members) in enumerate(classes):
-        origins = [sum((q * s - before) * step for q, s, (before, _), step
-                       in zip(p, strides, pads, x_steps)) for p in members]
-        places = [np.ravel_multi_index(p, out_sp) for p in members]
-        first = len(rows_x)
-        for n in range(x_shape[0]):
-            rows_x += [n * image_x + origin for origin in origins]
-            rows_y += [(n * image_y + place) * o for place in places]
-        count = len(rows_x) - first
-        pieces = -(-count // block)
-        blocks += [(first + count * b // pieces, first + count * (b + 1) // pieces, kind)
+    count = 0
+    for group, (class_runs, members) in enumerate(classes):
+        origins = _outer_sum([(p * s - before) * step for p, s, (before, _), step
+                              in zip(members, strides, pads, x_steps)])
+        places = _outer_sum([p * math.prod(out_sp[i + 1:]) for i, p in enumerate(members)])
+        rows_x.append((images * (c * math.prod(x_shape[1:-1])) + origins).reshape(-1))
+        rows_y.append(((images * math.prod(out_sp) + places) * o).reshape(-1))
+        size = rows_x[-1].size
+        pieces = -(-size // block)
+        blocks += [(count + size * b // pieces, count + size * (b + 1) // pieces, group)
                    for b in range(pieces)]
+        count += size
         runs += class_runs
         run_starts.append(len(runs))
-    return (offsets, np.array(rows_x, np.int64), np.array(rows_y, np.int64),
+    return (offsets, np.concatenate(rows_x), np.concatenate(rows_y),
             np.array(blocks, np.int64).reshape(-1, 3), np.array(runs, np.int64).reshape(-1, 2),
             np.array(run_starts, np.int64))
+
+
+def _outer_sum(vectors):
+    """Every sum of one element of each vector, row-major over them, flat."""
+    total = np.zeros(1, np.int64)
+    for vector in vectors:
+        total = (total[:, None] + vector[None, :]).reshape(-1)
+    return total

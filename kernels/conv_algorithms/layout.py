@@ -217,3 +217,11 @@ def flipped_pads(kernel, dilations, pads):
     input gradient of a stride-1 conv padded ``pads``: ``(k-1)*d`` less each side's
     (negative where the conv's padding passes that)."""
     return [((k - 1) * d - b, (k - 1) * d - a) for k, d, (b, a) in zip(kernel, dilations, pads)]
+
+
+def tap_offsets(kernel, dilations, steps, channels):
+    """Each (tap, channel) pair's offset from a window's origin, taps in row-major order and
+    channels fastest, in an input whose spatial dims lie ``steps`` elements apart."""
+    taps = np.array([sum(t * d * step for t, d, step in zip(tap, dilations, steps))
+                     for tap in itertools.product(*(range(k) for k in kernel))], np.int64)
+    return (taps[:, None] + np.arange(channels)).reshape(-1)

@@ -2,13 +2,18 @@
 test_conv_dense_direct): random conv problems, their arrays, the closeness checks against the
 slow float64 reference, and a fixture running every case on every intra-op thread."""
 
+import contextlib
+
 import ml_dtypes
 import numpy as np
 import pytest
 from hypothesis import settings, strategies as st
 
 from graphops.kernels.conv_algorithms import dense as conv_dense
+from graphops.kernels.conv_algorithms import direct as conv_direct
+from graphops.kernels.conv_algorithms import inner_taps
 from tests.conv_tolerance import assert_conv_close
+from tests.module_settings import module_settings
 from tests.reference_conv import output_size
 
 SETTINGS = settings(max_examples=200, deadline=None)
@@ -93,3 +98,16 @@ def flips_to_forward(w, dy, geo):
                 for k, d, (b, a) in zip(w.shape[:-2], geo[1], geo[2]))
     pointwise = all(k == 1 for k in w.shape[:-2]) and not any(b or a for b, a in geo[2])
     return reach and not pointwise and dy.size > 0
+
+
+@contextlib.contextmanager
+def padded_windows_only():
+    """The direct forward conv on its padded windows' loops alone, without classes of
+    inner taps (``conv_algorithms.inner_taps``): the shapes' kept layouts are dropped as
+    the block starts and ends."""
+    conv_direct._forward_layout.cache_clear()
+    try:
+        with module_settings(inner_taps, layout=lambda *a, **k: None):
+            yield
+    finally:
+        conv_direct._forward_layout.cache_clear()

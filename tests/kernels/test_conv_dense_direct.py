@@ -10,14 +10,13 @@ from hypothesis import given, settings, strategies as st
 from graphops.kernels.conv_algorithms import dense as conv_dense
 from graphops.kernels.conv_algorithms import direct as conv_direct
 from graphops.kernels.conv_algorithms import gemm as conv_gemm
-from graphops.kernels.conv_algorithms import inner_taps
 from graphops.kernels.compiled import loops
 from graphops.kernels.support.parallelism import intra_op_threads
 from graphops.kernels.conv_algorithms.dense import (conv_backprop_filter, conv_backprop_input,
                                                     conv_forward)
 from tests.kernels.dense_conv_cases import (  # noqa: F401 (on_every_thread: autouse)
     FLOAT_DTYPES, SETTINGS, arrays, check_close, check_close_non_finite, conv_cases,
-    flips_to_forward, on_every_thread)
+    flips_to_forward, on_every_thread, padded_windows_only)
 from tests.module_settings import module_settings
 from tests.reference_conv import (conv_backprop_filter_ref, conv_backprop_input_ref,
                                   conv_forward_ref)
@@ -151,7 +150,8 @@ def test_strided_input_gradient_folds_the_last_dim_into_channels(case, dtype, la
 def test_direct_micro_kernels_on_whole_and_partial_blocks(dtype, channels_last):
     """Rows of 22 outputs (two blocks of 8, then 6; for the filter gradient 54 pairs of
     taps and channels: six blocks of 8, then 6), 3-D, strided, dilated, uneven padding,
-    two vectors of output channels, against the float64 reference."""
+    two vectors of output channels, against the float64 reference (the forward on the
+    padded windows' loops)."""
     rng = np.random.default_rng(11)
     x = rng.standard_normal((2, 5, 9, 21, 3)).astype(dtype)
     w = rng.standard_normal((3, 2, 3, 3, 32)).astype(dtype)
@@ -161,7 +161,8 @@ def test_direct_micro_kernels_on_whole_and_partial_blocks(dtype, channels_last):
     calls = []
     original = conv_direct.forward
     with module_settings(conv_direct,
-                         forward=lambda *a, **k: calls.append(a[-1]) or original(*a, **k)):
+                         forward=lambda *a, **k: calls.append(a[-1]) or original(*a, **k)), \
+            padded_windows_only():
         got = conv_forward(x, w, *geo, channels_last=channels_last)
     assert calls == [(2, 9, 22)]
     want = conv_forward_ref(x.astype(np.float64), w.astype(np.float64), *geo,
@@ -191,11 +192,8 @@ def test_direct_forward_cuts_few_images_into_bands(x_shape, kernel, geo):
     bands = []
     original = loops_direct.forward
     with module_settings(loops_direct, forward=lambda *a: bands.append(a[6]) or original(*a)), \
-            module_settings(conv_gemm, FEW_MAX_POSITIONS=0), \
-            module_settings(inner_taps, layout=lambda *a: None):
-        conv_direct._forward_layout.cache_clear()
+            module_settings(conv_gemm, FEW_MAX_POSITIONS=0), padded_windows_only():
         got = conv_forward(x, w, *geo)
-    conv_direct._forward_layout.cache_clear()
     assert len(bands) == 1 and bands[0] > 1
     want = conv_forward_ref(x.astype(np.float64), w.astype(np.float64), *geo)
     check_close(got, want, np.float32)

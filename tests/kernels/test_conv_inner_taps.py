@@ -104,10 +104,13 @@ def test_layout_sums_each_position_over_exactly_its_inner_pairs(case, block):
         return
     offsets, rows_x, rows_y, blocks, runs, run_starts = layout
     seen = {}
-    for first, end, kind in blocks:
+    assert list(blocks[:, 0]) == [0, *blocks[:-1, 1]] and blocks[-1, 1] == len(rows_y)
+    for first, end, group in blocks:
         assert 0 < end - first <= block
-        pairs = [i for a, e in runs[run_starts[kind]:run_starts[kind + 1]] for i in range(a, e)]
+        pairs = [i for a, e in runs[run_starts[group]:run_starts[group + 1]] for i in range(a, e)]
+        assert len(set(pairs)) == len(pairs)
         for row in range(first, end):
+            assert rows_y[row] // 8 not in seen
             seen[rows_y[row] // 8] = {(i, rows_x[row] + offsets[i]) for i in pairs}
     assert sorted(seen) == list(range(len(found)))
     assert [seen[p] for p in range(len(found))] == found
@@ -129,6 +132,33 @@ def test_which_convs_take_inner_taps(x_shape, pads, taken):
     layout = inner_taps.layout(x_shape, (3, 3, 16, 16), (1, 1), (1, 1), pads, out_sp,
                                module.BLOCK, module.ROWS)
     assert (layout is not None) == taken
+
+
+def test_no_outputs_or_images_have_no_classes():
+    """An empty batch, or a dim whose window is longer than its padded input, has no
+    rows to sum."""
+    assert inner_taps.layout((0, 4, 4, 8), (3, 3, 8, 8), (1, 1), (1, 1), ((1, 1),) * 2,
+                             (4, 4), 8) is None
+    assert inner_taps.layout((2, 1, 4, 8), (3, 3, 8, 8), (1, 1), (1, 1), ((0, 0), (1, 1)),
+                             (0, 4), 8) is None
+
+
+def test_infinite_filter_values_reach_only_the_windows_that_read_them():
+    """Products with the padding are skipped, as TF's oneDNN convs and the reference skip
+    them: an infinite tap makes infinities where it reads the input, and the positions
+    whose windows meet the padding there stay finite (the padded windows' zeros would
+    have made NaN)."""
+    rng = np.random.default_rng(9)
+    x = rng.uniform(0.5, 1, (8, 4, 4, 8)).astype(np.float32)
+    w = rng.uniform(0.5, 1, (3, 3, 8, 16)).astype(np.float32)
+    w[0, 0, 0, 0] = np.inf
+    geo = ((1, 1), (1, 1), ((1, 1), (1, 1)))
+    padded, classes = _layouts(x, w, geo, (4, 4))
+    got = conv_direct.forward(x, w, *geo, (4, 4), None, classes)
+    want = conv_forward_ref(x.astype(np.float64), w.astype(np.float64), *geo)
+    np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
+    assert np.isinf(got[:, 1:, 1:, 0]).all() and np.isfinite(got[:, 0, :, 0]).all()
+    check_close(got[..., 1:], want[..., 1:], np.float32)
 
 
 def test_position_reading_no_input_keeps_padded_windows():

@@ -2,7 +2,8 @@
 (``conv_direct.STREAMED_FILTER_BYTES``, lowered here so that small filters stream): a
 constant filter packed in blocks of strips, another summed in runs of its rows, the input
 padded whole, the output channels split among the threads, and the epilogue applied to
-each thread's channels once every run is summed; against the slow float64 reference. Also
+each thread's channels once every run is summed; against the slow float64 reference (the
+padded windows' loops: ``test_conv_inner_taps`` streams the classes of inner taps). Also
 which convs stream, and on how many threads."""
 
 import numpy as np
@@ -15,7 +16,7 @@ from graphops.kernels.conv_algorithms import direct as conv_direct
 from graphops.kernels.conv_algorithms import packed_filters
 from graphops.kernels.conv_algorithms.routes import kernel_route
 from tests.kernels.dense_conv_cases import (  # noqa: F401 (on_every_thread: autouse)
-    SETTINGS, arrays, check_close, conv_cases, on_every_thread)
+    SETTINGS, arrays, check_close, conv_cases, on_every_thread, padded_windows_only)
 from tests.module_settings import module_settings
 from tests.reference_conv import conv_forward_ref
 
@@ -48,7 +49,8 @@ def test_streamed_filters_match_reference(case, channels, vectors, constant, blo
     strips = packed_filters.strips
     with module_settings(conv_direct, STREAMED_FILTER_BYTES=streamed_bytes), \
             module_settings(packed_filters, BLOCK_ROWS=block,
-                            strips=lambda *a: packs.append(strips(*a)) or packs[-1]):
+                            strips=lambda *a: packs.append(strips(*a)) or packs[-1]), \
+            padded_windows_only():
         got = conv_direct.forward(x, w, *geo, want.shape[1:-1], epilogue=epilogue)
         streamed = conv_direct.streams(got.size // got.shape[-1], x.nbytes, w.nbytes)
     width = 2 * loops("direct").LANES
