@@ -239,11 +239,11 @@ def forward(x, offsets, w, y, geometry, source, bands, parts, splits, depth, wid
     pairs = offsets.shape[0]
     for task in prange(parts * splits):
         part, split = task // splits, task % splits
-        columns = (_split_at(outs, split, splits), _split_at(outs, split + 1, splits))
+        columns = (split_at(outs, split, splits), split_at(outs, split + 1, splits))
         slab = np.empty(0 if unpadded else span1 * p2 * p3 * channels, np.float32)
         for low in range(0, pairs, depth):
             high = min(pairs, low + depth)
-            finished = high == pairs and (kinds.shape[0] > 0 or activation != 0)
+            finished = high == pairs and has_epilogue(kinds, activation)
             for item in range(items * part // parts, items * (part + 1) // parts):
                 plane, band = item // bands, item % bands
                 begin, end = band * band_size, min(plane_size, (band + 1) * band_size)
@@ -265,7 +265,13 @@ def forward(x, offsets, w, y, geometry, source, bands, parts, splits, depth, wid
 
 
 @njit(cache=True, nogil=True)
-def _split_at(outs, split, splits):
+def has_epilogue(kinds, activation):
+    """Whether an epilogue ``(kinds, activation)`` does anything."""
+    return kinds.shape[0] > 0 or activation != 0
+
+
+@njit(cache=True, nogil=True)
+def split_at(outs, split, splits):
     """Where column run ``split`` of ``splits`` starts among ``outs`` output channels: at a
     multiple of two vectors where the runs allow, else of HALF_LANES."""
     unit = 2 * LANES if outs % (2 * LANES) == 0 else HALF_LANES
@@ -395,10 +401,10 @@ def batched_gemm(a, b, out, transposed_a, add):
     """``out[i] (+)= A_i @ b[i]`` on the micro-kernels, one thread, for C-contiguous float32
     ``b`` ``[batch, K, N]`` and ``out`` ``[batch, M, N]`` (N a multiple of HALF_LANES):
     ``A_i`` is ``a[i]`` ``[M, K]``, or with ``transposed_a`` ``a[i].T`` (``a`` ``[batch, K,
-    M]``); added to what ``out`` holds when ``add``. Rows go GEMM_ROWS at a time and within
-    them a vector group of b's columns at a time (the group's slice of b stays in the L1
-    cache), split evenly into the micro-kernels' calls; each element one sum over k in
-    order."""
+    M]``); added to what ``out`` holds where ``add`` is ADD. Rows go GEMM_ROWS at a time
+    and within them a vector group of b's columns at a time (the group's slice of b stays in
+    the L1 cache), split evenly into the micro-kernels' calls; each element one sum over k
+    in order."""
     batch, rows_total, columns = out.shape
     depth = b.shape[1]
     k_step, m_step = (rows_total, 1) if transposed_a else (1, depth)

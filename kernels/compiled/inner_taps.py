@@ -8,7 +8,8 @@ nothing.
 
 from numba import njit, prange
 
-from graphops.kernels.compiled.direct import GO_ON, _split_at, row_epilogue, strip_sums
+from graphops.kernels.compiled.direct import (GO_ON, has_epilogue, row_epilogue, split_at,
+                                              strip_sums)
 
 
 @njit(cache=True, parallel=True, nogil=True)
@@ -27,10 +28,10 @@ def forward(x, offsets, w, y, rows_x, rows_y, blocks, runs, run_starts, outs, pa
     make it); the epilogue ``(tiled, kinds, activation)`` follows a block's last pairs."""
     pairs = offsets.shape[0]
     count = blocks.shape[0]
-    finishing = kinds.shape[0] > 0 or activation != 0
+    finishing = has_epilogue(kinds, activation)
     for task in prange(parts * splits):
         part, split = task // splits, task % splits
-        columns = (_split_at(outs, split, splits), _split_at(outs, split + 1, splits))
+        columns = (split_at(outs, split, splits), split_at(outs, split + 1, splits))
         for low in range(0, pairs, depth):
             high = min(pairs, low + depth)
             for block in range(count * part // parts, count * (part + 1) // parts):

@@ -25,7 +25,7 @@ from graphops.kernels.compiled.constants import (
     FUSED_BLOCK as BLOCK, LOOP_DONE as DONE, LOOP_ELEMENTWISE as ELEMENTWISE,
     LOOP_LIST_GET as LIST_GET, LOOP_LIST_PUSH as LIST_PUSH, LOOP_LIST_SET as LIST_SET,
     LOOP_MATMUL as MATMUL, LOOP_MORE as MORE, LOOP_SCALAR as SCALAR, LOOP_SUM_ROWS as SUM_ROWS)
-from graphops.kernels.compiled.direct import BLOCK as PRODUCT_ROWS, HALF_LANES, _accumulate
+from graphops.kernels.compiled.direct import ADD, BLOCK as PRODUCT_ROWS, HALF_LANES, _accumulate
 from graphops.kernels.compiled.fused_elementwise import _block, _blocks
 
 
@@ -128,7 +128,7 @@ def _micro_product(arena, row):
                 taken = _accumulate(min(PRODUCT_ROWS, rows - first), arena, a + first * a_rows,
                                     steps, row_offsets, arena, b_rows, b + column, arena,
                                     out + first * out_stride + column, out_offsets,
-                                    row[13] != 0, wide - column)
+                                    ADD if row[13] != 0 else 0, wide - column)
             column += taken
     if wide < cols:
         _loop_product(arena, row, wide)

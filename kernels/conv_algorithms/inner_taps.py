@@ -24,16 +24,18 @@ CALL_PAIRS = 8         # ... and as many pairs more (its accumulators loaded and
 
 
 def layout(x_shape, filter_shape, strides, dilations, pads, out_sp, block, call_rows=None):
-    """``(offsets, rows_x, rows_y, blocks, runs, run_starts)`` as ``compiled.inner_taps
-    .forward`` takes them for a conv of these shapes (channels last), with blocks of up to
-    ``block`` rows; None where there are no outputs or a position reads no input, or (with
-    ``call_rows``) where the classes would not save ``MIN_SAVED`` of the padded windows'
-    work on calls of up to ``call_rows`` rows each."""
+    """``(offsets, rows_x, rows_y, blocks, runs, run_starts)``, as
+    ``compiled.inner_taps.forward`` takes them, for a conv of these shapes (channels last)
+    with blocks of up to ``block`` rows. None where no window reads padding, where there
+    are no outputs or a position reads no input, or (with ``call_rows``, the micro-kernels'
+    rows a call; four-vector calls are costed alike) where the classes would not save
+    ``MIN_SAVED`` of the padded windows' work."""
     kernel, c = filter_shape[:-2], filter_shape[-2]
     dims = [_range_groups(size, k, s, d, before, q) for size, k, s, d, (before, _), q
             in zip(x_shape[1:-1], kernel, strides, dilations, pads, out_sp)]
     if (not x_shape[0] or not all(dims)
-            or any(first >= end for dim in dims for (first, end), _ in dim)):
+            or any(first >= end for dim in dims for (first, end), _ in dim)
+            or all(len(dim) == 1 and dim[0][0] == (0, k) for dim, k in zip(dims, kernel))):
         return None
     classes = [(_pair_runs([key for key, _ in group], kernel, c),
                 [members for _, members in group]) for group in itertools.product(*dims)]

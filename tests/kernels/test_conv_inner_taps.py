@@ -57,12 +57,14 @@ def test_inner_taps_match_reference_and_padded_windows(case, channels, vectors, 
         return
     whole = conv_direct.forward(x, w, *geo, out_sp, epilogue, padded)
     with module_settings(packed_filters, BLOCK_ROWS=block), \
-            module_settings(conv_direct, RUN_BYTES=block * 4 * w.shape[-1]):
+            module_settings(conv_direct, RUN_BYTES=block * 4 * w.shape[-1],
+                            STREAMED_FILTER_BYTES=-1 if streamed else 1 << 40):
+        padded_runs = conv_direct.forward_layout(x, w, *geo, out_sp)[:-1] + (None,)
         got = conv_direct.forward(x, w, *geo, out_sp, epilogue, (streamed, *classes[1:]))
-        runs = conv_direct.forward(x, w, *geo, out_sp, epilogue, (streamed, *padded[1:]))
+        runs = conv_direct.forward(x, w, *geo, out_sp, epilogue, padded_runs)
     check_close(got, want, np.float32)
-    np.testing.assert_array_equal(got, whole)
-    np.testing.assert_array_equal(runs, whole)
+    np.testing.assert_array_equal(got.view(np.uint32), whole.view(np.uint32))
+    np.testing.assert_array_equal(runs.view(np.uint32), whole.view(np.uint32))
 
 
 def _window_pairs(x_shape, w_shape, geo, out_sp):
@@ -99,8 +101,10 @@ def test_layout_sums_each_position_over_exactly_its_inner_pairs(case, block):
     w_shape = (*kernel, case["c"], 8)
     found = _window_pairs(x_shape, w_shape, geo, out_sp)
     layout = inner_taps.layout(x_shape, w_shape, *geo, out_sp, block)
-    if layout is None:       # (or no outputs: one dim's window longer than its input)
-        assert any(not pairs for pairs in found) or not found
+    if layout is None:       # or no outputs (a window longer than its input), or no padding
+        every = {i for i in range(int(np.prod(w_shape[:-1])))}
+        assert (any(not pairs for pairs in found) or not found
+                or all({i for i, _ in pairs} == every for pairs in found))
         return
     offsets, rows_x, rows_y, blocks, runs, run_starts = layout
     seen = {}
@@ -122,6 +126,7 @@ def test_layout_sums_each_position_over_exactly_its_inner_pairs(case, block):
     ((1, 4, 4, 16), ((1, 1), (1, 1)), False),    # one image: corner classes of one row
     ((1, 2, 2, 16), ((1, 1), (1, 1)), False),
     ((8, 6, 6, 16), ((0, 0), (0, 0)), False),    # VALID: no padding
+    ((8, 3, 3, 16), ((0, 0), (0, 0)), False),    # ... even with calls across images
 ])
 def test_which_convs_take_inner_taps(x_shape, pads, taken):
     """A batch's images fill each class's calls, so small padded convs take classes at
@@ -175,16 +180,19 @@ def test_position_reading_no_input_keeps_padded_windows():
 
 def test_model_sized_conv_runs_on_inner_taps():
     """A deep network's 3x3 conv on 4x4 outputs at batch 8 (ResNet's fourth stage, fewer
-    channels) runs on the classes through ``conv_forward``, with its epilogue."""
+    channels) runs on the classes through ``conv_forward``, with its epilogue (a BiasAdd
+    and Relu)."""
     from graphops.kernels.compiled import inner_taps as loops_inner
     rng = np.random.default_rng(3)
     x = rng.standard_normal((8, 4, 4, 64)).astype(np.float32)
     w = rng.standard_normal((3, 3, 64, 64)).astype(np.float32)
+    bias = rng.standard_normal(64).astype(np.float32)
     calls = []
     original = loops_inner.forward
     with module_settings(loops_inner, forward=lambda *a: calls.append(a) or original(*a)):
-        got = conv_forward(x, w, (1, 1), (1, 1), ((1, 1), (1, 1)))
+        got = conv_forward(x, w, (1, 1), (1, 1), ((1, 1), (1, 1)),
+                           epilogue=((("add", bias),), "Relu", None))
     assert len(calls) == 1
-    want = conv_forward_ref(x.astype(np.float64), w.astype(np.float64), (1, 1), (1, 1),
-                            ((1, 1), (1, 1)))
+    want = np.maximum(conv_forward_ref(x.astype(np.float64), w.astype(np.float64), (1, 1),
+                                       (1, 1), ((1, 1), (1, 1))) + bias, 0)
     check_close(got, want, np.float32)

@@ -66,7 +66,7 @@ def test_channel_runs_cover_the_channels_once_in_order(outs, splits):
     each starting at a whole strip of two vectors where the channels come in strips."""
     module = loops("direct")
     outs *= module.HALF_LANES
-    starts = [module._split_at(outs, s, splits) for s in range(splits + 1)]
+    starts = [module.split_at(outs, s, splits) for s in range(splits + 1)]
     assert starts[0] == 0 and starts[-1] == outs and starts == sorted(starts)
     unit = 2 * module.LANES if outs % (2 * module.LANES) == 0 else module.HALF_LANES
     assert all(start % unit == 0 for start in starts)
