@@ -85,7 +85,6 @@ def _emit_loop(builder, rows, vectors, lanes, x, steps, row_offsets, count, x_ba
     vector_type = ir.VectorType(ir.FloatType(), lanes)
     fma = loops_ir.fma(builder, vector_type)
     zero = ir.Constant(vector_type, [0.0] * lanes)
-    splat = ir.Constant(ir.VectorType(ir.IntType(32), lanes), [0] * lanes)
     row_at = [builder.load(builder.gep(row_offsets, [_INT(r)])) for r in range(rows)]
 
     def step(i, sums):
@@ -97,10 +96,7 @@ def _emit_loop(builder, rows, vectors, lanes, x, steps, row_offsets, count, x_ba
         added = []
         for r, offset in enumerate(row_at):
             value = builder.load(builder.gep(x, [builder.add(at, offset)]))
-            broadcast = builder.shuffle_vector(
-                builder.insert_element(ir.Constant(vector_type, ir.Undefined), value,
-                                       ir.IntType(32)(0)),
-                ir.Constant(vector_type, ir.Undefined), splat)
+            broadcast = loops_ir.broadcast(builder, value, vector_type)
             added += [builder.call(fma, [broadcast, vector, sums[r * vectors + j]])
                       for j, vector in enumerate(loaded)]
         return added

@@ -130,7 +130,6 @@ def _emit_loop(builder, rows, outs, masked, left, x, x_base, steps, row_offsets,
     fma = loops_ir.fma(builder, _VECTOR)
     source = VectorAccess(builder, masked, False, left)
     zero = ir.Constant(_VECTOR, [0.0] * LANES)
-    splat = ir.Constant(ir.VectorType(_INT32, LANES), [0] * LANES)
     row_at = [builder.add(x_base, builder.load(builder.gep(row_offsets, [_INT(r)])))
               for r in range(rows)]
 
@@ -140,9 +139,7 @@ def _emit_loop(builder, rows, outs, masked, left, x, x_base, steps, row_offsets,
         weights = []
         for o in range(outs):
             value = builder.load(builder.gep(w, [builder.add(weights_at, _INT(o))]))
-            weights.append(builder.shuffle_vector(
-                builder.insert_element(ir.Constant(_VECTOR, ir.Undefined), value, _INT32(0)),
-                ir.Constant(_VECTOR, ir.Undefined), splat))
+            weights.append(loops_ir.broadcast(builder, value, _VECTOR))
         added = []
         for r in range(rows):
             values = source.load(x, builder.add(at, row_at[r]))
