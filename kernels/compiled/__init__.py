@@ -45,6 +45,7 @@ ELEMENT_CHUNK = 1 << 14    # iterations a thread takes at a time in elementwise 
 _forked_after_numba = False
 _modules = {}                 # name -> the imported loop module
 _given = threading.local()    # per thread: the (threads, chunk) numba was last given
+_module_listeners = []        # called each time `loops` first loads a module
 
 
 def _note_fork():
@@ -62,6 +63,12 @@ def usable():
     return not _forked_after_numba
 
 
+def on_module_load(listener):
+    """Calls ``listener()`` each time ``loops`` first loads a module (so also once numba is
+    loaded: ``blas_threads`` installs its hook for a run begun before that)."""
+    _module_listeners.append(listener)
+
+
 def loops(name, chunk=ELEMENT_CHUNK, single=False):
     """The compiled-loop module `<name>` of this package, with numba's thread count and the chunk
     of iterations a thread takes at a time set for the caller's next parallel loops (one
@@ -74,6 +81,8 @@ def loops(name, chunk=ELEMENT_CHUNK, single=False):
         if not _modules:
             drop_stale_caches(os.path.dirname(__file__))
         module = _modules[name] = importlib.import_module(f"{__name__}.{name}")
+        for listener in _module_listeners:
+            listener()
     threads = numba_threads(single)
     wanted = (threads, chunk if threads > 1 else 0)    # one thread: one static block
     given = getattr(_given, "settings", None)

@@ -11,11 +11,14 @@ import os
 import sys
 import threading
 
+from graphops.kernels.compiled import loops, on_module_load, usable
 from graphops.kernels.support.parallelism import blas_controllers
 
 _lock = threading.Lock()
+_finding = threading.local()      # `active`: this thread is in `_find_blas_hook`
 _blas_hook = None                 # see `_find_blas_hook`; False where none applies
-_blas_hook_users = 0              # runs inside `blas_jobs_on_compiled_threads`
+_users = 0                        # runs inside `blas_jobs_on_compiled_threads`
+_installed = False                # whether OpenBLAS's jobs run on numba's threads now
 
 
 def blas_jobs_on_compiled_threads():
@@ -23,7 +26,10 @@ def blas_jobs_on_compiled_threads():
     parallel jobs on numba's OpenMP threads (``compiled.blas_jobs``), one pool for compiled
     loops and products alike, where that is safe: an OpenBLAS with the threads callback, numba's
     OpenMP layer, and OpenBLAS's thread count within numba's (its jobs wait on each other,
-    so each needs a thread of its own). Elsewhere BLAS runs as it is."""
+    so each needs a thread of its own). Elsewhere BLAS runs as it is. A block entered before
+    any kernel loaded numba (a process's first run) takes the hook as the first compiled
+    loop module loads (``_compiled_loops_loaded``), so that its products after that point,
+    and the tuning trials timed beside them, run as in later runs."""
     return _OnCompiledThreads()
 
 
@@ -31,28 +37,46 @@ class _OnCompiledThreads:
     """`blas_jobs_on_compiled_threads`' context, a class rather than a generator: every
     plan's run enters one."""
 
-    __slots__ = ("installed",)
+    __slots__ = ()
 
     def __enter__(self):
-        global _blas_hook_users
-        hook = _blas_hook if _blas_hook is not None else _find_blas_hook()
-        self.installed = False
-        if hook:
-            set_callback, get_threads, address, most_threads = hook
-            with _lock:
-                if _blas_hook_users or get_threads() <= most_threads:
-                    if _blas_hook_users == 0:
-                        set_callback(address)
-                    _blas_hook_users += 1
-                    self.installed = True
+        global _users
+        with _lock:
+            _users += 1
+            if not _installed:
+                _install()
 
     def __exit__(self, *exc_info):
-        global _blas_hook_users
-        if self.installed and _blas_hook:      # (not in a child forked during the block)
-            with _lock:
-                _blas_hook_users -= 1
-                if _blas_hook_users == 0:
-                    _blas_hook[0](None)
+        global _users, _installed
+        with _lock:
+            _users = max(0, _users - 1)   # (0 already in a child forked during the block)
+            if _users == 0 and _installed:
+                _blas_hook[0](None)
+                _installed = False
+
+
+def _compiled_loops_loaded():
+    """Called as ``compiled.loops`` first loads a module: runs already inside the context,
+    entered before numba was loaded, hand OpenBLAS's jobs to its threads from now on."""
+    finding = getattr(_finding, "active", False)
+    if _users and not _installed and _blas_hook is None and not finding:
+        with _lock:
+            if _users and not _installed:
+                _install()
+
+
+on_module_load(_compiled_loops_loaded)
+
+
+def _install():
+    """Installs the callback where the hook applies (under ``_lock``)."""
+    global _installed
+    hook = _blas_hook if _blas_hook is not None else _find_blas_hook()
+    if hook and not _installed:
+        set_callback, get_threads, address, most_threads = hook
+        if get_threads() <= most_threads:
+            set_callback(address)
+            _installed = True
 
 
 def _find_blas_hook():
@@ -62,13 +86,16 @@ def _find_blas_hook():
     global _blas_hook
     if "numba" not in sys.modules:
         return False
-    from graphops.kernels.compiled import loops, usable
     libraries = blas_controllers()
     hook = False
     if usable() and len(libraries) == 1 and libraries[0].internal_api == "openblas":
         set_callback, get_threads = (_openblas_symbol(libraries[0], name) for name in (
             "openblas_set_threads_callback_function", "openblas_get_num_threads"))
-        module = loops("blas_jobs")
+        _finding.active = True
+        try:
+            module = loops("blas_jobs")
+        finally:
+            _finding.active = False
         numba = sys.modules["numba"]
         if None not in (set_callback, get_threads) and numba.threading_layer() == "omp":
             set_callback.argtypes, set_callback.restype = (ctypes.c_void_p,), None
@@ -93,10 +120,10 @@ def _openblas_symbol(library, name):
 def _drop_blas_hook_in_child():
     """A child forked during a run must not call numba's OpenMP threads (they do not survive
     a fork): OpenBLAS runs its own there."""
-    global _blas_hook, _blas_hook_users
+    global _blas_hook, _users, _installed
     if _blas_hook:
         _blas_hook[0](None)
-    _blas_hook, _blas_hook_users = False, 0
+    _blas_hook, _users, _installed = False, 0, False
 
 
 if hasattr(os, "register_at_fork"):

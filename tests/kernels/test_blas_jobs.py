@@ -92,7 +92,7 @@ def test_a_child_forked_while_a_plan_runs_multiplies_on_openblas_threads():
            "from graphops.kernels.support import blas_threads\n"
            "a = np.ones((1024, 512), np.float32)\n"
            "with blas_threads.blas_jobs_on_compiled_threads():\n"
-           "    assert blas_threads._blas_hook_users == 1\n"
+           "    assert blas_threads._installed\n"
            "    pid = os.fork()\n"
            "    if pid == 0:\n"
            "        os._exit(0 if (a @ a.T == 512).all() else 3)\n"
@@ -107,6 +107,28 @@ def test_fewer_numba_threads_than_openblas_leaves_openblas_its_own():
            "from graphops.kernels.support import blas_threads\n"
            "a = np.ones((1024, 512), np.float32)\n"
            "with blas_threads.blas_jobs_on_compiled_threads():\n"
-           "    assert blas_threads._find_blas_hook() and blas_threads._blas_hook_users == 0\n"
+           "    assert blas_threads._find_blas_hook() and not blas_threads._installed\n"
            "    assert (a @ a.T == 512).all()\n",
            NUMBA_NUM_THREADS="1", OPENBLAS_NUM_THREADS="2")
+
+
+@needs_hook
+def test_a_run_begun_before_numba_loaded_takes_the_hook_as_the_first_loop_module_loads():
+    """A process's first run enters the context before any kernel has loaded numba: its
+    products and the tuning trials timed beside them run on numba's threads from the first
+    compiled loop module on, as in later runs, and the hook goes when the run ends."""
+    _child("import os, sys\n"
+           "sys.path.insert(0, os.getcwd())\n"
+           "import numpy as np\n"
+           "import graphops\n"
+           "from graphops.kernels.support import blas_threads\n"
+           "assert 'numba' not in sys.modules\n"
+           "a = np.ones((1024, 512), np.float32)\n"
+           "with blas_threads.blas_jobs_on_compiled_threads():\n"
+           "    assert not blas_threads._installed\n"
+           "    assert (a @ a.T == 512).all()\n"
+           "    from graphops.kernels.compiled import loops\n"
+           "    loops('elementwise')\n"
+           "    assert blas_threads._installed\n"
+           "    assert (a @ a.T == 512).all()\n"
+           "assert not blas_threads._installed\n")
