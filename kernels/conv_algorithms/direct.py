@@ -218,12 +218,19 @@ def streams(positions, x_bytes, filter_bytes):
 
 def _filter_rows(w, module, streamed):
     """The filter as ``compiled.direct.forward`` reads it, flat, with the (tap, channel)
-    pairs it sums at a time and the width of its strips: as it lies, all pairs at once,
-    unless ``streamed``; then a constant filter packed in blocks of strips
-    (``packed_filters.strips``: each block read front to back), another in runs of rows of
-    ``RUN_BYTES``."""
+    pairs it sums at a time and the width of its strips. Unless ``streamed``: all pairs at
+    once, a constant filter whose rows are wider than a call's channels packed as one block
+    of strips of that width (``packed_filters.strips``: a call reads its strip front to
+    back, not a slice of every row), another as it lies. A ``streamed`` filter: a constant
+    one packed in blocks of strips (each block read front to back), another in runs of rows
+    of ``RUN_BYTES``."""
     w2 = np.ascontiguousarray(w, np.float32).reshape(-1, w.shape[-1])
     if not streamed:
+        width = (4 if module.WIDE_ROWS else 2) * module.LANES
+        packed = (packed_filters.strips(w2, width, block_rows=w2.shape[0])
+                  if w2.shape[1] > width else None)
+        if packed is not None:
+            return packed, w2.shape[0], width
         return w2.reshape(-1), w2.shape[0], w2.shape[1]
     width = 2 * module.LANES
     packed = packed_filters.strips(w2, width)

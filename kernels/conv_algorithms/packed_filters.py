@@ -13,8 +13,11 @@ front to back while the rows' block of values stays in the L1 cache. One thread 
 9 GB/s and two about 14 (ResNet50's last 3x3 filter, 9.4 MB: 1.0 ms a conv on one, 0.69 on
 two), and numba's threads, spinning briefly between loops, join without a wake-up inside a
 model: threads join past ``BYTES_PER_THREAD`` each. The direct forward conv streams a
-large constant filter from the same packs (``strips``). A pack lives as long as its
-filter, which it references weakly.
+large constant filter from the same packs (``strips``), and reads a smaller one whose rows
+are wider than a micro-kernel call's channels from a pack of one block: read as it lies, a
+call's slices of rows ``4 * O`` bytes apart fall in a fraction of the L1 cache's sets (a
+quarter of them for 64 channels at AVX2's calls of 16), while a strip fills them all. A
+pack lives as long as its filter, which it references weakly.
 """
 
 import threading
@@ -51,12 +54,13 @@ def product(rows, w2):
     return out
 
 
-def strips(w2, width):
-    """``w2`` ``[K, N]`` packed (``_packed``) where it is a float32 filter nobody can write
-    with N a multiple of ``width``, else None."""
+def strips(w2, width, block_rows=None):
+    """``w2`` ``[K, N]`` packed (``_packed``, in blocks of ``block_rows`` rows, by default
+    ``BLOCK_ROWS``) where it is a float32 filter nobody can write with N a multiple of
+    ``width``, else None."""
     if w2.shape[1] % width or not _constant_float32(w2):
         return None
-    return _packed(w2, width)
+    return _packed(w2, width, block_rows)
 
 
 def _constant_float32(w2):
@@ -86,17 +90,18 @@ def _owner(array):
     return None
 
 
-def _packed(w2, width):
+def _packed(w2, width, block_rows=None):
     """``w2`` ``[K, N]`` packed as ``compiled.direct.strip_gemm`` reads it (blocks of
-    BLOCK_ROWS rows, each as strips of ``width`` columns), on its first product, and kept
-    until its owner is collected."""
-    key = (w2.__array_interface__["data"][0], w2.shape, w2.strides, width, BLOCK_ROWS)
+    ``block_rows`` rows, by default ``BLOCK_ROWS``, each as strips of ``width`` columns), on
+    its first use, and kept until its owner is collected."""
+    block_rows = block_rows or BLOCK_ROWS
+    key = (w2.__array_interface__["data"][0], w2.shape, w2.strides, width, block_rows)
     packed = _packs.get(key)
     if packed is None:
         depth, columns = w2.shape
         packed = np.empty(w2.size, np.float32)
-        for first in range(0, depth, BLOCK_ROWS):
-            block = w2[first:first + BLOCK_ROWS]
+        for first in range(0, depth, block_rows):
+            block = w2[first:first + block_rows]
             strips = packed[first * columns:(first + len(block)) * columns]
             strips.reshape(columns // width, len(block), width)[...] = (
                 block.reshape(len(block), columns // width, width).transpose(1, 0, 2))

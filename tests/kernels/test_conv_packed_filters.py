@@ -1,6 +1,7 @@
 """Products of a few rows by a constant filter on its packed strips (``packed_filters``):
-against the float64 product, which filters get packed and for how long, and the convs on
-few positions that use them, in a graph whose filter is a constant."""
+against the float64 product, which filters get packed and for how long, the convs on few
+positions that use them, in a graph whose filter is a constant, and the direct forward conv
+reading a constant filter from one block of strips."""
 
 import gc
 
@@ -10,9 +11,11 @@ from hypothesis import given, settings, strategies as st
 
 import graphops as gp
 from graphops.kernels.compiled import loops
+from graphops.kernels.conv_algorithms import direct as conv_direct
 from graphops.kernels.conv_algorithms import packed_filters
 from graphops.kernels.support.parallelism import (get_intra_op_threads,
                                                   set_intra_op_threads)
+from tests.kernels.dense_conv_cases import arrays, check_close, conv_cases, geometry
 from tests.module_settings import module_settings
 from tests.reference_conv import conv_forward_ref
 
@@ -66,9 +69,10 @@ def test_products_match_the_float64_product(seed, rows, depth, vectors, block, p
         np.testing.assert_array_equal(got, a @ w2)
 
 
-def _pack_of(w2, width):
+def _pack_of(w2, width, block_rows=None):
     return packed_filters._packs.get((w2.__array_interface__["data"][0], w2.shape,
-                                      w2.strides, width, packed_filters.BLOCK_ROWS))
+                                      w2.strides, width,
+                                      block_rows or packed_filters.BLOCK_ROWS))
 
 
 def test_bits_do_not_depend_on_the_thread_count():
@@ -155,3 +159,58 @@ def test_convs_on_few_positions_use_a_constant_filter_packed(kernel, in_channels
                             ((kernel // 2, kernel // 2),) * 2)
     magnitude = float(np.abs(x).max() * np.abs(w).max() * kernel * kernel * in_channels)
     np.testing.assert_allclose(got, want, rtol=0, atol=4 * np.finfo(np.float32).eps * magnitude)
+
+
+def _call_width():
+    """The output channels a direct forward call takes at most: four vectors where the
+    host's tiles have such calls, else two."""
+    module = loops("direct")
+    return (4 if module.WIDE_ROWS else 2) * module.LANES
+
+
+@settings(max_examples=120, deadline=None)
+@given(case=conv_cases(min_size=1), channels=st.integers(1, 12),
+       out_channels=st.sampled_from([8, 16, 24, 32, 48, 64, 96, 128, 136, 192]),
+       fused=st.booleans())
+def test_direct_forward_reads_a_wide_constant_filter_from_one_block_of_strips(
+        case, channels, out_channels, fused):
+    """Every rank, stride, dilation and padding, output channels within a call's, past it
+    by whole calls or not, a BiasAdd and Relu fused in or not: a constant filter (not streamed) whose rows are a whole number of a
+    call's channels, and more, is packed as one block of strips of them; each output is
+    the same sum in the same order as from the filter as it lies, so the same bits, and
+    within a few roundings of the float64 reference."""
+    case.update(c=channels, o=out_channels, channels_last=True)
+    x, w, _, geo, _ = arrays(case, np.float32)
+    out_sp = geometry(case)[4]
+    want = conv_forward_ref(x.astype(np.float64), w.astype(np.float64), *geo)
+    epilogue = None
+    if fused:
+        bias = np.linspace(-1, 1, w.shape[-1], dtype=np.float32)
+        epilogue, want = ((("add", bias),), "Relu", None), np.maximum(want + bias, 0)
+    with module_settings(conv_direct, STREAMED_FILTER_BYTES=1 << 40):
+        as_it_lies = conv_direct.forward(x, w, *geo, out_sp, epilogue)
+        w.flags.writeable = False
+        got = conv_direct.forward(x, w, *geo, out_sp, epilogue)
+    width, w2 = _call_width(), w.reshape(-1, w.shape[-1])
+    packed = _pack_of(w2, width, block_rows=w2.shape[0])
+    assert (packed is not None) == (w2.shape[1] > width and w2.shape[1] % width == 0)
+    np.testing.assert_array_equal(got.view(np.uint32), as_it_lies.view(np.uint32))
+    check_close(got, want, np.float32)
+
+
+def test_a_graphs_constant_filter_gives_a_fed_filters_bits():
+    """A model's 3x3 conv whose filter is a graph constant, too small to stream, packed on
+    the first run, gives the bits of the same conv with the filter fed (as it lies)."""
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((4, 8, 8, 32)).astype(np.float32)
+    w = rng.standard_normal((3, 3, 32, 2 * _call_width())).astype(np.float32)
+    assert not conv_direct.streams(4 * 8 * 8, x.nbytes, w.nbytes)
+    count = len(packed_filters._packs)
+    with gp.Graph().as_default():
+        xt, wt = gp.placeholder(gp.float32, x.shape), gp.placeholder(gp.float32, w.shape)
+        constant = gp.nn.conv2d(xt, gp.constant(w), strides=1, padding="SAME")
+        fed = gp.nn.conv2d(xt, wt, strides=1, padding="SAME")
+        with gp.Session() as sess:
+            got, want = sess.run([constant, fed], {xt: x, wt: w})
+            assert len(packed_filters._packs) == count + 1
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))

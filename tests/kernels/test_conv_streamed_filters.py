@@ -42,20 +42,29 @@ def test_streamed_filters_match_reference(case, channels, vectors, constant, blo
                                           streamed_bytes, fused):
     """Every rank, stride, dilation and padding; 8-136 output channels (so the threads'
     channel runs start at strips of two vectors or at half vectors); packs of 8-512 rows
-    and runs of 1 to all rows; a BiasAdd and Relu fused in or not."""
+    and runs of 1 to all rows, and a filter kept whole packed as one block where its rows
+    are wider than a call's channels; a BiasAdd and Relu fused in or not."""
     x, w, geo, epilogue, want = _operands(case, channels, vectors, fused)
     w.flags.writeable = not constant
-    packs = []
+    packs = {}                          # block rows asked for (None: BLOCK_ROWS) -> packs
     strips = packed_filters.strips
+
+    def recorded(w2, width, block_rows=None):
+        packs.setdefault(block_rows, []).append(strips(w2, width, block_rows))
+        return packs[block_rows][-1]
     with module_settings(conv_direct, STREAMED_FILTER_BYTES=streamed_bytes), \
-            module_settings(packed_filters, BLOCK_ROWS=block,
-                            strips=lambda *a: packs.append(strips(*a)) or packs[-1]), \
+            module_settings(packed_filters, BLOCK_ROWS=block, strips=recorded), \
             padded_windows_only():
         got = conv_direct.forward(x, w, *geo, want.shape[1:-1], epilogue=epilogue)
         streamed = conv_direct.streams(got.size // got.shape[-1], x.nbytes, w.nbytes)
-    width = 2 * loops("direct").LANES
-    assert len(packs) == streamed
-    assert [p is not None for p in packs] == [constant and w.shape[-1] % width == 0] * streamed
+    module = loops("direct")
+    width, call = 2 * module.LANES, (4 if module.WIDE_ROWS else 2) * module.LANES
+    outs, rows = w.shape[-1], w.size // w.shape[-1]
+    assert [p is not None for p in packs.get(None, [])] == (
+        [constant and outs % width == 0] * streamed)
+    one_block = not streamed and outs > call   # a filter kept whole, read in strips
+    assert [p is not None for p in packs.get(rows, [])] == (
+        [constant and outs % call == 0] * one_block)
     assert got.shape == want.shape and got.dtype == np.float32
     check_close(got, want, np.float32)
 
