@@ -25,24 +25,31 @@ def max_pool(x, out, floor, ksize, strides, pads_before):
     """MaxPool on channels-last [N, D, H, W, C] arrays (2-D pools with D = 1) into `out`
     [N, OD, OH, OW, C]: each output the largest of its window's values inside the input and
     `floor` (the dtype's lowest), NaN never taken (a value is taken only when greater), as
-    TF's CPU kernel. Parallel over output rows; the channel loop innermost."""
+    TF's CPU kernel. Parallel over output rows; the channel loop innermost. Each tap's
+    maxima go from one of two rows into the other, always stored: kept in place, the
+    unchanged ones would be left unstored, which AVX2 can only do with masked stores
+    (slow on AMD's cores), where an unconditional store of the selected values vectorizes
+    to a vector max."""
     channels = x.shape[-1]
     images, out_depth, out_height, out_width, _ = out.shape
     width, k_w, s_w, p_w = x.shape[3], ksize[2], strides[2], pads_before[2]
     for row in prange(images * out_depth * out_height):
         n, od, oh, d0, d1, h0, h1 = _window_rows(row, x, out, ksize, strides, pads_before)
+        rows = np.empty((2, channels), x.dtype)
         for ow in range(out_width):
             w0 = max(ow * s_w - p_w, 0)
             w1 = min(ow * s_w - p_w + k_w, width)
-            best = out[n, od, oh, ow]
-            best[:] = floor
+            rows[0, :] = floor
+            held = 0
             for i in range(d0, d1):
                 for j in range(h0, h1):
                     for k in range(w0, w1):
-                        values = x[n, i, j, k]
+                        values, best, taken = x[n, i, j, k], rows[held], rows[1 - held]
                         for c in range(channels):
-                            value, held = values[c], best[c]
-                            best[c] = value if value > held else held
+                            value, kept = values[c], best[c]
+                            taken[c] = value if value > kept else kept
+                        held = 1 - held
+            out[n, od, oh, ow] = rows[held]
 
 
 @njit(cache=True, parallel=True, nogil=True)
@@ -79,41 +86,44 @@ def max_pool_grad(x, grad, dx, ksize, strides, pads_before):
     `dx` (zeros) at the position TF's argmax rule picks in its window: the first position
     inside the input in scan order, then any later one strictly greater (so NaN is never
     picked over a number, nor a number over a NaN found first). Parallel over images,
-    whose windows never overlap; the channel loops are innermost."""
+    whose windows never overlap; the channel loops are innermost. Each tap's picks go from
+    one of two rows into the other, always stored (as in ``max_pool``: no masked stores);
+    a pick is the position in the image's plane, flat, as int32 (the caller keeps planes
+    below 2**31 positions), whose selects take the float compares' lanes as they are."""
     images, height, width, channels = x.shape
     _, out_height, out_width, _ = grad.shape
     (k_h, k_w), (s_h, s_w), (p_h, p_w) = ksize, strides, pads_before
     for n in prange(images):
-        best = np.empty(channels, x.dtype)
-        best_row = np.empty(channels, np.int64)
-        best_col = np.empty(channels, np.int64)
+        best = np.empty((2, channels), x.dtype)
+        picks = np.empty((2, channels), np.int32)
+        plane = x[n].reshape(height * width, channels)
+        dx_plane = dx[n].reshape(height * width, channels)
         for oh in range(out_height):
+            i0, i1 = max(oh * s_h - p_h, 0), min(oh * s_h - p_h + k_h, height)
             for ow in range(out_width):
-                found = False
-                for kh in range(k_h):
-                    i = oh * s_h + kh - p_h
-                    if i < 0 or i >= height:
-                        continue
-                    for kw in range(k_w):
-                        j = ow * s_w + kw - p_w
-                        if j < 0 or j >= width:
-                            continue
-                        if not found:
-                            for c in range(channels):
-                                best[c] = x[n, i, j, c]
-                                best_row[c] = i
-                                best_col[c] = j
-                            found = True
-                            continue
+                j0, j1 = max(ow * s_w - p_w, 0), min(ow * s_w - p_w + k_w, width)
+                if i0 >= i1 or j0 >= j1:
+                    continue
+                held = 0
+                first = i0 * width + j0
+                values, kept, at = plane[first], best[0], picks[0]
+                for c in range(channels):
+                    kept[c] = values[c]
+                    at[c] = np.int32(first)
+                for i in range(i0, i1):
+                    for j in range(j0 + 1 if i == i0 else j0, j1):
+                        position = i * width + j
+                        values, kept, at = plane[position], best[held], picks[held]
+                        kept_to, at_to = best[1 - held], picks[1 - held]
                         for c in range(channels):
-                            value = x[n, i, j, c]
-                            if best[c] < value:
-                                best[c] = value
-                                best_row[c] = i
-                                best_col[c] = j
-                if found:
-                    for c in range(channels):
-                        dx[n, best_row[c], best_col[c], c] += grad[n, oh, ow, c]
+                            value, top = values[c], kept[c]
+                            greater = top < value
+                            kept_to[c] = value if greater else top
+                            at_to[c] = np.int32(position) if greater else at[c]
+                        held = 1 - held
+                at = picks[held]
+                for c in range(channels):
+                    dx_plane[at[c], c] += grad[n, oh, ow, c]
 
 
 @njit(cache=True, parallel=True, nogil=True)

@@ -108,11 +108,17 @@ def _counts(ksize, strides, pads, in_spatial, out_spatial, dtype, xp):
 
 def max_pool(x, floor, ksize, strides, pads, out_spatial, xp):
     """TF's max pooling of ``x`` (widened, passed through ``clamp_lowest``); padded
-    positions hold ``floor``, the dtype's lowest value."""
+    positions hold ``floor``, the dtype's lowest value. A tap replaces the maximum so far
+    only where it is greater, so of equal maxima (zeros of both signs) the first in scan
+    order is kept, as TF keeps it."""
     padded = _pad(x, pads, floor, xp)
     out = None
     for _, _, idx in _offsets(ksize, strides, out_spatial):
-        out = padded[idx].copy() if out is None else xp.maximum(out, padded[idx], out=out)
+        tap = padded[idx]
+        if out is None:
+            out = tap.copy()
+        else:
+            xp.copyto(out, tap, where=tap > out)
     return out
 
 

@@ -7,6 +7,8 @@ moves channels-first data to channels-last and runs ``numerics.pooling_windows``
 which TF's CPU build refuses, are computed as well; half types run in float32.
 """
 
+import math
+
 import numpy as np
 
 from graphops.kernels.conv_algorithms.layout import (channels_last_shape, from_channels_last,
@@ -36,6 +38,7 @@ def _check_rank(array, rank, name):
 
 
 SERIAL_MAX_OUTPUTS = 1 << 16   # compiled max pools (and gradients) with fewer outputs: one thread
+MAX_COMPILED_GRAD_PLANE = 1 << 31   # positions of a plane the compiled MaxPoolGrad picks in int32
 # Channels from which the max and average pools run compiled: with one, a window tap's
 # channel loop costs more than NumPy's strided pass per tap (x[8,112,112,1] 3x3: 4-5x
 # slower); from 2 on the compiled pass is faster (max pool x[8,112,112,4] 3x3: 0.52 of the
@@ -237,10 +240,12 @@ class MaxPoolGradOp(_Backprop):
         if self.op_type == "MaxPool3DGrad":
             dx = _tied_grad(wide_x, self.layout(params, y, xp), wide_grad, ksize,
                             params.strides, pads, xp)
-        elif xp is np and compiled.usable() and wide_x.dtype in COMPILED_FLOATS:
+        elif (xp is np and compiled.usable() and wide_x.dtype in COMPILED_FLOATS
+              and math.prod(in_cl[1:-1]) < MAX_COMPILED_GRAD_PLANE):
             dx = np.zeros(in_cl, wide_grad.dtype)
             loops("pooling", chunk=1, single=grad.size < SERIAL_MAX_OUTPUTS).max_pool_grad(
-                wide_x, wide_grad, dx, *_loop_window(ksize, params.strides, pads))
+                np.ascontiguousarray(wide_x), wide_grad, dx,
+                *_loop_window(ksize, params.strides, pads))
         else:
             _, which = pm.first_max(wide_x, ksize, params.strides, pads, out_cl[1:-1], xp)
             dx = pm.routed_grad(which, wide_grad, in_cl, ksize, params.strides, pads, xp)

@@ -197,11 +197,15 @@ def test_compiled_avg_pool_matches_the_reference(mode, case, channels, dtype, se
 def test_compiled_max_pool_loop_equals_the_strided_passes(channels, dtype):
     """The compiled loop bit for bit against the NumPy passes it replaces, at any channel
     count (the kernel routes fewer than COMPILED_MIN_CHANNELS to the passes), with windows
-    past every edge and rows split over threads."""
+    past every edge and rows split over threads, NaN, -inf and zeros of both signs (the
+    first of equal maxima kept)."""
     rng = np.random.default_rng(channels)
     x = rng.standard_normal((3, 40, 37, channels)).astype(dtype)
     x.reshape(-1)[::11] = np.nan
     x.reshape(-1)[2::13] = -np.inf
+    x[x < 0] *= 0.01                  # so that zeros of either sign are often the maxima
+    x.reshape(-1)[3::7] = -0.0
+    x.reshape(-1)[4::9] = 0.0
     floor = np.finfo(dtype).min
     ksize, strides, pads = (3, 4), (2, 3), ((1, 2), (2, 1))
     out_sp = [(n + b + a - k) // s + 1 for n, k, s, (b, a) in
@@ -211,6 +215,7 @@ def test_compiled_max_pool_loop_equals_the_strided_passes(channels, dtype):
     want = pooling_windows.max_pool(pooling_windows.clamp_lowest(x, floor, np), floor, ksize,
                                  strides, pads, out_sp, np)
     np.testing.assert_array_equal(got, want)
+    assert np.array_equal(np.signbit(got), np.signbit(want))
 
 
 @pytest.mark.parametrize("rank", [2, 3])

@@ -212,3 +212,14 @@ def test_shape_function_messages_match_tf(op, inputs, attrs):
     message = str(tf_error.value).split(" for '{{node")[0]
     with raises(errors.InvalidArgumentError, message):
         _static(gp, op, inputs, **attrs)
+
+
+@pytest.mark.parametrize("channels", [1, 16])
+def test_max_pool_keeps_the_first_of_equal_maxima_as_tf(channels):
+    """Zeros of both signs in one window: the first in scan order is the output, on the
+    strided passes (few channels) and the compiled loop alike."""
+    x = np.array([-0.0, 0.0, 0.0, -0.0, -1.0, -0.0, 0.0, -1.0], np.float32)
+    x = np.repeat(x.reshape(1, 1, 8, 1), channels, axis=3)
+    kwargs = dict(input=x, ksize=[1, 1, 2, 1], strides=[1, 1, 2, 1], padding="VALID")
+    got, want = _ours("MaxPool", **kwargs), _tf("MaxPool", **kwargs)
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
