@@ -82,8 +82,9 @@ def avg_pool(x, out, ksize, strides, pads_before):
 
 @njit(cache=True, parallel=True, nogil=True)
 def max_pool_grad(x, grad, dx, ksize, strides, pads_before):
-    """MaxPoolGrad on channels-last [N, H, W, C] arrays: each output's gradient added into
-    `dx` (zeros) at the position TF's argmax rule picks in its window: the first position
+    """MaxPoolGrad on channels-last [N, H, W, C] arrays: `dx` written whole, each image's
+    zeros (on the threads, while its plane is in the cache) and then each output's
+    gradient added at the position TF's argmax rule picks in its window: the first position
     inside the input in scan order, then any later one strictly greater (so NaN is never
     picked over a number, nor a number over a NaN found first). Parallel over images,
     whose windows never overlap; the channel loops are innermost. Each tap's picks go from
@@ -98,6 +99,7 @@ def max_pool_grad(x, grad, dx, ksize, strides, pads_before):
         picks = np.empty((2, channels), np.int32)
         plane = x[n].reshape(height * width, channels)
         dx_plane = dx[n].reshape(height * width, channels)
+        dx_plane[:, :] = 0
         for oh in range(out_height):
             i0, i1 = max(oh * s_h - p_h, 0), min(oh * s_h - p_h + k_h, height)
             for ow in range(out_width):

@@ -242,7 +242,7 @@ class MaxPoolGradOp(_Backprop):
                             params.strides, pads, xp)
         elif (xp is np and compiled.usable() and wide_x.dtype in COMPILED_FLOATS
               and math.prod(in_cl[1:-1]) < MAX_COMPILED_GRAD_PLANE):
-            dx = np.zeros(in_cl, wide_grad.dtype)
+            dx = np.empty(in_cl, wide_grad.dtype)
             loops("pooling", chunk=1, single=grad.size < SERIAL_MAX_OUTPUTS).max_pool_grad(
                 np.ascontiguousarray(wide_x), wide_grad, dx,
                 *_loop_window(ksize, params.strides, pads))
