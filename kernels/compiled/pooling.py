@@ -90,7 +90,8 @@ def max_pool_grad(x, grad, dx, ksize, strides, pads_before):
     whose windows never overlap; the channel loops are innermost. Each tap's picks go from
     one of two rows into the other, always stored (as in ``max_pool``: no masked stores);
     a pick is the position in the image's plane, flat, as int32 (the caller keeps planes
-    below 2**31 positions), whose selects take the float compares' lanes as they are."""
+    below 2**31 positions): as wide as a float32 lane, so the selects vectorize with the
+    compares."""
     images, height, width, channels = x.shape
     _, out_height, out_width, _ = grad.shape
     (k_h, k_w), (s_h, s_w), (p_h, p_w) = ksize, strides, pads_before

@@ -244,7 +244,7 @@ class MaxPoolGradOp(_Backprop):
               and math.prod(in_cl[1:-1]) < MAX_COMPILED_GRAD_PLANE):
             dx = np.empty(in_cl, wide_grad.dtype)
             loops("pooling", chunk=1, single=grad.size < SERIAL_MAX_OUTPUTS).max_pool_grad(
-                np.ascontiguousarray(wide_x), wide_grad, dx,
+                np.ascontiguousarray(wide_x), wide_grad, dx,     # (planes read flat)
                 *_loop_window(ksize, params.strides, pads))
         else:
             _, which = pm.first_max(wide_x, ksize, params.strides, pads, out_cl[1:-1], xp)

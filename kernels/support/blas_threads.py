@@ -42,9 +42,9 @@ class _OnCompiledThreads:
     def __enter__(self):
         global _users
         with _lock:
-            _users += 1
             if not _installed:
                 _install()
+            _users += 1                   # (counted once the hook is in place)
 
     def __exit__(self, *exc_info):
         global _users, _installed
@@ -120,10 +120,11 @@ def _openblas_symbol(library, name):
 def _drop_blas_hook_in_child():
     """A child forked during a run must not call numba's OpenMP threads (they do not survive
     a fork): OpenBLAS runs its own there."""
-    global _blas_hook, _users, _installed
+    global _blas_hook, _users, _installed, _lock
     if _blas_hook:
         _blas_hook[0](None)
     _blas_hook, _users, _installed = False, 0, False
+    _lock = threading.Lock()          # (another thread may have held it at the fork)
 
 
 if hasattr(os, "register_at_fork"):

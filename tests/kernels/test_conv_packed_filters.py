@@ -175,8 +175,9 @@ def _call_width():
 def test_direct_forward_reads_a_wide_constant_filter_from_one_block_of_strips(
         case, channels, out_channels, fused):
     """Every rank, stride, dilation and padding, output channels within a call's, past it
-    by whole calls or not, a BiasAdd and Relu fused in or not: a constant filter (not streamed) whose rows are a whole number of a
-    call's channels, and more, is packed as one block of strips of them; each output is
+    by whole calls or not, a BiasAdd and Relu fused in or not: a constant filter (not
+    streamed) whose rows are a whole number of a call's channels, and more, is packed as
+    one block of strips of them; each output is
     the same sum in the same order as from the filter as it lies, so the same bits, and
     within a few roundings of the float64 reference."""
     case.update(c=channels, o=out_channels, channels_last=True)

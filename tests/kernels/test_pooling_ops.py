@@ -413,6 +413,25 @@ def test_compiled_max_pool_grad_on_one_thread_or_several_matches_the_reference(
     _close(dx, ref.max_pool_grad(x, grad, (3, 2), (2, 2), "SAME"), np.float32)
 
 
+@pytest.mark.parametrize("data_format", ["NHWC", "NCHW"])
+def test_max_pool_grad_on_the_compiled_loop_or_the_passes_routes_alike(monkeypatch,
+                                                                        data_format):
+    """Planes of 2**31 positions or more (int32 picks) go to the NumPy passes, which route
+    every gradient as the compiled loop does, NaN and ties included; channels-first input
+    is read as a channels-last copy."""
+    rng, run = np.random.default_rng(6), make_runner("graph")
+    x = rng.integers(-2, 3, (3, 10, 9, 8)).astype(np.float32)
+    x.reshape(-1)[::13] = np.nan
+    x = ref.from_cl(x, data_format)
+    attrs = _attrs((3, 3), (2, 1), "SAME", None, data_format)
+    y = run("MaxPool", input=x, **attrs)
+    grad = rng.standard_normal(y.shape).astype(np.float32)
+    compiled = run("MaxPoolGrad", orig_input=x, orig_output=y, grad=grad, **attrs)
+    monkeypatch.setattr(pooling_kernels, "MAX_COMPILED_GRAD_PLANE", 10 * 9)
+    passes = run("MaxPoolGrad", orig_input=x, orig_output=y, grad=grad, **attrs)
+    _close(compiled, passes, np.float32)    # (overlapping windows: sums in another order)
+
+
 @MODES
 @SETTINGS
 @given(case=pool_case(num_spatial=3), dtype=st.sampled_from([np.float32, np.float16]),
