@@ -36,6 +36,7 @@ from graphops.kernels.compiled.elementwise import chain_chunk, chain_rows
 # AVX-512 16 lanes, 8 rows and 6 of four vectors; at AVX2 8 lanes, 6 rows and none of four.
 LANES, HALF_LANES, ROWS, WIDE_ROWS = host_isa.tiles()
 BLOCK = max(2 * ROWS, 4 * WIDE_ROWS)   # output positions a call of ``_accumulate`` takes
+CALL_CHANNELS = (4 if WIDE_ROWS else 2) * LANES   # output channels a call takes at most
 CHUNK_BYTES = 1 << 14   # filter gradient: dy bytes (positions x O) a call's positions span
 STEPS = 256       # filter gradient: positions a run of planes holds at least (whole planes)
 GEMM_ROWS = 64    # batched_gemm: rows a pass over b's column groups takes
@@ -129,7 +130,7 @@ def _accumulate(rows, x, x_base, steps, row_offsets, v, v_step, v_col, out, out_
     ``v_col`` on and the tiles have such calls, else two, else one, else half of one;
     returns the channels it took. Four vectors of WIDE_ROWS rows load v's vectors less often
     per multiply-add than two of ROWS and broadcast each x value once for 64 channels."""
-    four = WIDE_ROWS > 0 and channels_left >= 4 * LANES
+    four = WIDE_ROWS > 0 and channels_left >= CALL_CHANNELS
     calls = -(-rows // (WIDE_ROWS if four else ROWS))
     for call in range(calls):
         first = rows * call // calls

@@ -226,7 +226,7 @@ def _filter_rows(w, module, streamed):
     of ``RUN_BYTES``."""
     w2 = np.ascontiguousarray(w, np.float32).reshape(-1, w.shape[-1])
     if not streamed:
-        width = (4 if module.WIDE_ROWS else 2) * module.LANES
+        width = module.CALL_CHANNELS
         packed = (packed_filters.strips(w2, width, block_rows=w2.shape[0])
                   if w2.shape[1] > width else None)
         if packed is not None:

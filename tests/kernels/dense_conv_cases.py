@@ -14,7 +14,7 @@ from graphops.kernels.conv_algorithms import direct as conv_direct
 from graphops.kernels.conv_algorithms import inner_taps
 from tests.conv_tolerance import assert_conv_close
 from tests.module_settings import module_settings
-from tests.reference_conv import output_size
+from tests.reference_conv import conv_forward_ref, output_size
 
 SETTINGS = settings(max_examples=200, deadline=None)
 
@@ -75,6 +75,19 @@ def arrays(case, dtype):
     else:
         make = lambda shape: rng.uniform(-1, 1, shape).astype(dtype)
     return make(x_shape), make(w_shape), make(dy_shape), (strides, dilations, pads), x_shape
+
+
+def forward_operands(case, channels, out_channels, fused):
+    """x, w, the geometry, the epilogue (a BiasAdd and Relu where ``fused``, else None) and
+    the float64 reference's result for the channels-last float32 forward conv of ``case``
+    with ``channels`` input and ``out_channels`` output channels."""
+    case.update(c=channels, o=out_channels, channels_last=True)
+    x, w, _, geo, _ = arrays(case, np.float32)
+    want = conv_forward_ref(x.astype(np.float64), w.astype(np.float64), *geo)
+    if not fused:
+        return x, w, geo, None, want
+    bias = np.random.default_rng(case["seed"]).uniform(-1, 1, w.shape[-1]).astype(np.float32)
+    return x, w, geo, ((("add", bias),), "Relu", None), np.maximum(want + bias, 0)
 
 
 def check_close(got, ref, dtype, magnitude=None):

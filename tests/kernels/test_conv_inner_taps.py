@@ -17,7 +17,7 @@ from graphops.kernels.conv_algorithms import inner_taps
 from graphops.kernels.conv_algorithms import packed_filters
 from graphops.kernels.conv_algorithms.dense import conv_forward
 from tests.kernels.dense_conv_cases import (  # noqa: F401 (on_every_thread: autouse)
-    SETTINGS, arrays, check_close, conv_cases, geometry, on_every_thread)
+    SETTINGS, arrays, check_close, conv_cases, forward_operands, geometry, on_every_thread)
 from tests.module_settings import module_settings
 from tests.reference_conv import conv_forward_ref
 
@@ -42,15 +42,9 @@ def test_inner_taps_match_reference_and_padded_windows(case, channels, vectors, 
     them start at strips of two vectors or at half vectors); the filter as it lies or
     streamed in runs of 8-512 rows (packed where constant), which cut the classes' runs of
     pairs; a BiasAdd and Relu fused in or not."""
-    case.update(c=channels, o=8 * vectors, channels_last=True)
-    x, w, _, geo, _ = arrays(case, np.float32)
+    x, w, geo, epilogue, want = forward_operands(case, channels, 8 * vectors, fused)
     w.flags.writeable = not constant
     out_sp = geometry(case)[4]
-    want = conv_forward_ref(x.astype(np.float64), w.astype(np.float64), *geo)
-    epilogue = None
-    if fused:
-        bias = np.linspace(-1, 1, w.shape[-1], dtype=np.float32)
-        epilogue, want = ((("add", bias),), "Relu", None), np.maximum(want + bias, 0)
     padded, classes = _layouts(x, w, geo, out_sp)
     event("a window wholly in the padding" if classes is None else "classes")
     if classes is None:

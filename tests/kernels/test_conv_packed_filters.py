@@ -15,7 +15,8 @@ from graphops.kernels.conv_algorithms import direct as conv_direct
 from graphops.kernels.conv_algorithms import packed_filters
 from graphops.kernels.support.parallelism import (get_intra_op_threads,
                                                   set_intra_op_threads)
-from tests.kernels.dense_conv_cases import arrays, check_close, conv_cases, geometry
+from tests.kernels.dense_conv_cases import (check_close, conv_cases, forward_operands,
+                                            geometry)
 from tests.module_settings import module_settings
 from tests.reference_conv import conv_forward_ref
 
@@ -161,13 +162,6 @@ def test_convs_on_few_positions_use_a_constant_filter_packed(kernel, in_channels
     np.testing.assert_allclose(got, want, rtol=0, atol=4 * np.finfo(np.float32).eps * magnitude)
 
 
-def _call_width():
-    """The output channels a direct forward call takes at most: four vectors where the
-    host's tiles have such calls, else two."""
-    module = loops("direct")
-    return (4 if module.WIDE_ROWS else 2) * module.LANES
-
-
 @settings(max_examples=120, deadline=None)
 @given(case=conv_cases(min_size=1), channels=st.integers(1, 12),
        out_channels=st.sampled_from([8, 16, 24, 32, 48, 64, 96, 128, 136, 192]),
@@ -180,19 +174,13 @@ def test_direct_forward_reads_a_wide_constant_filter_from_one_block_of_strips(
     one block of strips of them; each output is
     the same sum in the same order as from the filter as it lies, so the same bits, and
     within a few roundings of the float64 reference."""
-    case.update(c=channels, o=out_channels, channels_last=True)
-    x, w, _, geo, _ = arrays(case, np.float32)
+    x, w, geo, epilogue, want = forward_operands(case, channels, out_channels, fused)
     out_sp = geometry(case)[4]
-    want = conv_forward_ref(x.astype(np.float64), w.astype(np.float64), *geo)
-    epilogue = None
-    if fused:
-        bias = np.linspace(-1, 1, w.shape[-1], dtype=np.float32)
-        epilogue, want = ((("add", bias),), "Relu", None), np.maximum(want + bias, 0)
     with module_settings(conv_direct, STREAMED_FILTER_BYTES=1 << 40):
         as_it_lies = conv_direct.forward(x, w, *geo, out_sp, epilogue)
         w.flags.writeable = False
         got = conv_direct.forward(x, w, *geo, out_sp, epilogue)
-    width, w2 = _call_width(), w.reshape(-1, w.shape[-1])
+    width, w2 = loops("direct").CALL_CHANNELS, w.reshape(-1, w.shape[-1])
     packed = _pack_of(w2, width, block_rows=w2.shape[0])
     assert (packed is not None) == (w2.shape[1] > width and w2.shape[1] % width == 0)
     np.testing.assert_array_equal(got.view(np.uint32), as_it_lies.view(np.uint32))
@@ -204,7 +192,7 @@ def test_a_graphs_constant_filter_gives_a_fed_filters_bits():
     the first run, gives the bits of the same conv with the filter fed (as it lies)."""
     rng = np.random.default_rng(6)
     x = rng.standard_normal((4, 8, 8, 32)).astype(np.float32)
-    w = rng.standard_normal((3, 3, 32, 2 * _call_width())).astype(np.float32)
+    w = rng.standard_normal((3, 3, 32, 2 * loops("direct").CALL_CHANNELS)).astype(np.float32)
     assert not conv_direct.streams(4 * 8 * 8, x.nbytes, w.nbytes)
     count = len(packed_filters._packs)
     with gp.Graph().as_default():

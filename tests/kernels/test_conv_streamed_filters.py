@@ -16,22 +16,9 @@ from graphops.kernels.conv_algorithms import direct as conv_direct
 from graphops.kernels.conv_algorithms import packed_filters
 from graphops.kernels.conv_algorithms.routes import kernel_route
 from tests.kernels.dense_conv_cases import (  # noqa: F401 (on_every_thread: autouse)
-    SETTINGS, arrays, check_close, conv_cases, on_every_thread, padded_windows_only)
+    SETTINGS, check_close, conv_cases, forward_operands, on_every_thread,
+    padded_windows_only)
 from tests.module_settings import module_settings
-from tests.reference_conv import conv_forward_ref
-
-
-def _operands(case, channels, vectors, fused):
-    """x, w, the geometry, the epilogue (a BiasAdd and Relu where ``fused``, else None) and
-    the float64 reference's result for ``case`` with ``channels`` input channels and
-    ``vectors`` groups of 8 output channels."""
-    case.update(c=channels, o=8 * vectors, channels_last=True)
-    x, w, _, geo, _ = arrays(case, np.float32)
-    want = conv_forward_ref(x.astype(np.float64), w.astype(np.float64), *geo)
-    if not fused:
-        return x, w, geo, None, want
-    bias = np.random.default_rng(case["seed"]).uniform(-1, 1, w.shape[-1]).astype(np.float32)
-    return x, w, geo, ((("add", bias),), "Relu", None), np.maximum(want + bias, 0)
 
 
 @SETTINGS
@@ -44,7 +31,7 @@ def test_streamed_filters_match_reference(case, channels, vectors, constant, blo
     channel runs start at strips of two vectors or at half vectors); packs of 8-512 rows
     and runs of 1 to all rows, and a filter kept whole packed as one block where its rows
     are wider than a call's channels; a BiasAdd and Relu fused in or not."""
-    x, w, geo, epilogue, want = _operands(case, channels, vectors, fused)
+    x, w, geo, epilogue, want = forward_operands(case, channels, 8 * vectors, fused)
     w.flags.writeable = not constant
     packs = {}                          # block rows asked for (None: BLOCK_ROWS) -> packs
     strips = packed_filters.strips
@@ -58,7 +45,7 @@ def test_streamed_filters_match_reference(case, channels, vectors, constant, blo
         got = conv_direct.forward(x, w, *geo, want.shape[1:-1], epilogue=epilogue)
         streamed = conv_direct.streams(got.size // got.shape[-1], x.nbytes, w.nbytes)
     module = loops("direct")
-    width, call = 2 * module.LANES, (4 if module.WIDE_ROWS else 2) * module.LANES
+    width, call = 2 * module.LANES, module.CALL_CHANNELS
     outs, rows = w.shape[-1], w.size // w.shape[-1]
     assert [p is not None for p in packs.get(None, [])] == (
         [constant and outs % width == 0] * streamed)
@@ -121,7 +108,7 @@ def test_pointwise_convs_on_the_direct_kernels_match_reference(case, channels, v
     not."""
     for dim in case["dims"]:
         dim.update(k=1, pad=(0, 0))
-    x, w, geo, epilogue, want = _operands(case, channels, vectors, fused)
+    x, w, geo, epilogue, want = forward_operands(case, channels, 8 * vectors, fused)
     calls = []
     forward = conv_direct.forward
     with module_settings(conv_direct, STREAMED_FILTER_BYTES=0, STREAMED_MAX_POSITIONS=10**9,
