@@ -7,11 +7,17 @@ _UNKNOWN = unknown_shape()     # TensorShapes are immutable: one object serves e
 
 
 class InferenceContext:
-    """What a shape function sees: input shapes, constant input values, attrs; sets outputs."""
+    """What a shape function sees: input shapes, constant input values, attrs; sets outputs.
 
-    __slots__ = ("op_def", "op_type", "node_name", "_inputs", "_values", "_attrs", "_outputs")
+    A resource input may carry a handle shape (TF's handle data): the shape of the value its
+    resource holds, as the op making the handle declares it (a VarHandleOp's ``shape``);
+    ``input_handle_shape`` reads it and ``set_output_handle_shape`` declares one."""
 
-    def __init__(self, op_def, node_name, input_shapes, input_values, attrs, num_outputs):
+    __slots__ = ("op_def", "op_type", "node_name", "_inputs", "_values", "_attrs", "_outputs",
+                 "_input_handles", "output_handle_shapes")
+
+    def __init__(self, op_def, node_name, input_shapes, input_values, attrs, num_outputs,
+                 input_handle_shapes=None):
         self.op_def = op_def
         self.op_type = op_def.name
         self.node_name = node_name
@@ -19,6 +25,8 @@ class InferenceContext:
         self._values = input_values if input_values is not None else [None] * len(self._inputs)
         self._attrs = attrs
         self._outputs = [_UNKNOWN] * num_outputs
+        self._input_handles = input_handle_shapes
+        self.output_handle_shapes = [None] * num_outputs
 
     @property
     def num_inputs(self):
@@ -51,6 +59,14 @@ class InferenceContext:
     def output(self, i):
         return self._outputs[i]
 
+    def input_handle_shape(self, i):
+        """The handle shape resource input ``i`` carries; unknown when it carries none."""
+        shape = self._input_handles[i] if self._input_handles is not None else None
+        return _UNKNOWN if shape is None else shape
+
+    def set_output_handle_shape(self, i, shape):
+        self.output_handle_shapes[i] = as_shape(shape)
+
     def with_rank(self, shape, rank):
         """`shape` merged with an unknown shape of `rank`; TF's message when it cannot be."""
         shape = as_shape(shape)
@@ -75,8 +91,12 @@ class InferenceContext:
 
 
 def unchanged_shape(c):
-    """TF's UnchangedShape: output 0 has input 0's shape."""
+    """TF's UnchangedShape: output 0 has input 0's shape (and its handle shape: an Identity
+    of a handle names the same resource)."""
     c.set_output(0, c.input(0))
+    handle = c.input_handle_shape(0)
+    if handle.rank is not None:
+        c.set_output_handle_shape(0, handle)
 
 
 def scalar_shape(c):
@@ -149,12 +169,21 @@ def divide_evenly(value, divisor):
     return value // divisor
 
 
-def run_shape_fn(op_def, node_name, input_shapes, input_values, attrs, num_outputs):
-    """Output shapes of a node; unknown shapes for ops without a shape function."""
-    ctx = InferenceContext(op_def, node_name, input_shapes, input_values, attrs, num_outputs)
+def infer_shapes(op_def, node_name, input_shapes, input_values, attrs, num_outputs,
+                 input_handle_shapes=None):
+    """(output shapes, output handle shapes: None where none) of a node; unknown shapes
+    for ops without a shape function."""
+    ctx = InferenceContext(op_def, node_name, input_shapes, input_values, attrs, num_outputs,
+                           input_handle_shapes)
     if op_def.shape_fn is not None:
         op_def.shape_fn(ctx)
-    return ctx._outputs
+    return ctx._outputs, ctx.output_handle_shapes
 
 
-__all__ = ["InferenceContext", "run_shape_fn", "merge_dim", "merge_shapes", "with_rank_at_most"]
+def run_shape_fn(op_def, node_name, input_shapes, input_values, attrs, num_outputs):
+    """Output shapes of a node; unknown shapes for ops without a shape function."""
+    return infer_shapes(op_def, node_name, input_shapes, input_values, attrs, num_outputs)[0]
+
+
+__all__ = ["InferenceContext", "infer_shapes", "run_shape_fn", "merge_dim", "merge_shapes",
+           "with_rank_at_most"]

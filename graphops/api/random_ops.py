@@ -325,7 +325,10 @@ def _dropout(graph, x, rate, noise_shape, seed):
     threshold = as_input(graph, rate, x_dtype, "GreaterEqual/y")
     keep_mask = raw_ops.GreaterEqual(x=random_tensor, y=threshold)
     zero = as_input(graph, 0, x_dtype, "Const")
-    return raw_ops.SelectV2(condition=keep_mask, t=kept, e=zero)
+    dropped = raw_ops.SelectV2(condition=keep_mask, t=kept, e=zero)
+    if graph is not None:           # as TF's graph: x's shape, whatever the rate's is
+        dropped.set_shape(x.shape)
+    return dropped
 
 
 def _noise_shape(graph, x, noise_shape):

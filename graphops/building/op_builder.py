@@ -19,13 +19,13 @@ import numpy as np
 from graphops.runtime import eager
 from graphops.building import graph as graph_lib
 from graphops.building.values import convert_value, dtype_of, is_device_array
-from graphops.building.tensor import Operation, Tensor, as_graph_element
+from graphops.building.tensor import Operation, Tensor, as_graph_element, set_handle_shapes
 from graphops.registry import dtypes
 from graphops.registry.attr_values import attr_value_string, normalize_attr_value
 from graphops.registry.errors import InvalidArgumentError
 from graphops.registry.op_def import arg_types
 from graphops.registry.op_registry import get_op_def
-from graphops.registry.shape_inference import run_shape_fn
+from graphops.registry.shape_inference import infer_shapes
 from graphops.registry.tensor_shape import shape_str
 
 _OUTPUT_TUPLES = {}
@@ -471,13 +471,15 @@ def create_node(graph, op_def, name, keywords, make_const, control_inputs=None, 
     shapes = [t.shape for t in inputs]
     values = [_constant_value(t) for t in inputs]
     try:
-        out_shapes = run_shape_fn(op_def, name, shapes, values, attrs, len(types))
+        out_shapes, handle_shapes = infer_shapes(op_def, name, shapes, values, attrs,
+                                                 len(types), [t._handle_shape for t in inputs])
     except ValueError as e:
         names = [t.op.name if t.value_index == 0 else t.name for t in inputs]
         names += ["^" + op.name for op in control_inputs]
         raise shape_fn_error(e, summarize_node(name, op_def.name, attrs, names), shapes) from None
-    return graph._create_op(op_def, name, inputs, attrs, types, out_shapes, control_inputs,
-                            device)
+    op = graph._create_op(op_def, name, inputs, attrs, types, out_shapes, control_inputs, device)
+    set_handle_shapes(op, handle_shapes)
+    return op
 
 
 def build_op(graph, op_type, name=None, **keywords):

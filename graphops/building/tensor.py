@@ -22,8 +22,8 @@ def as_graph_element(obj):
 class Tensor:
     """A symbolic output of an Operation (its + - * / @ and unary - come from `graphops.api`)."""
 
-    __slots__ = ("_op", "_value_index", "_dtype", "_shape", "_inferred_shape", "_consumers",
-                 "__weakref__")
+    __slots__ = ("_op", "_value_index", "_dtype", "_shape", "_inferred_shape",
+                 "_handle_shape", "_consumers", "__weakref__")
     __array_ufunc__ = None     # NumPy defers `array + tensor` to Tensor.__radd__
 
     def __init__(self, op, value_index, dtype, shape):
@@ -33,6 +33,7 @@ class Tensor:
         self._shape = shape if type(shape) is TensorShape else as_shape(shape)
         self._inferred_shape = self._shape   # before any set_shape, a claim no kernel keeps:
         #                                      what a plan may fold shapes from
+        self._handle_shape = None            # a resource's: the shape its value has
         self._consumers = []
 
     op = property(attrgetter("_op"))
@@ -72,6 +73,12 @@ class Tensor:
                         "not None:` instead of `if t:` to test if a tensor is defined.")
 
     __hash__ = object.__hash__
+
+
+def set_handle_shapes(op, handle_shapes):
+    """Gives ``op``'s outputs the handle shapes its shape function declared (None: none)."""
+    for t, shape in zip(op._outputs, handle_shapes):
+        t._handle_shape = shape
 
 
 class Operation:

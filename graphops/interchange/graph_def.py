@@ -18,7 +18,7 @@ import numpy as np
 from graphops.building.graph import VALID_NODE_NAME, get_default_graph
 from graphops.building.op_builder import (input_types, output_types, shape_fn_error,
                                           summarize_node, warn_deprecated)
-from graphops.building.tensor import Operation, Tensor, as_graph_element
+from graphops.building.tensor import Operation, Tensor, as_graph_element, set_handle_shapes
 from graphops.interchange import graph_json, messages
 from graphops.runtime.devices import canonical_device
 from graphops.registry import dtypes
@@ -26,7 +26,7 @@ from graphops.registry.attr_values import validate_attr_value
 from graphops.registry.errors import InvalidArgumentError, UnimplementedError
 from graphops.registry.kernel_registry import control_flow_role
 from graphops.registry.op_registry import get_op_def
-from graphops.registry.shape_inference import merge_shapes, run_shape_fn
+from graphops.registry.shape_inference import infer_shapes, merge_shapes
 from graphops.registry.tensor_shape import TensorShape, unknown_shape
 
 GRAPH_DEF_VERSION = 2474          # producer written on export (TF 2.21's TF_GRAPH_DEF_VERSION)
@@ -260,20 +260,22 @@ class _Plan:
     types: list
     shapes: list
     device: str
+    handle_shapes: list   # what the outputs' resources hold (None: not a resource's)
 
 
 def _source(ref, plans, expected):
-    """(dtype, shape, constant value or None, display name) of an input reference; a
-    source not planned yet (a loop's back edge) is taken to be what the input expects,
-    of unknown shape (`_check_back_edges` checks it later)."""
+    """(dtype, shape, constant value or None, display name, handle shape or None) of an
+    input reference; a source not planned yet (a loop's back edge) is taken to be what the
+    input expects, of unknown shape (`_check_back_edges` checks it later)."""
     if isinstance(ref, Tensor):
         value = ref.op.attrs["value"] if ref.op.type == "Const" else None
-        return ref.dtype, ref.shape, value, ref.name
+        return ref.dtype, ref.shape, value, ref.name, ref._handle_shape
     if ref[0] not in plans:
-        return expected, unknown_shape(), None, f"{ref[0]}:{ref[1]}"
+        return expected, unknown_shape(), None, f"{ref[0]}:{ref[1]}", None
     plan = plans[ref[0]]
     value = plan.attrs.get("value") if plan.op_def.name == "Const" else None
-    return plan.types[ref[1]], plan.shapes[ref[1]], value, f"{plan.name}:{ref[1]}"
+    return (plan.types[ref[1]], plan.shapes[ref[1]], value, f"{plan.name}:{ref[1]}",
+            plan.handle_shapes[ref[1]])
 
 
 def _plan_node(node, name, data, control, plans, input_map, names):
@@ -287,7 +289,7 @@ def _plan_node(node, name, data, control, plans, input_map, names):
             f"NodeDef expected inputs '{', '.join(t.short_name for t in expected)}' do not "
             f"match {len(data)} inputs specified; {op_def.signature()}; NodeDef: "
             f"{{{{node {name}}}}}")
-    inputs, shapes, values, shown = [], [], [], []
+    inputs, shapes, values, shown, handles = [], [], [], [], []
     for i, (source, index) in enumerate(data):
         ref = input_map.get(f"{source}:{index}")
         if ref is None and source not in plans:
@@ -299,7 +301,7 @@ def _plan_node(node, name, data, control, plans, input_map, names):
                     f"Node '{name}': Connecting to invalid output {index} of source node "
                     f"{source} which has {n_out} outputs.")
             ref = (source, index)
-        dtype, shape, value, label = _source(ref, plans, expected[i])
+        dtype, shape, value, label, handle = _source(ref, plans, expected[i])
         if dtype is not expected[i] and (expected[i].is_ref
                                          or dtype.base_dtype is not expected[i]):
             raise InvalidArgumentError(
@@ -308,11 +310,13 @@ def _plan_node(node, name, data, control, plans, input_map, names):
         inputs.append(ref)
         shapes.append(shape)
         values.append(value)
+        handles.append(handle)
         shown.append(label[:-2] if label.endswith(":0") else label)
     control_refs = [input_map.get("^" + s, s) for s in control]
     shown += ["^" + (c.name if isinstance(c, Operation) else names[c]) for c in control_refs]
     try:
-        out_shapes = run_shape_fn(op_def, name, shapes, values, attrs, len(types))
+        out_shapes, handle_shapes = infer_shapes(op_def, name, shapes, values, attrs,
+                                                 len(types), handles)
     except ValueError as e:
         raise shape_fn_error(e, summarize_node(name, op_def.name, attrs, shown), shapes) from None
     _check_output_shapes(attrs.pop("_output_shapes", None), out_shapes, name)
@@ -322,7 +326,8 @@ def _plan_node(node, name, data, control, plans, input_map, names):
     except (TypeError, ValueError):
         raise InvalidArgumentError(f"Malformed device specification '{node['device']}' in "
                                    f"node: {{{{node {name}}}}}") from None
-    return _Plan(op_def, name, attrs, inputs, control_refs, types, out_shapes, device)
+    return _Plan(op_def, name, attrs, inputs, control_refs, types, out_shapes, device,
+                 handle_shapes)
 
 
 def _check_output_shapes(declared, inferred, name):
@@ -487,8 +492,10 @@ def _create(graph, plan, created, names):
         inputs = [stand_in if t is None else t for t in inputs]
     control = [ref if isinstance(ref, Operation) else created[ref] for ref in plan.control]
     attrs = _prefix_colocation(plan.attrs, names)
-    return graph._create_op(plan.op_def, plan.name, inputs, attrs, plan.types, plan.shapes,
-                            control, plan.device)
+    op = graph._create_op(plan.op_def, plan.name, inputs, attrs, plan.types, plan.shapes,
+                          control, plan.device)
+    set_handle_shapes(op, plan.handle_shapes)
+    return op
 
 
 def _prefix_colocation(attrs, names):

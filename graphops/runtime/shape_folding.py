@@ -13,7 +13,7 @@ not produce is an InternalError naming the node, never a wrong value.
 
 import numpy as np
 
-from graphops.registry.shape_inference import merge_shapes, run_shape_fn
+from graphops.registry.shape_inference import infer_shapes, merge_shapes
 from graphops.registry.tensor_shape import TensorShape, unknown_shape
 
 _UNKNOWN = unknown_shape()
@@ -57,8 +57,9 @@ class ShapeFacts:
         """``op``'s output shapes by its shape function, None when it fails."""
         values = [_folded_value(t, folded) for t in op.inputs]
         try:
-            return run_shape_fn(op.op_def, op.name, [self.of(t) for t in op.inputs], values,
-                                op.attrs, len(op.outputs))
+            return infer_shapes(op.op_def, op.name, [self.of(t) for t in op.inputs], values,
+                                op.attrs, len(op.outputs),
+                                [t._handle_shape for t in op.inputs])[0]
         except Exception:       # noqa: BLE001 - the node's kernel reports it at run time
             return None
 

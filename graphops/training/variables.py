@@ -134,9 +134,7 @@ class Variable:
 
     def _read(self):
         with self._graph.as_default():
-            value = raw_ops.ReadVariableOp(resource=self._handle, dtype=self._dtype)
-        value.set_shape(self._shape)
-        return value
+            return raw_ops.ReadVariableOp(resource=self._handle, dtype=self._dtype)
 
     def value(self):
         """A new read of the variable (it runs after any control dependencies in scope)."""
@@ -167,18 +165,28 @@ class Variable:
 
     # ---------------------------------------------------------------- updates
 
-    def _update(self, op_type, value, read_value, name):
+    def _update(self, op_type, value, read_value, name, **attrs):
         with self._graph.as_default():
             value = convert_to_tensor(value, dtype=self._dtype)
-            update = getattr(raw_ops, op_type)(resource=self._handle, value=value, name=name)
+            update = getattr(raw_ops, op_type)(resource=self._handle, value=value, name=name,
+                                               **attrs)
             if not read_value:
                 return update
             with self._graph.control_dependencies([update]):
                 return self._read()
 
     def assign(self, value, use_locking=None, name=None, read_value=True):
-        """Assigns `value`; returns the new value (a read after the assignment) or the op."""
-        return self._update("AssignVariableOp", value, read_value, name)
+        """Assigns `value`; returns the new value (a read after the assignment) or the op.
+        As TF's: a value of another static shape is a ValueError, and a variable of a
+        fully known shape has its AssignVariableOp check the value's shape at run time."""
+        with self._graph.as_default():
+            value = convert_to_tensor(value, dtype=self._dtype)
+        if not self._shape.is_compatible_with(value.shape):
+            raise ValueError(f"Cannot assign value to variable ' {self.name}': Shape mismatch."
+                             f"The variable shape {self._shape}, and the assigned value shape "
+                             f"{value.shape} are incompatible.")
+        return self._update("AssignVariableOp", value, read_value, name,
+                            validate_shape=self._shape.is_fully_defined())
 
     def assign_add(self, delta, use_locking=None, name=None, read_value=True):
         return self._update("AssignAddVariableOp", delta, read_value, name)

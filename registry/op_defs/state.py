@@ -9,10 +9,16 @@ def _handle_scalar(c):
     c.with_rank(c.input(0), 0)
 
 
+def _handle_shape(c):
+    """A scalar handle declaring the variable's ``shape`` (TF's handle data)."""
+    c.set_output(0, [])
+    c.set_output_handle_shape(0, c.get_attr("shape"))
+
+
 def _read_shape(c):
-    """The handle carries no static shape here: graphops.training.variables sets the read's
-    shape."""
+    """The shape the handle declares (unknown where it declares none)."""
     _handle_scalar(c)
+    c.set_output(0, c.input_handle_shape(0))
 
 
 register_op("VarHandleOp") \
@@ -24,7 +30,7 @@ register_op("VarHandleOp") \
     .attr("shape: shape") \
     .attr("allowed_devices: list(string) = []") \
     .set_is_stateful() \
-    .set_shape_fn(scalar_shape) \
+    .set_shape_fn(_handle_shape) \
     .doc("Creates a handle to a Variable resource named by `shared_name` (else the node name).")
 
 register_op("ReadVariableOp") \

@@ -316,6 +316,20 @@ def test_dropout_v1_arguments():
         gp.nn.dropout(x, keep_prob=0.5, rate=0.5)
 
 
+def test_dropout_with_a_fed_keep_prob_keeps_the_static_shape_of_x():
+    """As TF's: the result has x's static shape whatever the rate's, so a matmul after it
+    is a MatMul (Deep MNIST's keep_prob placeholder)."""
+    with gp.Graph().as_default():
+        x = gp.compat.v1.placeholder(gp.float32, [None, 64])
+        keep_prob = gp.compat.v1.placeholder(gp.float32)
+        dropped = gp.nn.dropout(x, keep_prob)
+        assert dropped.shape.as_list() == [None, 64]
+        assert gp.matmul(dropped, np.ones((64, 2), np.float32)).op.type == "MatMul"
+        with gp.compat.v1.Session() as sess:
+            got = sess.run(dropped, {x: np.ones((3, 64), np.float32), keep_prob: 0.5})
+        assert got.shape == (3, 64) and set(np.unique(got)) <= {0.0, 2.0}
+
+
 @pytest.mark.parametrize("build, shapes", [
     (lambda x, w: gp.nn.depthwise_conv2d(x, w, [1, 1, 1, 1], "SAME", rate=2),
      [(1, 5, 5, 2), (3, 3, 2, 1)]),

@@ -3,6 +3,8 @@ shape nodes and the arithmetic behind them fold once the fed shapes are known, e
 specialisation computes what the generic plan computes, and a shape function that lies
 is caught by the guard, never turned into a wrong value."""
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -183,3 +185,41 @@ def test_a_shape_set_by_the_user_is_not_folded_from():
         got = sess.run([shape, gp.raw_ops.Shape(input=x)], {x: np.ones(2, np.float32)})
     np.testing.assert_array_equal(got[0], [4])
     np.testing.assert_array_equal(got[1], [2])
+
+
+def test_reads_of_a_variable_fold_for_the_shape_its_handle_declares():
+    """A bias added to a batch of unknown rank: once the batch is fed, the read's shape
+    comes from the variable's VarHandleOp (TF's handle data), so the gradient's Shape,
+    BroadcastGradientArgs and reshapes fold."""
+    x = gp.placeholder(gp.float32, None, name="x")
+    bias = gp.Variable(np.array([0.5, -1.0, 2.0], np.float32), name="bias")
+    loss = gp.reduce_sum(gp.square(x + bias))
+    (grad,) = gp.gradients(loss, [bias])
+    xv = np.arange(12, dtype=np.float32).reshape(4, 3) / 3
+    with gp.Session() as sess:
+        sess.run(bias.initializer)
+        got = sess.run([loss, grad], {x: xv})
+        plan = next(p for p in sess._plans.values() if p.by_shapes)
+    specialised = plan.for_shapes([xv])
+    for op_type in ("Shape", "BroadcastGradientArgs"):
+        assert op_type in step_types(plan) and op_type not in step_types(specialised)
+    pre = xv + np.array([0.5, -1.0, 2.0], np.float32)
+    np.testing.assert_allclose(got[0], np.sum(pre * pre), rtol=1e-6)
+    np.testing.assert_allclose(got[1], 2 * pre.sum(axis=0), rtol=1e-6)
+
+
+def test_a_variable_a_raw_assign_gave_another_shape_fails_the_guard():
+    """A raw AssignVariableOp without validate_shape may store another shape: a shape node
+    folded from the declared one then raises, never gives the stale shape."""
+    v = gp.Variable(np.zeros(3, np.float32), name="v")
+    resize = gp.raw_ops.AssignVariableOp(resource=v.handle, value=np.ones(5, np.float32))
+    read = v.value()
+    shape = gp.raw_ops.Shape(input=read, name="shape_of_v")
+    with gp.Session() as sess:
+        sess.run(v.initializer)
+        np.testing.assert_array_equal(sess.run(shape), [3])
+        sess.run(resize)
+        with pytest.raises(errors.InternalError, match=re.escape(
+                f"Node 'shape_of_v' (Shape) was folded for input '{read.name}' of shape [3], "
+                "but that tensor has shape [5]")):
+            sess.run(shape)

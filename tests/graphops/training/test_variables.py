@@ -4,6 +4,8 @@ State lives in each Session's ResourceMgr: reads before initialisation fail nami
 variable, reads return copies, assignments follow TF's dtype/shape rules.
 """
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -132,6 +134,48 @@ def test_assignment_errors(graph):
         sess.run(gp.raw_ops.AssignVariableOp(resource=handle, value=np.ones(3, np.float32)))
         np.testing.assert_array_equal(sess.run(gp.raw_ops.ReadVariableOp(
             resource=handle, dtype=gp.float32)), [1.0, 1.0, 1.0])
+
+
+def test_a_read_has_the_shape_its_handle_declares(graph):
+    """TF's handle data: VarHandleOp's shape function declares its `shape` on the handle,
+    an Identity of the handle keeps it, and ReadVariableOp's shape function reads it, in
+    graphs built here and in graphs imported from a GraphDef."""
+    handle = gp.raw_ops.VarHandleOp(dtype=gp.float32, shape=[2, 3], name="h")
+    undeclared = gp.raw_ops.VarHandleOp(dtype=gp.float32, shape=None, name="u")
+    gp.raw_ops.ReadVariableOp(resource=gp.identity(handle), dtype=gp.float32, name="read")
+    gp.raw_ops.ReadVariableOp(resource=undeclared, dtype=gp.float32, name="free")
+    for g in (graph, gp.Graph()):
+        if g is not graph:
+            with g.as_default():
+                gp.import_graph_def(graph.as_graph_def(), name="")
+        read, free = (g.get_tensor_by_name(name) for name in ("read:0", "free:0"))
+        assert read.shape.as_list() == [2, 3] and read._inferred_shape.as_list() == [2, 3]
+        assert free.shape.rank is None
+
+
+def test_assign_checks_the_shape_as_tf_does(graph):
+    """A value of another static shape is a ValueError at once; one whose shape only the
+    run knows is checked by the AssignVariableOp (validate_shape where the variable's shape
+    is fully known); a variable made with validate_shape=False takes any shape."""
+    v = gp.Variable(np.zeros(2, np.float32), name="v")
+    with pytest.raises(ValueError, match=re.escape(
+            "Cannot assign value to variable ' v:0': Shape mismatch.The variable shape (2,), "
+            "and the assigned value shape (3,) are incompatible.")):
+        v.assign(np.ones(3, np.float32))
+    fed = gp.placeholder(gp.float32, [None])
+    checked = v.assign(fed)
+    free = gp.Variable(np.zeros(2, np.float32), validate_shape=False, name="free")
+    resized = free.assign(fed)
+    assert checked.op.control_inputs[0].get_attr("validate_shape")
+    with gp.Session() as sess:
+        sess.run([v.initializer, free.initializer])
+        np.testing.assert_array_equal(sess.run(checked, {fed: [4.0, 5.0]}), [4.0, 5.0])
+        with pytest.raises(errors.InvalidArgumentError, match=re.escape(
+                "Trying to assign to variable with tensor with wrong shape. Expected [2] "
+                "got [3]")):
+            sess.run(checked, {fed: np.ones(3, np.float32)})
+        np.testing.assert_array_equal(sess.run(resized, {fed: np.ones(3, np.float32)}),
+                                      [1.0, 1.0, 1.0])
 
 
 def test_gradients_flow_through_every_read_of_a_variable(graph):
