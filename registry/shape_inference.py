@@ -65,6 +65,7 @@ class InferenceContext:
         return _UNKNOWN if shape is None else shape
 
     def set_output_handle_shape(self, i, shape):
+        """Declares the shape of the value resource output ``i``'s resource holds."""
         self.output_handle_shapes[i] = as_shape(shape)
 
     def with_rank(self, shape, rank):

@@ -23,7 +23,8 @@ class ShapeFacts:
     """The shapes of a plan's tensors as far as its feeds decide them: the fed shapes
     (``fed_shapes``, per feed a shape tuple, or None where not given: then the fed tensor's
     static shape, which a feed must match), then each node's shape function over its inputs'
-    shapes and the folded values, merged with the shape inferred when the graph was built
+    shapes, the folded values and the inputs' handle shapes (a variable's declared shape),
+    merged with the shape inferred when the graph was built
     (a user's ``set_shape`` is no promise a kernel keeps). A
     conflict leaves the tensor's shape unknown."""
 

@@ -370,6 +370,8 @@ def _restore(prefix, named, reshape, name):
                                               validate_shape=validate).op)
                 continue
             value = raw_ops.Identity(input=value)
-            assigns.append(raw_ops.AssignVariableOp(resource=var.handle, value=value))
+            validate = not reshape and var.shape.is_fully_defined()    # as the reads assume
+            assigns.append(raw_ops.AssignVariableOp(resource=var.handle, value=value,
+                                                    validate_shape=validate))
     with graph.control_dependencies(assigns):
         return raw_ops.NoOp(name=name)

@@ -54,6 +54,7 @@ class Variable:
                  validate_shape=True, caching_device=None, name=None, variable_def=None,
                  dtype=None, expected_shape=None, import_scope=None, constraint=None,
                  use_resource=None, synchronization=None, aggregation=None, shape=None):
+        self._validate_shape = validate_shape
         if variable_def is not None:
             if initial_value is not None:
                 raise ValueError(f"The variable_def and initial_value args to `tf.Variable` "
@@ -178,7 +179,8 @@ class Variable:
     def assign(self, value, use_locking=None, name=None, read_value=True):
         """Assigns `value`; returns the new value (a read after the assignment) or the op.
         As TF's: a value of another static shape is a ValueError, and a variable of a
-        fully known shape has its AssignVariableOp check the value's shape at run time."""
+        fully known shape made with validate_shape has its AssignVariableOp check the value's
+        shape at run time."""
         with self._graph.as_default():
             value = convert_to_tensor(value, dtype=self._dtype)
         if not self._shape.is_compatible_with(value.shape):
@@ -186,7 +188,8 @@ class Variable:
                              f"The variable shape {self._shape}, and the assigned value shape "
                              f"{value.shape} are incompatible.")
         return self._update("AssignVariableOp", value, read_value, name,
-                            validate_shape=self._shape.is_fully_defined())
+                            validate_shape=self._validate_shape
+                            and self._shape.is_fully_defined())
 
     def assign_add(self, delta, use_locking=None, name=None, read_value=True):
         return self._update("AssignAddVariableOp", delta, read_value, name)

@@ -15,6 +15,12 @@ def _handle_shape(c):
     c.set_output_handle_shape(0, c.get_attr("shape"))
 
 
+def _assign_shape(c):
+    """TF's CreateAssignShapeFn: the value's shape merges with the one the handle declares."""
+    _handle_scalar(c)
+    c.merge(c.input_handle_shape(0), c.input(1))
+
+
 def _read_shape(c):
     """The shape the handle declares (unknown where it declares none)."""
     _handle_scalar(c)
@@ -47,7 +53,7 @@ register_op("AssignVariableOp") \
     .attr("dtype: type") \
     .attr("validate_shape: bool = false") \
     .set_is_stateful() \
-    .set_shape_fn(_handle_scalar) \
+    .set_shape_fn(_assign_shape) \
     .doc("Assigns a new value to a variable (creating its storage on first use).")
 
 register_op("DisableCopyOnRead") \
@@ -62,7 +68,7 @@ register_op("AssignAddVariableOp") \
     .input("value: dtype") \
     .attr("dtype: type") \
     .set_is_stateful() \
-    .set_shape_fn(_handle_scalar) \
+    .set_shape_fn(_assign_shape) \
     .doc("Adds a value to the current value of a variable.")
 
 register_op("AssignSubVariableOp") \
@@ -70,7 +76,7 @@ register_op("AssignSubVariableOp") \
     .input("value: dtype") \
     .attr("dtype: type") \
     .set_is_stateful() \
-    .set_shape_fn(_handle_scalar) \
+    .set_shape_fn(_assign_shape) \
     .doc("Subtracts a value from the current value of a variable.")
 
 register_op("VarIsInitializedOp") \

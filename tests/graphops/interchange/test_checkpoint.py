@@ -455,6 +455,13 @@ def test_saver_errors(tmp_path):
                     "tensor_name = step; expected dtype int64 does not equal original "
                     "dtype float")):
                 saver.restore(sess, str(tmp_path / "other"))
+            tensor_bundle.write_bundle(str(tmp_path / "wide"),
+                                       [("conv1/b", np.zeros(3), gp.float64)])
+            sess.run(variables["conv1/b"].initializer)
+            with pytest.raises(errors.InvalidArgumentError, match=(
+                    "^Restoring from checkpoint failed(.|\n)*Trying to assign to variable "
+                    "with tensor with wrong shape. Expected \\[2\\] got \\[3\\]")):
+                gp.train.Saver([variables["conv1/b"]]).restore(sess, str(tmp_path / "wide"))
             missing = gp.train.Saver([variables["conv1/b"]])
             with pytest.raises(errors.NotFoundError, match=(
                     "due to a Variable name or other graph key that is missing from the "

@@ -209,16 +209,18 @@ def test_reads_of_a_variable_fold_for_the_shape_its_handle_declares():
 
 
 def test_a_variable_a_raw_assign_gave_another_shape_fails_the_guard():
-    """A raw AssignVariableOp without validate_shape may store another shape: a shape node
-    folded from the declared one then raises, never gives the stale shape."""
+    """A raw AssignVariableOp without validate_shape may store a value whose shape only the
+    run knows: a shape node folded from the declared one then raises, never gives the
+    stale shape."""
     v = gp.Variable(np.zeros(3, np.float32), name="v")
-    resize = gp.raw_ops.AssignVariableOp(resource=v.handle, value=np.ones(5, np.float32))
+    value = gp.placeholder(gp.float32, None)
+    resize = gp.raw_ops.AssignVariableOp(resource=v.handle, value=value)
     read = v.value()
     shape = gp.raw_ops.Shape(input=read, name="shape_of_v")
     with gp.Session() as sess:
         sess.run(v.initializer)
         np.testing.assert_array_equal(sess.run(shape), [3])
-        sess.run(resize)
+        sess.run(resize, {value: np.ones(5, np.float32)})
         with pytest.raises(errors.InternalError, match=re.escape(
                 f"Node 'shape_of_v' (Shape) was folded for input '{read.name}' of shape [3], "
                 "but that tensor has shape [5]")):

@@ -112,12 +112,19 @@ def test_callable_and_tensor_initial_values(graph):
 def test_assignment_errors(graph):
     v = gp.Variable(np.zeros(2, np.float32), name="v")
     handle = v.handle
+    with pytest.raises(errors.InvalidArgumentError, match=re.escape(
+            "Dimension 0 in both shapes must be equal, but are 2 and 3. Shapes are [2] and "
+            "[3]. for '{{node AssignAddVariableOp}} = AssignAddVariableOp[dtype=DT_FLOAT](v, "
+            "AssignAddVariableOp/value)' with input shapes: [], [3].")):
+        gp.raw_ops.AssignAddVariableOp(resource=handle, value=np.ones(3, np.float32))
+    fed = gp.placeholder(gp.float32, None)      # a shape only the run knows
     with gp.Session() as sess:
         sess.run(v.initializer)
         with pytest.raises(errors.InvalidArgumentError,
                            match=r"Cannot update variable with shape \[2\] using a Tensor with "
                                  r"shape \[3\], shapes must be equal."):
-            sess.run(gp.raw_ops.AssignAddVariableOp(resource=handle, value=np.ones(3, np.float32)))
+            sess.run(gp.raw_ops.AssignAddVariableOp(resource=handle, value=fed),
+                     {fed: np.ones(3, np.float32)})
         with pytest.raises(errors.InvalidArgumentError,
                            match="Trying to assign variable with wrong dtype. Expected float got "
                                  "double"):
@@ -129,9 +136,10 @@ def test_assignment_errors(graph):
         with pytest.raises(errors.InvalidArgumentError,
                            match=r"Trying to assign to variable with tensor with wrong shape. "
                                  r"Expected \[2\] got \[3\]"):
-            sess.run(gp.raw_ops.AssignVariableOp(resource=handle, value=np.ones(3, np.float32),
-                                                 validate_shape=True))
-        sess.run(gp.raw_ops.AssignVariableOp(resource=handle, value=np.ones(3, np.float32)))
+            sess.run(gp.raw_ops.AssignVariableOp(resource=handle, value=fed, validate_shape=True),
+                     {fed: np.ones(3, np.float32)})
+        sess.run(gp.raw_ops.AssignVariableOp(resource=handle, value=fed),
+                 {fed: np.ones(3, np.float32)})
         np.testing.assert_array_equal(sess.run(gp.raw_ops.ReadVariableOp(
             resource=handle, dtype=gp.float32)), [1.0, 1.0, 1.0])
 
@@ -156,7 +164,8 @@ def test_a_read_has_the_shape_its_handle_declares(graph):
 def test_assign_checks_the_shape_as_tf_does(graph):
     """A value of another static shape is a ValueError at once; one whose shape only the
     run knows is checked by the AssignVariableOp (validate_shape where the variable's shape
-    is fully known); a variable made with validate_shape=False takes any shape."""
+    is fully known and it was made with validate_shape); a variable made with
+    validate_shape=False takes any shape."""
     v = gp.Variable(np.zeros(2, np.float32), name="v")
     with pytest.raises(ValueError, match=re.escape(
             "Cannot assign value to variable ' v:0': Shape mismatch.The variable shape (2,), "
@@ -166,6 +175,8 @@ def test_assign_checks_the_shape_as_tf_does(graph):
     checked = v.assign(fed)
     free = gp.Variable(np.zeros(2, np.float32), validate_shape=False, name="free")
     resized = free.assign(fed)
+    declared = gp.Variable(np.zeros(2, np.float32), validate_shape=False, shape=[2])
+    assert not declared.assign(fed).op.control_inputs[0].get_attr("validate_shape")
     assert checked.op.control_inputs[0].get_attr("validate_shape")
     with gp.Session() as sess:
         sess.run([v.initializer, free.initializer])
