@@ -1,9 +1,12 @@
 """Pooling loops (numba): the max and average pools in one pass where NumPy makes a strided
 pass per window tap (5-8x slower than TF on x[32, 112, 112, 64]), and the max pool gradient
-where NumPy's masked selections are slow."""
+where NumPy's masked selections are slow. With float32 operands both take a window a
+vector of channels at a time (``compiled.pool_vectors``)."""
 
 import numpy as np
 from numba import njit, prange
+
+from graphops.kernels.compiled.pool_vectors import WINDOW_LANES, window_argmax, window_max
 
 
 @njit(cache=True, nogil=True)
@@ -50,6 +53,39 @@ def max_pool(x, out, floor, ksize, strides, pads_before):
                             taken[c] = value if value > kept else kept
                         held = 1 - held
             out[n, od, oh, ow] = rows[held]
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def max_pool_float32(x, out, floor, ksize, strides, pads_before):
+    """``max_pool`` of C-contiguous float32 arrays (``floor`` a float32 scalar): each
+    window 16 channels at a time, then 8, on ``window_max``, the last few one by one."""
+    images, depth, height, width, channels = x.shape
+    _, out_depth, out_height, out_width, _ = out.shape
+    k_w, s_w, p_w = ksize[2], strides[2], pads_before[2]
+    wide, narrow = WINDOW_LANES
+    by_wide = channels - channels % wide
+    by_narrow = channels - channels % narrow
+    flat_x, flat_out = x.reshape(-1), out.reshape(-1)
+    floors = np.full(1, floor, np.float32)
+    for row in prange(images * out_depth * out_height):
+        n, _, _, d0, d1, h0, h1 = _window_rows(row, x, out, ksize, strides, pads_before)
+        for ow in range(out_width):
+            w0 = max(ow * s_w - p_w, 0)
+            w1 = min(ow * s_w - p_w + k_w, width)
+            at = (((n * depth + d0) * height + h0) * width + w0) * channels
+            o = (row * out_width + ow) * channels
+            for c in range(0, by_narrow, wide):
+                window_max(wide if c < by_wide else narrow, flat_x, at + c, d1 - d0,
+                            height * width * channels, h1 - h0, width * channels, w1 - w0,
+                            channels, floors, flat_out, o + c)
+            for c in range(by_narrow, channels):
+                best = floor
+                for i in range(d0, d1):
+                    for j in range(h0, h1):
+                        for k in range(w0, w1):
+                            value = x[n, i, j, k, c]
+                            best = value if value > best else best
+                flat_out[o + c] = best
 
 
 @njit(cache=True, parallel=True, nogil=True)
@@ -127,6 +163,46 @@ def max_pool_grad(x, grad, dx, ksize, strides, pads_before):
                 at = picks[held]
                 for c in range(channels):
                     dx_plane[at[c], c] += grad[n, oh, ow, c]
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def max_pool_grad_float32(x, grad, dx, ksize, strides, pads_before):
+    """``max_pool_grad`` of C-contiguous float32 arrays: each window's picks 16 channels at a
+    time, then 8, on ``window_argmax``, the last few channels one by one."""
+    images, height, width, channels = x.shape
+    _, out_height, out_width, _ = grad.shape
+    (k_h, k_w), (s_h, s_w), (p_h, p_w) = ksize, strides, pads_before
+    wide, narrow = WINDOW_LANES
+    by_wide = channels - channels % wide
+    by_narrow = channels - channels % narrow
+    flat_x, flat_grad, flat_dx = x.reshape(-1), grad.reshape(-1), dx.reshape(-1)
+    plane_size, row = height * width * channels, width * channels
+    for n in prange(images):
+        picks = np.empty(wide, np.int64)
+        plane = n * plane_size
+        flat_dx[plane:plane + plane_size] = 0
+        for oh in range(out_height):
+            i0, i1 = max(oh * s_h - p_h, 0), min(oh * s_h - p_h + k_h, height)
+            for ow in range(out_width):
+                j0, j1 = max(ow * s_w - p_w, 0), min(ow * s_w - p_w + k_w, width)
+                if i0 >= i1 or j0 >= j1:
+                    continue
+                first = i0 * width + j0
+                g = ((n * out_height + oh) * out_width + ow) * channels
+                for c0 in range(0, by_narrow, wide):
+                    lanes = wide if c0 < by_wide else narrow
+                    window_argmax(lanes, flat_x, plane + first * channels + c0, i1 - i0, row,
+                                  j1 - j0, channels, first, width, picks)
+                    for c in range(lanes):
+                        flat_dx[plane + picks[c] * channels + c0 + c] += flat_grad[g + c0 + c]
+                for c in range(by_narrow, channels):
+                    top, at = x[n, i0, j0, c], first
+                    for i in range(i0, i1):
+                        for j in range(j0, j1):
+                            value = x[n, i, j, c]
+                            if top < value:
+                                top, at = value, i * width + j
+                    flat_dx[plane + at * channels + c] += flat_grad[g + c]
 
 
 @njit(cache=True, parallel=True, nogil=True)

@@ -126,7 +126,9 @@ class MaxPoolOp(_Forward):
         wide = self.layout(params, x, xp)
         if (params.depth_window == 1 and xp is np and compiled.usable()
                 and wide.dtype in COMPILED_FLOATS and wide.shape[-1] >= COMPILED_MIN_CHANNELS):
-            return compiled_pool("max_pool", wide, ksize, params.strides, pads, out_cl,
+            loop, wide = (("max_pool_float32", np.ascontiguousarray(wide))
+                          if wide.dtype == np.float32 else ("max_pool", wide))
+            return compiled_pool(loop, wide, ksize, params.strides, pads, out_cl,
                                  wide.dtype.type(floor))
         wide = pm.clamp_lowest(wide, floor, xp)
         if params.depth_window > 1:
@@ -135,9 +137,9 @@ class MaxPoolOp(_Forward):
 
 
 def compiled_pool(name, x, ksize, strides, pads, out_cl, *extra):
-    """``compiled.pooling.<name>`` (max_pool, whose ``extra`` is the floor, or avg_pool) of
-    channels-last ``x`` (2-D pools as 3-D of depth 1), on one thread below
-    ``SERIAL_MAX_OUTPUTS`` outputs (waking the others costs more)."""
+    """``compiled.pooling.<name>`` (max_pool or max_pool_float32, whose ``extra`` is the
+    floor, or avg_pool) of channels-last ``x`` (2-D pools as 3-D of depth 1), on one thread
+    below ``SERIAL_MAX_OUTPUTS`` outputs (waking the others costs more)."""
     lead = 3 - len(ksize)
     x5 = x.reshape(x.shape[:1] + (1,) * lead + x.shape[1:])
     out = np.empty(out_cl, x.dtype)
@@ -243,8 +245,11 @@ class MaxPoolGradOp(_Backprop):
         elif (xp is np and compiled.usable() and wide_x.dtype in COMPILED_FLOATS
               and math.prod(in_cl[1:-1]) < MAX_COMPILED_GRAD_PLANE):
             dx = np.empty(in_cl, wide_grad.dtype)
-            loops("pooling", chunk=1, single=grad.size < SERIAL_MAX_OUTPUTS).max_pool_grad(
-                np.ascontiguousarray(wide_x), wide_grad, dx,     # (planes read flat)
+            float32 = wide_x.dtype == wide_grad.dtype == np.float32
+            loop = loops("pooling", chunk=1, single=grad.size < SERIAL_MAX_OUTPUTS)
+            (loop.max_pool_grad_float32 if float32 else loop.max_pool_grad)(
+                np.ascontiguousarray(wide_x),                      # (planes read flat)
+                np.ascontiguousarray(wide_grad) if float32 else wide_grad, dx,
                 *_loop_window(ksize, params.strides, pads))
         else:
             _, which = pm.first_max(wide_x, ksize, params.strides, pads, out_cl[1:-1], xp)

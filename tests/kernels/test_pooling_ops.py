@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import graphops as gp
+from graphops.kernels import compiled
 from graphops.kernels.ops import pooling as pooling_kernels
 from graphops.kernels.numerics import pooling_windows
 from tests import reference_pooling as ref
@@ -140,7 +141,7 @@ def test_3d_pools_match_the_reference(mode, case, op, dtype, seed):
 @SETTINGS
 @given(case=st.one_of(pool_case(explicit=True, formats=["NHWC", "NCHW"]),
                       pool_case(num_spatial=3)),
-       channels=st.sampled_from([8, 9, 16, 33]), dtype=st.sampled_from(FLOAT_TYPES),
+       channels=st.sampled_from([8, 9, 16, 24, 33]), dtype=st.sampled_from(FLOAT_TYPES),
        seed=st.integers(0, 99), specials=st.booleans())
 def test_compiled_max_pool_matches_the_reference(mode, case, channels, dtype, seed, specials):
     """From COMPILED_MIN_CHANNELS channels on the max pool is one compiled pass: every
@@ -163,7 +164,7 @@ def test_compiled_max_pool_matches_the_reference(mode, case, channels, dtype, se
                                 **_attrs(ksize, strides, padding, pads, data_format))
     want = ref.pool(x, ksize, strides, padding, "max", pads)
     _close(ref.to_cl(got, data_format), want, dtype)
-    assert taken == ["max_pool"]
+    assert taken == ["max_pool" if dtype == np.float64 else "max_pool_float32"]
 
 
 @MODES
@@ -192,13 +193,15 @@ def test_compiled_avg_pool_matches_the_reference(mode, case, channels, dtype, se
     assert taken == ["avg_pool"]
 
 
-@pytest.mark.parametrize("channels", [1, 3, 8, 17])
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_compiled_max_pool_loop_equals_the_strided_passes(channels, dtype):
-    """The compiled loop bit for bit against the NumPy passes it replaces, at any channel
-    count (the kernel routes fewer than COMPILED_MIN_CHANNELS to the passes), with windows
-    past every edge and rows split over threads, NaN, -inf and zeros of both signs (the
-    first of equal maxima kept)."""
+@pytest.mark.parametrize("channels", [1, 3, 8, 16, 17, 24, 41])
+@pytest.mark.parametrize("loop, dtype", [("max_pool", np.float32), ("max_pool", np.float64),
+                                         ("max_pool_float32", np.float32)])
+def test_compiled_max_pool_loop_equals_the_strided_passes(channels, loop, dtype):
+    """The compiled loops bit for bit against the NumPy passes they replace, at any channel
+    count (the kernel routes fewer than COMPILED_MIN_CHANNELS to the passes; the float32
+    loop takes 16 channels at a time, then 8, then one by one), with windows past every
+    edge and rows split over threads, NaN, -inf and zeros of both signs (the first of
+    equal maxima kept)."""
     rng = np.random.default_rng(channels)
     x = rng.standard_normal((3, 40, 37, channels)).astype(dtype)
     x.reshape(-1)[::11] = np.nan
@@ -210,8 +213,8 @@ def test_compiled_max_pool_loop_equals_the_strided_passes(channels, dtype):
     ksize, strides, pads = (3, 4), (2, 3), ((1, 2), (2, 1))
     out_sp = [(n + b + a - k) // s + 1 for n, k, s, (b, a) in
               zip(x.shape[1:3], ksize, strides, pads)]
-    got = pooling_kernels.compiled_pool("max_pool", x, ksize, strides, pads,
-                                        (3, *out_sp, channels), x.dtype.type(floor))
+    got = pooling_kernels.compiled_pool(loop, x, ksize, strides, pads, (3, *out_sp, channels),
+                                        x.dtype.type(floor))
     want = pooling_windows.max_pool(pooling_windows.clamp_lowest(x, floor, np), floor, ksize,
                                  strides, pads, out_sp, np)
     np.testing.assert_array_equal(got, want)
@@ -411,6 +414,29 @@ def test_compiled_max_pool_grad_on_one_thread_or_several_matches_the_reference(
     grad = rng.standard_normal(y.shape).astype(np.float32)
     dx = run("MaxPoolGrad", orig_input=x, orig_output=y, grad=grad, **attrs)
     _close(dx, ref.max_pool_grad(x, grad, (3, 2), (2, 2), "SAME"), np.float32)
+
+
+@pytest.mark.parametrize("channels", [1, 8, 9, 16, 24, 41])
+@pytest.mark.parametrize("window", [((3, 3), (2, 1), ((1, 1), (0, 2))),
+                                    ((2, 2), (2, 2), ((0, 1), (0, 1)))])
+def test_the_float32_max_pool_grad_loop_routes_as_the_generic_one(channels, window):
+    """The float32 loop (16 channels at a time, then 8, then one by one) bit for bit against
+    the generic loop: ties (integers), NaN first and later, zeros of both signs, windows
+    that overlap (sums in the same order) or reach past the edges, rows over threads."""
+    rng = np.random.default_rng(channels)
+    x = rng.integers(-2, 3, (3, 10, 9, channels)).astype(np.float32)
+    x.reshape(-1)[::13] = np.nan
+    x.reshape(-1)[5::11] = -0.0
+    ksize, strides, pads = window
+    out_sp = [(n + b + a - k) // s + 1 for n, k, s, (b, a) in
+              zip(x.shape[1:3], ksize, strides, pads)]
+    grad = rng.standard_normal((3, *out_sp, channels)).astype(np.float32)
+    loops = compiled.loops("pooling", chunk=1)
+    got, want = np.empty_like(x), np.empty_like(x)
+    loops.max_pool_grad_float32(x, grad, got, ksize, strides, tuple(b for b, _ in pads))
+    loops.max_pool_grad(x, grad, want, ksize, strides, tuple(b for b, _ in pads))
+    np.testing.assert_array_equal(got, want)
+    assert np.array_equal(np.signbit(got), np.signbit(want))
 
 
 @pytest.mark.parametrize("data_format", ["NHWC", "NCHW"])
