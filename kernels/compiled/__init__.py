@@ -2,8 +2,9 @@
 
 numba is imported only when a kernel first needs a compiled loop, so `import graphops`
 stays fast. A loop module (every module of this package but `ir`, the LLVM-IR building
-blocks, `constants`, and `host_isa`, the vector unit numba compiles for and the register
-tiles taken from it) is plain numba code with `@njit(cache=True, ...)`: compiled
+blocks, `pool_vectors`, intrinsics built from them, `constants`, and `host_isa`, the
+vector unit numba compiles for and the register tiles taken from it) is plain numba code
+with `@njit(cache=True, ...)`: compiled
 functions are cached on disk beside the module or, where that directory is read-only, in
 numba's per-user cache directory, so a warm process loads each in milliseconds instead of
 compiling it. Caches beside the modules are dropped whenever any module's source changes

@@ -1,5 +1,6 @@
 """Building blocks of the numba intrinsics written in LLVM IR (``compiled.direct``,
-``compiled.depthwise_vectors``, ``compiled.planar``, ``compiled.transpose``): a counted loop
+``compiled.depthwise_vectors``, ``compiled.planar``, ``compiled.transpose``,
+``compiled.pool_vectors``): a counted loop
 carrying values in registers, a switch on a run-time count, fused multiply-adds of vectors
 (and of float32 scalars, for compiled loops that need one rounding whatever their
 contraction flags), vector loads and stores (plain, masked or non-temporal; of float32

@@ -11,7 +11,7 @@ from numba.extending import intrinsic
 
 from graphops.kernels.compiled import ir as loops_ir
 
-WINDOW_LANES = (16, 8)    # channels a call takes: 16, then 8
+WINDOW_LANES = (16, 8)    # channels a call takes: 16, then 8 (other counts: no code, no store)
 
 
 def _taps(builder, count, step, start, initial, body):
@@ -63,10 +63,10 @@ def window_max(typingctx, lanes, x, at, depth, d_step, height, h_step, width, w_
 def window_argmax(typingctx, lanes, x, at, height, h_step, width, w_step, first, row, picks):
     """Where MaxPoolGrad routes a window's gradient, ``lanes`` (in WINDOW_LANES) channels at a
     time, a numba intrinsic over a flat float32 ``x`` and int64 ``picks``: ``picks[l]`` =
-    the position ``first + i*row + j`` of the first tap (i < height, j < width, in that
-    order) of ``x[at + i*h_step + j*w_step + l]`` not exceeded by a later one (a later tap
-    replaces it only when strictly greater, so NaN never replaces a number nor a number a
-    NaN found first: TF's argmax rule)."""
+    the position ``first + i*row + j`` of the tap of ``x[at + i*h_step + j*w_step + l]``
+    held last, taps taken in order (i < height, j < width) from the first, each later
+    one replacing the held one when strictly greater (so NaN never replaces a number nor a
+    number a NaN held: TF's argmax rule)."""
 
     def codegen(context, builder, signature, args):
         x, at, height, h_step, width, w_step, first, row, picks = \

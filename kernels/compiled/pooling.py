@@ -176,7 +176,7 @@ def max_pool_grad_float32(x, grad, dx, ksize, strides, pads_before):
     by_wide = channels - channels % wide
     by_narrow = channels - channels % narrow
     flat_x, flat_grad, flat_dx = x.reshape(-1), grad.reshape(-1), dx.reshape(-1)
-    plane_size, row = height * width * channels, width * channels
+    plane_size, row_size = height * width * channels, width * channels
     for n in prange(images):
         picks = np.empty(wide, np.int64)
         plane = n * plane_size
@@ -191,8 +191,8 @@ def max_pool_grad_float32(x, grad, dx, ksize, strides, pads_before):
                 g = ((n * out_height + oh) * out_width + ow) * channels
                 for c0 in range(0, by_narrow, wide):
                     lanes = wide if c0 < by_wide else narrow
-                    window_argmax(lanes, flat_x, plane + first * channels + c0, i1 - i0, row,
-                                  j1 - j0, channels, first, width, picks)
+                    window_argmax(lanes, flat_x, plane + first * channels + c0, i1 - i0,
+                                  row_size, j1 - j0, channels, first, width, picks)
                     for c in range(lanes):
                         flat_dx[plane + picks[c] * channels + c0 + c] += flat_grad[g + c0 + c]
                 for c in range(by_narrow, channels):
