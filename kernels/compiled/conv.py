@@ -1,6 +1,7 @@
 """Compiled loops of the dense conv ops (numba): the scatter-add of GEMM products into the
 input gradient or the stride-1 forward output (``add_taps``), and the direct loops for convs
-with very few channels (``small_forward``, ``small_filter_grad``).
+with very few channels (``small_forward``, ``small_filter_grad``), the input's zero padding
+(``pad``) and the moves between an operand and its dilation phases (``dilation_phases``).
 
 Operands have three spatial dims (lower ranks get size-1 dims).
 """
@@ -241,3 +242,33 @@ def pad(x, buf, before):
                 bf[out + head + k] = xf[source + k]
             for k in range(copied, np.uint64(row_length)):
                 bf[out + k] = 0
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def dilation_phases(full, phased, dilations, split):
+    """Moves channels-last values between ``full`` ``[N, S1, S2, S3, C]`` and its dilation
+    phases ``phased`` ``[D1*D2*D3*N, S1/D1, S2/D2, S3/D3, C]`` (each S a multiple of its
+    D): phase (r1, r2, r3) of image n is ``phased[((r1*D2 + r2)*D3 + r3)*N + n]``, holding
+    ``full[n, r1 + D1*m1, r2 + D2*m2, r3 + D3*m3]`` at (m1, m2, m3). ``split``: full to
+    phased, else back. Threads take blocks of full's rows; each position's channels are one
+    contiguous run on both sides."""
+    n_total, size1, size2, size3, channels = full.shape
+    d1, d2, d3 = dilations
+    m1n, m2n, m3n = size1 // d1, size2 // d2, size3 // d3
+    ff, pf = full.reshape(full.size), phased.reshape(phased.size)
+    rows = n_total * size1 * size2
+    blocks = min(rows, 64)
+    for block in prange(blocks):
+        for row in range(rows * block // blocks, rows * (block + 1) // blocks):
+            n, p1, p2 = row // (size1 * size2), row // size2 % size1, row % size2
+            image = ((p1 % d1) * d2 + p2 % d2) * d3 * n_total + n
+            for p3 in range(size3):
+                at = np.uint64(((((image + p3 % d3 * n_total) * m1n + p1 // d1) * m2n
+                                 + p2 // d2) * m3n + p3 // d3) * channels)
+                here = np.uint64((row * size3 + p3) * channels)
+                if split:
+                    for c in range(np.uint64(channels)):
+                        pf[at + c] = ff[here + c]
+                else:
+                    for c in range(np.uint64(channels)):
+                        ff[here + c] = pf[at + c]

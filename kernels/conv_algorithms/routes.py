@@ -6,6 +6,7 @@ small conv's arithmetic)."""
 
 import numpy as np
 
+from graphops.kernels.conv_algorithms import dilation_phases
 from graphops.kernels.conv_algorithms import direct as conv_direct
 from graphops.kernels.conv_algorithms import direct_or_winograd
 from graphops.kernels.conv_algorithms import gemm as conv_gemm
@@ -36,7 +37,8 @@ def kernel_route(x_shape, w_shape, strides, dilations, pads, out_sp, dtype, xp=n
     if conv_gemm.on_few_positions(xp, dtype, x_shape[0], out_sp, kernel, strides, c, o):
         return "few" if np.dtype(dtype) in (np.float32, np.float64) else None
     direct = xp is np and np.dtype(dtype) == np.float32 and direct_or_winograd.fixed_direct(
-        np.float32, kernel, strides, dilations, c, o, (x_shape[0], *out_sp))
+        np.float32, kernel, strides, dilations, c, o, (x_shape[0], *out_sp),
+        dilation_phases.applies(x_shape[1:-1], strides, dilations, pads))
     return "direct" if direct else None
 
 

@@ -83,7 +83,7 @@ def test_the_winograd_path_is_taken_for_3x3_stride_1(monkeypatch):
     y = conv_dense.conv_forward(x, w, (1, 1), (1, 1), ((1, 1), (1, 1)))
     conv_dense.conv_backprop_input(y, w, x.shape, (1, 1), (1, 1), ((1, 1), (1, 1)))
     conv_dense.conv_forward(x, w, (2, 2), (1, 1), ((1, 1), (1, 1)))        # stride 2: not
-    conv_dense.conv_forward(x, w, (1, 1), (2, 2), ((2, 2), (2, 2)))        # dilated: not
+    conv_dense.conv_forward(x, w, (1, 1), (2, 2), ((1, 1), (1, 1)))        # dilated, odd pads
     assert calls == [(3, 3, 16, 24), (3, 3, 24, 16)]
     dw = conv_dense.conv_backprop_filter(x, y, w.shape, (1, 1), (1, 1), ((1, 1), (1, 1)))
     np.testing.assert_allclose(dw, conv_backprop_filter_ref(x, y, w.shape, (1, 1), (1, 1),
