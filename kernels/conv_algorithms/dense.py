@@ -9,15 +9,17 @@ Each op picks the first path that applies (``conv_forward`` and friends read top
   output plane on the padded width, every kernel tap one long contiguous run
   (``conv_few_channels``);
 * CPU, the float32 forward conv and filter gradient with output channels in groups of 8,
-  strided, small, or of any size where Winograd does not take them (dilated and 5x5
-  stride-1 convs: twice as fast as on the scatter GEMMs; the filter gradient before the
+  strided, small, or of any size where Winograd does not take them (5x5 stride-1 convs,
+  dilated ones whose sizes do not split into phases: twice as fast as on the scatter
+  GEMMs; the filter gradient before the
   scalar few-channel loops, with an output plane for every thread), and the stride-1
   input gradient with input channels so (the forward of dy with the filter flipped;
   ``_few_channel_input`` sends it to the few-channel loops where dx has few channels):
   register-blocked micro-kernels reading the padded input in place (``conv_direct``);
   a forward-conv kernel calls them itself where the fixed rule takes them
   (``routes.kernel_route``);
-* CPU, 3x3(x3) stride-1 float convs of 16-128 channels (``winograd.applies``): Winograd
+* CPU, 3x3(x3) stride-1 float convs of 16-128 channels (``winograd.applies``), and dilated
+  ones as the undilated convs of their dilation phases (``dilation_phases``): Winograd
   (its products on the same micro-kernels where the output channels come in groups of 8),
   redone on the next path when a result comes out non-finite. Where both these paths take
   a large conv, which one is faster depends on the CPU: ``direct_or_winograd`` times both
