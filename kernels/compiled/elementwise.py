@@ -86,20 +86,17 @@ def sum_activation(a, b, bounded, zero, six, out):
 @njit(cache=True, parallel=True, nogil=True)
 def channel_chain(x, tiled, kinds, activation, zero, six, out):
     """out = act(x op0 v0 op1 v1 ...) for flat arrays of whole rows of C channels, left to
-    right: ``kinds[j]`` 1 multiplies, 2 adds, 3 subtracts; ``tiled[j]`` is ``v_j`` repeated along a
-    chunk's length (a multiple of C), so every stage is one contiguous loop over a chunk
-    that stays in cache. Each step is rounded in x's dtype as the separate ops round it (no
+    right: ``kinds[j]`` 1 multiplies, 2 adds, 3 subtracts; ``tiled[j]`` is ``v_j`` repeated
+    along a chunk's length (a multiple of C), so that every chunk's loops run straight along
+    it (``chain_pass``). Each step is rounded in x's dtype as the separate ops round it (no
     fused multiply-add). ``activation``: 0 (none), 1 (Relu) or 2 (Relu6), NaN and -0 kept
     as ``relu`` keeps them; ``zero`` and ``six`` are those values in x's dtype. ``out``
     may be ``x`` itself."""
     chunk = tiled.shape[1]
-    copy = out.ctypes.data != x.ctypes.data
     for part in prange((x.shape[0] + chunk - 1) // chunk):
         start = part * chunk
-        dst = out[start:start + chunk]
-        if copy:
-            dst[:] = x[start:start + chunk]
-        chain_chunk(dst, tiled, kinds, activation, zero, six)
+        stop = min(start + chunk, x.shape[0])
+        chain_pass(x[start:stop], out[start:stop], tiled, kinds, activation, zero, six)
 
 
 @njit(cache=True, nogil=True)
@@ -115,26 +112,56 @@ def chain_rows(values, tiled, kinds, activation, zero, six):
 def chain_chunk(dst, tiled, kinds, activation, zero, six):
     """``channel_chain``'s stages and activation in place on one chunk ``dst`` (at most
     ``tiled``'s length, starting at channel 0)."""
-    count = dst.shape[0]
-    for j in range(kinds.shape[0]):
-        vector = tiled[j]
-        if kinds[j] == 1:
-            for k in range(count):
-                dst[k] = dst[k] * vector[k]
-        elif kinds[j] == 2:
-            for k in range(count):
-                dst[k] = dst[k] + vector[k]
-        else:
-            for k in range(count):
-                dst[k] = dst[k] - vector[k]
-    if activation == 1:
+    chain_pass(dst, dst, tiled, kinds, activation, zero, six)
+
+
+@njit(cache=True, nogil=True)
+def chain_pass(src, dst, tiled, kinds, activation, zero, six):
+    """dst = the chain of ``channel_chain`` on one chunk ``src`` (at most ``tiled``'s
+    length, starting at channel 0; ``dst`` may be ``src``): one loop reads src and applies
+    the first two stages, and the activation where no stage is left; further stages and
+    then the activation go over dst, in the cache. The stages' kinds and the activation
+    are selected, not branched on, so each loop runs on full vectors."""
+    count, stages = dst.shape[0], kinds.shape[0]
+    if stages == 0:
         for k in range(count):
-            value = dst[k]
-            dst[k] = zero if value < zero else value
-    elif activation == 2:
+            dst[k] = _activated(src[k], activation, zero, six)
+        return
+    first, kind = tiled[0], kinds[0]
+    if stages == 1:
         for k in range(count):
-            value = dst[k]
-            dst[k] = zero if value < zero else (six if value > six else value)
+            dst[k] = _activated(_stage(src[k], first[k], kind), activation, zero, six)
+        return
+    second, second_kind = tiled[1], kinds[1]
+    fused = activation if stages == 2 else 0
+    for k in range(count):
+        dst[k] = _activated(_stage(_stage(src[k], first[k], kind), second[k], second_kind),
+                            fused, zero, six)
+    if stages > 2:
+        for j in range(2, stages):
+            vector, kind = tiled[j], kinds[j]
+            for k in range(count):
+                dst[k] = _stage(dst[k], vector[k], kind)
+        for k in range(count):
+            dst[k] = _activated(dst[k], activation, zero, six)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _stage(value, v, kind):
+    """``value`` times, plus or minus ``v`` for ``kind`` 1, 2 or 3: all three made, one
+    picked."""
+    product, total, difference = value * v, value + v, value - v
+    either = product if kind == 1 else total
+    return difference if kind == 3 else either
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _activated(value, activation, zero, six):
+    """``value`` through activation 0 (none), 1 (Relu) or 2 (Relu6), NaN and -0 kept."""
+    if activation == 0:
+        return value
+    value = zero if value < zero else value
+    return six if activation == 2 and value > six else value
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -1,0 +1,81 @@
+"""The per-channel chains (a BatchNorm's scale and shift, a bias, then Relu or Relu6) that
+fusion runs as one pass (``kernel_util.channel_chain``, ``compiled.elementwise``) against
+the separate NumPy ops, bit for bit (NaN for NaN): any sequence of stages, NaN, infinities and signed
+zeros, chunks cut short, in place and into a new array, on one thread and on several."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from graphops.kernels.compiled import loops
+from graphops.kernels.support import kernel_util
+
+OPS = {"mul": np.multiply, "add": np.add, "sub": np.subtract}
+HOSTILE = [np.nan, np.inf, -np.inf, 0.0, -0.0, 6.0, -6.0, 1e-40]
+
+
+def _separately(x, stages, activation):
+    """The chain as the separate ops give it: each stage rounded, then Relu or Relu6."""
+    y = x.copy()
+    for kind, value in stages:
+        y = OPS[kind](y, value).astype(x.dtype)
+    if activation is not None:
+        y = np.where(y < 0, x.dtype.type(0), y)
+    if activation == "Relu6":
+        y = np.where(y > 6, x.dtype.type(6), y)
+    return y
+
+
+@st.composite
+def chains(draw):
+    dtype = draw(st.sampled_from([np.float32, np.float64]))
+    channels = draw(st.sampled_from([1, 3, 16, 40, 130]))
+    rows = draw(st.integers(1, 70))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    x = (rng.standard_normal((rows, channels)) * 8).astype(dtype)
+    x.flat[rng.integers(0, x.size, x.size // 5 + 1)] = rng.choice(HOSTILE, x.size // 5 + 1)
+    stages = []
+    for kind in draw(st.lists(st.sampled_from(sorted(OPS)), max_size=4)):
+        value = (rng.standard_normal(channels) * 4).astype(dtype)
+        value[rng.integers(0, channels)] = rng.choice(HOSTILE)
+        stages.append((kind, value))
+    return x, stages, draw(st.sampled_from([None, "Relu", "Relu6"]))
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")    # the reference's inf - inf
+@settings(max_examples=150, deadline=None)
+@given(case=chains(), in_place=st.booleans(), single=st.booleans())
+def test_the_compiled_chain_gives_the_separate_ops_bits(case, in_place, single):
+    x, stages, activation = case
+    want = _separately(x, stages, activation)
+    tiled, kinds = kernel_util.chain_tiles(stages, x.shape[-1], x.dtype)
+    tiled = tiled[:, :max(x.shape[-1], tiled.shape[1] // 7 // x.shape[-1] * x.shape[-1])]
+    got = x.copy() if in_place else np.empty_like(x)
+    loops("elementwise", single=single).channel_chain(
+        x.copy().reshape(-1) if not in_place else got.reshape(-1), tiled, kinds,
+        kernel_util.ACTIVATION_CODES[activation], x.dtype.type(0), x.dtype.type(6),
+        got.reshape(-1))
+    _assert_same_bits(got, want)
+
+
+def _assert_same_bits(got, want):
+    """Equal bits where the ops give a number (signed zeros included), NaN where they give
+    NaN (which NaN comes of two NaN operands is the hardware's choice)."""
+    nan = np.isnan(want)
+    assert np.array_equal(np.isnan(got), nan)
+    unsigned = f"u{got.itemsize}"
+    assert np.array_equal(got[~nan].view(unsigned), want[~nan].view(unsigned))
+
+
+def test_a_conv_epilogue_chunk_in_place_gives_the_same_bits():
+    """``chain_rows``, as the conv loops call it on a block they wrote."""
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal((37, 24)) * 8).astype(np.float32)
+    x.flat[::5] = -0.0
+    stages = [("mul", rng.standard_normal(24).astype(np.float32)),
+              ("sub", rng.standard_normal(24).astype(np.float32)),
+              ("add", rng.standard_normal(24).astype(np.float32))]
+    tiled, kinds = kernel_util.chain_tiles(stages, 24, np.float32)
+    got = x.copy().reshape(-1)
+    loops("elementwise").chain_rows(got, tiled, kinds, 2, np.float32(0), np.float32(6))
+    _assert_same_bits(got, _separately(x, stages, "Relu6").reshape(-1))
