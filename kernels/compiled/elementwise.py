@@ -1,5 +1,5 @@
-"""Elementwise loops and sums (numba) where NumPy is slow: selection by a mask (compiled
-branchless), Relu(6) and their masked-product gradients, a float32 Sigmoid and Swish
+"""Elementwise loops and sums (numba) where NumPy is slow: selection by a mask (a blend of
+the values' bits), Relu(6) and their masked-product gradients, a float32 Sigmoid and Swish
 (x * sigmoid(x)) and the clusters' tanh computed in float32, erf and erfc, float64 sums
 down the columns of a matrix, bias additions, and fused per-channel scale, shift and
 Relu(6), and sums then Relu(6) (in parallel)."""
@@ -33,18 +33,22 @@ _TANH_NEAR, _TANH_TINY, _MINUS_TWO = np.float32(0.625), np.float32(2.0 ** -12), 
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def select(condition, a, b, out):
-    """out = a where condition else b (flat arrays of one size). Both sides are read, then
-    one is picked: a blend, not a branch."""
+def select(condition, a, b, zero, out):
+    """out = a where condition else b: flat arrays of one size, ``condition`` as bytes 0 or
+    1, the values as unsigned integers of their width (their bits; ``zero`` that type's 0).
+    Each byte makes a mask of all ones or none that blends the two words: no branch, so
+    every lane runs on full vectors (a select on the bytes themselves keeps AVX2 scalar)."""
     for i in prange(out.size):
-        out[i] = a[i] if condition[i] else b[i]
+        mask = zero - (zero | condition[i])
+        out[i] = (a[i] & mask) | (b[i] & ~mask)
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def select_scalar(condition, a, b, out):
-    """`select` with `b` a scalar of out's dtype."""
+def select_scalar(condition, a, b, zero, out):
+    """``select`` with ``b`` one value's bits."""
     for i in prange(out.size):
-        out[i] = a[i] if condition[i] else b
+        mask = zero - (zero | condition[i])
+        out[i] = (a[i] & mask) | (b & ~mask)
 
 
 @njit(cache=True, parallel=True, nogil=True)

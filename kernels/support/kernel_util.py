@@ -268,9 +268,12 @@ def where(xp, condition, a, b):
             and (scalar_b or (isinstance(b, np.ndarray) and b.dtype == a.dtype))
             and compiled_cpu(xp, a, condition, *(() if scalar_b else (b,)))):
         return xp.where(condition, a, b)
-    if scalar_b:
-        return compiled_elementwise("select_scalar", a, condition, a, a.dtype.type(b))
-    return compiled_elementwise("select", a, condition, a, b)
+    bits = UINT_OF_SIZE[a.itemsize]
+    b = np.asarray(b, a.dtype).view(bits)[()] if scalar_b else b.view(bits)
+    out = np.empty_like(a)
+    compiled_elementwise("select_scalar" if scalar_b else "select", a, condition.view(np.uint8),
+                         a.view(bits), b, bits(0), out=out.view(bits))
+    return out
 
 
 def broadcast_shape(*shapes):
