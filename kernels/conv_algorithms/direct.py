@@ -64,7 +64,7 @@ STREAMED_MAX_POSITIONS = 128   # ... over at most this many output positions
 STREAMED_MAX_INPUT_BYTES = 1 << 20   # ... and an input of at most this size
 RUN_BYTES = 1 << 20         # a streamed filter's rows summed at a time, unpacked
 POINTWISE_MAX_POSITIONS = 16   # output positions up to which pointwise convs run here
-POINTWISE_MIN_MACS = 1 << 23   # ... and from which they do at AVX-512 (``takes_pointwise``)
+POINTWISE_MIN_MACS = 1 << 20   # ... and from which they do at any size (``takes_pointwise``)
 MAX_UNIT_STRIDE_MACS = 1 << 29   # multiply-adds up to which stride-1 convs run here
 FOLD_MAX_CHANNELS = 8       # strided input gradients fold the last dim's phases up to this
 PHASE_RUN_BYTES = 1 << 15   # ... and sum a phase's filter rows in runs of about this size
@@ -114,17 +114,15 @@ def takes_few_positions(xp, ct, kernel, strides, out_channels, out_shape, in_cha
 
 def takes_pointwise(xp, ct, strides, out_channels, out_shape, in_channels):
     """Whether a pointwise conv (a 1x1 filter, no padding) runs here rather than as one GEMM
-    of its positions: where ``applies``, with a filter it ``streams`` over at most
-    ``POINTWISE_MAX_POSITIONS`` positions, or with 32 vector registers (AVX-512's tiles of
-    four vectors) from ``POINTWISE_MIN_MACS`` multiply-adds. OpenBLAS packs the filter
-    again on every call, which costs most over few rows (ResNet50's last 1x1 convs at
-    batch 1, x[1,2,2,512] 512 -> 2048 and back: 0.20-0.23 ms as GEMMs, 0.13-0.15 here); at
-    AVX-512 ResNet50's 1x1 convs at batch 8 ran 0.71-0.98 of their GEMMs' time here, at
-    batch 1 (under ``POINTWISE_MIN_MACS``) 0.78-1.18; at AVX2 0.82-1.11."""
+    of its positions: where ``applies``, from ``POINTWISE_MIN_MACS`` multiply-adds, or with
+    a filter it ``streams`` over at most ``POINTWISE_MAX_POSITIONS`` positions. OpenBLAS
+    packs the filter again on every call and runs the bias and activation as a pass of
+    their own; here a constant filter is packed once and the epilogue applied as the
+    output is written, which from that size is level with the GEMM or faster at both x86
+    levels (``docs/performance.md``)."""
     positions = math.prod(out_shape)
     x_bytes = _input_bytes(out_shape, strides, in_channels)
-    many = (positions * in_channels * out_channels >= POINTWISE_MIN_MACS
-            and host_isa.isa().registers >= 32)
+    many = positions * in_channels * out_channels >= POINTWISE_MIN_MACS
     return ((many or positions <= POINTWISE_MAX_POSITIONS
              and streams(positions, x_bytes, 4 * in_channels * out_channels))
             and applies(xp, ct, (1,) * len(strides), strides, out_channels, out_shape,

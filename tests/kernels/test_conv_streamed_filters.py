@@ -131,13 +131,15 @@ def test_pointwise_convs_on_the_direct_kernels_match_reference(case, channels, v
 ])
 def test_pointwise_convs_take_the_direct_kernels_where_the_filter_streams(x_shape, o, stride,
                                                                          route):
-    """A pointwise conv runs on the direct kernels where its filter ``streams`` over up to
-    ``POINTWISE_MAX_POSITIONS`` positions, else as one GEMM: with 16 vector registers (at
-    AVX-512 convs of ``POINTWISE_MIN_MACS`` take them too: test_conv_dense_direct)."""
+    """Below ``POINTWISE_MIN_MACS`` (set past every case here; from it every pointwise conv
+    takes them: test_conv_dense_direct) a pointwise conv runs on the direct kernels where
+    its filter ``streams`` over up to ``POINTWISE_MAX_POSITIONS`` positions, else as one
+    GEMM."""
     c, rank = x_shape[-1], len(x_shape) - 2
     out_sp = tuple(-(-size // stride) for size in x_shape[1:-1])
     loops("direct")                      # the kernels' tiles are the host's, read first
     isa = host_isa.isa()._replace(registers=16)
-    with module_settings(host_isa, isa=lambda: isa):
+    with module_settings(host_isa, isa=lambda: isa), \
+            module_settings(conv_direct, POINTWISE_MIN_MACS=1 << 62):
         assert kernel_route(x_shape, (1, 1, c, o), (stride,) * rank, (1,) * rank,
                             ((0, 0),) * rank, out_sp, np.float32) == route
