@@ -1,7 +1,8 @@
 """The per-channel chains (a BatchNorm's scale and shift, a bias, then Relu or Relu6) that
 fusion runs as one pass (``kernel_util.channel_chain``, ``compiled.elementwise``) against
-the separate NumPy ops, bit for bit (NaN for NaN): any sequence of stages, NaN, infinities and signed
-zeros, chunks cut short, in place and into a new array, on one thread and on several."""
+the separate NumPy ops, bit for bit (NaN for NaN): any sequence of stages, NaN,
+infinities and signed zeros, chunks cut short, in place and into a new array, on one
+thread and on several."""
 
 import numpy as np
 import pytest

@@ -92,7 +92,8 @@ def test_winograd_on_the_phases_matches_the_dilated_reference(case):
     dy = rng.uniform(-1, 1, (case["n"], *out_sp, case["o"])).astype(np.float32)
     geo = ((1,) * rank, dilations, pads)
     seen = []
-    forward, backprop_filter = conv_winograd.winograd_forward, conv_winograd.winograd_backprop_filter
+    forward = conv_winograd.winograd_forward
+    backprop_filter = conv_winograd.winograd_backprop_filter
     with module_settings(conv_winograd, MIN_CHANNELS=1, MIN_TILES=1,
                          winograd_forward=lambda *a: seen.append(a[0].shape) or forward(*a),
                          winograd_backprop_filter=lambda *a: seen.append(a[0].shape)
