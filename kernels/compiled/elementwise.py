@@ -97,10 +97,14 @@ def channel_chain(x, tiled, kinds, activation, zero, six, out):
     as ``relu`` keeps them; ``zero`` and ``six`` are those values in x's dtype. ``out``
     may be ``x`` itself."""
     chunk = tiled.shape[1]
+    in_place = out.ctypes.data == x.ctypes.data
     for part in prange((x.shape[0] + chunk - 1) // chunk):
         start = part * chunk
         stop = min(start + chunk, x.shape[0])
-        chain_pass(x[start:stop], out[start:stop], tiled, kinds, activation, zero, six)
+        if in_place:
+            chain_chunk(out[start:stop], tiled, kinds, activation, zero, six)
+        else:
+            chain_pass(x[start:stop], out[start:stop], tiled, kinds, activation, zero, six)
 
 
 @njit(cache=True, nogil=True)
@@ -115,14 +119,16 @@ def chain_rows(values, tiled, kinds, activation, zero, six):
 @njit(cache=True, nogil=True)
 def chain_chunk(dst, tiled, kinds, activation, zero, six):
     """``channel_chain``'s stages and activation in place on one chunk ``dst`` (at most
-    ``tiled``'s length, starting at channel 0)."""
+    ``tiled``'s length, starting at channel 0): ``chain_pass`` inlined on one array, so
+    that LLVM sees a single pointer (two that overlap fail its check for vector loops and
+    run scalar)."""
     chain_pass(dst, dst, tiled, kinds, activation, zero, six)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def chain_pass(src, dst, tiled, kinds, activation, zero, six):
     """dst = the chain of ``channel_chain`` on one chunk ``src`` (at most ``tiled``'s
-    length, starting at channel 0; ``dst`` may be ``src``): one loop reads src and applies
+    length, starting at channel 0; ``dst`` is ``src`` or apart from it): one loop reads src and applies
     the first two stages, and the activation where no stage is left; further stages and
     then the activation go over dst, in the cache. The stages' kinds and the activation
     are selected, not branched on, so each loop runs on full vectors."""

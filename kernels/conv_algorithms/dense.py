@@ -12,10 +12,10 @@ Each op picks the first path that applies (``conv_forward`` and friends read top
   strided, small, or of any size where Winograd does not take them (5x5 stride-1 convs,
   dilated ones whose sizes do not split into phases: twice as fast as on the scatter
   GEMMs; the filter gradient before the scalar few-channel loops, with an output plane
-  for every thread), and the stride-1
-  input gradient with input channels so (the forward of dy with the filter flipped;
-  ``_few_channel_input`` sends it to the few-channel loops where dx has few channels):
-  register-blocked micro-kernels reading the padded input in place (``conv_direct``);
+  for every thread), and the stride-1 input gradient with input channels so (the forward
+  of dy with the filter flipped; ``_few_channel_input`` sends it to the few-channel loops
+  where dx has few channels): register-blocked micro-kernels reading the padded input in
+  place (``conv_direct``);
   a forward-conv kernel calls them itself where the fixed rule takes them
   (``routes.kernel_route``);
 * CPU, 3x3(x3) stride-1 float convs of 16-128 channels (``winograd.applies``), and dilated

@@ -59,8 +59,8 @@ def merge(phased, dilations, n):
 
 def _move(full, phased, dilations, to_phases):
     """Copies ``full`` into ``phased`` (``to_phases``) or back, by the compiled loop over
-    three spatial dims where the operands are large and 4 or 8 bytes a value, else through a
-    NumPy view of the phases as axes."""
+    three spatial dims where the operands are large float32 or float64 arrays, else through
+    a NumPy view of the phases as axes."""
     rank = full.ndim - 2
     if full.size >= COMPILED_MIN_SIZE and full.dtype in (np.float32, np.float64):
         lead = (1,) * (3 - rank)

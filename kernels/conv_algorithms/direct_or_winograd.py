@@ -106,10 +106,11 @@ def _fits(ct, kernel, strides, dilations, in_channels, out_channels, out_shape,
           winograd_allowed=True, streamed=False, phases=False):
     """The paths that take a conv of ``out_shape`` ``(N, *out_sp)``, in the fixed rule's
     order. The fixed rule takes the direct kernels (``direct.applies``) for strided and
-    small convs, and at any size for those Winograd does not take (dilated and 5x5 stride-1
-    convs: 2x faster there than on the scatter GEMMs): "direct" first where it does, else
-    after "winograd" where the kernels fit at any size (only while Winograd is allowed:
-    without it, the fixed rule alone decides). ``streamed``: for the forward conv, whose
+    small convs, and at any size for those Winograd does not take (5x5 stride-1 convs,
+    dilated ones whose sizes do not split into phases: 2x faster there than on the scatter
+    GEMMs): "direct" first where it does, else after "winograd" where the kernels fit at
+    any size (only while Winograd is allowed: without it, the fixed rule alone decides).
+    ``streamed``: for the forward conv, whose
     direct kernels take a filter of any size (``direct.applies``). ``phases``: a dilated
     conv that ``dilation_phases`` splits, which Winograd takes as its phases' conv."""
     undilated, tile_grid = dilations, out_shape

@@ -13,6 +13,7 @@ from graphops.kernels.support import kernel_util
 
 OPS = {"mul": np.multiply, "add": np.add, "sub": np.subtract}
 HOSTILE = [np.nan, np.inf, -np.inf, 0.0, -0.0, 6.0, -6.0, 1e-40]
+SHORTER = 7      # chunks a seventh of the tiles' length: many chunks, the last cut short
 
 
 def _separately(x, stages, activation):
@@ -50,10 +51,11 @@ def test_the_compiled_chain_gives_the_separate_ops_bits(case, in_place, single):
     x, stages, activation = case
     want = _separately(x, stages, activation)
     tiled, kinds = kernel_util.chain_tiles(stages, x.shape[-1], x.dtype)
-    tiled = tiled[:, :max(x.shape[-1], tiled.shape[1] // 7 // x.shape[-1] * x.shape[-1])]
+    rows = max(1, tiled.shape[1] // SHORTER // x.shape[-1])     # chunks of a few rows
+    tiled = np.ascontiguousarray(tiled[:, :rows * x.shape[-1]])
     got = x.copy() if in_place else np.empty_like(x)
     loops("elementwise", single=single).channel_chain(
-        x.copy().reshape(-1) if not in_place else got.reshape(-1), tiled, kinds,
+        got.reshape(-1) if in_place else x.copy().reshape(-1), tiled, kinds,
         kernel_util.ACTIVATION_CODES[activation], x.dtype.type(0), x.dtype.type(6),
         got.reshape(-1))
     _assert_same_bits(got, want)

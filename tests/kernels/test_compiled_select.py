@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from graphops.kernels.support import kernel_util
+from tests.module_settings import module_settings
 
 HOSTILE = [np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0]
 
@@ -26,7 +27,12 @@ def _operands(dtype, size, seed):
 
 
 def _assert_where(condition, a, other):
-    got = kernel_util.where(np, condition, a, other)
+    calls = []
+    compiled = kernel_util.compiled_elementwise
+    with module_settings(kernel_util, compiled_elementwise=lambda name, *args, **kwargs:
+                         calls.append(name) or compiled(name, *args, **kwargs)):
+        got = kernel_util.where(np, condition, a, other)
+    assert calls == ["select_scalar" if np.ndim(other) == 0 else "select"]
     want = np.where(condition, a, other)
     assert got.dtype == want.dtype
     unsigned = f"u{a.itemsize}"
@@ -45,4 +51,4 @@ def test_the_blend_gives_numpys_where_bit_for_bit(dtype, size, scalar, seed):
 @pytest.mark.parametrize("scalar", [False, True])
 def test_the_blend_on_every_thread(scalar):
     condition, a, b = _operands(np.float32, kernel_util.PARALLEL_MIN_SIZE + 17, 5)
-    _assert_where(condition, a, np.float32(np.nan) if scalar else b)
+    _assert_where(condition, a, -1.5 if scalar else b)      # a Python float: a's dtype
