@@ -95,7 +95,7 @@ def channel_chain(x, tiled, kinds, activation, zero, six, out):
     it (``chain_pass``). Each step is rounded in x's dtype as the separate ops round it (no
     fused multiply-add). ``activation``: 0 (none), 1 (Relu) or 2 (Relu6), NaN and -0 kept
     as ``relu`` keeps them; ``zero`` and ``six`` are those values in x's dtype. ``out``
-    may be ``x`` itself."""
+    is ``x`` itself or does not overlap it."""
     chunk = tiled.shape[1]
     in_place = out.ctypes.data == x.ctypes.data
     for part in prange((x.shape[0] + chunk - 1) // chunk):
@@ -128,10 +128,11 @@ def chain_chunk(dst, tiled, kinds, activation, zero, six):
 @njit(cache=True, nogil=True, inline="always")
 def chain_pass(src, dst, tiled, kinds, activation, zero, six):
     """dst = the chain of ``channel_chain`` on one chunk ``src`` (at most ``tiled``'s
-    length, starting at channel 0; ``dst`` is ``src`` or apart from it): one loop reads src and applies
-    the first two stages, and the activation where no stage is left; further stages and
-    then the activation go over dst, in the cache. The stages' kinds and the activation
-    are selected, not branched on, so each loop runs on full vectors."""
+    length, starting at channel 0; ``dst`` is ``src`` or apart from it): one loop reads
+    src and applies the first two stages, and the activation where no stage is left;
+    further stages and then the activation go over dst, in the cache. The stages' kinds
+    and the activation are selected, not branched on, so each loop runs on full
+    vectors."""
     count, stages = dst.shape[0], kinds.shape[0]
     if stages == 0:
         for k in range(count):

@@ -15,9 +15,8 @@ Each op picks the first path that applies (``conv_forward`` and friends read top
   for every thread), and the stride-1 input gradient with input channels so (the forward
   of dy with the filter flipped; ``_few_channel_input`` sends it to the few-channel loops
   where dx has few channels): register-blocked micro-kernels reading the padded input in
-  place (``conv_direct``);
-  a forward-conv kernel calls them itself where the fixed rule takes them
-  (``routes.kernel_route``);
+  place (``conv_direct``); a forward-conv kernel calls them itself where the fixed rule
+  takes them (``routes.kernel_route``);
 * CPU, 3x3(x3) stride-1 float convs of 16-128 channels (``winograd.applies``), and dilated
   ones as the undilated convs of their dilation phases (``dilation_phases``): Winograd
   (its products on the same micro-kernels where the output channels come in groups of 8),

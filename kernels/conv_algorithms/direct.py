@@ -119,7 +119,7 @@ def takes_pointwise(xp, ct, strides, out_channels, out_shape, in_channels):
     packs the filter again on every call and runs the bias and activation as a pass of
     their own; here a constant filter is packed once and the epilogue applied as the
     output is written, which from that size is level with the GEMM or faster at both x86
-    levels (``docs/performance.md``)."""
+    levels but over the fewest positions (``docs/performance.md``)."""
     positions = math.prod(out_shape)
     x_bytes = _input_bytes(out_shape, strides, in_channels)
     many = positions * in_channels * out_channels >= POINTWISE_MIN_MACS

@@ -110,9 +110,9 @@ def _fits(ct, kernel, strides, dilations, in_channels, out_channels, out_shape,
     dilated ones whose sizes do not split into phases: 2x faster there than on the scatter
     GEMMs): "direct" first where it does, else after "winograd" where the kernels fit at
     any size (only while Winograd is allowed: without it, the fixed rule alone decides).
-    ``streamed``: for the forward conv, whose
-    direct kernels take a filter of any size (``direct.applies``). ``phases``: a dilated
-    conv that ``dilation_phases`` splits, which Winograd takes as its phases' conv."""
+    ``streamed``: for the forward conv, whose direct kernels take a filter of any size
+    (``direct.applies``). ``phases``: a dilated conv that ``dilation_phases`` splits,
+    which Winograd takes as its phases' conv."""
     undilated, tile_grid = dilations, out_shape
     if phases:
         undilated = (1,) * len(dilations)

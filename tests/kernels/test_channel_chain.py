@@ -32,7 +32,7 @@ def _separately(x, stages, activation):
 def chains(draw):
     dtype = draw(st.sampled_from([np.float32, np.float64]))
     channels = draw(st.sampled_from([1, 3, 16, 40, 130]))
-    rows = draw(st.integers(1, 70))
+    rows = draw(st.integers(1, 400))
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     x = (rng.standard_normal((rows, channels)) * 8).astype(dtype)
     x.flat[rng.integers(0, x.size, x.size // 5 + 1)] = rng.choice(HOSTILE, x.size // 5 + 1)

@@ -45,7 +45,8 @@ def _assert_where(condition, a, other):
        scalar=st.booleans(), seed=st.integers(0, 2**32 - 1))
 def test_the_blend_gives_numpys_where_bit_for_bit(dtype, size, scalar, seed):
     condition, a, b = _operands(dtype, size, seed)
-    _assert_where(condition, a, dtype(-0.0) if scalar else b)
+    hostile = HOSTILE[seed % len(HOSTILE)]
+    _assert_where(condition, a, dtype(hostile) if scalar else b)
 
 
 @pytest.mark.parametrize("scalar", [False, True])
