@@ -128,42 +128,58 @@ def chain_chunk(dst, tiled, kinds, activation, zero, six):
 @njit(cache=True, nogil=True, inline="always")
 def chain_pass(src, dst, tiled, kinds, activation, zero, six):
     """dst = the chain of ``channel_chain`` on one chunk ``src`` (at most ``tiled``'s
-    length, starting at channel 0; ``dst`` is ``src`` or apart from it): one loop reads
-    src and applies the first two stages, and the activation where no stage is left;
-    further stages and then the activation go over dst, in the cache. The stages' kinds
-    and the activation are selected, not branched on, so each loop runs on full
-    vectors."""
+    length, starting at channel 0; ``dst`` is ``src`` or apart from it). Where the first
+    two stages multiply or add, one loop reads src and applies them, and the activation
+    where no stage is left, each picked by a select rather than a branch, so that the loop
+    runs on full vectors; the other stages (a subtraction among them: a select between it
+    and an addition lets LLVM rewrite it as the addition of a negation, which turns a NaN's
+    sign) go in passes of one kind each over dst, in the cache, then the activation."""
     count, stages = dst.shape[0], kinds.shape[0]
-    if stages == 0:
+    fused = min(stages, 2)
+    for j in range(min(stages, 2) - 1, -1, -1):
+        if kinds[j] == 3:                  # up to the first subtraction
+            fused = j
+    last = activation if fused == stages else 0
+    if fused == 0:
         for k in range(count):
-            dst[k] = _activated(src[k], activation, zero, six)
-        return
-    first, kind = tiled[0], kinds[0]
-    if stages == 1:
+            dst[k] = _activated(src[k], last, zero, six)
+    elif fused == 1:
+        first, multiply = tiled[0], kinds[0] == 1
         for k in range(count):
-            dst[k] = _activated(_stage(src[k], first[k], kind), activation, zero, six)
-        return
-    second, second_kind = tiled[1], kinds[1]
-    fused = activation if stages == 2 else 0
-    for k in range(count):
-        dst[k] = _activated(_stage(_stage(src[k], first[k], kind), second[k], second_kind),
-                            fused, zero, six)
-    if stages > 2:
-        for j in range(2, stages):
-            vector, kind = tiled[j], kinds[j]
-            for k in range(count):
-                dst[k] = _stage(dst[k], vector[k], kind)
+            dst[k] = _activated(_stage(src[k], first[k], multiply), last, zero, six)
+    else:
+        first, multiply, second, multiply_second = (tiled[0], kinds[0] == 1, tiled[1],
+                                                     kinds[1] == 1)
+        for k in range(count):
+            dst[k] = _activated(_stage(_stage(src[k], first[k], multiply), second[k],
+                                       multiply_second), last, zero, six)
+    if fused < stages:
+        for j in range(fused, stages):
+            _stage_pass(dst, tiled[j], kinds[j])
         for k in range(count):
             dst[k] = _activated(dst[k], activation, zero, six)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _stage(value, v, kind):
-    """``value`` times, plus or minus ``v`` for ``kind`` 1, 2 or 3: all three made, one
-    picked."""
-    product, total, difference = value * v, value + v, value - v
-    either = product if kind == 1 else total
-    return difference if kind == 3 else either
+def _stage_pass(dst, vector, kind):
+    """dst = dst times, plus or minus ``vector`` for ``kind`` 1, 2 or 3: a loop of one
+    operation."""
+    if kind == 1:
+        for k in range(dst.shape[0]):
+            dst[k] = dst[k] * vector[k]
+    elif kind == 2:
+        for k in range(dst.shape[0]):
+            dst[k] = dst[k] + vector[k]
+    else:
+        for k in range(dst.shape[0]):
+            dst[k] = dst[k] - vector[k]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _stage(value, v, multiply):
+    """``value`` times ``v`` where ``multiply``, else plus: both made, one picked."""
+    product, total = value * v, value + v
+    return product if multiply else total
 
 
 @njit(cache=True, nogil=True, inline="always")
