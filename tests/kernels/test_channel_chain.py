@@ -82,3 +82,20 @@ def test_a_conv_epilogue_chunk_in_place_gives_the_same_bits():
     got = x.copy().reshape(-1)
     loops("elementwise").chain_rows(got, tiled, kinds, 2, np.float32(0), np.float32(6))
     _assert_same_bits(got, _separately(x, stages, "Relu6").reshape(-1))
+
+
+@pytest.mark.parametrize("kinds", [["sub"], ["mul", "sub"], ["sub", "add"], ["add", "mul", "sub"]])
+def test_a_nan_subtracted_keeps_its_bits(kinds):
+    """x - NaN is that NaN, its sign and payload kept (finite x: one NaN operand, so the
+    hardware's choice is fixed), as the separate Sub gives it."""
+    x = np.linspace(-3, 3, 64 * 8, dtype=np.float32).reshape(64, 8)
+    nans = np.array([np.nan, -np.nan, 1, 2, 3, 4, 5, 6], np.float32)
+    nans.view(np.uint32)[0] |= 0b1010
+    stages = [(kind, nans if kind == "sub" else np.full(8, 0.5, np.float32))
+              for kind in kinds]
+    tiled, codes = kernel_util.chain_tiles(stages, 8, np.float32)
+    got = np.empty_like(x)
+    loops("elementwise").channel_chain(x.reshape(-1), tiled, codes, 1, np.float32(0),
+                                       np.float32(6), got.reshape(-1))
+    want = _separately(x, stages, "Relu")
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
