@@ -448,15 +448,16 @@ def strip_gemm(at, packed, out, width, block, parts):
 
 @njit(cache=True, parallel=True, nogil=True)
 def input_grad_phases(dy, dx, steps, step_starts, filters, filter_starts, phases, geometry,
-                      depth):
+                      depth, width):
     """dx = the strided conv's input gradient, phase by phase of dx, on the micro-kernels.
     ``dy``: dy ``[N, P1, P2, P3, O]`` zero-padded, flat; ``dx``: ``[N, I1, I2, I3, C]``
     flat; phase f (``phases[f]``: residues r1-r3, position counts c1-c3, dy bases b1-b3,
     and its taps t1 and their distance d1 in the first dim) holds dx positions ``p = r +
     s*m`` per dim, each the sum over its (tap, dy channel) pairs i (t1 runs of equal
     length, the first dim's taps in order) of ``dy[window origin + steps[step_starts[f] +
-    i]] * filters[filter_starts[f] + i*C + c]``, the window origin at dy position ``m +
-    b``; a phase without pairs is zeros. ``geometry``: (N, P1, P2, P3, O, I1, I2, I3, C,
+    i]] * filters[filter_starts[f] + (c // width * pairs + i) * width + c % width]``
+    (each phase's filter rows as strips of ``width`` channels, which divides C), the window
+    origin at dy position ``m + b``; a phase without pairs is zeros. ``geometry``: (N, P1, P2, P3, O, I1, I2, I3, C,
     s1, s2, s3, first, end), the last two the padded first dim's planes that hold dy:
     the taps that read a plane of padding alone are skipped. The threads share (image,
     phase) pairs; a pair sums its (tap, dy channel) pairs ``depth`` at a time over all its
@@ -489,9 +490,10 @@ def input_grad_phases(dy, dx, steps, step_starts, filters, filter_starts, phases
                     rows = min(BLOCK, c2 * c3 - block)
                     column = 0
                     while column < channels:
+                        strip = taps_at + column // width * width * pairs.shape[0]
                         column += _accumulate(rows, dy, dy_plane, pairs[start:stop],
-                                              sources[block:block + rows], filters, channels,
-                                              taps_at + start * channels + column, dx,
+                                              sources[block:block + rows], filters, width,
+                                              strip + start * width + column % width, dx,
                                               dx_plane + column, targets[block:block + rows],
                                               ADD * min(start - first, 1),
                                               channels - column)

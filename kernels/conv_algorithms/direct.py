@@ -50,7 +50,7 @@ import numpy as np
 from graphops.kernels.conv_algorithms import inner_taps
 from graphops.kernels.conv_algorithms import packed_filters
 from graphops.kernels.conv_algorithms import phases as conv_phases
-from graphops.kernels.compiled import host_isa, loops, usable
+from graphops.kernels.compiled import loops, usable
 from graphops.kernels.conv_algorithms.layout import pad_spatial, tap_offsets
 from graphops.kernels.support.kernel_util import epilogue_arguments
 from graphops.kernels.support.parallelism import intra_op_threads, share_count
@@ -67,7 +67,7 @@ POINTWISE_MAX_POSITIONS = 16   # output positions up to which pointwise convs ru
 POINTWISE_MIN_MACS = 1 << 20   # ... and from which they do at any size (``takes_pointwise``)
 MAX_UNIT_STRIDE_MACS = 1 << 29   # multiply-adds up to which stride-1 convs run here
 FOLD_MAX_CHANNELS = 8       # strided input gradients fold the last dim's phases up to this
-PHASE_RUN_BYTES = 1 << 15   # ... and sum a phase's filter rows in runs of about this size
+PHASE_RUN_BYTES = 1 << 19   # ... and sum a phase's filter strip in runs of about this size
 MIN_ITEMS_PER_THREAD = 4    # forward: (plane, band) items a thread gets at least
 PARTS_PER_SHARE = 4         # forward: runs of items (each with its slab) per pool share
 
@@ -217,19 +217,20 @@ def streams(positions, x_bytes, filter_bytes):
 def _filter_rows(w, module, streamed):
     """The filter as ``compiled.direct.forward`` reads it, flat, with the (tap, channel)
     pairs it sums at a time and the width of its strips. Unless ``streamed``: all pairs at
-    once, a constant filter whose rows are wider than a call's channels packed as one block
-    of strips of that width (``packed_filters.strips``: a call reads its strip front to
-    back, not a slice of every row), another as it lies. A ``streamed`` filter: a constant
+    once, as one block of strips (``_strip_width``), a constant filter packed once
+    (``packed_filters.strips``), another on every call (a copy of the filter), or as it
+    lies where a strip is a whole row. A ``streamed`` filter: a constant
     one packed in blocks of strips (each block read front to back), another in runs of rows
     of ``RUN_BYTES``."""
     w2 = np.ascontiguousarray(w, np.float32).reshape(-1, w.shape[-1])
     if not streamed:
-        width = module.CALL_CHANNELS
-        packed = (packed_filters.strips(w2, width, block_rows=w2.shape[0])
-                  if w2.shape[1] > width else None)
-        if packed is not None:
-            return packed, w2.shape[0], width
-        return w2.reshape(-1), w2.shape[0], w2.shape[1]
+        width = _strip_width(w2.shape[1], module.CALL_CHANNELS)
+        if width == w2.shape[1]:
+            return w2.reshape(-1), w2.shape[0], width
+        packed = packed_filters.strips(w2, width, block_rows=w2.shape[0])
+        if packed is None:
+            packed = packed_filters.pack(w2, width, w2.shape[0])
+        return packed, w2.shape[0], width
     width = 2 * module.LANES
     packed = packed_filters.strips(w2, width)
     if packed is not None:
@@ -273,16 +274,6 @@ def backprop_filter(xc, dyc, filter_shape, strides, dilations, pads):
     loops("direct", chunk=1).filter_grad(x, offsets, np.ascontiguousarray(dyc).reshape(-1),
                                                partials, geometry, source)
     return partials.sum(axis=0, dtype=np.float64).astype(np.float32).reshape(filter_shape)
-
-
-def phases_win(in_channels):
-    """Whether a strided input gradient with ``in_channels`` dx channels is faster by phases
-    (``backprop_input_strided``) than on the scatter GEMMs, for the vector unit numba
-    compiles for (``compiled.host_isa``): with 32 vector registers (AVX-512) the phases
-    win; with 16 (AVX2, 8-lane tiles of 12 accumulators) the phases' sums over their few
-    taps lose to OpenBLAS's AVX2 GEMMs and the scatter, so there only gradients of up to
-    ``FOLD_MAX_CHANNELS`` channels, whose phases fold into full vectors, go by phases."""
-    return in_channels <= FOLD_MAX_CHANNELS or host_isa.isa().registers >= 32
 
 
 def backprop_input_strided(dyc, w, in_shape, strides, dilations, pads):
@@ -334,26 +325,37 @@ def _phases(dyc, w, in_shape, strides, dilations, pads):
     taps gathered for each phase (``_phase_layout``, kept per shape), one compiled pass
     summing ``PHASE_RUN_BYTES`` of a phase's filter rows at a time, which stay in the L1
     cache while all its positions read them (all of them at once come from L2)."""
+    module = loops("direct", chunk=1)
+    width = _strip_width(w.shape[-2], module.CALL_CHANNELS)
     layout = _phase_layout(tuple(dyc.shape), tuple(w.shape), tuple(in_shape), tuple(strides),
-                           tuple(dilations), tuple(tuple(p) for p in pads))
+                           tuple(dilations), tuple(tuple(p) for p in pads), width)
     dy_shape, dy_pads, steps, step_starts, gather, filter_starts, phases, geometry = layout
     padded = pad_spatial(dyc.reshape(dy_shape), dy_pads, np.float32)
     filters = np.asarray(w, np.float32).reshape(-1)[gather]
     dx = np.empty(in_shape, np.float32)
-    module = loops("direct", chunk=1)
     module.input_grad_phases(padded.reshape(-1), dx.reshape(-1), steps, step_starts, filters,
                              filter_starts, phases, geometry,
-                             max(module.ROWS, PHASE_RUN_BYTES // (4 * w.shape[-2])))
+                             max(module.ROWS, PHASE_RUN_BYTES // (4 * width)), width)
     return dx
 
 
+def _strip_width(channels, call_channels):
+    """The width of the strips a filter of rows of ``channels`` is read in: a call's
+    channels where the rows are a whole number of calls, more than one (so that a call
+    reads its strip front to back, not a slice of every row, which falls in a fraction of
+    the L1 cache's sets), else the whole row."""
+    if channels > call_channels and channels % call_channels == 0:
+        return call_channels
+    return channels
+
+
 @functools.lru_cache(maxsize=256)
-def _phase_layout(dy_shape, w_shape, in_shape, strides, dilations, pads):
+def _phase_layout(dy_shape, w_shape, in_shape, strides, dilations, pads, width):
     """What ``_phases`` needs for these shapes, as ``compiled.direct.input_grad_phases``
     takes it: dy's shape with 3 spatial dims and its padding (every phase's windows inside
     it), each phase's (tap, dy channel) offsets and where they start, the indices of the
-    filter's values each phase reads (its taps flipped, transposed to ``[O, C]``) and
-    where they start, the phases (``phase_plans``) and the geometry. Kept per shape, as a
+    filter's values each phase reads (its taps flipped, transposed to ``[O, C]``, as strips
+    of ``width`` of the C channels) and where they start, the phases (``phase_plans``) and the geometry. Kept per shape, as a
     model's gradients repeat theirs every step."""
     lead = 3 - len(strides)
     kernel3 = (1,) * lead + w_shape[:-2]
@@ -389,7 +391,8 @@ def _phase_layout(dy_shape, w_shape, in_shape, strides, dilations, pads):
                             + j3 * dils[2]) * o for j1, j2, j3 in js], np.int64)
         steps.append((starts[:, None] + np.arange(o)).reshape(-1))
         flipped = values[np.ix_(*(list(t[::-1]) for t in taps))]     # pair j: tap t[-1 - j]
-        gathers.append(np.swapaxes(flipped, -1, -2).reshape(-1).astype(np.int64))
+        rows = np.swapaxes(flipped, -1, -2).reshape(-1, c // width, width)
+        gathers.append(rows.transpose(1, 0, 2).reshape(-1).astype(np.int64))
     return ((dy_shape[0], *out3, o), dy_pads, np.concatenate(steps),
             np.cumsum([0] + [len(a) for a in steps]).astype(np.int64), np.concatenate(gathers),
             np.cumsum([0] + [len(a) for a in gathers])[:-1].astype(np.int64),

@@ -91,23 +91,30 @@ def _owner(array):
 
 
 def _packed(w2, width, block_rows=None):
-    """``w2`` ``[K, N]`` packed as ``compiled.direct.strip_gemm`` reads it (blocks of
-    ``block_rows`` rows, by default ``BLOCK_ROWS``, each as strips of ``width`` columns), on
-    its first use, and kept until its owner is collected."""
+    """``w2`` ``[K, N]`` packed (``pack``, blocks of ``block_rows`` rows, by default
+    ``BLOCK_ROWS``) on its first use, and kept until its owner is collected."""
     block_rows = block_rows or BLOCK_ROWS
     key = (w2.__array_interface__["data"][0], w2.shape, w2.strides, width, block_rows)
     packed = _packs.get(key)
     if packed is None:
-        depth, columns = w2.shape
-        packed = np.empty(w2.size, np.float32)
-        for first in range(0, depth, block_rows):
-            block = w2[first:first + block_rows]
-            strips = packed[first * columns:(first + len(block)) * columns]
-            strips.reshape(columns // width, len(block), width)[...] = (
-                block.reshape(len(block), columns // width, width).transpose(1, 0, 2))
+        packed = pack(w2, width, block_rows)
         packed.flags.writeable = False
         with _lock:
             if key not in _packs:
                 weakref.finalize(_owner(w2), _packs.pop, key, None)
             _packs[key] = packed
+    return packed
+
+
+def pack(w2, width, block_rows):
+    """``w2`` ``[K, N]`` as ``compiled.direct.strip_gemm`` reads it, a fresh flat array:
+    blocks of ``block_rows`` rows, each as strips of ``width`` columns (N a multiple of
+    ``width``)."""
+    depth, columns = w2.shape
+    packed = np.empty(w2.size, np.float32)
+    for first in range(0, depth, block_rows):
+        block = w2[first:first + block_rows]
+        strips = packed[first * columns:(first + len(block)) * columns]
+        strips.reshape(columns // width, len(block), width)[...] = (
+            block.reshape(len(block), columns // width, width).transpose(1, 0, 2))
     return packed

@@ -102,8 +102,7 @@ def test_strided_input_gradient_on_the_direct_kernels_matches_reference(case, dt
     _, w, dy, geo, x_shape = arrays(case, dtype)
     calls = []
     strided = conv_direct.backprop_input_strided
-    with module_settings(conv_direct, MIN_PLANE_POSITIONS=1, phases_win=lambda channels: True,
-                         PHASE_RUN_BYTES=run_bytes,
+    with module_settings(conv_direct, MIN_PLANE_POSITIONS=1, PHASE_RUN_BYTES=run_bytes,
                          backprop_input_strided=lambda *a: calls.append(1) or strided(*a)):
         got = conv_backprop_input(dy, w, x_shape, *geo, channels_last=case["channels_last"])
     want = conv_backprop_input_ref(dy.astype(np.float64), w.astype(np.float64), x_shape, *geo,
@@ -111,6 +110,30 @@ def test_strided_input_gradient_on_the_direct_kernels_matches_reference(case, dt
     check_close(got, want, dtype)
     pointwise = all(k == 1 for k in w.shape[:-2]) and not any(b or a for b, a in geo[2])
     assert len(calls) == (np.dtype(dtype) != np.float64 and not pointwise and dy.size > 0)
+
+
+@pytest.mark.parametrize("channels", [16, 48, 64, 72, 128, 192])
+def test_strided_input_gradient_reads_each_phases_filter_as_strips(channels):
+    """dx channels a whole number of a call's, and more: each phase's filter rows gathered
+    as strips of a call's channels (else as whole rows); the same sums in the same order
+    as from whole rows, so the same bits, within a few roundings of the reference."""
+    rng = np.random.default_rng(channels)
+    w = rng.standard_normal((3, 3, channels, 24)).astype(np.float32)
+    dy = rng.standard_normal((2, 5, 6, 24)).astype(np.float32)
+    geo = ((2, 2), (1, 1), ((1, 1), (0, 1)))
+    in_shape = (2, 10, 12, channels)
+    call = loops("direct").CALL_CHANNELS
+    want_width = call if channels > call and channels % call == 0 else channels
+    widths, strip_width = [], conv_direct._strip_width
+    with module_settings(conv_direct, _strip_width=lambda *a: widths.append(
+            strip_width(*a)) or widths[-1]):
+        got = conv_direct.backprop_input_strided(dy, w, in_shape, *geo)
+    with module_settings(conv_direct, _strip_width=lambda channels, call: channels):
+        whole_rows = conv_direct.backprop_input_strided(dy, w, in_shape, *geo)
+    assert widths == [want_width]
+    np.testing.assert_array_equal(got.view(np.uint32), whole_rows.view(np.uint32))
+    want = conv_backprop_input_ref(dy.astype(np.float64), w.astype(np.float64), in_shape, *geo)
+    check_close(got, want, np.float32)
 
 
 @SETTINGS

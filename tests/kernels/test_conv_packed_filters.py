@@ -166,24 +166,31 @@ def test_convs_on_few_positions_use_a_constant_filter_packed(kernel, in_channels
 @given(case=conv_cases(min_size=1), channels=st.integers(1, 12),
        out_channels=st.sampled_from([8, 16, 24, 32, 48, 64, 96, 128, 136, 192]),
        fused=st.booleans())
-def test_direct_forward_reads_a_wide_constant_filter_from_one_block_of_strips(
+def test_direct_forward_reads_a_wide_filter_from_one_block_of_strips(
         case, channels, out_channels, fused):
     """Every rank, stride, dilation and padding, output channels within a call's, past it
-    by whole calls or not, a BiasAdd and Relu fused in or not: a constant filter (not
-    streamed) whose rows are a whole number of a call's channels, and more, is packed as
-    one block of strips of them; each output is
-    the same sum in the same order as from the filter as it lies, so the same bits, and
-    within a few roundings of the float64 reference."""
+    by whole calls or not, a BiasAdd and Relu fused in or not: a filter (not streamed)
+    whose rows are a whole number of a call's channels, and more, is read from one block
+    of strips of them, a constant filter's pack kept, another's made afresh on every call
+    and not kept; each output is the same sum in the same order as from the filter as it
+    lies, so the same bits, and within a few roundings of the float64 reference."""
     x, w, geo, epilogue, want = forward_operands(case, channels, out_channels, fused)
     out_sp = geometry(case)[4]
+    width, w2 = loops("direct").CALL_CHANNELS, w.reshape(-1, w.shape[-1])
+    strips = w2.shape[1] > width and w2.shape[1] % width == 0
+    fresh, pack = [], packed_filters.pack
     with module_settings(conv_direct, STREAMED_FILTER_BYTES=1 << 40):
-        as_it_lies = conv_direct.forward(x, w, *geo, out_sp, epilogue)
+        with module_settings(conv_direct, _strip_width=lambda channels, call: channels):
+            as_it_lies = conv_direct.forward(x, w, *geo, out_sp, epilogue)
+        kept = len(packed_filters._packs)
+        with module_settings(packed_filters, pack=lambda *a: fresh.append(a) or pack(*a)):
+            writable = conv_direct.forward(x, w, *geo, out_sp, epilogue)
+        assert len(fresh) == strips and len(packed_filters._packs) == kept
         w.flags.writeable = False
         got = conv_direct.forward(x, w, *geo, out_sp, epilogue)
-    width, w2 = loops("direct").CALL_CHANNELS, w.reshape(-1, w.shape[-1])
-    packed = _pack_of(w2, width, block_rows=w2.shape[0])
-    assert (packed is not None) == (w2.shape[1] > width and w2.shape[1] % width == 0)
-    np.testing.assert_array_equal(got.view(np.uint32), as_it_lies.view(np.uint32))
+    assert (_pack_of(w2, width, block_rows=w2.shape[0]) is not None) == strips
+    for result in (got, writable):
+        np.testing.assert_array_equal(result.view(np.uint32), as_it_lies.view(np.uint32))
     check_close(got, want, np.float32)
 
 

@@ -29,8 +29,9 @@ def test_streamed_filters_match_reference(case, channels, vectors, constant, blo
                                           streamed_bytes, fused):
     """Every rank, stride, dilation and padding; 8-136 output channels (so the threads'
     channel runs start at strips of two vectors or at half vectors); packs of 8-512 rows
-    and runs of 1 to all rows, and a filter kept whole packed as one block where its rows
-    are wider than a call's channels; a BiasAdd and Relu fused in or not."""
+    and runs of 1 to all rows, and a filter kept whole read as one block of strips where its
+    rows are a whole number of a call's channels, and more (a constant one's pack kept); a
+    BiasAdd and Relu fused in or not."""
     x, w, geo, epilogue, want = forward_operands(case, channels, 8 * vectors, fused)
     w.flags.writeable = not constant
     packs = {}                          # block rows asked for (None: BLOCK_ROWS) -> packs
@@ -49,9 +50,8 @@ def test_streamed_filters_match_reference(case, channels, vectors, constant, blo
     outs, rows = w.shape[-1], w.size // w.shape[-1]
     assert [p is not None for p in packs.get(None, [])] == (
         [constant and outs % width == 0] * streamed)
-    one_block = not streamed and outs > call   # a filter kept whole, read in strips
-    assert [p is not None for p in packs.get(rows, [])] == (
-        [constant and outs % call == 0] * one_block)
+    one_block = not streamed and outs > call and outs % call == 0   # kept whole, in strips
+    assert [p is not None for p in packs.get(rows, [])] == [constant] * one_block
     assert got.shape == want.shape and got.dtype == np.float32
     check_close(got, want, np.float32)
 
