@@ -209,12 +209,15 @@ def test_blas_is_single_threaded_in_the_pool_and_restored_after(threads):
     (2, 512, 32, 64, True),        # 1M multiply-adds: one thread (a wake-up costs more)
     (2, 64, 64, 64, False),        # OpenBLAS keeps such a product on one thread itself
     (2, 256, 256, 256, False),     # past SERIAL_PRODUCT_MACS: BLAS's threads
+    (2, 1, 1024, 512, False),      # 2 MB of operands: memory-bound, BLAS's threads
+    (2, 1, 1024, 510, True),       # just under SERIAL_MAX_BYTES
     (1, 512, 32, 64, False)])      # one intra-op thread: nothing to hold
 def test_small_products_run_blas_on_one_thread(threads, monkeypatch, count, rows, inner,
                                                columns, serial):
     """MatMul, BatchMatMulV2 and Einsum on the host: a product between OpenBLAS's own
-    one-thread bound and SERIAL_PRODUCT_MACS runs with BLAS held to one thread (and the
-    caller's setting back after); the values are NumPy's product's either way."""
+    one-thread bound and SERIAL_PRODUCT_MACS, on operands under SERIAL_MAX_BYTES, runs with
+    BLAS held to one thread (and the caller's setting back after); the values are NumPy's
+    product's either way."""
     threads(count)
     seen = []
     held = parallelism.blas_single_threaded
