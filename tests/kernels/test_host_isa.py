@@ -25,7 +25,7 @@ from numba import njit
 from numba.extending import intrinsic
 from numba import types
 import numpy as np
-from graphops.kernels.compiled import direct, host_isa
+from graphops.kernels.compiled import direct, host_isa, planar
 
 @intrinsic
 def add16(typingctx, a):
@@ -46,6 +46,7 @@ double(np.ones(16, np.float32))
 asm = "".join(double.inspect_asm().values())
 print(json.dumps({"isa": host_isa.isa()._asdict(), "tiles": host_isa.tiles()._asdict(),
                   "direct": [direct.LANES, direct.HALF_LANES, direct.ROWS, direct.WIDE_ROWS],
+                  "planar": [planar.ACCUMULATORS, planar.FILTER_ACCUMULATORS],
                   "registers": [r for r in ("zmm", "ymm", "xmm") if r in asm]}))
 """
 
@@ -112,13 +113,15 @@ def test_isa_is_numbas_target_in_this_process():
 @pytest.mark.parametrize("env", [{}, AVX2], ids=["host", "forced-avx2"])
 def test_isa_agrees_with_the_code_numba_compiles(env):
     """In a child process (plain, and with numba forced to AVX2): host_isa's lanes are those
-    of the registers numba's own code uses for an explicit 16-lane vector, and the direct
-    micro-kernels take the tiles for them."""
+    of the registers numba's own code uses for an explicit 16-lane vector, the direct
+    micro-kernels take the tiles for them, and the planar kernels keep as many 16-lane
+    accumulators as fit (two registers each at AVX2)."""
     report = _report(env)
     isa, tiles = report["isa"], report["tiles"]
     assert isa["lanes"] == _lanes_of(report["registers"])
     assert report["direct"] == [tiles["lanes"], tiles["half_lanes"], tiles["rows"],
                                 tiles["wide_rows"]]
+    assert report["planar"] == ([16, 24] if isa["registers"] >= 32 else [4, 8])
     if env:
         assert (isa["cpu"], isa["features"], isa["lanes"], isa["registers"]) == (
             "haswell", "", 8, 16)
