@@ -456,14 +456,14 @@ def input_grad_phases(dy, dx, steps, step_starts, filters, filter_starts, phases
     s*m`` per dim, each the sum over its (tap, dy channel) pairs i (t1 runs of equal
     length, the first dim's taps in order) of ``dy[window origin + steps[step_starts[f] +
     i]] * filters[filter_starts[f] + (c // width * pairs + i) * width + c % width]``
-    (each phase's filter rows as strips of ``width`` channels, which divides C), the window
-    origin at dy position ``m + b``; a phase without pairs is zeros. ``geometry``: (N, P1, P2, P3, O, I1, I2, I3, C,
-    s1, s2, s3, first, end), the last two the padded first dim's planes that hold dy:
-    the taps that read a plane of padding alone are skipped. The threads share (image,
-    phase) pairs; a pair sums its (tap, dy channel) pairs ``depth`` at a time over all its
-    planes, each run's sums added to the last's (so that a run's filter rows stay in the
-    cache); the calls share a phase plane's (m1) positions BLOCK at a time, across its
-    rows."""
+    (each phase's filter rows as strips of ``width`` channels, which divides C), the
+    window origin at dy position ``m + b``; a phase without pairs is zeros. ``geometry``:
+    (N, P1, P2, P3, O, I1, I2, I3, C, s1, s2, s3, first, end), the last two the padded
+    first dim's planes that hold dy: the taps that read a plane of padding alone are
+    skipped. The threads share (image, phase) pairs; a pair sums its (tap, dy channel)
+    pairs ``depth`` at a time over all its planes, each run's sums added to the last's (so
+    that a run's strips stay in the cache); the calls share a phase plane's (m1)
+    positions BLOCK at a time, across its rows."""
     n_total, p1n, p2n, p3n, outs, i1n, i2n, i3n, channels, s1, s2, s3, lo1, hi1 = geometry
     count = phases.shape[0]
     for item in prange(n_total * count):

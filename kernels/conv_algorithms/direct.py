@@ -322,9 +322,10 @@ def last_dim_folded(dyc, w, in_shape, strides, dilations, pads):
 
 def _phases(dyc, w, in_shape, strides, dilations, pads):
     """``backprop_input_strided`` on the phases of every dim: dy padded once, the filter's
-    taps gathered for each phase (``_phase_layout``, kept per shape), one compiled pass
-    summing ``PHASE_RUN_BYTES`` of a phase's filter rows at a time, which stay in the L1
-    cache while all its positions read them (all of them at once come from L2)."""
+    taps gathered for each phase as strips (``_phase_layout``, kept per shape; a call reads
+    its strip front to back), one compiled pass summing a phase's pairs in runs of about
+    ``PHASE_RUN_BYTES`` of a strip, which stay in the L2 cache while all its positions
+    read them (all the pairs at once but for the largest filters)."""
     module = loops("direct", chunk=1)
     width = _strip_width(w.shape[-2], module.CALL_CHANNELS)
     layout = _phase_layout(tuple(dyc.shape), tuple(w.shape), tuple(in_shape), tuple(strides),
@@ -354,9 +355,10 @@ def _phase_layout(dy_shape, w_shape, in_shape, strides, dilations, pads, width):
     """What ``_phases`` needs for these shapes, as ``compiled.direct.input_grad_phases``
     takes it: dy's shape with 3 spatial dims and its padding (every phase's windows inside
     it), each phase's (tap, dy channel) offsets and where they start, the indices of the
-    filter's values each phase reads (its taps flipped, transposed to ``[O, C]``, as strips
-    of ``width`` of the C channels) and where they start, the phases (``phase_plans``) and the geometry. Kept per shape, as a
-    model's gradients repeat theirs every step."""
+    filter's values each phase reads (its taps flipped, transposed to ``[O, C]``, as
+    strips of ``width`` of the C channels) and where they start, the phases
+    (``phase_plans``) and the geometry. Kept per shape, as a model's gradients repeat
+    theirs every step."""
     lead = 3 - len(strides)
     kernel3 = (1,) * lead + w_shape[:-2]
     strides3, dilations3 = (1,) * lead + strides, (1,) * lead + dilations
