@@ -27,8 +27,9 @@ Each op picks the first path that applies (``conv_forward`` and friends read top
   convs to few channels, ``_by_phases``): one stride-1 direct conv per phase of dx, written
   into its strided view (``conv_phases``);
 * CPU, other strided float32 input gradients phase by phase on the micro-kernels
-  (``conv_direct.backprop_input_strided``), or on the scatter GEMMs below where both
-  apply and ``tuning`` finds those faster on the host (``_phases_or_scatter``);
+  (``conv_direct.backprop_input_strided``) where that beats the scatter GEMMs below on the
+  vector unit numba compiles for (``conv_direct.phases_win``: at AVX-512, not at AVX2), or
+  as ``tuning`` finds on the host where both apply (``_phases_or_scatter``);
 * CPU, the input gradient (and the stride-1 forward with ``SCATTER_MIN_DEPTH``+ input
   channels) with at most ``POOL_MAX_CHANNELS`` output channels: one GEMM per block with
   taps x channels columns, ``dy[rows, O] @ w.T[O, taps*C]`` (or ``x[rows, C] @
@@ -331,12 +332,11 @@ def _few_channel_input(xp, ct, w, strides, dilations, pads, in_shape):
 def _phases_or_scatter(dyc, wc, in_shape, strides, dilations, pads, ct):
     """The input gradient phase by phase on the micro-kernels
     (``direct.backprop_input_strided``) or, where it applies too, on the scatter GEMMs
-    (``scatter.backprop_input``): the phases first, and ``tuning`` times both on the host
-    (which wins depends on the shape and on the BLAS: with OpenBLAS on its AVX-512 kernels
-    the scatter won a stride-2 3-D gradient of 64 -> 32 channels by 1.3x, the phases most
-    others by 1.1-1.7x; at AVX2 the two run level on wide gradients, 0.97-1.08x, and the
-    phases are faster on narrow ones)."""
-    kernel, o = wc.shape[:-2], wc.shape[-1]
+    (``scatter.backprop_input``): the phases first where ``direct.phases_win`` says so for the
+    vector unit, and ``tuning`` times both on the host (which wins depends on the shape and
+    on the BLAS: with OpenBLAS on its AVX-512 kernels the scatter won a stride-2 3-D
+    gradient of 64 -> 32 channels by 1.3x, the phases most others by 1.1-1.7x)."""
+    kernel, (c, o) = wc.shape[:-2], wc.shape[-2:]
     rows = math.prod(dyc.shape[:-1])
     phases = ("phases", lambda: conv_direct.backprop_input_strided(dyc, wc, in_shape, strides,
                                                                      dilations, pads))
@@ -346,7 +346,7 @@ def _phases_or_scatter(dyc, wc, in_shape, strides, dilations, pads, ct):
                                                               dilations, pads))
     return conv_tuning.run(("strided input", dyc.shape, wc.shape, in_shape, strides,
                             dilations, pads, np.dtype(ct).str), rows * wc.size,
-                           [phases, scatter])
+                           [phases, scatter] if conv_direct.phases_win(c) else [scatter, phases])
 
 
 def _by_phases(xp, kernel, strides, in_channels, out_channels):

@@ -50,7 +50,7 @@ import numpy as np
 from graphops.kernels.conv_algorithms import inner_taps
 from graphops.kernels.conv_algorithms import packed_filters
 from graphops.kernels.conv_algorithms import phases as conv_phases
-from graphops.kernels.compiled import loops, usable
+from graphops.kernels.compiled import host_isa, loops, usable
 from graphops.kernels.conv_algorithms.layout import pad_spatial, tap_offsets
 from graphops.kernels.support.kernel_util import epilogue_arguments
 from graphops.kernels.support.parallelism import intra_op_threads, share_count
@@ -274,6 +274,18 @@ def backprop_filter(xc, dyc, filter_shape, strides, dilations, pads):
     loops("direct", chunk=1).filter_grad(x, offsets, np.ascontiguousarray(dyc).reshape(-1),
                                                partials, geometry, source)
     return partials.sum(axis=0, dtype=np.float64).astype(np.float32).reshape(filter_shape)
+
+
+def phases_win(in_channels):
+    """Whether a strided input gradient with ``in_channels`` dx channels goes by phases
+    (``backprop_input_strided``) before the scatter GEMMs, for the vector unit numba
+    compiles for (``compiled.host_isa``): with 32 vector registers (AVX-512) the phases
+    win (1.1-1.8x); with 16 (AVX2, 8-lane tiles of 12 accumulators) they run level with
+    OpenBLAS's AVX2 GEMMs and the scatter on wide gradients (0.85-1.08x), so there only
+    gradients of up to ``FOLD_MAX_CHANNELS`` channels, whose phases fold into full
+    vectors, go by phases first; the host's timing moves others where the phases are
+    faster (narrow ones: 1.6-2.1x with 32 channels)."""
+    return in_channels <= FOLD_MAX_CHANNELS or host_isa.isa().registers >= 32
 
 
 def backprop_input_strided(dyc, w, in_shape, strides, dilations, pads):

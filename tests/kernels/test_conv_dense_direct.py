@@ -102,7 +102,8 @@ def test_strided_input_gradient_on_the_direct_kernels_matches_reference(case, dt
     _, w, dy, geo, x_shape = arrays(case, dtype)
     calls = []
     strided = conv_direct.backprop_input_strided
-    with module_settings(conv_direct, MIN_PLANE_POSITIONS=1, PHASE_RUN_BYTES=run_bytes,
+    with module_settings(conv_direct, MIN_PLANE_POSITIONS=1, phases_win=lambda channels: True,
+                         PHASE_RUN_BYTES=run_bytes,
                          backprop_input_strided=lambda *a: calls.append(1) or strided(*a)):
         got = conv_backprop_input(dy, w, x_shape, *geo, channels_last=case["channels_last"])
     want = conv_backprop_input_ref(dy.astype(np.float64), w.astype(np.float64), x_shape, *geo,

@@ -12,6 +12,8 @@ import sys
 import pytest
 
 from graphops.kernels.compiled import host_isa
+from graphops.kernels.conv_algorithms import direct as conv_direct
+from tests.module_settings import module_settings
 
 X86 = platform.machine().lower() in ("x86_64", "amd64")
 AVX2 = {"NUMBA_CPU_NAME": "haswell", "NUMBA_CPU_FEATURES": ""}
@@ -127,6 +129,15 @@ def test_isa_agrees_with_the_code_numba_compiles(env):
             "haswell", "", 8, 16)
         assert "zmm" not in report["registers"]
         assert report["direct"] == [8, 8, 6, 0]
+
+
+@pytest.mark.parametrize("registers, channels, want", [
+    (32, 64, True), (32, 8, True), (16, 64, False), (16, 16, False), (16, 8, True),
+])
+def test_strided_input_gradient_choice_follows_the_registers(registers, channels, want):
+    isa = host_isa.Isa("cpu", "", 16 if registers == 32 else 8, registers)
+    with module_settings(host_isa, isa=lambda: isa):
+        assert conv_direct.phases_win(channels) is want
 
 
 # A child's float16 depthwise conv: numba's code for the CPU the environment names converts
