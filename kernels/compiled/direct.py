@@ -212,7 +212,9 @@ def forward(x, offsets, w, y, geometry, source, bands, parts, splits, depth, wid
     """y = the conv of x by w on the micro-kernels. ``x``: the input ``[N, S1, S2, S3, C]``
     as a flat float32 array, unpadded; ``offsets[t*C + c]``: where tap t's channel c lies
     from a window's origin in the zero-padded input ``[N, P1, P2, P3, C]``; ``w``: the
-    filter ``[taps*C, O]`` flat, O a multiple of HALF_LANES; ``y``: ``[N, Q1, Q2, Q3, O]``
+    filter ``[taps*C, O]`` (O a multiple of HALF_LANES), flat, in runs of ``depth`` rows,
+    each run as strips of ``width`` columns (``packed_filters.pack``; ``width`` O: the
+    rows as they lie); ``y``: ``[N, Q1, Q2, Q3, O]``
     flat; ``geometry``: (N, Q1, Q2, Q3, O, P1, P2, P3, C, s1, s2, s3); ``source``: (S1, S2,
     S3, b1, b2, b3, span1, span2, span3), x's sizes, the padding before and the padded rows a
     window spans in each dim. The output planes (q1) are cut into ``bands`` of consecutive
@@ -221,8 +223,8 @@ def forward(x, offsets, w, y, geometry, source, bands, parts, splits, depth, wid
     cache while the micro-kernel reads it (1.1-1.5x faster than reading a padded copy made
     first; an input without padding is read in place). A part sums ``depth`` (tap, channel)
     pairs at a time over all its items, so that those filter rows stay in the cache while
-    the items read them; each later run of pairs goes on from the sums in y. The calls share the
-    positions of a block of BLOCK evenly (``_accumulate``), which may span rows, so narrow
+    the items read them; each later run of pairs goes on from the sums in y. The calls share
+    the positions of a block of BLOCK evenly (``_accumulate``), which may span rows, so narrow
     rows still fill the accumulators. A finished block goes through the epilogue ``(tiled,
     kinds, activation)`` while it is in the cache (``compiled.elementwise.chain_rows``; no
     kinds and activation 0 for none)."""
@@ -496,7 +498,7 @@ def input_grad_phases(dy, dx, steps, step_starts, filters, filter_starts, phases
                                               strip + start * width + column % width, dx,
                                               dx_plane + column, targets[block:block + rows],
                                               ADD * min(start - first, 1),
-                                              channels - column)
+                                              width - column % width)
 
 
 @njit(cache=True, nogil=True)

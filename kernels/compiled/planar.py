@@ -26,13 +26,14 @@ from graphops.kernels.compiled.constants import LANES
 from graphops.kernels.compiled.elementwise import chain_rows
 from graphops.kernels.compiled.ir import VectorAccess
 
-# Vectors of accumulators a call keeps in registers: with 32 (AVX-512), 16 for the forward
-# conv and 24 for the filter gradient; with 16 (AVX2), where each vector of LANES values
-# takes two, 4 and 8 (the larger counts spill to the stack: the forward conv 1.6-1.9x
-# slower on 1 -> 4 and 1 -> 8 channel layers).
-WIDE = host_isa.isa().registers >= 32
-ACCUMULATORS = 16 if WIDE else 4
-FILTER_ACCUMULATORS = 24 if WIDE else 8
+# Vectors of accumulators a call keeps in registers, out of the LANES-value vectors the
+# register file holds (32 with AVX-512's 32 registers; 8 at AVX2, where one takes two of
+# its 16; 8 with NEON's 32 of 4 lanes): half of them for the forward conv, three quarters
+# for the filter gradient. The counts sized for 32 spill to the stack on every step at AVX2
+# (the forward conv 1.6-1.9x slower on 1 -> 4 and 1 -> 8 channel layers).
+_HELD = host_isa.isa().registers * host_isa.isa().lanes // LANES
+ACCUMULATORS = max(1, _HELD // 2)
+FILTER_ACCUMULATORS = max(1, _HELD * 3 // 4)
 FLUSH_PLANES = 16      # filter gradient: planes summed in float32 between float64 flushes
 MAX_ROWS = 8           # output rows a call takes at most (each holds a pointer register)
 OUTPUTS = (1, 2, 4, 8, 16)   # the output channel counts these kernels take

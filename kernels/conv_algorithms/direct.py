@@ -67,7 +67,7 @@ POINTWISE_MAX_POSITIONS = 16   # output positions up to which pointwise convs ru
 POINTWISE_MIN_MACS = 1 << 20   # ... and from which they do at any size (``takes_pointwise``)
 MAX_UNIT_STRIDE_MACS = 1 << 29   # multiply-adds up to which stride-1 convs run here
 FOLD_MAX_CHANNELS = 8       # strided input gradients fold the last dim's phases up to this
-PHASE_RUN_BYTES = 1 << 19   # ... and sum a phase's filter strip in runs of about this size
+PHASE_RUN_BYTES = 1 << 20   # ... and sum a phase's filter in runs of about this size
 MIN_ITEMS_PER_THREAD = 4    # forward: (plane, band) items a thread gets at least
 PARTS_PER_SHARE = 4         # forward: runs of items (each with its slab) per pool share
 
@@ -336,8 +336,8 @@ def _phases(dyc, w, in_shape, strides, dilations, pads):
     """``backprop_input_strided`` on the phases of every dim: dy padded once, the filter's
     taps gathered for each phase as strips (``_phase_layout``, kept per shape; a call reads
     its strip front to back), one compiled pass summing a phase's pairs in runs of about
-    ``PHASE_RUN_BYTES`` of a strip, which stay in the L2 cache while all its positions
-    read them (all the pairs at once but for the largest filters)."""
+    ``PHASE_RUN_BYTES`` of its filter (all strips), which stay in the L2 cache while all
+    its positions read them (all the pairs at once but for the largest filters)."""
     module = loops("direct", chunk=1)
     width = _strip_width(w.shape[-2], module.CALL_CHANNELS)
     layout = _phase_layout(tuple(dyc.shape), tuple(w.shape), tuple(in_shape), tuple(strides),
@@ -348,7 +348,7 @@ def _phases(dyc, w, in_shape, strides, dilations, pads):
     dx = np.empty(in_shape, np.float32)
     module.input_grad_phases(padded.reshape(-1), dx.reshape(-1), steps, step_starts, filters,
                              filter_starts, phases, geometry,
-                             max(module.ROWS, PHASE_RUN_BYTES // (4 * width)), width)
+                             max(module.ROWS, PHASE_RUN_BYTES // (4 * w.shape[-2])), width)
     return dx
 
 

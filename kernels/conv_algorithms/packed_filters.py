@@ -14,10 +14,11 @@ front to back while the rows' block of values stays in the L1 cache. One thread 
 two), and numba's threads, spinning briefly between loops, join without a wake-up inside a
 model: threads join past ``BYTES_PER_THREAD`` each. The direct forward conv streams a
 large constant filter from the same packs (``strips``), and reads a smaller one whose rows
-are wider than a micro-kernel call's channels from a pack of one block: read as it lies, a
-call's slices of rows ``4 * O`` bytes apart fall in a fraction of the L1 cache's sets (a
-quarter of them for 64 channels at AVX2's calls of 16), while a strip fills them all. A
-pack lives as long as its filter, which it references weakly.
+are a whole number of a micro-kernel call's channels, and more, from a pack of one block:
+read as it lies, a call's slices of rows ``4 * O`` bytes apart fall in a fraction of the L1
+cache's sets (a quarter of them for 64 channels at AVX2's calls of 16), while a strip fills
+them all. A pack lives as long as its filter, which it references weakly; a filter that
+may change is packed afresh for each conv (``pack``) and the pack is not kept.
 """
 
 import threading

@@ -123,11 +123,12 @@ def test_strided_input_gradient_reads_each_phases_filter_as_strips(channels):
     dy = rng.standard_normal((2, 5, 6, 24)).astype(np.float32)
     geo = ((2, 2), (1, 1), ((1, 1), (0, 1)))
     in_shape = (2, 10, 12, channels)
-    call = loops("direct").CALL_CHANNELS
+    module = loops("direct", chunk=1)
+    call = module.CALL_CHANNELS
     want_width = call if channels > call and channels % call == 0 else channels
-    widths, strip_width = [], conv_direct._strip_width
-    with module_settings(conv_direct, _strip_width=lambda *a: widths.append(
-            strip_width(*a)) or widths[-1]):
+    widths, phases = [], module.input_grad_phases
+    with module_settings(module, input_grad_phases=lambda *a: widths.append(a[-1])
+                         or phases(*a)):
         got = conv_direct.backprop_input_strided(dy, w, in_shape, *geo)
     with module_settings(conv_direct, _strip_width=lambda channels, call: channels):
         whole_rows = conv_direct.backprop_input_strided(dy, w, in_shape, *geo)
