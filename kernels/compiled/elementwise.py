@@ -136,7 +136,7 @@ def chain_pass(src, dst, tiled, kinds, activation, zero, six):
     sign) go in passes of one kind each over dst, in the cache, then the activation."""
     count, stages = dst.shape[0], kinds.shape[0]
     fused = min(stages, 2)
-    for j in range(min(stages, 2) - 1, -1, -1):
+    for j in range(fused - 1, -1, -1):
         if kinds[j] == 3:                  # up to the first subtraction
             fused = j
     last = activation if fused == stages else 0

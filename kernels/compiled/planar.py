@@ -31,7 +31,8 @@ from graphops.kernels.compiled.ir import VectorAccess
 # its 16; 8 with NEON's 32 of 4 lanes): half of them for the forward conv, three quarters
 # for the filter gradient. The counts sized for 32 spill to the stack on every step at AVX2
 # (the forward conv 1.6-1.9x slower on 1 -> 4 and 1 -> 8 channel layers).
-_HELD = host_isa.isa().registers * host_isa.isa().lanes // LANES
+_ISA = host_isa.isa()
+_HELD = _ISA.registers * _ISA.lanes // LANES
 ACCUMULATORS = max(1, _HELD // 2)
 FILTER_ACCUMULATORS = max(1, _HELD * 3 // 4)
 FLUSH_PLANES = 16      # filter gradient: planes summed in float32 between float64 flushes

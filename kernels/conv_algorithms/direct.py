@@ -217,8 +217,7 @@ def streams(positions, x_bytes, filter_bytes):
 def _filter_rows(w, module, streamed):
     """The filter as ``compiled.direct.forward`` reads it, flat, with the (tap, channel)
     pairs it sums at a time and the width of its strips. Unless ``streamed``: all pairs at
-    once, as one block of strips (``_strip_width``), a constant filter packed once
-    (``packed_filters.strips``), another on every call (a copy of the filter), or as it
+    once, as one block of strips (``_strip_width``, ``packed_filters.one_block``), or as it
     lies where a strip is a whole row. A ``streamed`` filter: a constant
     one packed in blocks of strips (each block read front to back), another in runs of rows
     of ``RUN_BYTES``."""
@@ -227,10 +226,7 @@ def _filter_rows(w, module, streamed):
         width = _strip_width(w2.shape[1], module.CALL_CHANNELS)
         if width == w2.shape[1]:
             return w2.reshape(-1), w2.shape[0], width
-        packed = packed_filters.strips(w2, width, block_rows=w2.shape[0])
-        if packed is None:
-            packed = packed_filters.pack(w2, width, w2.shape[0])
-        return packed, w2.shape[0], width
+        return packed_filters.one_block(w2, width), w2.shape[0], width
     width = 2 * module.LANES
     packed = packed_filters.strips(w2, width)
     if packed is not None:

@@ -64,6 +64,14 @@ def strips(w2, width, block_rows=None):
     return _packed(w2, width, block_rows)
 
 
+def one_block(w2, width):
+    """``w2`` ``[K, N]`` packed as one block of strips of ``width`` columns (N a multiple of
+    ``width``): a constant filter's pack, kept (``strips``), another's made afresh and not
+    kept (``pack``), as it may change before the next call."""
+    packed = strips(w2, width, block_rows=w2.shape[0])
+    return pack(w2, width, w2.shape[0]) if packed is None else packed
+
+
 def _constant_float32(w2):
     """Whether ``w2`` is a float32 array nobody can write and compiled loops are usable."""
     return (isinstance(w2, np.ndarray) and w2.dtype == np.float32 and _owner(w2) is not None
