@@ -221,45 +221,95 @@ def _sums_buffer():
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def forward(xp, steps, packed, y, runs, items, x_step, outs, config):
+def forward(xp, steps, packed, y, runs, items, x_step, outs, blocks_first, config):
     """y = the conv whose padded channels-last input is ``xp`` (bfloat16 bits, flat, with
     room for a block's last rows past its run), ``steps`` the (tap, channel group) offsets
-    from a window's origin and ``packed`` the filter, block of 32 output channels after
-    block, each its steps' tile pairs in order. ``y``: ``[positions, outs]`` as bfloat16
-    bits, flat, each sum rounded once. A run (``runs[r]``: x origin, y origin, length,
-    width, valid) is a line of output positions ``x_step`` values apart in xp; position m
-    of it lies at y position ``y origin + (m // width) * valid + m % width``, and only where
-    ``m % width < valid`` (a plane of a stride-1 conv runs over its padded rows whole).
-    ``items``: (run, first position) of each block of 32, shared by the threads; each
-    block's sums for every 32 output channels."""
+    from a window's origin. ``y``: ``[positions, outs]`` as bfloat16 bits, flat, each sum
+    rounded once. A run (``runs[r]``: x origin, y origin, length, width, valid, first step,
+    step count, filter start) is a line of output positions ``x_step`` values apart in xp
+    that sums the steps ``steps[first step:][:step count]``, their filter in ``packed`` from
+    ``filter start`` on, block of 32 output channels after block, each its steps' tile
+    pairs in order. Position m of a run lies at y position ``y origin + (m // width) *
+    valid + m % width``, and only where ``m % width < valid`` (a plane of a stride-1 conv
+    runs over its padded rows whole). ``items``: (run, first position) of each block of 32
+    positions; the threads share the (item, block of output channels) tasks, item after
+    item, or (``blocks_first``) block after block, so that a filter larger than the input
+    is read once from memory, not once an item."""
     blocks = -(-outs // BLOCK)
-    per_block = steps.shape[0] * 2 * TILE_VALUES
-    for item in prange(items.shape[0]):
+    for task in prange(items.shape[0] * blocks):
+        item, block = _task(task, items.shape[0], blocks, blocks_first)
         run, first = items[item, 0], items[item, 1]
-        x_origin, y_origin, length, width, valid = runs[run]
+        x_origin, y_origin, length, width, valid, low, count, filter_start = runs[run]
         sums = _sums_buffer()
         load_configuration(config)
-        for block in range(blocks):
-            block_sums(xp, x_origin + first * x_step, x_step, steps, packed, block * per_block)
-            store_sums(sums)
-            _write_block(y, sums, y_origin, first, length, width, valid, block * BLOCK, outs)
+        block_sums(xp, x_origin + first * x_step, x_step, steps[low:low + count], packed,
+                   filter_start + block * count * 2 * TILE_VALUES)
+        store_sums(sums)
         release()
+        _write_block(y, sums, y_origin, first, length, width, valid, block * BLOCK, outs)
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def dot_forward(xp, steps, packed, y, runs, items, x_step, outs):
+def dot_forward(xp, steps, packed, y, runs, items, x_step, outs, blocks_first):
     """``forward`` on AVX512-BF16 dot products of vectors (``dot_block_sums``), the same
     blocks from the same operands, for a host with those and no tiles."""
     blocks = -(-outs // BLOCK)
-    per_block = steps.shape[0] * 2 * TILE_VALUES
-    for item in prange(items.shape[0]):
+    for task in prange(items.shape[0] * blocks):
+        item, block = _task(task, items.shape[0], blocks, blocks_first)
         run, first = items[item, 0], items[item, 1]
-        x_origin, y_origin, length, width, valid = runs[run]
+        x_origin, y_origin, length, width, valid, low, count, filter_start = runs[run]
         sums = _sums_buffer()
-        for block in range(blocks):
-            dot_block_sums(xp, x_origin + first * x_step, x_step, steps, packed,
-                           block * per_block, sums)
-            _write_block(y, sums, y_origin, first, length, width, valid, block * BLOCK, outs)
+        dot_block_sums(xp, x_origin + first * x_step, x_step, steps[low:low + count],
+                       packed, filter_start + block * count * 2 * TILE_VALUES, sums)
+        _write_block(y, sums, y_origin, first, length, width, valid, block * BLOCK, outs)
+
+
+@njit(cache=True, nogil=True)
+def _task(task, items, blocks, blocks_first):
+    """The (item, block of output channels) of ``task``, in the order ``forward`` takes."""
+    if blocks_first:
+        return task % items, task // items
+    return task // blocks, task % blocks
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def pack_filter(w3, packed):
+    """``packed`` ``[blocks, taps, groups, 2, TILE_ROWS, TILE_ROWS, 2]`` = the filter ``w3``
+    ``[taps, C, O]`` (bfloat16 bits, any strides: a flipped filter's view) as the products
+    read it: ``packed[b, t, g, h, p, k, e] = w3[t, GROUP*g + 2*p + e, BLOCK*b + TILE_ROWS*h
+    + k]``, zero past C and O. Each [GROUP, BLOCK] tile of a tap is read along the axis
+    that lies contiguous in memory into a transposed buffer, whose channel pairs are then
+    written as 32-bit words."""
+    taps, channels, outs = w3.shape
+    blocks, _, groups = packed.shape[:3]
+    along_channels = w3.strides[1] <= w3.strides[2]
+    for task in prange(blocks * taps):
+        block, tap = task // taps, task % taps
+        source = w3[tap]
+        out = packed[block, tap].reshape(-1).view(np.uint32)
+        tile = np.zeros((BLOCK, GROUP), np.uint16)
+        pairs = tile.view(np.uint32)            # [output channel, channel pair]
+        o_low = BLOCK * block
+        o_count = min(BLOCK, outs - o_low)
+        for group in range(groups):
+            c_low = GROUP * group
+            c_count = min(GROUP, channels - c_low)
+            if c_count < GROUP:
+                tile[:] = 0
+            if along_channels:
+                for o in range(o_count):
+                    for c in range(c_count):
+                        tile[o, c] = source[c_low + c, o_low + o]
+            else:
+                for c in range(c_count):
+                    for o in range(o_count):
+                        tile[o, c] = source[c_low + c, o_low + o]
+            at = group * BLOCK * GROUP // 2
+            for half in range(2):
+                for p in range(TILE_ROWS):
+                    for k in range(TILE_ROWS):
+                        out[at] = pairs[TILE_ROWS * half + k, p]
+                        at += 1
 
 
 @njit(cache=True, nogil=True)

@@ -50,15 +50,22 @@ def layout(x_shape, filter_shape, strides, dilations, pads, out_sp, block, call_
     return _arrays(x_shape, filter_shape, strides, dilations, pads, out_sp, classes, block)
 
 
+def tap_range(size, k, s, d, before, p):
+    """The (first, end) of the ``k`` taps of output position ``p`` along a dim of ``size``
+    input positions that read the input, not its padding (``0 <= p*s - before + t*d <
+    size``); first == end where none does."""
+    origin = p * s - before
+    first = min(k, -(origin // d) if origin < 0 else 0)
+    end = min(k, (size - 1 - origin) // d + 1) if origin < size else 0
+    return first, max(first, end)
+
+
 def _range_groups(size, k, s, d, before, q):
     """The ``q`` output positions along a dim grouped by the (first, end) of their taps
-    that read the input (``0 <= p*s - before + t*d < size``): [(range, positions)]."""
+    that read the input (``tap_range``): [(range, positions)]."""
     groups = {}
     for p in range(q):
-        origin = p * s - before
-        first = min(k, -(origin // d) if origin < 0 else 0)
-        end = min(k, (size - 1 - origin) // d + 1) if origin < size else 0
-        groups.setdefault((first, max(first, end)), []).append(p)
+        groups.setdefault(tap_range(size, k, s, d, before, p), []).append(p)
     return [(key, np.array(members, np.int64)) for key, members in groups.items()]
 
 

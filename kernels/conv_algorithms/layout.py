@@ -205,11 +205,13 @@ def tap_index(idx, grid, offset, strides, dilations):
     return tuple(parts) + (slice(None),)
 
 
-def flipped_filter(w, xp=np):
+def flipped_filter(w, xp=np, copy=True):
     """The filter ``[*K, O, C]`` whose stride-1 forward conv of dy is the input gradient of
-    the conv by ``w`` ``[*K, C, O]``: spatially flipped, its channel axes swapped."""
+    the conv by ``w`` ``[*K, C, O]``: spatially flipped, its channel axes swapped; a
+    contiguous copy, or (``copy`` False) a view of ``w``."""
     rank = w.ndim - 2
-    return xp.ascontiguousarray(xp.swapaxes(w[(slice(None, None, -1),) * rank], -1, -2))
+    flipped = xp.swapaxes(w[(slice(None, None, -1),) * rank], -1, -2)
+    return xp.ascontiguousarray(flipped) if copy else flipped
 
 
 def flipped_pads(kernel, dilations, pads):

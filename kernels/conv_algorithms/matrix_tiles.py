@@ -26,6 +26,7 @@ import ml_dtypes
 import numpy as np
 
 from graphops.kernels.compiled import host_isa, loops, usable
+from graphops.kernels.conv_algorithms.inner_taps import tap_range
 from graphops.kernels.conv_algorithms.layout import (channels_last_copy, channels_last_shape,
                                                      conv_output_size, flipped_filter,
                                                      flipped_pads, from_channels_last)
@@ -92,7 +93,7 @@ def conv_backprop_input(dy, w, input_shape, dilations, pads, channels_last):
     dyc = channels_last_copy(dy, channels_last)
     in_shape = channels_last_shape(input_shape, channels_last)
     kernel = w.shape[:-2]
-    dx = forward(dyc, flipped_filter(w), (1,) * len(kernel), dilations,
+    dx = forward(dyc, flipped_filter(w, copy=False), (1,) * len(kernel), dilations,
                  flipped_pads(kernel, dilations, pads), tuple(in_shape[1:-1]))
     return from_channels_last(dx, channels_last)
 
@@ -112,12 +113,18 @@ def forward(xc, w, strides, dilations, pads, out_sp):
     x3, kernel, strides, dilations, pads, out3, extents = _three_dims(
         xc, w.shape[:-2], strides, dilations, pads, out_sp)
     channels = -(-xc.shape[-1] // _GROUP) * _GROUP
-    runs, x_step = _runs(n, out3, extents, strides, channels)
+    rows = _by_rows(out3, extents, strides)
+    runs, x_step = _runs(n, out3, extents, strides, channels, rows)
+    tap_classes, line_class = _step_classes(x3.shape[1:-1], kernel, strides, dilations, pads,
+                                            out3, rows)
+    steps, packed, table = _class_operands(
+        _steps(kernel, dilations, extents, channels), _packed(w, kernel, channels),
+        channels // _GROUP, -(-o // _BLOCK), tap_classes)
     padded = _padded(x3, extents, [b for b, _ in pads], channels,
                      tail=(_BLOCK + 1) * x_step + channels)
-    operands = (padded, _steps(kernel, dilations, extents, channels),
-                _packed(w, kernel, channels), y.reshape(-1).view(np.uint16), runs,
-                _items(runs[:, 2]), x_step, o)
+    operands = (padded, steps, packed, y.reshape(-1).view(np.uint16),
+                np.hstack([runs, table[np.tile(line_class, n)]]), _items(runs[:, 2]), x_step, o,
+                _blocks_first(packed, padded))
     compiled = loops("matrix_tiles", chunk=1)
     if tiles:
         compiled.forward(*operands, _configuration())
@@ -226,16 +233,25 @@ def _padded(x3, extents, before, channels, tail):
     return flat
 
 
-def _runs(n, out3, extents, strides, channels):
-    """``(runs, x_step)``: the lines of output positions the blocks run along, as
-    ``compiled.matrix_tiles.forward`` takes them, and the distance between neighbours in the
-    padded input. With stride 1 in the last two dims one line per output plane, over its
-    padded rows whole, where that leaves fewer positions to compute than blocks of whole
-    rows (rows shorter than a block, or of part blocks); else one line per output row."""
+def _by_rows(out3, extents, strides):
+    """Whether the blocks run along each output row, not along each output plane over its
+    padded rows whole: the planes need stride 1 in the last two dims, and are taken where
+    they leave fewer positions to compute than blocks of whole rows (rows shorter than a
+    block, or of part blocks)."""
+    _, q2n, q3n = out3
+    by_rows = q2n * -(-q3n // _BLOCK)
+    return not (strides[1] == strides[2] == 1
+                and -(-((q2n - 1) * extents[2] + q3n) // _BLOCK) < by_rows)
+
+
+def _runs(n, out3, extents, strides, channels, rows):
+    """``(runs, x_step)``: the lines of output positions the blocks run along (each output
+    row where ``rows``, else each output plane over its padded rows whole), as
+    ``compiled.matrix_tiles.forward`` takes their first five fields, and the distance
+    between neighbours in the padded input."""
     q1n, q2n, q3n = out3
     p1, p2, p3 = extents
-    by_rows = q2n * -(-q3n // _BLOCK)
-    if strides[1] == strides[2] == 1 and -(-((q2n - 1) * p3 + q3n) // _BLOCK) < by_rows:
+    if not rows:
         image, q1 = np.divmod(np.arange(n * q1n), q1n)
         origins = (image * p1 + q1 * strides[0]) * p2 * p3 * channels
         lines = np.stack([origins, np.arange(n * q1n) * q2n * q3n,
@@ -259,6 +275,52 @@ def _items(lengths):
     return np.stack([runs, (np.arange(len(runs)) - starts) * _BLOCK], axis=1).astype(np.int64)
 
 
+def _blocks_first(packed, padded):
+    """Whether the threads take a conv's blocks of output channels first, then its blocks
+    of positions: where the packed filter is larger than the padded input, so that it is
+    read from memory once, not once for each block of positions."""
+    return packed.size > padded.size
+
+
+def _step_classes(sizes, kernel, strides, dilations, pads, out3, rows):
+    """``(classes, line_class)``: each line of an image's output (``_runs``) sums only the
+    (tap, channel group) steps whose taps read the input, not its padding, along the first
+    spatial dim, and the second where the lines are rows. ``classes``: the steps of each
+    class of lines that sum the same ones, as indices in ``_steps``'s order (taps major,
+    each tap's groups in a row); ``line_class``: each line's class."""
+    index = np.arange(math.prod(kernel)).reshape(kernel[0], kernel[1], -1)
+    first_dim = [tap_range(sizes[0], kernel[0], strides[0], dilations[0], pads[0][0], q)
+                 for q in range(out3[0])]
+    second_dim = ([tap_range(sizes[1], kernel[1], strides[1], dilations[1], pads[1][0], q)
+                   for q in range(out3[1])] if rows else [(0, kernel[1])])
+    classes, line_class = {}, []
+    for (a1, e1), (a2, e2) in itertools.product(first_dim, second_dim):
+        line_class.append(classes.setdefault((a1, e1, a2, e2), len(classes)))
+    taps = [index[a1:e1, a2:e2].reshape(-1) for a1, e1, a2, e2 in classes]
+    return taps, np.array(line_class, np.int64)
+
+
+def _class_operands(offsets, packed, groups, blocks, tap_classes):
+    """``(steps, packed, table)`` for ``tap_classes`` (each class's taps): every class's
+    steps' offsets (``offsets``: all steps', ``groups`` a tap) one after another, the
+    filter packed for each class (``packed``: for all steps, ``blocks`` blocks of output
+    channels) one after another, and each class's (first step, step count, filter start).
+    A single class of every tap takes the operands as they are."""
+    if len(tap_classes) == 1 and len(tap_classes[0]) * groups == len(offsets):
+        return offsets, packed, np.array([[0, len(offsets), 0]], np.int64)
+    picked = [(taps[:, None] * groups + np.arange(groups)).reshape(-1) for taps in tap_classes]
+    per_step = packed.size // (blocks * len(offsets))
+    whole = packed.reshape(blocks, len(offsets), per_step)
+    counts = np.array([len(p) for p in picked], np.int64)
+    starts = np.cumsum(counts) - counts
+    chosen = aligned_empty((blocks * counts.sum() * per_step,), np.uint16)   # lines aligned
+    for steps, start in zip(picked, starts):
+        chosen[blocks * start * per_step:blocks * (start + len(steps)) * per_step] = \
+            whole[:, steps].reshape(-1)
+    return (np.concatenate([offsets[p] for p in picked]), chosen,
+            np.stack([starts, counts, blocks * starts * per_step], axis=1))
+
+
 def _steps(kernel, dilations, extents, channels):
     """Each (tap, channel group)'s offset from a window's origin in the padded input, in the
     order of the packed filter's steps."""
@@ -270,19 +332,18 @@ def _steps(kernel, dilations, extents, channels):
 
 
 def _packed(w, kernel, channels):
-    """The filter as the tile products read it (bfloat16 bits, flat): for each block of 32
+    """The filter ``w`` ``[*K, C, O]`` (any strides) as the tile products read it
+    (bfloat16 bits, flat; ``compiled.matrix_tiles.pack_filter``): for each block of 32
     output channels, for each (tap, group of 32 input channels) step, two tiles of 16
     output channels, each 16 rows of channel pairs: ``[pair, output channel, 2]``."""
     taps, c, o = math.prod(kernel), w.shape[-2], w.shape[-1]
-    blocks = -(-o // _BLOCK)
-    full = np.zeros((taps, channels, blocks * _BLOCK), ml_dtypes.bfloat16)
-    full[:, :c, :o] = np.asarray(w).reshape(taps, c, o).astype(ml_dtypes.bfloat16)
-    grouped = full.reshape(taps, channels // _GROUP, _TILE, 2, blocks, 2, _TILE)
-    packed = aligned_empty((full.size,), np.uint16)        # tile rows on cache lines
-    # [tap, group, pair, 2, block, tile, column] -> [block, tap, group, tile, pair, column, 2]
-    packed.view(ml_dtypes.bfloat16).reshape(blocks, taps, channels // _GROUP, 2, _TILE, _TILE,
-                                            2)[...] = grouped.transpose(4, 0, 1, 5, 2, 6, 3)
-    return packed
+    w3 = np.asarray(w).reshape(taps, c, o)
+    if w3.dtype != ml_dtypes.bfloat16:
+        w3 = w3.astype(ml_dtypes.bfloat16)
+    blocks, groups = -(-o // _BLOCK), channels // _GROUP
+    packed = aligned_empty((blocks, taps, groups, 2, _TILE, _TILE, 2), np.uint16)  # lines
+    loops("matrix_tiles", chunk=1).pack_filter(w3.view(np.uint16), packed)
+    return packed.reshape(-1)
 
 
 @functools.lru_cache(maxsize=None)

@@ -5,6 +5,9 @@ gradient through the dense ops (both layouts) and through TF's raw ops against T
 which convs take the tiles; and the host checks. The sums run only on a host with AMX-BF16
 or AVX512-BF16 (the filter gradient's only with AMX-BF16; skipped elsewhere)."""
 
+import itertools
+import math
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -14,6 +17,7 @@ import graphops as gp
 from graphops.kernels.compiled import host_isa
 from graphops.kernels.conv_algorithms import dense as conv_dense
 from graphops.kernels.conv_algorithms import matrix_tiles
+from graphops.kernels.conv_algorithms.layout import flipped_filter
 from graphops.kernels.conv_algorithms.routes import kernel_route
 from tests.kernels.dense_conv_cases import (  # noqa: F401 (on_every_thread: autouse)
     SETTINGS, arrays, check_close, conv_cases, geometry, on_every_thread)
@@ -51,14 +55,16 @@ def _wide_case(case, channels, outs, channels_last=True):
 @on_products
 @SETTINGS
 @given(case=conv_cases(min_size=1), channels=st.integers(16, 72), outs=st.integers(16, 72),
-       width=st.integers(1, 48), reverse=st.booleans())
-def test_tile_sums_match_reference(case, channels, outs, width, reverse):
+       width=st.integers(1, 48), reverse=st.booleans(), blocks_first=st.booleans())
+def test_tile_sums_match_reference(case, channels, outs, width, reverse, blocks_first):
     """The convs' values, the last spatial dim up to 48 wide: float32 sums (within float32's
     rounding of the sum of the terms' magnitudes) rounded once to bfloat16 (channels past a
     multiple of 32 padded with zeros, blocks past a run's end dropped, a stride-1 plane's
-    padded columns computed and dropped where it runs over its padded rows whole). The
-    blocks taken last to first as well (threads take them in any order: no block writes
-    where another does). On a host with both, the tiles and the dot products each."""
+    padded columns computed and dropped where it runs over its padded rows whole, taps
+    that read only padding along a line's leading dims left out). The blocks taken last
+    to first as well, and blocks of output channels first or blocks of positions first
+    (threads take them in any order: no block writes where another does). On a host with
+    both, the tiles and the dot products each."""
     case["dims"][-1]["size"] = width
     x, w, _, (strides, dilations, pads), _ = _wide_case(case, channels, outs)
     in_order = matrix_tiles._items
@@ -68,7 +74,8 @@ def test_tile_sums_match_reference(case, channels, outs, width, reverse):
     error = 1e-6 * magnitude               # float32 sums, then one rounding to bfloat16
     for tiles in _kinds_of_products():
         with module_settings(matrix_tiles,
-                             _items=lambda lengths: in_order(lengths)[::-1 if reverse else 1]), \
+                             _items=lambda lengths: in_order(lengths)[::-1 if reverse else 1],
+                             _blocks_first=lambda packed, padded: blocks_first), \
                 module_settings(host_isa, matrix_tiles=lambda: tiles):
             got = matrix_tiles.forward(x, w, strides, dilations, pads, geometry(case)[4])
         assert got.dtype == BF16 and got.shape == want.shape
@@ -154,6 +161,56 @@ def test_tiles_agree_with_the_float32_path():
         plain = conv_dense.conv_forward(x, w, *geo).astype(np.float64)
     assert counted.calls == 1
     assert np.all(np.abs(tiled - plain) <= 2 ** -7 * np.abs(plain) + 1e-6)
+
+
+@SETTINGS
+@given(kernel=st.lists(st.integers(1, 3), min_size=1, max_size=3),
+       channels=st.integers(1, 70), outs=st.integers(1, 70), flipped=st.booleans())
+def test_packed_filter_is_the_products_layout(kernel, channels, outs, flipped):
+    """``_packed`` (``compiled.matrix_tiles.pack_filter``) of a filter, or of the flipped
+    view the input gradient passes: for each block of 32 output channels, each (tap, group
+    of 32 channels) step's two tiles of 16 output channels in rows of channel pairs, zeros
+    past C and O; the layout written out with NumPy."""
+    w = np.random.default_rng(len(kernel)).standard_normal((*kernel, channels, outs))
+    w = w.astype(BF16)
+    if flipped:
+        w = flipped_filter(w, copy=False)
+    taps, c, o = math.prod(kernel), w.shape[-2], w.shape[-1]
+    width, blocks = -(-c // 32) * 32, -(-o // 32)
+    full = np.zeros((taps, width, blocks * 32), BF16)
+    full[:, :c, :o] = np.asarray(w).reshape(taps, c, o)
+    want = full.reshape(taps, width // 32, 16, 2, blocks, 2, 16).transpose(4, 0, 1, 5, 2, 6, 3)
+    got = matrix_tiles._packed(w, tuple(kernel), width)
+    assert np.array_equal(got, np.ascontiguousarray(want).reshape(-1).view(np.uint16))
+
+
+_DIMS = st.tuples(st.integers(1, 9), st.integers(1, 4), st.integers(1, 3), st.integers(1, 2),
+                  st.integers(0, 3), st.integers(1, 8))   # size, k, stride, dilation, pad, q
+
+
+@SETTINGS
+@given(dims=st.lists(_DIMS, min_size=3, max_size=3), rows=st.booleans())
+def test_each_line_sums_the_taps_that_read_the_input(dims, rows):
+    """``_step_classes``: a line of output positions (a row, or a plane over its rows)
+    sums, in the filter's order, every tap of the last dim with the taps of the leading
+    dim (and of the second where it is a row) whose input position lies inside the input,
+    not in its padding; and no others."""
+    sizes, kernel, strides, dilations, before, out3 = (tuple(d[i] for d in dims)
+                                                       for i in range(6))
+    pads = [(b, 0) for b in before]
+    classes, line_class = matrix_tiles._step_classes(sizes, kernel, strides, dilations, pads,
+                                                     out3, rows)
+    lines = list(itertools.product(range(out3[0]), range(out3[1]) if rows else [None]))
+    assert len(line_class) == len(lines)
+
+    def inside(dim, q, k):
+        return q is None or 0 <= q * strides[dim] - before[dim] + k * dilations[dim] < sizes[dim]
+
+    for (q1, q2), kind in zip(lines, line_class):
+        want = [(k1 * kernel[1] + k2) * kernel[2] + k3
+                for k1, k2, k3 in itertools.product(*map(range, kernel))
+                if inside(0, q1, k1) and inside(1, q2, k2)]
+        assert classes[kind].tolist() == want
 
 
 def test_which_convs_take_the_tiles(monkeypatch):
