@@ -221,7 +221,7 @@ def _sums_buffer():
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def forward(xp, steps, packed, y, runs, items, x_step, outs, blocks_first, config):
+def forward(xp, steps, packed, y, runs, items, x_step, outs, config):
     """y = the conv whose padded channels-last input is ``xp`` (bfloat16 bits, flat, with
     room for a block's last rows past its run), ``steps`` the (tap, channel group) offsets
     from a window's origin. ``y``: ``[positions, outs]`` as bfloat16 bits, flat, each sum
@@ -232,12 +232,10 @@ def forward(xp, steps, packed, y, runs, items, x_step, outs, blocks_first, confi
     pairs in order. Position m of a run lies at y position ``y origin + (m // width) *
     valid + m % width``, and only where ``m % width < valid`` (a plane of a stride-1 conv
     runs over its padded rows whole). ``items``: (run, first position) of each block of 32
-    positions; the threads share the (item, block of output channels) tasks, item after
-    item, or (``blocks_first``) block after block, so that a filter larger than the input
-    is read once from memory, not once an item."""
+    positions; the threads share its (item, block of 32 output channels) pairs."""
     blocks = -(-outs // BLOCK)
     for task in prange(items.shape[0] * blocks):
-        item, block = _task(task, items.shape[0], blocks, blocks_first)
+        item, block = task // blocks, task % blocks
         run, first = items[item, 0], items[item, 1]
         x_origin, y_origin, length, width, valid, low, count, filter_start = runs[run]
         sums = _sums_buffer()
@@ -250,26 +248,18 @@ def forward(xp, steps, packed, y, runs, items, x_step, outs, blocks_first, confi
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def dot_forward(xp, steps, packed, y, runs, items, x_step, outs, blocks_first):
+def dot_forward(xp, steps, packed, y, runs, items, x_step, outs):
     """``forward`` on AVX512-BF16 dot products of vectors (``dot_block_sums``), the same
     blocks from the same operands, for a host with those and no tiles."""
     blocks = -(-outs // BLOCK)
     for task in prange(items.shape[0] * blocks):
-        item, block = _task(task, items.shape[0], blocks, blocks_first)
+        item, block = task // blocks, task % blocks
         run, first = items[item, 0], items[item, 1]
         x_origin, y_origin, length, width, valid, low, count, filter_start = runs[run]
         sums = _sums_buffer()
         dot_block_sums(xp, x_origin + first * x_step, x_step, steps[low:low + count],
                        packed, filter_start + block * count * 2 * TILE_VALUES, sums)
         _write_block(y, sums, y_origin, first, length, width, valid, block * BLOCK, outs)
-
-
-@njit(cache=True, nogil=True)
-def _task(task, items, blocks, blocks_first):
-    """The (item, block of output channels) of ``task``, in the order ``forward`` takes."""
-    if blocks_first:
-        return task % items, task // items
-    return task // blocks, task % blocks
 
 
 @njit(cache=True, parallel=True, nogil=True)

@@ -55,16 +55,15 @@ def _wide_case(case, channels, outs, channels_last=True):
 @on_products
 @SETTINGS
 @given(case=conv_cases(min_size=1), channels=st.integers(16, 72), outs=st.integers(16, 72),
-       width=st.integers(1, 48), reverse=st.booleans(), blocks_first=st.booleans())
-def test_tile_sums_match_reference(case, channels, outs, width, reverse, blocks_first):
+       width=st.integers(1, 48), reverse=st.booleans())
+def test_tile_sums_match_reference(case, channels, outs, width, reverse):
     """The convs' values, the last spatial dim up to 48 wide: float32 sums (within float32's
     rounding of the sum of the terms' magnitudes) rounded once to bfloat16 (channels past a
     multiple of 32 padded with zeros, blocks past a run's end dropped, a stride-1 plane's
     padded columns computed and dropped where it runs over its padded rows whole, taps
     that read only padding along a line's leading dims left out). The blocks taken last
-    to first as well, and blocks of output channels first or blocks of positions first
-    (threads take them in any order: no block writes where another does). On a host with
-    both, the tiles and the dot products each."""
+    to first as well (threads take them in any order: no block writes where another does).
+    On a host with both, the tiles and the dot products each."""
     case["dims"][-1]["size"] = width
     x, w, _, (strides, dilations, pads), _ = _wide_case(case, channels, outs)
     in_order = matrix_tiles._items
@@ -74,8 +73,7 @@ def test_tile_sums_match_reference(case, channels, outs, width, reverse, blocks_
     error = 1e-6 * magnitude               # float32 sums, then one rounding to bfloat16
     for tiles in _kinds_of_products():
         with module_settings(matrix_tiles,
-                             _items=lambda lengths: in_order(lengths)[::-1 if reverse else 1],
-                             _blocks_first=lambda packed, padded: blocks_first), \
+                             _items=lambda lengths: in_order(lengths)[::-1 if reverse else 1]), \
                 module_settings(host_isa, matrix_tiles=lambda: tiles):
             got = matrix_tiles.forward(x, w, strides, dilations, pads, geometry(case)[4])
         assert got.dtype == BF16 and got.shape == want.shape
@@ -197,7 +195,7 @@ def test_each_line_sums_the_taps_that_read_the_input(dims, rows):
     not in its padding; and no others."""
     sizes, kernel, strides, dilations, before, out3 = (tuple(d[i] for d in dims)
                                                        for i in range(6))
-    pads = [(b, 0) for b in before]
+    pads = tuple((b, 0) for b in before)
     classes, line_class = matrix_tiles._step_classes(sizes, kernel, strides, dilations, pads,
                                                      out3, rows)
     lines = list(itertools.product(range(out3[0]), range(out3[1]) if rows else [None]))
