@@ -230,6 +230,10 @@ def full_cases():
         Case("Conv2D", (32, 56, 56, 64), (3, 3, 64, 64), (1, 1), "SAME", dilations=(2, 2)),
         Case("Conv3DBackpropFilterV2", *c3, (1, 1, 1), "SAME", dtype=np.float16),
         Case("Conv3DBackpropInputV2", *c3, (1, 1, 1), "SAME", dtype=ml_dtypes.bfloat16),
+        Case("Conv2D", (8, 14, 14, 256), (3, 3, 256, 256), (1, 1), "SAME",
+             dtype=ml_dtypes.bfloat16),
+        Case("Conv2DBackpropInput", (8, 7, 7, 512), (3, 3, 512, 512), (1, 1), "SAME",
+             dtype=ml_dtypes.bfloat16),
         Case("Conv3D", (32, 16, 16, 16, 1), (3, 3, 3, 1, 8), (1, 1, 1), "SAME"),
         Case("Conv3DBackpropFilterV2", (32, 16, 16, 16, 1), (3, 3, 3, 1, 8), (1, 1, 1), "SAME"),
     ]
