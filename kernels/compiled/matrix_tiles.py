@@ -5,7 +5,7 @@ An AMX unit keeps eight tile registers of 16 rows x 64 bytes and multiplies them
 ``tdpbf16ps`` adds a [16 x 32] bfloat16 tile times a [32 x 16] one (packed in pairs of
 rows) into a [16 x 16] float32 tile, 8,192 multiply-adds in one instruction, where a
 fused multiply-add of vectors does 16. A block here is 32 output positions by 32 output
-channels, four float32 tiles, summed over the (tap, 32-channel group) steps of the filter:
+channels, four float32 tiles, summed over the (tap, 32-channel group) steps its line takes:
 each step loads two tiles of the input (16 positions each, a row every ``x_step`` values
 apart, read in place from the padded input) and two of the packed filter, and makes four
 products. Products of bfloat16 values are exact in float32; the sums are float32 (the
@@ -272,7 +272,7 @@ def pack_filter(w3, packed):
     written as 32-bit words."""
     taps, channels, outs = w3.shape
     blocks, _, groups = packed.shape[:3]
-    along_channels = w3.strides[1] <= w3.strides[2]
+    along_channels = abs(w3.strides[1]) <= abs(w3.strides[2])
     for task in prange(blocks * taps):
         block, tap = task // taps, task % taps
         source = w3[tap]

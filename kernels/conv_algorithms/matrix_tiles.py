@@ -17,8 +17,8 @@ rows the tile product takes, its output channels padded to a multiple of 32 with
 (by a compiled loop, which reads the input gradient's flipped filter in place). A line of
 outputs (a row, or a plane over its padded rows whole) sums only the taps that read the
 input, not its padding, along its leading dims: the lines that sum the same taps share a
-copy of those taps' packed steps (a SAME 3x3x3 conv over 16x32x32 outputs computes 6% fewer
-products). The threads share the (32 positions, 32 output channels) blocks. Each sum is
+copy of those taps' packed steps, where that leaves out at least ``inner_taps.MIN_SAVED``
+of the products (a SAME 3x3x3 conv over 16x32x32 outputs computes 6% fewer). The threads share the (32 positions, 32 output channels) blocks. Each sum is
 float32, rounded to bfloat16 once as it is written, as TF's CPU kernels round theirs.
 """
 
@@ -30,7 +30,7 @@ import ml_dtypes
 import numpy as np
 
 from graphops.kernels.compiled import host_isa, loops, usable
-from graphops.kernels.conv_algorithms.inner_taps import tap_range
+from graphops.kernels.conv_algorithms.inner_taps import MIN_SAVED, tap_range
 from graphops.kernels.conv_algorithms.layout import (channels_last_copy, channels_last_shape,
                                                      conv_output_size, flipped_filter,
                                                      flipped_pads, from_channels_last)
@@ -119,7 +119,7 @@ def forward(xc, w, strides, dilations, pads, out_sp):
     channels = -(-xc.shape[-1] // _GROUP) * _GROUP
     rows = _by_rows(out3, extents, strides)
     runs, x_step = _runs(n, out3, extents, strides, channels, rows)
-    tap_classes, line_class = _step_classes(x3.shape[1:-1], kernel, strides, dilations,
+    tap_classes, line_class = _tap_classes(x3.shape[1:-1], kernel, strides, dilations,
                                             tuple(pads), out3, rows)
     steps, packed, table = _class_operands(
         _steps(kernel, dilations, extents, channels), _packed(w, kernel, channels),
@@ -279,12 +279,14 @@ def _items(lengths):
 
 
 @functools.lru_cache(maxsize=256)
-def _step_classes(sizes, kernel, strides, dilations, pads, out3, rows):
+def _tap_classes(sizes, kernel, strides, dilations, pads, out3, rows):
     """``(classes, line_class)``: each line of an image's output (``_runs``) sums only the
-    (tap, channel group) steps whose taps read the input, not its padding, along the first
-    spatial dim, and the second where the lines are rows. ``classes``: the steps of each
-    class of lines that sum the same ones, as indices in ``_steps``'s order (taps major,
-    each tap's groups in a row); ``line_class``: each line's class."""
+    taps that read the input, not its padding, along the first spatial dim, and the second
+    where the lines are rows. ``classes``: the taps of each class of lines that sum the
+    same ones, as indices in the filter's row-major order of taps; ``line_class``: each
+    line's class. One class of every tap where the classes would leave out less than
+    ``inner_taps.MIN_SAVED`` of the products (each class costs a copy of its part of the
+    packed filter). Kept per geometry, read-only."""
     index = np.arange(math.prod(kernel)).reshape(kernel[0], kernel[1], -1)
     first_dim = np.array([tap_range(sizes[0], kernel[0], strides[0], dilations[0],
                                     pads[0][0], q) for q in range(out3[0])], np.int64)
@@ -295,8 +297,14 @@ def _step_classes(sizes, kernel, strides, dilations, pads, out3, rows):
                       np.tile(second_dim, (len(first_dim), 1))])
     codes = keys @ (max(kernel) + 1) ** np.arange(4, dtype=np.int64)   # a number for each
     _, first, line_class = np.unique(codes, return_index=True, return_inverse=True)
+    line_class = line_class.reshape(-1).astype(np.int64)
     taps = [index[a1:e1, a2:e2].reshape(-1) for a1, e1, a2, e2 in keys[first]]
-    return taps, line_class.reshape(-1).astype(np.int64)
+    summed = np.array([len(t) for t in taps])[line_class].sum()
+    if summed > (1 - MIN_SAVED) * index.size * len(line_class):
+        taps, line_class = [index.reshape(-1)], np.zeros_like(line_class)
+    for array in (*taps, line_class):
+        array.setflags(write=False)
+    return tuple(taps), line_class
 
 
 def _class_operands(offsets, packed, groups, blocks, tap_classes):
