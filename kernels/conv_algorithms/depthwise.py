@@ -3,7 +3,8 @@
 Two paths. With NumPy (``xp=np``, the default) each op is one fused pass of compiled loops
 (numba, imported on first use) over channels-last, C-contiguous operands: NHWC operands go
 in as they are, NCHW ones and strided views are copied once on the way in and the result
-once on the way out. float32, bfloat16 and float16 with multiplier 1 run on vector kernels
+once on the way out, but for the float32 NCHW forward conv and input gradient, which run
+plane by plane on NCHW operands as they lie (``kernels/compiled/depthwise_planes.py``). float32, bfloat16 and float16 with multiplier 1 run on vector kernels
 that read their operands in place (``kernels/compiled/depthwise_vectors.py``; the 16-bit
 floats there with at most ``DEPTHWISE_TAPS`` taps, which one call sums, except the filter
 gradient, whose sums stay float32 at any size); the rest on loops over a row cache
@@ -62,6 +63,9 @@ def _forward(x, w, strides, dilations, pads, channels_last, xp):
         return cuda_depthwise.forward(x, w, strides, dilations, pads, channels_last, xp)
     if xp is not np or not usable():
         return _forward_by_windows(x, w, strides, dilations, pads, channels_last, xp)
+    if _on_planes(x.dtype, w.dtype, channels_last):
+        return _planes("forward", x, w, _forward_shape(x.shape, w.shape, strides, dilations,
+                                                       pads), strides, dilations, pads)
     xl = channels_last_copy(x, channels_last)
     n, h, wd, c = xl.shape
     kh, kw, _, m = w.shape
@@ -124,6 +128,8 @@ def _backprop_input(dy, w, input_shape, strides, dilations, pads, channels_last,
                                              channels_last, xp)
     if xp is not np or not usable():
         return _input_by_taps(dy, w, input_shape, strides, dilations, pads, channels_last, xp)
+    if _on_planes(dy.dtype, w.dtype, channels_last):
+        return _planes("backprop_input", dy, w, tuple(input_shape), strides, dilations, pads)
     dyl = channels_last_copy(dy, channels_last)
     dx = _run("backprop_input", dyl, w, channels_last_shape(input_shape, channels_last),
               strides, dilations, pads)
@@ -154,6 +160,32 @@ def _run(name, source, w, out_shape, strides, dilations, pads):
     compiled, parts = _loops(max(size, source.size))
     getattr(compiled, name)(_bits(source), _tiled(w, cols, source.dtype), _bits(out),
                             geometry, cols, parts, _bfloat(source.dtype))
+    return out
+
+
+def _on_planes(dtype, filter_dtype, channels_last):
+    """Whether an op runs on the channels-first loops (``compiled.depthwise_planes``):
+    float32 NCHW operands, which they read and write in place, plane by plane."""
+    return not channels_last and np.dtype(dtype) == np.dtype(filter_dtype) == np.float32
+
+
+def _forward_shape(x_shape, filter_shape, strides, dilations, pads):
+    """The NCHW output shape of the forward conv of an NCHW ``x_shape`` input."""
+    n, c, h, wd = x_shape
+    kh, kw, _, m = filter_shape
+    return (n, c * m, conv_output_size(h, kh, strides[0], dilations[0], *pads[0]),
+            conv_output_size(wd, kw, strides[1], dilations[1], *pads[1]))
+
+
+def _planes(name, source, w, out_shape, strides, dilations, pads):
+    """The NCHW ``out_shape`` output of the channels-first loop ``name`` (forward or
+    backprop_input) from NCHW ``source``; zeros where there is nothing to sum."""
+    if not (math.prod(out_shape) and source.size and w.size):
+        return np.zeros(out_shape, np.float32)
+    out = np.empty(out_shape, np.float32)
+    compiled, _ = _loops(max(out.size, source.size), "depthwise_planes")
+    getattr(compiled, name)(np.ascontiguousarray(source), np.ascontiguousarray(w), out,
+                            _geometry(w.shape, strides, dilations, pads))
     return out
 
 

@@ -163,6 +163,39 @@ def test_vector_kernels_match_reference(case, parts, dtype):
                                                    channels_last=cl), dtype)
 
 
+@SETTINGS
+@given(case=cases(min_size=1), bad=st.sampled_from([None, np.nan, np.inf, -np.inf]),
+       where=st.integers(0, 2**16), in_filter=st.booleans())
+def test_channels_first_planes_match_reference(case, bad, where, in_filter):
+    """float32 NCHW forward convs and input gradients run plane by plane on NCHW operands
+    (``compiled.depthwise_planes``, no transposes) for any stride, dilation, padding and
+    multiplier: the reference's values, and a NaN/Inf in x, dy or the filter reaches
+    exactly the outputs it is multiplied into (taps that read the padding left out)."""
+    case = dict(case, channels_last=False, m=max(case["m"], 1))
+    x, w, dy, geo, x_shape = _arrays(case, np.float32)
+    if bad is not None:
+        for array in ((w,) if in_filter else (x, dy)):
+            if array.size:
+                array.flat[where % array.size] = bad
+    wide = [a.astype(np.float64) for a in (x, w, dy)]
+    calls = []
+    real = conv_depthwise._planes
+    with pytest.MonkeyPatch.context() as mp, np.errstate(invalid="ignore"):   # Inf - Inf
+        mp.setattr(conv_depthwise, "_planes", lambda *args: calls.append(args[0]) or real(*args))
+        got = (depthwise_forward(x, w, *geo, channels_last=False),
+               depthwise_backprop_input(dy, w, x_shape, *geo, channels_last=False))
+        refs = (depthwise_forward_ref(wide[0], wide[1], *geo, channels_last=False),
+                depthwise_backprop_input_ref(wide[2], wide[1], x_shape, *geo,
+                                             channels_last=False))
+    assert calls == ["forward", "backprop_input"]
+    for out, ref in zip(got, refs):
+        assert out.dtype == np.float32 and out.shape == ref.shape
+        np.testing.assert_array_equal(np.isnan(out), np.isnan(ref))
+        np.testing.assert_array_equal(np.isinf(out), np.isinf(ref))
+        finite = np.isfinite(ref)
+        _check_close(out[finite], ref[finite], np.float32)
+
+
 @settings(max_examples=40, deadline=None)
 @given(case=vector_cases(), channels=st.sampled_from([16, 32, 48, 64]),
        offset=st.integers(0, 31), bad=st.sampled_from([None, np.nan, np.inf]),
