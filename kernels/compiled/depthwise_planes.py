@@ -9,9 +9,11 @@ so the loops run over output rows of one plane: a tap adds its weight times a ru
 input row to a run of the output row, the columns the tap reads inside the input (a
 strided run where the stride is above 1). Rows stay in the L1 cache while a plane's taps
 pass; threads take planes. Sums are float32 with fused multiply-adds, taps in row-major
-order. Taps that read the padding are left out, as the channels-last vector kernels leave
-them out, and the input gradient adds each dy value to the dx positions its taps land on:
-an infinite or NaN weight or value reaches only the outputs it is multiplied into.
+order. Taps that read the padding are left out, as the channels-last vector kernels
+(multiplier 1) and the float64 reference leave them out, and the input gradient adds each
+dy value to the dx positions its taps land on: an infinite or NaN weight or value reaches
+only the outputs it is multiplied into (where the channels-last row-cache loops, which take
+multipliers above 1, multiply the padding's zeros too).
 """
 
 import numpy as np
@@ -88,7 +90,7 @@ def backprop_input(dy, w, dx, geometry):
                     for j in range(kw_n):
                         weight = w[i, j, c, m]
                         first, end = _columns(ow_n, width, sw, j * dw - left)
-                        at, step = np.uint64(first), np.uint64(sw)
+                        at = np.uint64(first)
                         target = np.uint64(first * sw + j * dw - left)
                         if sw == 1:               # a contiguous run: vectors
                             for k in range(end - first):
@@ -97,6 +99,7 @@ def backprop_input(dy, w, dx, geometry):
                                     weight, dy[n, c * m_n + m, oh, at + np.uint64(k)],
                                     dx[n, c, ih, column])
                             continue
+                        step = np.uint64(sw)
                         for k in range(end - first):
                             column = target + step * np.uint64(k)
                             dx[n, c, ih, column] = fused_multiply_add(

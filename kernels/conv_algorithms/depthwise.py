@@ -3,8 +3,7 @@
 Two paths. With NumPy (``xp=np``, the default) each op is one fused pass of compiled loops
 (numba, imported on first use) over channels-last, C-contiguous operands: NHWC operands go
 in as they are, NCHW ones and strided views are copied once on the way in and the result
-once on the way out, but for the float32 NCHW forward conv and input gradient, which run
-plane by plane on NCHW operands as they lie (``kernels/compiled/depthwise_planes.py``). float32, bfloat16 and float16 with multiplier 1 run on vector kernels
+once on the way out. float32, bfloat16 and float16 with multiplier 1 run on vector kernels
 that read their operands in place (``kernels/compiled/depthwise_vectors.py``; the 16-bit
 floats there with at most ``DEPTHWISE_TAPS`` taps, which one call sums, except the filter
 gradient, whose sums stay float32 at any size); the rest on loops over a row cache
@@ -13,7 +12,12 @@ loops widen values to float32 as they load them and round each result once as th
 it, so no pass of its own casts them. The loops split the rows into
 ``parallelism.share_count()`` blocks that threads take as they come free; the
 filter gradient sums each block in the compute dtype, then the blocks in order in float64,
-so results depend only on the thread count.
+so results depend only on the thread count. The float32 NCHW forward conv and input
+gradient run instead plane by plane on the NCHW operands as they lie, threads taking
+planes (``kernels/compiled/depthwise_planes.py``): no transposes. They leave out the taps
+that read the padding, as the vector kernels do; the row-cache loops (multipliers above 1
+in NHWC) multiply the padding's zeros, so only there does a non-finite weight next to the
+padding make NaN.
 
 On a CUDA GPU (CuPy) the ops run on cuDNN where it is installed and faster
 (``cudnn_convs``), else on direct kernels (``cuda_depthwise``). With any other
@@ -205,9 +209,9 @@ def _on_vectors(dtype, filter_shape, float32_sums=False):
 
 
 def _loops(values, name="depthwise"):
-    """The compiled loops ``name`` (threads take one row block at a time) and the row-block
-    count; below SINGLE_THREAD_MAX_VALUES output (or dy) values on one thread, blocks the
-    same."""
+    """The compiled loops ``name`` (threads take one row block, or one plane, at a time)
+    and the row-block count; below SINGLE_THREAD_MAX_VALUES output (or dy) values on one
+    thread, blocks the same."""
     return loops(name, chunk=1, single=values < SINGLE_THREAD_MAX_VALUES), share_count()
 
 

@@ -196,6 +196,24 @@ def test_channels_first_planes_match_reference(case, bad, where, in_filter):
         _check_close(out[finite], ref[finite], np.float32)
 
 
+@pytest.mark.parametrize("strides", [(1, 1), (2, 2), (1, 3)])
+def test_channels_first_planes_on_wide_rows_and_threads(strides):
+    """The NCHW planes on rows wide enough for the vector loops (150 columns), above
+    ``SINGLE_THREAD_MAX_VALUES`` (the threads share the planes), with multiplier 2 and x a
+    strided view: the reference's values."""
+    rng = np.random.default_rng(sum(strides))
+    x = rng.uniform(-1, 1, (2, 8, 80, 300)).astype(np.float32)[..., ::2]
+    w = rng.uniform(-1, 1, (3, 3, 8, 2)).astype(np.float32)
+    geo = (strides, (1, 2), ((1, 1), (2, 2)))
+    y = depthwise_forward(x, w, *geo, channels_last=False)
+    assert x.size >= conv_depthwise.SINGLE_THREAD_MAX_VALUES      # on every thread
+    dy = rng.uniform(-1, 1, y.shape).astype(np.float32)
+    _check_close(y, depthwise_forward_ref(x, w, *geo, channels_last=False), np.float32)
+    _check_close(depthwise_backprop_input(dy, w, x.shape, *geo, channels_last=False),
+                 depthwise_backprop_input_ref(dy, w, x.shape, *geo, channels_last=False),
+                 np.float32)
+
+
 @settings(max_examples=40, deadline=None)
 @given(case=vector_cases(), channels=st.sampled_from([16, 32, 48, 64]),
        offset=st.integers(0, 31), bad=st.sampled_from([None, np.nan, np.inf]),
