@@ -23,24 +23,25 @@ from graphops.kernels.compiled.ir import fused_multiply_add
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _columns(count, size, stride, origin):
-    """The (first, end) of the ``count`` outputs o whose column ``o * stride + origin``
-    lies in ``[0, size)``."""
+def _tap_run(count, size, stride, origin):
+    """The run of a tap along a row: ``(length, first output, its input column)`` of the
+    ``count`` outputs o whose column ``o * stride + origin`` lies in ``[0, size)``, the
+    offsets unsigned (never negative), so that numba adds no wraparound of negative indices
+    and the runs vectorize."""
     first = max(0, (-origin + stride - 1) // stride)
     end = min(count, (size - 1 - origin) // stride + 1) if origin < size else 0
-    return first, max(first, end)
+    return max(0, end - first), np.uint64(first), np.uint64(first * stride + origin)
 
 
 @njit(cache=True, parallel=True, nogil=True)
 def forward(x, w, y, geometry):
     """y ``[N, C*M, OH, OW]`` = the depthwise conv of x ``[N, C, H, W]`` by w ``[KH, KW, C,
     M]`` (float32, C-contiguous), ``geometry``: KH, KW, M, sh, sw, dh, dw, top and left
-    padding. Output plane ``c*M + m`` filters input plane c by ``w[:, :, c, m]``. Column
-    indices are unsigned, so that numba adds no wraparound of negative ones and the runs
-    vectorize."""
+    padding. Output plane ``c*M + m`` filters input plane c by ``w[:, :, c, m]``."""
     kh_n, kw_n, m_n, sh, sw, dh, dw, top, left = geometry
     n_total, channels, height, width = x.shape
     oh_n, ow_n = y.shape[2], y.shape[3]
+    step = np.uint64(sw)
     for plane in prange(n_total * channels * m_n):
         n, c, m = plane // (channels * m_n), plane // m_n % channels, plane % m_n
         row = np.empty(ow_n, np.float32)
@@ -52,16 +53,14 @@ def forward(x, w, y, geometry):
                     continue
                 for j in range(kw_n):
                     weight = w[i, j, c, m]
-                    first, end = _columns(ow_n, width, sw, j * dw - left)
-                    at, step = np.uint64(first), np.uint64(sw)
-                    source = np.uint64(first * sw + j * dw - left)
+                    length, at, source = _tap_run(ow_n, width, sw, j * dw - left)
                     if sw == 1:                   # a contiguous run: vectors
-                        for k in range(end - first):
+                        for k in range(length):
                             column = at + np.uint64(k)
                             row[column] = fused_multiply_add(
                                 weight, x[n, c, ih, source + np.uint64(k)], row[column])
                         continue
-                    for k in range(end - first):
+                    for k in range(length):
                         column = at + np.uint64(k)
                         row[column] = fused_multiply_add(
                             weight, x[n, c, ih, source + step * np.uint64(k)], row[column])
@@ -78,6 +77,7 @@ def backprop_input(dy, w, dx, geometry):
     kh_n, kw_n, m_n, sh, sw, dh, dw, top, left = geometry
     n_total, channels, height, width = dx.shape
     oh_n, ow_n = dy.shape[2], dy.shape[3]
+    step = np.uint64(sw)
     for plane in prange(n_total * channels):
         n, c = plane // channels, plane % channels
         dx[n, c] = 0
@@ -89,18 +89,15 @@ def backprop_input(dy, w, dx, geometry):
                         continue
                     for j in range(kw_n):
                         weight = w[i, j, c, m]
-                        first, end = _columns(ow_n, width, sw, j * dw - left)
-                        at = np.uint64(first)
-                        target = np.uint64(first * sw + j * dw - left)
+                        length, at, target = _tap_run(ow_n, width, sw, j * dw - left)
                         if sw == 1:               # a contiguous run: vectors
-                            for k in range(end - first):
+                            for k in range(length):
                                 column = target + np.uint64(k)
                                 dx[n, c, ih, column] = fused_multiply_add(
                                     weight, dy[n, c * m_n + m, oh, at + np.uint64(k)],
                                     dx[n, c, ih, column])
                             continue
-                        step = np.uint64(sw)
-                        for k in range(end - first):
+                        for k in range(length):
                             column = target + step * np.uint64(k)
                             dx[n, c, ih, column] = fused_multiply_add(
                                 weight, dy[n, c * m_n + m, oh, at + np.uint64(k)],

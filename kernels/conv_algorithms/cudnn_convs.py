@@ -32,7 +32,7 @@ import numpy as np
 
 from graphops.kernels.conv_algorithms import tuning as conv_tuning
 from graphops.kernels.conv_algorithms.cuda_build import on_cuda
-from graphops.kernels.conv_algorithms.layout import conv_output_size
+from graphops.kernels.conv_algorithms.layout import conv_output_shape
 
 MAX_GRAPHS = 512          # built cuDNN graphs kept (least recently used dropped first)
 MAX_CANDIDATES = 8        # plans autotuning tries: the heuristics' first that build
@@ -59,7 +59,7 @@ def forward(x, w, strides, dilations, pads, channels_last, xp, own, depthwise=Fa
     (graphops' own kernels) where cuDNN does not take it or they are faster."""
     if not available(xp, x.dtype):
         return own(x, w)
-    out_shape = _output_shape(x.shape, w.shape, strides, dilations, pads, channels_last,
+    out_shape = conv_output_shape(x.shape, w.shape, strides, dilations, pads, channels_last,
                               depthwise)
     return _run("forward", x, w, out_shape, w.shape, (strides, dilations, pads),
                 channels_last, xp, own, depthwise)
@@ -223,17 +223,6 @@ def _data(shape, channels_last):
 def _with_unit_dim(dims, strides):
     """A 1-D conv's tensor with a size-1 spatial dim before its one spatial dim."""
     return ([*dims[:2], 1, dims[2]], [*strides[:2], strides[2] * dims[2], strides[2]])
-
-
-def _output_shape(x_shape, w_shape, strides, dilations, pads, channels_last, depthwise):
-    """The forward conv's output shape, in ``x``'s layout."""
-    spatial = x_shape[1:-1] if channels_last else x_shape[2:]
-    kernel, (c, o) = w_shape[:-2], w_shape[-2:]
-    out_sp = [conv_output_size(s, k, st, d, b, a) for s, k, st, d, (b, a)
-              in zip(spatial, kernel, strides, dilations, pads)]
-    channels = c * o if depthwise else o
-    n = x_shape[0]
-    return (n, *out_sp, channels) if channels_last else (n, channels, *out_sp)
 
 
 def _session(xp):

@@ -40,7 +40,8 @@ from graphops.kernels.conv_algorithms import cuda_depthwise, cudnn_convs
 from graphops.kernels.conv_algorithms.cuda_build import runs_on
 from graphops.kernels.conv_algorithms.layout import (blocks, channels_last_copy,
                                                      channels_last_shape, chunk_bytes,
-                                                     compute_dtype, conv_output_size,
+                                                     compute_dtype, conv_output_shape,
+                                                     conv_output_size,
                                                      from_channels_last, padded_for_windows,
                                                      tap_index, to_channels_last, window_view)
 from graphops.kernels.support.kernel_util import aligned_empty
@@ -67,15 +68,12 @@ def _forward(x, w, strides, dilations, pads, channels_last, xp):
         return cuda_depthwise.forward(x, w, strides, dilations, pads, channels_last, xp)
     if xp is not np or not usable():
         return _forward_by_windows(x, w, strides, dilations, pads, channels_last, xp)
+    out_shape = conv_output_shape(x.shape, w.shape, strides, dilations, pads, channels_last,
+                                  depthwise=True)
     if _on_planes(x.dtype, w.dtype, channels_last):
-        return _planes("forward", x, w, _forward_shape(x.shape, w.shape, strides, dilations,
-                                                       pads), strides, dilations, pads)
-    xl = channels_last_copy(x, channels_last)
-    n, h, wd, c = xl.shape
-    kh, kw, _, m = w.shape
-    oh = conv_output_size(h, kh, strides[0], dilations[0], *pads[0])
-    ow = conv_output_size(wd, kw, strides[1], dilations[1], *pads[1])
-    y = _run("forward", xl, w, (n, oh, ow, c * m), strides, dilations, pads)
+        return _planes("forward", x, w, out_shape, strides, dilations, pads)
+    y = _run("forward", channels_last_copy(x, channels_last), w,
+             channels_last_shape(out_shape, channels_last), strides, dilations, pads)
     return from_channels_last(y, channels_last)
 
 
@@ -171,14 +169,6 @@ def _on_planes(dtype, filter_dtype, channels_last):
     """Whether an op runs on the channels-first loops (``compiled.depthwise_planes``):
     float32 NCHW operands, which they read and write in place, plane by plane."""
     return not channels_last and np.dtype(dtype) == np.dtype(filter_dtype) == np.float32
-
-
-def _forward_shape(x_shape, filter_shape, strides, dilations, pads):
-    """The NCHW output shape of the forward conv of an NCHW ``x_shape`` input."""
-    n, c, h, wd = x_shape
-    kh, kw, _, m = filter_shape
-    return (n, c * m, conv_output_size(h, kh, strides[0], dilations[0], *pads[0]),
-            conv_output_size(wd, kw, strides[1], dilations[1], *pads[1]))
 
 
 def _planes(name, source, w, out_shape, strides, dilations, pads):

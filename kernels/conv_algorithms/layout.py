@@ -121,6 +121,18 @@ def conv_output_size(in_size, k, stride, dilation, before, after):
     return span // stride + 1 if span >= 0 else 0
 
 
+def conv_output_shape(x_shape, w_shape, strides, dilations, pads, channels_last, depthwise):
+    """The forward conv's output shape, in ``x``'s layout: ``w`` ``[*K, C, O]`` (a
+    depthwise filter's O its multiplier, giving C*O channels)."""
+    spatial = x_shape[1:-1] if channels_last else x_shape[2:]
+    kernel, (c, o) = w_shape[:-2], w_shape[-2:]
+    out_sp = [conv_output_size(s, k, st, d, b, a) for s, k, st, d, (b, a)
+              in zip(spatial, kernel, strides, dilations, pads)]
+    channels = c * o if depthwise else o
+    n = x_shape[0]
+    return (n, *out_sp, channels) if channels_last else (n, channels, *out_sp)
+
+
 def pad_spatial(x, pads, dtype=None, min_shape=None, xp=np):
     """Copy channels-last ``x`` into a zero buffer padded by ``pads`` ((before, after) per dim).
 
