@@ -107,13 +107,33 @@ def _emit_loop(builder, rows, vectors, lanes, x, steps, row_offsets, count, x_ba
         start = builder.add(out_base, builder.load(builder.gep(out_offsets, [_INT(r)])))
         places += [builder.bitcast(builder.gep(out, [builder.add(start, _INT(j * lanes))]),
                                    vector_type.as_pointer()) for j in range(vectors)]
-    going_on = builder.icmp_signed("==", add, _INT(GO_ON))
-    held = [builder.select(going_on, builder.load(where, align=4), zero) for where in places]
+    held = _held_sums(builder, add, places, zero)
     results = loops_ir.counted_loop(builder, count, held, step)
-    adding = builder.icmp_signed("==", add, _INT(ADD))
-    for where, result in zip(places, results):
-        added = builder.fadd(builder.load(where, align=4), result)
-        builder.store(builder.select(adding, added, result), where, align=4)
+    with builder.if_else(builder.icmp_signed("==", add, _INT(ADD))) as (adding, storing):
+        with adding:
+            for where, result in zip(places, results):
+                builder.store(builder.fadd(builder.load(where, align=4), result), where,
+                              align=4)
+        with storing:
+            for where, result in zip(places, results):
+                builder.store(result, where, align=4)
+
+
+def _held_sums(builder, add, places, zero):
+    """The accumulators' starting values: what ``places`` hold where ``add`` is GO_ON, else
+    zeros. Branched, not selected, so that a fresh sum never loads its output: such a load
+    misses the cache (the output is new memory) and every multiply-add would wait on it."""
+    entry = builder.block
+    with builder.if_then(builder.icmp_signed("==", add, _INT(GO_ON))):
+        loaded = [builder.load(where, align=4) for where in places]
+        loaded_block = builder.block
+    held = []
+    for value in loaded:
+        phi = builder.phi(zero.type)
+        phi.add_incoming(value, loaded_block)
+        phi.add_incoming(zero, entry)
+        held.append(phi)
+    return held
 
 
 _half_vector, _one_vector, _two_vectors = (_micro_kernel(1, HALF_LANES), _micro_kernel(1),
