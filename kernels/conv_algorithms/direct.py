@@ -184,9 +184,13 @@ def _forward_layout(x_shape, filter_shape, strides, dilations, pads, out_sp, str
     min_shape, to every extent the windows read; else None: the loops read it as it lies,
     or pad slab by slab), then ``_window_layout`` of the input the loops read; last the
     classes of ``inner_taps.layout`` for the input as it is, on the micro-kernels'
-    ``blocking`` (positions a block, rows a call), or None: the padded windows."""
+    ``blocking`` (positions a block, rows a call), or None: the padded windows. A streamed
+    filter over at most ``STREAMED_MAX_POSITIONS`` positions whose windows read no padding
+    takes the classes' loops too, as one class: its blocks span images, where the plane
+    loops would make a block of each plane (at 2x2 outputs, calls of 4 rows of 6 or 8)."""
+    whole = streamed and x_shape[0] * math.prod(out_sp) <= STREAMED_MAX_POSITIONS
     classes = inner_taps.layout(x_shape, filter_shape, strides, dilations, pads, out_sp,
-                                *blocking)
+                                *blocking, whole=whole)
     padding = None
     if streamed:
         extents = _window_layout(x_shape, filter_shape, strides, dilations, pads,

@@ -23,23 +23,27 @@ MIN_CALL_ROWS = 0.5    # a call costs at least this share of a full call's rows
 CALL_PAIRS = 8         # ... and as many pairs more (its accumulators loaded and stored)
 
 
-def layout(x_shape, filter_shape, strides, dilations, pads, out_sp, block, call_rows=None):
+def layout(x_shape, filter_shape, strides, dilations, pads, out_sp, block, call_rows=None,
+           whole=False):
     """``(offsets, rows_x, rows_y, blocks, runs, run_starts)``, as
     ``compiled.inner_taps.forward`` takes them, for a conv of these shapes (channels last)
-    with blocks of up to ``block`` rows. None where no window reads padding, where there
-    are no outputs or a position reads no input, or (with ``call_rows``, the micro-kernels'
-    rows a call; four-vector calls are costed alike) where the classes would not save
-    ``MIN_SAVED`` of the padded windows' work."""
+    with blocks of up to ``block`` rows. None where there are no outputs or a position
+    reads no input, where no window reads padding (with ``whole``: one class of all taps
+    then), or (with ``call_rows``, the micro-kernels' rows a call; four-vector calls are
+    costed alike) where the classes would not save ``MIN_SAVED`` of the padded windows'
+    work."""
     kernel, c = filter_shape[:-2], filter_shape[-2]
     dims = [_range_groups(size, k, s, d, before, q) for size, k, s, d, (before, _), q
             in zip(x_shape[1:-1], kernel, strides, dilations, pads, out_sp)]
-    if (not x_shape[0] or not all(dims)
-            or any(first >= end for dim in dims for (first, end), _ in dim)
-            or all(len(dim) == 1 and dim[0][0] == (0, k) for dim, k in zip(dims, kernel))):
+    if not x_shape[0] or not all(dims) or any(first >= end for dim in dims
+                                                for (first, end), _ in dim):
+        return None
+    padding_free = all(len(dim) == 1 and dim[0][0] == (0, k) for dim, k in zip(dims, kernel))
+    if padding_free and not whole:
         return None
     classes = [(_pair_runs([key for key, _ in group], kernel, c),
                 [members for _, members in group]) for group in itertools.product(*dims)]
-    if call_rows is not None:
+    if call_rows is not None and not padding_free:
         n, planes = x_shape[0], math.prod(out_sp[:-2])
         padded = n * planes * _calls_cost(math.prod(out_sp[-2:]), block, call_rows, [(0, 0)],
                                           math.prod(kernel) * c)

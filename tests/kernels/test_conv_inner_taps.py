@@ -26,9 +26,11 @@ pytestmark = pytest.mark.compiled_loops
 
 def _layouts(x, w, geo, out_sp):
     """The padded windows' layout for ``forward`` and the same with every class of inner
-    taps, or None where some position reads no input."""
+    taps (one class of all taps where no window reads padding), or None where some
+    position reads no input."""
     padded = conv_direct.forward_layout(x, w, *geo, out_sp)[:-1] + (None,)
-    classes = inner_taps.layout(x.shape, w.shape, *geo, out_sp, loops("direct").BLOCK)
+    classes = inner_taps.layout(x.shape, w.shape, *geo, out_sp, loops("direct").BLOCK,
+                                whole=True)
     return padded, None if classes is None else padded[:-1] + (classes,)
 
 
@@ -83,23 +85,27 @@ def _window_pairs(x_shape, w_shape, geo, out_sp):
 
 
 @SETTINGS
-@given(case=conv_cases(min_size=1), block=st.integers(1, 20))
-def test_layout_sums_each_position_over_exactly_its_inner_pairs(case, block):
+@given(case=conv_cases(min_size=1), block=st.integers(1, 20), whole=st.booleans())
+def test_layout_sums_each_position_over_exactly_its_inner_pairs(case, block, whole):
     """Each output position is one row of one block; its class's runs hold exactly the
     pairs whose taps read the input, and a pair's offset from the row's window origin is
     where that pair's value lies in x (the origin is negative where the window starts in
-    the padding). Blocks hold at most ``block`` rows of one class."""
+    the padding). Blocks hold at most ``block`` rows of one class. Where no window reads
+    padding there are no classes, or with ``whole`` one of all the pairs."""
     case["channels_last"] = True
     _, _, _, geo, x_shape = arrays(case, np.float32)
     kernel, out_sp = geometry(case)[5], geometry(case)[4]
     w_shape = (*kernel, case["c"], 8)
     found = _window_pairs(x_shape, w_shape, geo, out_sp)
-    layout = inner_taps.layout(x_shape, w_shape, *geo, out_sp, block)
-    if layout is None:       # or no outputs (a window longer than its input), or no padding
-        every = {i for i in range(int(np.prod(w_shape[:-1])))}
+    layout = inner_taps.layout(x_shape, w_shape, *geo, out_sp, block, whole=whole)
+    every = {i for i in range(int(np.prod(w_shape[:-1])))}
+    padding_free = all({i for i, _ in pairs} == every for pairs in found)
+    if layout is None:       # no outputs (a window longer than its input), or no padding
         assert (any(not pairs for pairs in found) or not found
-                or all({i for i, _ in pairs} == every for pairs in found))
+                or padding_free and not whole)
         return
+    if padding_free:
+        assert len(layout[5]) == 2       # one class
     offsets, rows_x, rows_y, blocks, runs, run_starts = layout
     seen = {}
     assert list(blocks[:, 0]) == [0, *blocks[:-1, 1]] and blocks[-1, 1] == len(rows_y)
@@ -189,4 +195,32 @@ def test_model_sized_conv_runs_on_inner_taps():
     assert len(calls) == 1
     want = np.maximum(conv_forward_ref(x.astype(np.float64), w.astype(np.float64), (1, 1),
                                        (1, 1), ((1, 1), (1, 1))) + bias, 0)
+    check_close(got, want, np.float32)
+
+
+@pytest.mark.parametrize("batch, one_class", [(8, True), (64, False)])
+def test_streamed_filter_over_few_positions_runs_as_one_class(batch, one_class):
+    """A 1x1 conv of ResNet's last stage (2x2 outputs, a 2 MB filter that streams) reads no
+    padding, yet at batch 8 runs on the classes' loops as one class, whose blocks span
+    images (the plane loops would make calls of four rows); past
+    ``STREAMED_MAX_POSITIONS`` positions (batch 64) it keeps the plane loops. Both against
+    the reference, through ``conv_forward`` with a BiasAdd and Relu."""
+    from graphops.kernels.compiled import inner_taps as loops_inner
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((batch, 2, 2, 512)).astype(np.float32)
+    w = rng.standard_normal((1, 1, 512, 1024)).astype(np.float32)
+    w.flags.writeable = False
+    bias = rng.standard_normal(1024).astype(np.float32)
+    geo = ((1, 1), (1, 1), ((0, 0), (0, 0)))
+    layout = conv_direct.forward_layout(x, w, *geo, (2, 2))
+    assert layout[0] and (layout[-1] is not None) == one_class
+    if one_class:
+        assert len(layout[-1][5]) == 2 and layout[-1][3][:, 2].max() == 0
+    calls = []
+    original = loops_inner.forward
+    with module_settings(loops_inner, forward=lambda *a: calls.append(a) or original(*a)):
+        got = conv_direct.forward(x, w, *geo, (2, 2), ((("add", bias),), "Relu", None))
+    assert len(calls) == one_class
+    want = np.maximum(conv_forward_ref(x.astype(np.float64), w.astype(np.float64), *geo)
+                      + bias, 0)
     check_close(got, want, np.float32)
