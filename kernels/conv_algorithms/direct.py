@@ -3,7 +3,8 @@ register-blocked micro-kernels (``compiled.direct``): no patch matrix, every inp
 in place through per-tap offsets into the zero-padded input (which the forward conv and the
 filter gradient pad slab by slab inside their parallel loops), or, for a forward conv whose
 windows read much padding, into the input itself, each class of positions summing only the
-taps that read it (``inner_taps``).
+taps that read it (``inner_taps``; a streamed filter over few positions whose windows read
+no padding runs there as one class).
 
 On this 2-core AVX-512 machine the micro-kernel runs at 220-245 GFLOP/s a core, where
 OpenBLAS's SGEMM (on its AVX2 kernels) runs at about 120 and the patch-matrix GEMMs of a
@@ -187,7 +188,7 @@ def _forward_layout(x_shape, filter_shape, strides, dilations, pads, out_sp, str
     ``blocking`` (positions a block, rows a call), or None: the padded windows. A streamed
     filter over at most ``STREAMED_MAX_POSITIONS`` positions whose windows read no padding
     takes the classes' loops too, as one class: its blocks span images, where the plane
-    loops would make a block of each plane (at 2x2 outputs, calls of 4 rows of 6 or 8)."""
+    loops would make a block of each plane (at 2x2 outputs, calls of 4 rows of ``ROWS``)."""
     whole = streamed and x_shape[0] * math.prod(out_sp) <= STREAMED_MAX_POSITIONS
     classes = inner_taps.layout(x_shape, filter_shape, strides, dilations, pads, out_sp,
                                 *blocking, whole=whole)

@@ -29,9 +29,10 @@ def layout(x_shape, filter_shape, strides, dilations, pads, out_sp, block, call_
     ``compiled.inner_taps.forward`` takes them, for a conv of these shapes (channels last)
     with blocks of up to ``block`` rows. None where there are no outputs or a position
     reads no input, where no window reads padding (with ``whole``: one class of all taps
-    then), or (with ``call_rows``, the micro-kernels' rows a call; four-vector calls are
-    costed alike) where the classes would not save ``MIN_SAVED`` of the padded windows'
-    work."""
+    then, whatever the cost below says, as it sees no cost in a plane's block of fewer rows
+    than a call holds), or (with ``call_rows``, the micro-kernels' rows a call; four-vector
+    calls are costed alike) where the classes would not save ``MIN_SAVED`` of the padded
+    windows' work."""
     kernel, c = filter_shape[:-2], filter_shape[-2]
     dims = [_range_groups(size, k, s, d, before, q) for size, k, s, d, (before, _), q
             in zip(x_shape[1:-1], kernel, strides, dilations, pads, out_sp)]

@@ -203,8 +203,8 @@ def test_streamed_filter_over_few_positions_runs_as_one_class(batch, one_class):
     """A 1x1 conv of ResNet's last stage (2x2 outputs, a 2 MB filter that streams) reads no
     padding, yet at batch 8 runs on the classes' loops as one class, whose blocks span
     images (the plane loops would make calls of four rows); past
-    ``STREAMED_MAX_POSITIONS`` positions (batch 64) it keeps the plane loops. Both against
-    the reference, through ``conv_forward`` with a BiasAdd and Relu."""
+    ``STREAMED_MAX_POSITIONS`` positions (batch 64) it keeps the plane loops. With a BiasAdd
+    and Relu, against the reference and, bit for bit, the plane loops."""
     from graphops.kernels.compiled import inner_taps as loops_inner
     rng = np.random.default_rng(4)
     x = rng.standard_normal((batch, 2, 2, 512)).astype(np.float32)
@@ -218,9 +218,12 @@ def test_streamed_filter_over_few_positions_runs_as_one_class(batch, one_class):
         assert len(layout[-1][5]) == 2 and layout[-1][3][:, 2].max() == 0
     calls = []
     original = loops_inner.forward
+    epilogue = ((("add", bias),), "Relu", None)
     with module_settings(loops_inner, forward=lambda *a: calls.append(a) or original(*a)):
-        got = conv_direct.forward(x, w, *geo, (2, 2), ((("add", bias),), "Relu", None))
+        got = conv_direct.forward(x, w, *geo, (2, 2), epilogue)
     assert len(calls) == one_class
     want = np.maximum(conv_forward_ref(x.astype(np.float64), w.astype(np.float64), *geo)
                       + bias, 0)
     check_close(got, want, np.float32)
+    planes = conv_direct.forward(x, w, *geo, (2, 2), epilogue, layout[:-1] + (None,))
+    np.testing.assert_array_equal(got.view(np.uint32), planes.view(np.uint32))
