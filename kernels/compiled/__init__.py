@@ -94,21 +94,42 @@ def loops(name, chunk=ELEMENT_CHUNK, single=False):
 
 
 def drop_stale_caches(package):
-    """Removes numba's cache files beside the loop modules of directory ``package`` when any
+    """Removes numba's cache files of the loop modules of directory ``package`` when any
     module's source differs from the sources they were compiled from (a digest of them all
-    kept in ``__pycache__/sources.sha256``): a cached function holds the code it inlined
-    from other modules, and numba checks only its own module's source. Where the directory
-    is read-only, numba caches in its per-user directory and nothing is removed here."""
+    kept beside the cache files, ``sources.sha256``): a cached function holds the code it
+    inlined from other modules, and numba checks only its own module's source. The caches
+    lie beside the modules (``__pycache__``) or, where ``NUMBA_CACHE_DIR`` is set, in the
+    directory numba keeps for the package there. Where the directory is read-only, numba
+    caches in its per-user directory and nothing is removed here."""
     digest = hashlib.sha256()
     for name in sorted(os.listdir(package)):
         if name.endswith(".py"):
             with open(os.path.join(package, name), "rb") as source:
                 digest.update(name.encode() + b"\0" + source.read())
-    cache = os.path.join(package, "__pycache__")
+    for cache in _cache_directories(package):
+        _drop_unless_stamped(cache, digest.hexdigest())
+
+
+def _cache_directories(package):
+    """Where numba may keep the cache files of ``package``'s modules: beside them, and in
+    ``NUMBA_CACHE_DIR``'s directory for the package where that is set."""
+    from numba import config
+    from numba.core.caching import UserProvidedCacheLocator
+    directories = [os.path.join(package, "__pycache__")]
+    if config.CACHE_DIR:
+        subpath = UserProvidedCacheLocator.get_suitable_cache_subpath(
+            os.path.join(package, "__init__.py"))
+        directories.append(os.path.join(config.CACHE_DIR, subpath))
+    return directories
+
+
+def _drop_unless_stamped(cache, digest):
+    """Removes the cache files in directory ``cache`` unless its stamp holds ``digest``,
+    then stamps it; nothing where it does not exist or cannot be written."""
     stamp = os.path.join(cache, "sources.sha256")
     try:
         with open(stamp) as f:
-            if f.read() == digest.hexdigest():
+            if f.read() == digest:
                 return
     except OSError:
         pass
@@ -117,7 +138,7 @@ def drop_stale_caches(package):
             if name.endswith((".nbi", ".nbc")):
                 os.remove(os.path.join(cache, name))
         with open(stamp + ".new", "w") as f:
-            f.write(digest.hexdigest())
+            f.write(digest)
         os.replace(stamp + ".new", stamp)     # whole, for processes starting meanwhile
     except OSError:          # no cache yet, or a read-only install
         pass
