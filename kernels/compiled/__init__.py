@@ -7,7 +7,8 @@ vector unit numba compiles for and the register tiles taken from it) is plain nu
 with `@njit(cache=True, ...)`: compiled
 functions are cached on disk beside the module or, where that directory is read-only, in
 numba's per-user cache directory, so a warm process loads each in milliseconds instead of
-compiling it. Caches beside the modules are dropped whenever any module's source changes
+compiling it. Caches beside the modules, or in `NUMBA_CACHE_DIR`'s directory for the
+package where that is set, are dropped whenever any module's source changes
 (`drop_stale_caches`).
 
 Parallel loops are scheduled dynamically: threads take `chunk` iterations at a time as they
@@ -99,33 +100,38 @@ def drop_stale_caches(package):
     kept beside the cache files, ``sources.sha256``): a cached function holds the code it
     inlined from other modules, and numba checks only its own module's source. The caches
     lie beside the modules (``__pycache__``) or, where ``NUMBA_CACHE_DIR`` is set, in the
-    directory numba keeps for the package there. Where the directory is read-only, numba
-    caches in its per-user directory and nothing is removed here."""
+    directory numba keeps for the package there (as numba's default cache locators place
+    them). Where the directory is read-only, numba caches in its per-user directory and
+    nothing is removed here."""
     digest = hashlib.sha256()
     for name in sorted(os.listdir(package)):
         if name.endswith(".py"):
             with open(os.path.join(package, name), "rb") as source:
                 digest.update(name.encode() + b"\0" + source.read())
-    for cache in _cache_directories(package):
-        _drop_unless_stamped(cache, digest.hexdigest())
+    for cache, create in _cache_directories(package):
+        _drop_unless_stamped(cache, digest.hexdigest(), create)
 
 
 def _cache_directories(package):
-    """Where numba may keep the cache files of ``package``'s modules: beside them, and in
-    ``NUMBA_CACHE_DIR``'s directory for the package where that is set."""
+    """``(directory, create)`` pairs: where numba may keep the cache files of
+    ``package``'s modules, beside them and, where ``NUMBA_CACHE_DIR`` is set, in its
+    directory for the package there; ``create``: whether to make the directory to stamp it
+    (numba makes that one as it first caches, and a cache made from the current sources
+    must find it stamped)."""
     from numba import config
     from numba.core.caching import UserProvidedCacheLocator
-    directories = [os.path.join(package, "__pycache__")]
+    directories = [(os.path.join(package, "__pycache__"), False)]
     if config.CACHE_DIR:
         subpath = UserProvidedCacheLocator.get_suitable_cache_subpath(
             os.path.join(package, "__init__.py"))
-        directories.append(os.path.join(config.CACHE_DIR, subpath))
+        directories.append((os.path.join(config.CACHE_DIR, subpath), True))
     return directories
 
 
-def _drop_unless_stamped(cache, digest):
+def _drop_unless_stamped(cache, digest, create):
     """Removes the cache files in directory ``cache`` unless its stamp holds ``digest``,
-    then stamps it; nothing where it does not exist or cannot be written."""
+    then stamps it; nothing where it cannot be written, or does not exist and ``create``
+    is false."""
     stamp = os.path.join(cache, "sources.sha256")
     try:
         with open(stamp) as f:
@@ -134,6 +140,8 @@ def _drop_unless_stamped(cache, digest):
     except OSError:
         pass
     try:
+        if create:
+            os.makedirs(cache, exist_ok=True)
         for name in os.listdir(cache):
             if name.endswith((".nbi", ".nbc")):
                 os.remove(os.path.join(cache, name))

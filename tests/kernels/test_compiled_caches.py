@@ -47,19 +47,22 @@ def test_a_package_without_a_cache_directory_is_left_alone(tmp_path):
 
 def test_caches_under_numba_cache_dir_go_when_a_source_changes(tmp_path, monkeypatch):
     """Where NUMBA_CACHE_DIR is set numba keeps a package's cache files in a directory of
-    its own there: those go too when any module changes."""
+    its own there (the one a cached function of the package gets): the first call makes
+    and stamps it, so the caches then compiled stay, and they go when any module changes."""
+    import importlib.util
     from numba import config
-    from numba.core.caching import UserProvidedCacheLocator
     package = _package(tmp_path / "package")
+    (package / "c.py").write_text(
+        "from numba import njit\n\n\n@njit(cache=True)\ndef f():\n    return 1\n")
     monkeypatch.setattr(config, "CACHE_DIR", str(tmp_path / "numba_cache"))
-    cache = tmp_path / "numba_cache" / UserProvidedCacheLocator.get_suitable_cache_subpath(
-        str(package / "__init__.py"))
-    cache.mkdir(parents=True)
-    names = ["a.f-1.py311.nbi", "a.f-1.py311.1.nbc"]
-    for name in names:
-        (cache / name).write_bytes(b"x")
+    spec = importlib.util.spec_from_file_location("cached_module", package / "c.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    cache = tmp_path / "numba_cache" / module.f._cache._cache_path.rsplit("/", 1)[-1]
+    assert module.f._cache._cache_path == str(cache)
+    cache.rmdir()                            # as in a process that has not cached yet
     drop_stale_caches(str(package))
-    assert sorted(p.name for p in cache.iterdir()) == ["sources.sha256"]
+    names = ["a.f-1.py311.nbi", "a.f-1.py311.1.nbc"]
     for name in names:
         (cache / name).write_bytes(b"x")
     drop_stale_caches(str(package))
