@@ -12,6 +12,14 @@ mean, a reshape, the gate, the product) by their own kernels. A fused part that 
 accept its values (another dtype or shape than the plan saw) runs its nodes' kernels one
 after the other instead, with their own errors.
 
+Where every part takes its values, a float32 block runs as one compiled pass instead
+(``compiled.squeeze_excite.gated``, ``OnePass``): each part's call costs a plan tens of
+microseconds on a slow core however few its values, the pass one call. It sums the
+convs' products in its own order (float32, channel by channel) and the means as float64
+sums in order of position, so its values are the nodes' within float32 rounding, not
+their bits (nor a NaN's sign); the stages, swish, sigmoid and product round as the nodes'
+kernels round them.
+
 Found after the chains and swishes are claimed (``fusion._Fusion``), from declarations as
 they are: the ``"mul"`` of x and a ``swish_gate`` of a pointwise ConvChain (a 1x1
 channels-last filter, strides 1, no padding), whose input is (through nodes that forward
@@ -22,8 +30,11 @@ node's mean of the same x over dims 1 and 2. Every tensor inside is read inside 
 
 import numpy as np
 
+from graphops.kernels.compiled import loops, usable
 from graphops.kernels.conv_algorithms.gemm import gemm_forward
-from graphops.kernels.support.kernel_util import channel_chain
+from graphops.kernels.support.kernel_util import (ACTIVATION_CODES,
+                                                  PARALLEL_MIN_SIZE_COMPUTE, channel_chain)
+from graphops.registry import memory
 from graphops.runtime.elementwise_clusters import member_operands
 
 
@@ -43,10 +54,14 @@ class SqueezeExcite:
                        [ref(t) for t in fused.inputs] if fused is not None else None)
                       for kind, members, fused in parts]
         self.outputs = [len(ops) - 1]
+        self.one_pass = OnePass.of(self)
 
     def run(self, values, run_member):
         """The product's value for input ``values``; ``run_member(m, inputs)`` runs member
         m's kernel."""
+        value = None if self.one_pass is None else self.one_pass.run(values)
+        if value is not None:
+            return value
         results = {}
 
         def read(ref):
@@ -80,6 +95,107 @@ def _fused_value(kind, fused, inputs):
     return channel_chain(gemm_forward(*inputs), chain.fixed, chain.activation, chain.tiles,
                          in_place=True)
 
+
+
+class OnePass:
+    """A block whose parts are mean, a reshape or none, a pointwise conv, a swish or none,
+    a pointwise conv, the gate and the product, run as one compiled pass
+    (``compiled.squeeze_excite.gated``) where its parts take their values: a float32 x,
+    a reshape to ``[N, 1, 1, C]`` (or a mean keeping its dims), both convs' checks passed
+    (``ConvChain.accepts``) and a gate of x's channels. Elsewhere ``run`` gives None and
+    the parts run one by one, with their own errors. What the checks found is kept per x
+    shape and memory budget, with the filters and stage operands it was found for."""
+
+    MAX_KEPT = 8           # x shapes whose checked operands are kept
+
+    def __init__(self, block, parts):
+        (_, (mean,), _, _), *rest = parts
+        reshape = rest.pop(0)[1][0] if rest[0][0] == "kernel" else None
+        self.first, self.second = [part[2] for part in rest if part[0] == "conv"]
+        swish = [part[2] for part in rest if part[0] == "swish"]
+        self.swish = (True, swish[0].beta) if swish else (False, np.float32(1))
+        self.keeps_dims = bool(block.ops[mean].attrs.get("keep_dims", False))
+        self.x = block.operands[mean][0]
+        self.shape = block.operands[reshape][1] if reshape is not None else None
+        self.sources = [sources[1:] for kind, _, _, sources in rest if kind == "conv"]
+        self.kept = {}
+
+    @classmethod
+    def of(cls, block):
+        """The pass for ``block``, or None where its parts run in another order or read
+        other tensors than x, the reshape's shape, the filters and the stages' operands
+        from outside."""
+        parts = [part for part in block.parts if part[0] != "forward"]
+        kinds = [part[0] for part in parts]
+        reshape, swish = len(kinds) > 1 and kinds[1] == "kernel", "swish" in kinds
+        if kinds != (["kernel"] * (1 + reshape) + ["conv"] + ["swish"] * swish
+                     + ["conv", "kernel", "kernel"]):
+            return None
+        one = cls(block, parts)
+        refs = [one.x] + ([one.shape] if one.shape is not None else []) + sum(one.sources, [])
+        if (any(where != "input" for where, _ in refs)
+                or one.x not in block.operands[len(block.ops) - 1]):
+            return None
+        return one
+
+    def run(self, values):
+        """The block's value for its input ``values`` by the compiled pass, or None where
+        the parts do not take them."""
+        x = values[self.x[1]]
+        if not (type(x) is np.ndarray and x.dtype == np.float32 and x.ndim == 4 and x.size
+                and usable()):
+            return None
+        n, c = x.shape[0], x.shape[3]
+        if self.shape is None:
+            if not self.keeps_dims:
+                return None
+        elif np.asarray(values[self.shape[1]]).tolist() != [n, 1, 1, c]:
+            return None
+        sources = [[values[i] for _, i in refs] for refs in self.sources]
+        read = sources[0] + sources[1]
+        key = (x.shape, memory.get_memory_budget())
+        kept = self.kept.get(key)
+        if kept is None or any(a is not b for a, b in zip(kept[0], read)):
+            if len(self.kept) >= self.MAX_KEPT:
+                self.kept.clear()
+            kept = self.kept[key] = (read, self._operands(x.shape, *sources))
+        if kept[1] is None:
+            return None
+        single, operands = kept[1]
+        x = np.ascontiguousarray(x)
+        out = np.empty_like(x)
+        loops("squeeze_excite", chunk=1, single=single).gated(
+            x.reshape(n, -1, c), *operands, out.reshape(n, -1, c))
+        return out
+
+    def _operands(self, shape, first, second):
+        """``(single, operands)``: whether the pass runs on one thread, and its operands
+        after x (the filters as matrices, the chains, the swish, the order of the product),
+        for x of ``shape`` and the convs' filters and stage operands ``first`` and
+        ``second``; None where the convs' checks refuse them."""
+        n, height, width, c = shape
+        (w1, *stages1), (w2, *stages2) = first, second
+        if not (self.first.accepts([_stand_in((n, 1, 1, c)), w1, *stages1])
+                and self.second.accepts([_stand_in((n, 1, 1, w1.shape[-1])), w2, *stages2])
+                and w2.shape[-1] == c):
+            return None
+        r = w1.shape[-1]
+        work = n * c * (height * width + 2 * r)
+        return n == 1 or work < PARALLEL_MIN_SIZE_COMPUTE, (
+            np.ascontiguousarray(w1).reshape(c, r), *self._chain(self.first), *self.swish,
+            np.ascontiguousarray(w2).reshape(r, c), *self._chain(self.second),
+            np.float32(0), np.float32(6))
+
+    @staticmethod
+    def _chain(conv):
+        """A conv's chain of constant stages as ``gated`` takes it: the tiled stages, their
+        kinds and the activation's code."""
+        return (*conv.chain.tiles, ACTIVATION_CODES[conv.chain.activation])
+
+
+def _stand_in(shape):
+    """A float32 array of ``shape`` for shape checks (no memory of its own)."""
+    return np.broadcast_to(np.float32(0), shape)
 
 def find_blocks(fusion, conv_chain, swish):
     """[SqueezeExcite] among the nodes of ``fusion`` (a ``fusion._Fusion`` whose chains

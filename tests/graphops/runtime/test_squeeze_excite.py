@@ -1,14 +1,18 @@
 """Squeeze-and-excite blocks fused into one step (graphops/runtime/squeeze_excite.py): which
-blocks fuse, that the block gives the unfused graph's bits (NaN, infinities and -0
-included) and its errors, and that a fetch inside keeps the nodes' own steps."""
+blocks fuse; that the one compiled pass gives the unfused graph's values within float32
+rounding (NaN, infinities and the sign of a zero product as they are) on one thread and
+on several; that the parts one by one give its bits; its errors; and that a fetch inside
+keeps the nodes' own steps."""
 
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
 import graphops as gp
+from graphops.kernels import compiled
+from graphops.kernels.support.parallelism import numba_threads
 from graphops.registry import errors
-from graphops.runtime import fusion, steps
+from graphops.runtime import fusion, squeeze_excite, steps
 from graphops.runtime.config import memory_budget
 from tests.graphops.runtime.test_fusion import _hostile
 
@@ -39,8 +43,9 @@ def _block(x, channels, reduced, rng, keras, gate_first):
     return gate * x if gate_first else x * gate
 
 
-def _run(fetches, feed):
-    """The fetches' values and how many block steps ran."""
+def _run(fetches, feed, one_pass=True):
+    """The fetches' values and how many block steps ran (with ``one_pass`` False, each
+    block's parts one by one)."""
     ran = []
     call = steps.BlockStep.__call__
 
@@ -50,8 +55,27 @@ def _run(fetches, feed):
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(steps.BlockStep, "__call__", counted)
+        if not one_pass:
+            patch.setattr(squeeze_excite.OnePass, "of", classmethod(lambda cls, block: None))
         with gp.Session() as sess, np.errstate(all="ignore"):
             return sess.run(fetches, feed), len(ran)
+
+
+def _passes(fetches, feed):
+    """The fetches' values, and how many compiled passes ran on one thread and on
+    several."""
+    module = compiled.loops("squeeze_excite", chunk=1)
+    gated, threads = module.gated, []
+
+    def counted(*args):
+        threads.append(compiled._given.settings[0])
+        return gated(*args)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(module, "gated", counted)
+        got, blocks = _run(fetches, feed)
+    assert blocks == 1
+    return got, [threads.count(1), len(threads) - threads.count(1)]
 
 
 def _unfused(fetches, feed):
@@ -65,12 +89,27 @@ def _assert_same(got, want):
     assert np.array_equal(np.signbit(got), np.signbit(want))
 
 
+def _assert_close(got, want, x):
+    """The one pass's values against the parts': NaN and infinities where they are, a zero
+    product's sign, and the rest within the rounding of the convs' sums taken in another
+    order (the gate moves by less than 1e-4, the product by that times |x|)."""
+    nan = np.isnan(want)
+    assert np.array_equal(np.isnan(got), nan)
+    assert np.array_equal(got[np.isinf(want)], want[np.isinf(want)])
+    zero = want == 0
+    assert np.array_equal(np.signbit(got[zero & (got == 0)]), np.signbit(want[zero & (got == 0)]))
+    finite = ~nan & np.isfinite(x)
+    assert np.all(np.abs(got - want)[finite] <= 1e-4 * (np.abs(want) + np.abs(x))[finite] + 1e-30)
+
+
 @SETTINGS
 @given(batch=st.integers(1, 3), size=st.tuples(st.integers(1, 5), st.integers(2, 5)),
        channels=st.integers(1, 40), reduced=st.integers(1, 8), keras=st.booleans(),
        gate_first=st.booleans(), hostile=st.booleans(), seed=st.integers(0, 2**32 - 1))
-def test_a_squeeze_and_excite_block_is_one_step_with_the_unfused_bits(
+def test_a_squeeze_and_excite_block_is_one_compiled_pass(
         batch, size, channels, reduced, keras, gate_first, hostile, seed):
+    """One step, one compiled pass, the unfused graph's values within float32 rounding;
+    its parts one by one give the unfused bits."""
     rng = np.random.default_rng(seed)
     with gp.Graph().as_default():
         x = gp.placeholder(gp.float32, [None, *size, channels])
@@ -78,10 +117,28 @@ def test_a_squeeze_and_excite_block_is_one_step_with_the_unfused_bits(
         shape = (batch, *size, channels)
         values = _hostile(rng, shape, np.float32) if hostile else rng.standard_normal(shape).astype(
             np.float32)
-        got, blocks = _run(out, {x: values})
+        want = _unfused(out, {x: values})
+        got, threads = _passes(out, {x: values})
+        assert threads == [1, 0]
+        assert got.shape == shape and got.dtype == np.float32
+        _assert_close(got, want, values)
+        parts, blocks = _run(out, {x: values}, one_pass=False)
         assert blocks == 1
-        assert got.shape == shape
-        _assert_same(got, _unfused(out, {x: values}))
+        _assert_same(parts, want)
+
+
+@pytest.mark.parametrize("keras", [True, False])
+def test_a_large_batch_takes_its_pass_on_every_thread(keras):
+    """Enough work (4 images of 32x32x128) runs the pass on the pool's threads, an image
+    each: the unfused values within float32 rounding."""
+    rng = np.random.default_rng(11)
+    with gp.Graph().as_default():
+        x = gp.placeholder(gp.float32, [None, 32, 32, 128])
+        out = _block(x, 128, 32, rng, keras, gate_first=False)
+        values = rng.standard_normal((4, 32, 32, 128)).astype(np.float32)
+        got, threads = _passes(out, {x: values})
+        _assert_close(got, _unfused(out, {x: values}), values)
+    assert threads == ([0, 1] if numba_threads() > 1 else [1, 0])
 
 
 def test_parts_that_do_not_take_their_values_run_their_nodes_kernels(monkeypatch):
