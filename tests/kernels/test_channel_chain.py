@@ -99,3 +99,23 @@ def test_a_nan_subtracted_keeps_its_bits(kinds):
                                        np.float32(6), got.reshape(-1))
     want = _separately(x, stages, "Relu")
     assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+@pytest.mark.parametrize("activation", [None, "Relu", "Relu6"])
+def test_a_small_chain_with_an_activation_takes_the_compiled_pass(activation, monkeypatch):
+    """``channel_chain`` on 3 rows: one compiled pass where an activation follows (NumPy's
+    maximum and minimum cost more than the call), NumPy's ops without one; the separate
+    ops' bits either way."""
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal((3, 16)) * 8).astype(np.float32)
+    x.flat[::7] = np.nan
+    x.flat[1::5] = -0.0
+    stages = [("mul", rng.standard_normal(16).astype(np.float32)),
+              ("add", rng.standard_normal(16).astype(np.float32))]
+    module, calls = loops("elementwise"), []
+    compiled_chain = module.channel_chain
+    monkeypatch.setattr(module, "channel_chain",
+                        lambda *args: calls.append(1) or compiled_chain(*args))
+    got = kernel_util.channel_chain(x, stages, activation)
+    assert len(calls) == (activation is not None)
+    _assert_same_bits(got, _separately(x, stages, activation))
