@@ -24,7 +24,7 @@ Found after the chains and swishes are claimed (``fusion._Fusion``), from declar
 they are: the ``"mul"`` of x and a ``swish_gate`` of a pointwise ConvChain (a 1x1
 channels-last filter, strides 1, no padding), whose input is (through nodes that forward
 their input, such as a custom gradient's IdentityN) a Swish of, or directly, another such
-ConvChain, whose input is (through one ``moves_data`` node, a reshape) an ``averages``
+ConvChain, whose input is (through one ``moves_data`` node, such as a reshape) an ``averages``
 node's mean of the same x over dims 1 and 2. Every tensor inside is read inside alone.
 """
 
@@ -96,17 +96,17 @@ def _fused_value(kind, fused, inputs):
                          in_place=True)
 
 
-
 class OnePass:
-    """A block whose parts are mean, a reshape or none, a pointwise conv, a swish or none,
+    """A block whose parts are mean, a Reshape or none, a pointwise conv, a swish or none,
     a pointwise conv, the gate and the product, run as one compiled pass
-    (``compiled.squeeze_excite.gated``) where its parts take their values: a float32 x,
-    a reshape to ``[N, 1, 1, C]`` (or a mean keeping its dims), both convs' checks passed
-    (``ConvChain.accepts``) and a gate of x's channels. Elsewhere ``run`` gives None and
-    the parts run one by one, with their own errors. What the checks found is kept per x
-    shape and memory budget, with the filters and stage operands it was found for."""
+    (``compiled.squeeze_excite.gated``) where its parts take their values: a float32 x
+    within the memory budget (the product's output), a reshape to ``[N, 1, 1, C]`` (or a
+    mean keeping its dims), filters ``[1, 1, C, R]`` and ``[1, 1, R, C]`` that the convs'
+    checks pass (``ConvChain.accepts``). Elsewhere ``run`` gives None and the parts run
+    one by one, with their own errors. The checks' answers are kept per operand shapes,
+    dtypes and memory budget; the filters are read afresh on every run."""
 
-    MAX_KEPT = 8           # x shapes whose checked operands are kept
+    MAX_KEPT = 8           # operand signatures whose checks' answers are kept
 
     def __init__(self, block, parts):
         (_, (mean,), _, _), *rest = parts
@@ -117,22 +117,27 @@ class OnePass:
         self.keeps_dims = bool(block.ops[mean].attrs.get("keep_dims", False))
         self.x = block.operands[mean][0]
         self.shape = block.operands[reshape][1] if reshape is not None else None
-        self.sources = [sources[1:] for kind, _, _, sources in rest if kind == "conv"]
+        self.filters = [sources[1] for kind, _, _, sources in rest if kind == "conv"]
         self.kept = {}
 
     @classmethod
     def of(cls, block):
-        """The pass for ``block``, or None where its parts run in another order or read
-        other tensors than x, the reshape's shape, the filters and the stages' operands
-        from outside."""
+        """The pass for ``block``, or None where its parts run in another order, the node
+        between the mean and the first conv is not a Reshape, or a part reads other
+        tensors than x, the reshape's shape and the filters from outside (a chain's
+        stages are constants: ``_Match.pointwise``)."""
         parts = [part for part in block.parts if part[0] != "forward"]
         kinds = [part[0] for part in parts]
         reshape, swish = len(kinds) > 1 and kinds[1] == "kernel", "swish" in kinds
         if kinds != (["kernel"] * (1 + reshape) + ["conv"] + ["swish"] * swish
                      + ["conv", "kernel", "kernel"]):
             return None
+        if reshape and block.ops[parts[1][1][0]].type != "Reshape":
+            return None
+        if any(len(sources) != 2 for kind, _, _, sources in parts if kind == "conv"):
+            return None
         one = cls(block, parts)
-        refs = [one.x] + ([one.shape] if one.shape is not None else []) + sum(one.sources, [])
+        refs = [one.x, *one.filters] + ([one.shape] if one.shape is not None else [])
         if (any(where != "input" for where, _ in refs)
                 or one.x not in block.operands[len(block.ops) - 1]):
             return None
@@ -149,42 +154,44 @@ class OnePass:
         if self.shape is None:
             if not self.keeps_dims:
                 return None
-        elif np.asarray(values[self.shape[1]]).tolist() != [n, 1, 1, c]:
+        elif np.asarray(values[self.shape[1]]).tolist() not in ([n, 1, 1, c], [-1, 1, 1, c]):
             return None
-        sources = [[values[i] for _, i in refs] for refs in self.sources]
-        read = sources[0] + sources[1]
-        key = (x.shape, memory.get_memory_budget())
-        kept = self.kept.get(key)
-        if kept is None or any(a is not b for a, b in zip(kept[0], read)):
+        w1, w2 = values[self.filters[0][1]], values[self.filters[1][1]]
+        if not (type(w1) is np.ndarray and type(w2) is np.ndarray):
+            return None
+        key = (x.shape, w1.shape, w2.shape, w1.dtype, w2.dtype, memory.get_memory_budget())
+        if key not in self.kept:
             if len(self.kept) >= self.MAX_KEPT:
                 self.kept.clear()
-            kept = self.kept[key] = (read, self._operands(x.shape, *sources))
-        if kept[1] is None:
+            self.kept[key] = self._checked(x, w1, w2)
+        checked = self.kept[key]
+        if checked is None:
             return None
-        single, operands = kept[1]
+        single, first, second = checked
+        r = w1.shape[-1]
         x = np.ascontiguousarray(x)
         out = np.empty_like(x)
         loops("squeeze_excite", chunk=1, single=single).gated(
-            x.reshape(n, -1, c), *operands, out.reshape(n, -1, c))
+            x.reshape(n, -1, c), np.ascontiguousarray(w1).reshape(c, r), *first, *self.swish,
+            np.ascontiguousarray(w2).reshape(r, c), *second, np.float32(0), np.float32(6),
+            out.reshape(n, -1, c))
         return out
 
-    def _operands(self, shape, first, second):
-        """``(single, operands)``: whether the pass runs on one thread, and its operands
-        after x (the filters as matrices, the chains, the swish, the order of the product),
-        for x of ``shape`` and the convs' filters and stage operands ``first`` and
-        ``second``; None where the convs' checks refuse them."""
-        n, height, width, c = shape
-        (w1, *stages1), (w2, *stages2) = first, second
-        if not (self.first.accepts([_stand_in((n, 1, 1, c)), w1, *stages1])
-                and self.second.accepts([_stand_in((n, 1, 1, w1.shape[-1])), w2, *stages2])
-                and w2.shape[-1] == c):
-            return None
+    def _checked(self, x, w1, w2):
+        """``(single, first, second)`` for these operands' shapes: whether the pass runs on
+        one thread, and each conv's chain as ``gated`` takes it; None where x passes the
+        memory budget, a filter is not ``[1, 1, C, R]`` / ``[1, 1, R, C]`` or a conv's
+        checks refuse it."""
+        n, height, width, c = x.shape
         r = w1.shape[-1]
+        if not (x.nbytes <= memory.get_memory_budget() and w1.shape == (1, 1, c, r)
+                and w2.shape == (1, 1, r, c)
+                and self.first.accepts([_stand_in((n, 1, 1, c)), w1])
+                and self.second.accepts([_stand_in((n, 1, 1, r)), w2])):
+            return None
         work = n * c * (height * width + 2 * r)
-        return n == 1 or work < PARALLEL_MIN_SIZE_COMPUTE, (
-            np.ascontiguousarray(w1).reshape(c, r), *self._chain(self.first), *self.swish,
-            np.ascontiguousarray(w2).reshape(r, c), *self._chain(self.second),
-            np.float32(0), np.float32(6))
+        return (n == 1 or work < PARALLEL_MIN_SIZE_COMPUTE, self._chain(self.first),
+                self._chain(self.second))
 
     @staticmethod
     def _chain(conv):
@@ -196,6 +203,7 @@ class OnePass:
 def _stand_in(shape):
     """A float32 array of ``shape`` for shape checks (no memory of its own)."""
     return np.broadcast_to(np.float32(0), shape)
+
 
 def find_blocks(fusion, conv_chain, swish):
     """[SqueezeExcite] among the nodes of ``fusion`` (a ``fusion._Fusion`` whose chains
@@ -289,7 +297,7 @@ class _Match:
 
     def mean(self, t, x):
         """The ``averages`` node of x over dims 1 and 2 that t is (or is read through one
-        ``moves_data`` node, a reshape), joining the block; else None."""
+        ``moves_data`` node, such as a reshape), joining the block; else None."""
         f = self.fusion
         op = t.op
         if f.declared(op, "moves_data") and f.runs_here(op):

@@ -237,13 +237,15 @@ def channel_chain(x, stages, activation=None, tiles=None, in_place=False):
     "add" | "sub", v)`` applied left to right, each ``v`` a vector along x's last dim or a
     scalar, of x's float dtype; ``activation`` None, "Relu" or "Relu6"; each step rounded
     as the separate ops (Mul, Add/BiasAdd, Sub, Relu/Relu6) round it. Large arrays, and
-    any with an activation, run in one compiled pass (``tiles``: ``chain_tiles``' result,
-    made here when not given); small ones without an activation by NumPy in place (NumPy's
-    maximum and minimum keep NaN at a few cycles a value on some hosts, where a compiled
-    pass costs a call). With ``in_place`` (``x`` a kernel's own fresh result) the result
-    overwrites ``x``, which is still in the caches, rather than a new array, on every core
-    from ``PARALLEL_MIN_SIZE_FRESH`` values."""
-    if compiled_cpu(np, x, min_size=0 if activation is not None else COMPILED_MIN_SIZE):
+    any with an activation and channels along a last dim, run in one compiled pass
+    (``tiles``: ``chain_tiles``' result, made here when not given); the others by NumPy in
+    place (NumPy's maximum and minimum keep NaN at a few cycles a value on some hosts,
+    where a compiled pass costs a call). With ``in_place`` (``x`` a kernel's own fresh
+    result) the result overwrites ``x``, which is still in the caches, rather than a new
+    array, on every core from ``PARALLEL_MIN_SIZE_FRESH`` values."""
+    channels = x.shape[-1] if x.ndim else 0         # the tiles run along them
+    from_size = 0 if activation is not None and channels else COMPILED_MIN_SIZE
+    if compiled_cpu(np, x, min_size=from_size):
         tiled, kinds = tiles or chain_tiles(stages, x.shape[-1], x.dtype)
         out = x if in_place else np.empty_like(x)
         fresh = PARALLEL_MIN_SIZE_FRESH if in_place else PARALLEL_MIN_SIZE

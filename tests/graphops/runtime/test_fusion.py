@@ -554,7 +554,7 @@ def test_a_fed_conv_output_leaves_the_conv_out_of_the_chain(monkeypatch):
                                  monkeypatch)
 
 
-@pytest.mark.parametrize("rows", [3, PARALLEL_MIN_SIZE // 16 + 5])   # NumPy and compiled
+@pytest.mark.parametrize("rows", [3, PARALLEL_MIN_SIZE // 16 + 5])   # small, large
 @pytest.mark.parametrize("activation", [None, "Relu", "Relu6"])
 def test_a_chain_in_place_overwrites_its_input_with_the_chains_bits(rows, activation):
     from graphops.kernels.support.kernel_util import channel_chain

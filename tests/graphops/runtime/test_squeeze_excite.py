@@ -19,13 +19,19 @@ from tests.graphops.runtime.test_fusion import _hostile
 SETTINGS = settings(max_examples=25, deadline=None)
 
 
-def _block(x, channels, reduced, rng, keras, gate_first):
+def _block(x, channels, reduced, rng, keras, gate_first, beta=1.0, activation="Relu",
+           middle=None, filters=None):
     """x * sigmoid(conv2(act(conv1(mean(x))))), the convs 1x1 with a bias: Keras's
     EfficientNet block (a mean without kept dims, a reshape to the batch read off its
-    shape, a swish with beta and its custom gradient's IdentityN), or a mean keeping its
-    dims and a Relu."""
+    shape, a swish with ``beta`` and its custom gradient's IdentityN), or a mean keeping
+    its dims (through ``middle``, a function of it, where given) and ``activation``.
+    ``filters``: the two filters' tensors, else constants."""
+    filters = list(filters or [None, None])
+
     def conv(h, cin, cout, padding):
-        w = gp.constant(rng.standard_normal((1, 1, cin, cout)).astype(np.float32))
+        w = filters.pop(0)
+        if w is None:
+            w = gp.constant(rng.standard_normal((1, 1, cin, cout)).astype(np.float32))
         b = gp.constant(rng.standard_normal(cout).astype(np.float32))
         return gp.nn.bias_add(gp.nn.conv2d(h, w, [1, 1, 1, 1], padding), b)
 
@@ -33,12 +39,13 @@ def _block(x, channels, reduced, rng, keras, gate_first):
         s = gp.reduce_mean(x, [1, 2])
         s = gp.reshape(s, gp.stack([gp.shape(s)[0], 1, 1, channels]))
         h = conv(s, channels, reduced, "SAME")
-        beta = gp.constant(np.float32(1))
-        swish = h * gp.sigmoid(beta * h)
-        h = gp.raw_ops.IdentityN(input=[swish, h, beta])[0]
+        scale = gp.constant(np.float32(beta))
+        swish = h * gp.sigmoid(scale * h)
+        h = gp.raw_ops.IdentityN(input=[swish, h, scale])[0]
     else:
-        h = gp.nn.relu(conv(gp.reduce_mean(x, [1, 2], keepdims=True), channels, reduced,
-                            "VALID"))
+        mean = gp.reduce_mean(x, [1, 2], keepdims=True)
+        h = getattr(gp.nn, activation.lower())(conv(mean if middle is None else middle(mean),
+                                                    channels, reduced, "VALID"))
     gate = gp.sigmoid(conv(h, reduced, channels, "VALID"))
     return gate * x if gate_first else x * gate
 
@@ -99,24 +106,36 @@ def _assert_close(got, want, x):
     zero = want == 0
     assert np.array_equal(np.signbit(got[zero & (got == 0)]), np.signbit(want[zero & (got == 0)]))
     finite = ~nan & np.isfinite(x)
-    assert np.all(np.abs(got - want)[finite] <= 1e-4 * (np.abs(want) + np.abs(x))[finite] + 1e-30)
+    assert np.all(np.abs(got - want)[finite] <= 1e-5 * (np.abs(want) + np.abs(x))[finite] + 1e-30)
+
+
+def _values(rng, shape, kind):
+    """Standard normal values; with "hostile" NaN, infinities and -0 among them; with
+    "zeros" every third value -0 and every seventh 1e4 (gates that stay finite)."""
+    if kind == "hostile":
+        return _hostile(rng, shape, np.float32)
+    values = rng.standard_normal(shape).astype(np.float32)
+    if kind == "zeros":
+        values.reshape(-1)[::3], values.reshape(-1)[1::7] = -0.0, 1e4
+    return values
 
 
 @SETTINGS
 @given(batch=st.integers(1, 3), size=st.tuples(st.integers(1, 5), st.integers(2, 5)),
        channels=st.integers(1, 40), reduced=st.integers(1, 8), keras=st.booleans(),
-       gate_first=st.booleans(), hostile=st.booleans(), seed=st.integers(0, 2**32 - 1))
+       gate_first=st.booleans(), beta=st.sampled_from([1.0, 1.5]),
+       activation=st.sampled_from(["Relu", "Relu6"]),
+       kind=st.sampled_from(["normal", "hostile", "zeros"]), seed=st.integers(0, 2**32 - 1))
 def test_a_squeeze_and_excite_block_is_one_compiled_pass(
-        batch, size, channels, reduced, keras, gate_first, hostile, seed):
+        batch, size, channels, reduced, keras, gate_first, beta, activation, kind, seed):
     """One step, one compiled pass, the unfused graph's values within float32 rounding;
     its parts one by one give the unfused bits."""
     rng = np.random.default_rng(seed)
     with gp.Graph().as_default():
         x = gp.placeholder(gp.float32, [None, *size, channels])
-        out = _block(x, channels, reduced, rng, keras, gate_first)
+        out = _block(x, channels, reduced, rng, keras, gate_first, beta, activation)
         shape = (batch, *size, channels)
-        values = _hostile(rng, shape, np.float32) if hostile else rng.standard_normal(shape).astype(
-            np.float32)
+        values = _values(rng, shape, kind)
         want = _unfused(out, {x: values})
         got, threads = _passes(out, {x: values})
         assert threads == [1, 0]
@@ -125,6 +144,58 @@ def test_a_squeeze_and_excite_block_is_one_compiled_pass(
         parts, blocks = _run(out, {x: values}, one_pass=False)
         assert blocks == 1
         _assert_same(parts, want)
+
+
+def test_a_reshape_to_minus_one_takes_the_pass():
+    """The reshape's batch given as -1 (TF's idiom) takes the pass too."""
+    rng = np.random.default_rng(12)
+    with gp.Graph().as_default():
+        x = gp.placeholder(gp.float32, [None, 3, 3, 8])
+        mean = gp.reshape(gp.reduce_mean(x, [1, 2]), [-1, 1, 1, 8])
+        w1 = gp.constant(rng.standard_normal((1, 1, 8, 2)).astype(np.float32))
+        w2 = gp.constant(rng.standard_normal((1, 1, 2, 8)).astype(np.float32))
+        b1 = gp.constant(rng.standard_normal(2).astype(np.float32))
+        b2 = gp.constant(rng.standard_normal(8).astype(np.float32))
+        h = gp.nn.relu(gp.nn.bias_add(gp.nn.conv2d(mean, w1, [1, 1, 1, 1], "VALID"), b1))
+        out = x * gp.sigmoid(gp.nn.bias_add(gp.nn.conv2d(h, w2, [1, 1, 1, 1], "VALID"), b2))
+        values = rng.standard_normal((2, 3, 3, 8)).astype(np.float32)
+        got, threads = _passes(out, {x: values})
+        assert threads == [1, 0]
+        _assert_close(got, _unfused(out, {x: values}), values)
+
+
+def test_a_mean_read_through_another_node_runs_the_parts():
+    """An Identity (a node that moves data, not a Reshape) between the mean and the first
+    conv: the block runs its parts, with the unfused bits."""
+    rng = np.random.default_rng(13)
+    with gp.Graph().as_default():
+        x = gp.placeholder(gp.float32, [None, 3, 3, 8])
+        out = _block(x, 8, 2, rng, keras=False, gate_first=False, middle=gp.identity)
+        values = rng.standard_normal((2, 3, 3, 8)).astype(np.float32)
+        got, blocks = _run(out, {x: values})
+        assert blocks == 1
+        _assert_same(got, _unfused(out, {x: values}))
+
+
+def test_filters_changed_in_place_are_read_afresh():
+    """Fed filters, one not C-contiguous, changed in place between runs: each run uses
+    their values of that run."""
+    rng = np.random.default_rng(14)
+    with gp.Graph().as_default():
+        x = gp.placeholder(gp.float32, [None, 3, 3, 8])
+        w1 = gp.placeholder(gp.float32, [1, 1, 8, 2])
+        w2 = gp.placeholder(gp.float32, [1, 1, 2, 8])
+        out = _block(x, 8, 2, rng, keras=False, gate_first=False, filters=[w1, w2])
+        values = rng.standard_normal((2, 3, 3, 8)).astype(np.float32)
+        first = np.asfortranarray(rng.standard_normal((1, 1, 8, 2)).astype(np.float32))
+        second = rng.standard_normal((1, 1, 2, 8)).astype(np.float32)
+        with gp.Session() as sess:
+            for _ in range(2):
+                feed = {x: values, w1: first, w2: second}
+                want = _unfused(out, feed)
+                _assert_close(sess.run(out, feed), want, values)
+                first *= -2
+                second += 1
 
 
 @pytest.mark.parametrize("keras", [True, False])
@@ -155,6 +226,23 @@ def test_parts_that_do_not_take_their_values_run_their_nodes_kernels(monkeypatch
         got, blocks = _run(out, {x: values})
     assert blocks == 1
     _assert_same(got, want)
+
+
+def test_a_product_past_the_budget_fails_as_its_node_fails():
+    """A budget that holds the convs' outputs but not x's product: the Mul's own error,
+    as without fusion."""
+    rng = np.random.default_rng(15)
+    with gp.Graph().as_default():
+        x = gp.placeholder(gp.float32, [None, 4, 4, 16])
+        out = _block(x, 16, 4, rng, keras=False, gate_first=False)
+        values = rng.standard_normal((1, 4, 4, 16)).astype(np.float32)
+        messages = []
+        for run in (lambda: _run(out, {x: values}), lambda: _unfused(out, {x: values})):
+            with memory_budget(512), pytest.raises(errors.ResourceExhaustedError) as caught:
+                run()
+            messages.append(str(caught.value).split("\n\t")[0])
+    assert messages[0] == messages[1]
+    assert "mul" in messages[0]
 
 
 def test_a_block_fails_as_its_nodes_fail():
