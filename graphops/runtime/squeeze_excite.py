@@ -100,11 +100,12 @@ class OnePass:
     """A block whose parts are mean, a Reshape or none, a pointwise conv, a swish or none,
     a pointwise conv, the gate and the product, run as one compiled pass
     (``compiled.squeeze_excite.gated``) where its parts take their values: a float32 x
-    within the memory budget (the product's output), a reshape to ``[N, 1, 1, C]`` (or a
-    mean keeping its dims), filters ``[1, 1, C, R]`` and ``[1, 1, R, C]`` that the convs'
-    checks pass (``ConvChain.accepts``). Elsewhere ``run`` gives None and the parts run
-    one by one, with their own errors. The checks' answers are kept per operand shapes,
-    dtypes and memory budget; the filters are read afresh on every run."""
+    within the memory budget (the product's output), a reshape to ``[N, 1, 1, C]`` or
+    ``[-1, 1, 1, C]`` (or a mean keeping its dims), filters ``[1, 1, C, R]`` and ``[1, 1,
+    R, C]`` that the convs' checks pass (``ConvChain.accepts``). Elsewhere ``run`` gives
+    None and the parts run one by one, with their own errors. The checks' answers are
+    kept per operand shapes, dtypes and memory budget; the filters are read afresh on
+    every run."""
 
     MAX_KEPT = 8           # operand signatures whose checks' answers are kept
 
@@ -160,11 +161,11 @@ class OnePass:
         if not (type(w1) is np.ndarray and type(w2) is np.ndarray):
             return None
         key = (x.shape, w1.shape, w2.shape, w1.dtype, w2.dtype, memory.get_memory_budget())
-        if key not in self.kept:
+        checked = self.kept.get(key, False)
+        if checked is False:
             if len(self.kept) >= self.MAX_KEPT:
                 self.kept.clear()
-            self.kept[key] = self._checked(x, w1, w2)
-        checked = self.kept[key]
+            checked = self.kept[key] = self._checked(x, w1, w2)
         if checked is None:
             return None
         single, first, second = checked
@@ -179,7 +180,7 @@ class OnePass:
 
     def _checked(self, x, w1, w2):
         """``(single, first, second)`` for these operands' shapes: whether the pass runs on
-        one thread, and each conv's chain as ``gated`` takes it; None where x passes the
+        one thread, and each conv's chain as ``gated`` takes it; None where x exceeds the
         memory budget, a filter is not ``[1, 1, C, R]`` / ``[1, 1, R, C]`` or a conv's
         checks refuse it."""
         n, height, width, c = x.shape

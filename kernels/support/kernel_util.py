@@ -244,7 +244,7 @@ def channel_chain(x, stages, activation=None, tiles=None, in_place=False):
     result) the result overwrites ``x``, which is still in the caches, rather than a new
     array, on every core from ``PARALLEL_MIN_SIZE_FRESH`` values."""
     channels = x.shape[-1] if x.ndim else 0         # the tiles run along them
-    from_size = 0 if activation is not None and channels else COMPILED_MIN_SIZE
+    from_size = 0 if activation is not None and channels and x.size else COMPILED_MIN_SIZE
     if compiled_cpu(np, x, min_size=from_size):
         tiled, kinds = tiles or chain_tiles(stages, x.shape[-1], x.dtype)
         out = x if in_place else np.empty_like(x)

@@ -124,7 +124,8 @@ def test_a_small_chain_with_an_activation_takes_the_compiled_pass(activation, mo
 @pytest.mark.parametrize("shape", [(), (4, 0), (0, 3)])
 def test_a_chain_without_rows_of_channels_runs_numpy(shape):
     """A scalar, rows of no channels and no rows, with an activation: NumPy's ops (the
-    compiled pass lays its tiles along a last dim of channels), the separate ops' values."""
+    compiled pass lays its tiles along a last dim of channels, and has nothing to do on no
+    values), the separate ops' values."""
     x = np.full(shape, -2.5, np.float32)
     stages = [("mul", np.float32(2)), ("add", np.float32(1))]
     got = kernel_util.channel_chain(x, stages, "Relu")
