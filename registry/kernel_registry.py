@@ -388,6 +388,7 @@ class OpKernel:
     reduction = None      # "sum": a float sum over the axes its input 1 names
     # -- fused blocks (graphops/runtime/squeeze_excite.py)
     averages = False      # a mean over the axes its input 1 names (a squeeze's pooling)
+    reshapes = False      # output 0 is input 0's elements in order, in the shape input 1 gives
     # -- convs
     channels_last_format = None   # a forward conv's channels-last data_format ("NHWC"),
     #                               its filter input 1: a constant per-output-channel scale

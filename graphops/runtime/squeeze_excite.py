@@ -41,8 +41,9 @@ from graphops.runtime.elementwise_clusters import member_operands
 class SqueezeExcite:
     """A fused block: ``ops`` (its nodes in plan order; the product, which stands for the
     block, last), ``inputs`` and ``operands`` (``elementwise_clusters.member_operands``)
-    and ``parts`` in order, each ``(kind, members, fused, sources)``: "kernel" (a node run
-    by its kernel), "forward" (a node whose output 0 is its input 0), "conv" (a pointwise
+    and ``parts`` in order, each ``(kind, members, fused, sources)``: "kernel" or
+    "reshape" (a node run by its kernel; a reshape declares ``reshapes``), "forward" (a
+    node whose output 0 is its input 0), "conv" (a pointwise
     ``fusion.ConvChain``) or "swish" (a ``fusion.Swish``), with its nodes' indices and the
     refs of the fused object's inputs."""
 
@@ -97,7 +98,7 @@ def _fused_value(kind, fused, inputs):
 
 
 class OnePass:
-    """A block whose parts are mean, a Reshape or none, a pointwise conv, a swish or none,
+    """A block whose parts are mean, a reshape or none, a pointwise conv, a swish or none,
     a pointwise conv, the gate and the product, run as one compiled pass
     (``compiled.squeeze_excite.gated``) where its parts take their values: a float32 x
     within the memory budget (the product's output), a reshape to ``[N, 1, 1, C]`` or
@@ -111,7 +112,7 @@ class OnePass:
 
     def __init__(self, block, parts):
         (_, (mean,), _, _), *rest = parts
-        reshape = rest.pop(0)[1][0] if rest[0][0] == "kernel" else None
+        reshape = rest.pop(0)[1][0] if rest[0][0] == "reshape" else None
         self.first, self.second = [part[2] for part in rest if part[0] == "conv"]
         swish = [part[2] for part in rest if part[0] == "swish"]
         self.swish = (True, swish[0].beta) if swish else (False, np.float32(1))
@@ -123,17 +124,16 @@ class OnePass:
 
     @classmethod
     def of(cls, block):
-        """The pass for ``block``, or None where its parts run in another order, the node
-        between the mean and the first conv is not a Reshape, or a part reads other
+        """The pass for ``block``, or None where its parts run in another order (a node
+        between the mean and the first conv that does not declare ``reshapes`` is a
+        "kernel" part there), or a part reads other
         tensors than x, the reshape's shape and the filters from outside (a chain's
         stages are constants: ``_Match.pointwise``)."""
         parts = [part for part in block.parts if part[0] != "forward"]
         kinds = [part[0] for part in parts]
-        reshape, swish = len(kinds) > 1 and kinds[1] == "kernel", "swish" in kinds
-        if kinds != (["kernel"] * (1 + reshape) + ["conv"] + ["swish"] * swish
+        reshape, swish = "reshape" in kinds, "swish" in kinds
+        if kinds != (["kernel"] + ["reshape"] * reshape + ["conv"] + ["swish"] * swish
                      + ["conv", "kernel", "kernel"]):
-            return None
-        if reshape and block.ops[parts[1][1][0]].type != "Reshape":
             return None
         if any(len(sources) != 2 for kind, _, _, sources in parts if kind == "conv"):
             return None
@@ -302,7 +302,8 @@ class _Match:
         f = self.fusion
         op = t.op
         if f.declared(op, "moves_data") and f.runs_here(op):
-            self.parts.append(("kernel", [op], None))
+            self.parts.append(("reshape" if f.declared(op, "reshapes") else "kernel", [op],
+                               None))
             op = op.inputs[0].op
         axes = f.operand(op, 1) if len(op.inputs) == 2 else None
         if not (f.declared(op, "averages") and f.runs_here(op)

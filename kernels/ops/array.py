@@ -191,6 +191,7 @@ class ReshapeOp(OpKernel):
     the checks."""
 
     moves_data = True
+    reshapes = True
 
     def compute(self, ctx):
         x, sizes = ctx.inputs
