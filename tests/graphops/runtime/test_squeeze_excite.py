@@ -232,6 +232,17 @@ def test_parts_that_do_not_take_their_values_run_their_nodes_kernels(monkeypatch
     _assert_same(got, want)
 
 
+def _budget_errors(out, feed, budget):
+    """The first lines of the errors the fused and the unfused graph raise under
+    ``budget`` bytes (each must be a ResourceExhaustedError)."""
+    messages = []
+    for run in (lambda: _run(out, feed), lambda: _unfused(out, feed)):
+        with memory_budget(budget), pytest.raises(errors.ResourceExhaustedError) as caught:
+            run()
+        messages.append(str(caught.value).split("\n\t")[0])
+    return messages
+
+
 def test_a_product_past_the_budget_fails_as_its_node_fails():
     """A budget that holds the convs' outputs but not x's product: the Mul's own error,
     as without fusion."""
@@ -240,11 +251,7 @@ def test_a_product_past_the_budget_fails_as_its_node_fails():
         x = gp.placeholder(gp.float32, [None, 4, 4, 16])
         out = _block(x, 16, 4, rng, keras=False, gate_first=False)
         values = rng.standard_normal((1, 4, 4, 16)).astype(np.float32)
-        messages = []
-        for run in (lambda: _run(out, {x: values}), lambda: _unfused(out, {x: values})):
-            with memory_budget(512), pytest.raises(errors.ResourceExhaustedError) as caught:
-                run()
-            messages.append(str(caught.value).split("\n\t")[0])
+        messages = _budget_errors(out, {x: values}, 512)
     assert messages[0] == messages[1]
     assert "mul" in messages[0]
 
@@ -257,11 +264,7 @@ def test_a_block_fails_as_its_nodes_fail():
         x = gp.placeholder(gp.float32, [None, 2, 2, 64])
         out = _block(x, 64, 200, rng, keras=False, gate_first=True)
         values = rng.standard_normal((1, 2, 2, 64)).astype(np.float32)
-        messages = []
-        for run in (lambda: _run(out, {x: values}), lambda: _unfused(out, {x: values})):
-            with memory_budget(700), pytest.raises(errors.ResourceExhaustedError) as caught:
-                run()
-            messages.append(str(caught.value).split("\n\t")[0])
+        messages = _budget_errors(out, {x: values}, 700)
     assert messages[0] == messages[1]
     assert "Conv2D" in messages[0]
 
