@@ -234,6 +234,15 @@ class OpKernelConstruction:
 _RUN_CANCELLED = contextvars.ContextVar("run_cancelled", default=None)
 
 
+def prepares(kernel_class):
+    """Whether steps may call `kernel_class.prepare`: it defines one together with the
+    `compute` it stands for (the class, or the same ancestor, defines both)."""
+    def owner(name):
+        return next(c for c in kernel_class.__mro__ if name in c.__dict__)
+    prepare = owner("prepare")
+    return prepare is not OpKernel and prepare is owner("compute")
+
+
 @contextlib.contextmanager
 def cancellation(cancelled):
     """Within the block, kernels' `ctx.cancelled()` asks `cancelled()` (None: never
@@ -402,9 +411,21 @@ class OpKernel:
         self.device_type = ctx.device_type
 
     _last_checked = None     # (key, answer) of the last `checked_once` call
+    prepared_values = ()     # inputs whose bytes, not only shapes, a `prepare`d call keeps
 
     def compute(self, ctx):
         raise NotImplementedError(f"{type(self).__name__}.compute")
+
+    def prepare(self, ctx):
+        """A function of the input list returning the output list, as `compute` would set
+        them, for every later run whose inputs have the shapes of ``ctx.inputs`` (the inputs
+        `prepared_values` names: the same bytes) under the same memory budget; None where
+        `compute` runs instead (the default). It runs compute's checks at once, raising what
+        compute raises, and keeps only what those inputs' shapes decide, so a host step of
+        few values skips the context, the checks and `set_output`'s. A class defining
+        `compute` without `prepare` is never prepared (a subclass's compute stays in
+        force)."""
+        return None
 
     def checked_once(self, key, check):
         """``check()``'s answer, computed again only when ``key`` (everything else the

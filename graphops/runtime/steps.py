@@ -10,7 +10,8 @@ from graphops.runtime import devices
 from graphops.runtime.kernel_call import (compute, dereference, error_cause, node_error,
                                           unexpected_error_class, unset_output)
 from graphops.registry.errors import InternalError, OpError
-from graphops.registry.kernel_registry import OpKernelContext
+from graphops.registry.kernel_registry import OpKernelContext, prepares
+from graphops.registry.memory import get_memory_budget
 from graphops.registry.tensor_shape import shape_str
 
 
@@ -54,25 +55,59 @@ class KernelStep:
 
 class HostKernelStep(KernelStep):
     """`KernelStep` for a kernel on the host: `kernel_call.compute` inlined (the same
-    context, the same refusal of an unset output), as most steps of a CPU plan are these."""
+    context, the same refusal of an unset output), as most steps of a CPU plan are these.
+    A kernel that prepares (``OpKernel.prepare``) runs its prepared call for the last
+    signature seen: the inputs' shapes, the bytes of its `prepared_values` inputs and the
+    memory budget."""
 
-    __slots__ = ()
+    __slots__ = ("prepares", "prepared")
+
+    def __init__(self, kernel, construction, op, device, ins, outs):
+        super().__init__(kernel, construction, op, device, ins, outs)
+        self.prepares = prepares(type(kernel))
+        self.prepared = None     # (signature, the prepared call or None) of the last run
 
     def __call__(self, buf):
         inputs = [buf[i] for i in self.ins]
-        ctx = OpKernelContext(self.construction, inputs)
-        try:
-            self.kernel.compute(ctx)
-        except Exception as exc:
-            raise_node_error(exc, self.op, self.device, inputs)
-        outputs = ctx.outputs
-        for value in outputs:
-            if value is None:
-                self._unset(outputs, inputs)
+        call = self._prepared_call(inputs) if self.prepares else None
+        if call is not None:
+            try:
+                outputs = call(inputs)
+            except Exception as exc:
+                raise_node_error(exc, self.op, self.device, inputs)
+        else:
+            ctx = OpKernelContext(self.construction, inputs)
+            try:
+                self.kernel.compute(ctx)
+            except Exception as exc:
+                raise_node_error(exc, self.op, self.device, inputs)
+            outputs = ctx.outputs
+            for value in outputs:
+                if value is None:
+                    self._unset(outputs, inputs)
         for k, slot in self.outs:
             buf[slot] = outputs[k]
         for slot in self.frees:
             buf[slot] = None
+
+    def _prepared_call(self, inputs):
+        """The kernel's prepared call for the inputs' signature, prepared when it differs
+        from the last run's (a prepare that raises keeps nothing); None: compute runs."""
+        kernel, values = self.kernel, self.kernel.prepared_values
+        try:
+            key = ([x.shape for x in inputs],
+                   [inputs[k].tobytes() for k in values] if values else None,
+                   get_memory_budget())
+        except AttributeError:      # an input that is no array (a handle, a list)
+            return None
+        last = self.prepared
+        if last is None or last[0] != key:
+            try:
+                call = kernel.prepare(OpKernelContext(self.construction, inputs))
+            except Exception as exc:
+                raise_node_error(exc, self.op, self.device, inputs)
+            last = self.prepared = (key, call)
+        return last[1]
 
     def _unset(self, outputs, inputs):
         k = next(k for k, value in enumerate(outputs) if value is None)

@@ -208,6 +208,16 @@ class SoftmaxOp(OpKernel):
         y = softmax(ctx.xp, float32_if_half(logits, dtype), self.log)
         ctx.set_output(0, y.astype(dtype.np_dtype, copy=False))
 
+    def prepare(self, ctx):
+        """`numpy_softmax` itself, for host logits of at least one dim and value and of no
+        half type (compute's check and its other cases stay with compute)."""
+        logits = ctx.input(0)
+        if (ctx.xp is not np or logits.ndim < 1 or logits.size == 0
+                or ctx.output_dtype(0) in HALF_TYPES):
+            return None
+        log = self.log
+        return lambda inputs: [numpy_softmax(inputs[0], log)]
+
 
 @register_kernel("LogSoftmax", DEVICES, type_constraints={"T": computable_types("LogSoftmax")})
 class LogSoftmaxOp(SoftmaxOp):

@@ -199,6 +199,13 @@ class ReshapeOp(OpKernel):
                                   lambda: self._target(ctx, x, sizes))
         ctx.set_output(0, x.reshape(shape))
 
+    prepared_values = (1,)
+
+    def prepare(self, ctx):
+        x, sizes = ctx.inputs
+        shape = self._target(ctx, x, sizes)
+        return lambda inputs: [inputs[0].reshape(shape)]
+
     @staticmethod
     def _target(ctx, x, sizes):
         if sizes.ndim > 1:
@@ -258,6 +265,13 @@ class TransposeOp(OpKernel):
         axes = self.checked_once((x.ndim, perm.shape, perm.tobytes()),
                                  lambda: self._axes(x, perm))
         ctx.set_output(0, ctx.xp.transpose(x, axes))
+
+    prepared_values = (1,)
+
+    def prepare(self, ctx):
+        x, perm = ctx.inputs
+        axes = self._axes(x, perm)
+        return None if ctx.xp is not np else lambda inputs: [np.transpose(inputs[0], axes)]
 
     @staticmethod
     def _axes(x, perm):

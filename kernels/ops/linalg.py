@@ -77,6 +77,18 @@ class BatchMatMulOp(OpKernel):
         z = matmul(xp, x, y)
         ctx.set_output(0, z if z.dtype == self._out_dtype else z.astype(self._out_dtype))
 
+    def prepare(self, ctx):
+        """The product itself, for real operands of the output type."""
+        x, y = ctx.inputs
+        self._check(ctx, x, y)
+        if ctx.xp is not np or not x.dtype == y.dtype == self._out_dtype or x.dtype.kind == "c":
+            return None
+        adj_x, adj_y = self._adj_x, self._adj_y
+        if adj_x or adj_y:
+            return lambda inputs: [matmul(np, inputs[0].swapaxes(-1, -2) if adj_x else inputs[0],
+                                          inputs[1].swapaxes(-1, -2) if adj_y else inputs[1])]
+        return lambda inputs: [matmul(np, *inputs)]
+
     def _check(self, ctx, x, y):
         batch = matmul_batch_shape(x, y)
         rows, inner_x = x.shape[-2:][::-1] if self._adj_x else x.shape[-2:]

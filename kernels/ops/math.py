@@ -15,11 +15,10 @@ import functools
 
 import numpy as np
 
-from graphops.kernels.numerics.erf import erf, erfc
-from graphops.kernels.support.kernel_util import (astype, broadcast_shape, compiled_cpu,
-                                                  compiled_elementwise, computable_types, DEVICES,
-                                                  PARALLEL_MIN_SIZE_COMPUTE, UINT_OF_SIZE)
+from graphops.kernels.numerics.unary_formulas import sigmoid, UNARY
 from graphops.kernels.support.parallelism import matmul
+from graphops.kernels.support.kernel_util import (astype, broadcast_shape, computable_types,
+                                                  DEVICES, UINT_OF_SIZE)
 from graphops.kernels.support.tensor_list import add_variants
 from graphops.registry import dtypes, errors
 from graphops.registry.errors import InvalidArgumentError, UnimplementedError
@@ -42,79 +41,6 @@ def float32_if_half(x, dtype):
 # -----------------------------------------------------------------------------
 # unary
 
-def _sigmoid(xp, x):
-    """1 / (1 + exp(-x)) without overflow; CPU float32 of any size and layout in one compiled
-    pass (``compiled.elementwise.sigmoid``, correctly rounded in tests, as fused swishes)."""
-    if x.dtype.kind == "c":
-        return 1 / (1 + xp.exp(-x))
-    if xp is np and x.dtype == np.float32 and not (type(x) is np.ndarray and x.flags.c_contiguous):
-        x = np.array(x, order="C")
-    if compiled_cpu(xp, x, dtypes=(np.dtype(np.float32),), min_size=0):
-        return compiled_elementwise("sigmoid", x, x, parallel_from=PARALLEL_MIN_SIZE_COMPUTE)
-    # e = exp(-|x|) (no overflow); the numerator max(e, sign(x)): 1 for x > 0, e elsewhere
-    e = xp.abs(x, out=xp.empty(x.shape, x.dtype))      # an array even when x is 0-d
-    xp.exp(xp.negative(e, out=e), out=e)
-    d = xp.add(e, x.dtype.type(1))
-    return xp.divide(xp.maximum(e, xp.sign(x), out=e), d, out=e)
-
-
-def _sign(xp, x):
-    if x.dtype.kind == "c":                        # x / |x|, 0 at 0
-        size = xp.abs(x)
-        return xp.where(size == 0, 0, x / xp.where(size == 0, 1, size))
-    return xp.sign(x)
-
-
-def _reciprocal(xp, x):
-    """1 / x; integers divide as C++ does (truncating): 1 and -1 keep their value, every
-    other nonzero value gives 0, and 0 is an error."""
-    if x.dtype.kind in "iu":
-        if x.size and bool(xp.any(x == 0)):
-            raise InvalidArgumentError("Integer division by zero")
-        return xp.where(xp.abs(x) == 1, x, 0)
-    return 1 / x
-
-
-def _round(xp, x):
-    """Half to even (NumPy's `round`); integers are already round (TF 2.21's CPU kernel
-    returns 0 for every integer instead)."""
-    return x if x.dtype.kind in "iu" else xp.round(x)
-
-
-_UNARY = {
-    "Neg": lambda xp, x: xp.negative(x),
-    "Square": lambda xp, x: xp.multiply(x, x),
-    "Sqrt": lambda xp, x: xp.sqrt(x),
-    "Rsqrt": lambda xp, x: 1 / xp.sqrt(x),
-    "Exp": lambda xp, x: xp.exp(x),
-    "Log": lambda xp, x: xp.log(x),
-    "Tanh": lambda xp, x: xp.tanh(x),
-    "Sigmoid": _sigmoid,
-    "Abs": lambda xp, x: xp.abs(x),
-    "Sign": _sign,
-    "Reciprocal": _reciprocal,
-    "Inv": _reciprocal,
-    "Floor": lambda xp, x: xp.floor(x),
-    "Ceil": lambda xp, x: xp.ceil(x),
-    "Round": _round,
-    "Sin": lambda xp, x: xp.sin(x),
-    "Cos": lambda xp, x: xp.cos(x),
-    "Tan": lambda xp, x: xp.tan(x),
-    "Asin": lambda xp, x: xp.arcsin(x),
-    "Acos": lambda xp, x: xp.arccos(x),
-    "Atan": lambda xp, x: xp.arctan(x),
-    "Sinh": lambda xp, x: xp.sinh(x),
-    "Cosh": lambda xp, x: xp.cosh(x),
-    "Asinh": lambda xp, x: xp.arcsinh(x),
-    "Acosh": lambda xp, x: xp.arccosh(x),
-    "Atanh": lambda xp, x: xp.arctanh(x),
-    "Log1p": lambda xp, x: xp.log1p(x),
-    "Expm1": lambda xp, x: xp.expm1(x),
-    "Erf": erf,
-    "Erfc": erfc,
-}
-
-
 class UnaryOp(OpKernel):
     """y = f(x) element-wise; `fn(xp, x)` comes from the `_UNARY` table."""
 
@@ -127,15 +53,23 @@ class UnaryOp(OpKernel):
         y = type(self).fn(ctx.xp, x)
         ctx.set_output(0, y.astype(dtype.np_dtype, copy=False))
 
+    def prepare(self, ctx):
+        """`fn` and the cast, for inputs of at least one dim and of no half type."""
+        dtype = ctx.output_dtype(0)
+        if ctx.xp is not np or dtype in HALF_TYPES or ctx.input(0).ndim == 0:
+            return None
+        fn, np_dtype = type(self).fn, dtype.np_dtype
+        return lambda inputs: [fn(np, inputs[0]).astype(np_dtype, copy=False)]
+
 
 _FUSED_UNARY = {"Neg": "neg", "Abs": "abs", "Square": "square", "Sqrt": "sqrt",
                 "Rsqrt": "rsqrt", "Reciprocal": "reciprocal", "Inv": "reciprocal",
                 "Exp": "exp", "Log": "log", "Tanh": "tanh", "Sigmoid": "sigmoid"}
 
-for _name, _fn in _UNARY.items():
+for _name, _fn in UNARY.items():
     register_kernel(_name, DEVICES, type_constraints={"T": computable_types(_name)})(
         type(_name + "Op", (UnaryOp,),
-             {"fn": staticmethod(_fn), "swish_gate": _fn is _sigmoid,
+             {"fn": staticmethod(_fn), "swish_gate": _fn is sigmoid,
               "elementwise": _FUSED_UNARY.get(_name)}))
 
 
@@ -184,6 +118,26 @@ class BinaryOp(OpKernel):
         if z.dtype != self._out_dtype:
             z = z.astype(self._out_dtype)
         ctx.set_output(0, z)
+
+    def prepare(self, ctx):
+        """The ufunc itself (with the cast to the output type where it gives another), once
+        the shapes broadcast to an array of at least one dim (a 0-d one comes back from
+        NumPy as a scalar, which `set_output` turns into an array)."""
+        x, y = ctx.inputs
+        fn = self._fn
+        if ctx.xp is not np or not isinstance(fn, np.ufunc) or x.ndim == y.ndim == 0:
+            return None
+        if x.shape != y.shape and x.size != 1 and y.size != 1 and not self._broadcasts(
+                ctx, x.shape, y.shape):
+            return None
+        try:
+            result_dtype = fn.resolve_dtypes((x.dtype, y.dtype, None))[-1]
+        except TypeError:           # no loop for these types: compute says so
+            return None
+        out_dtype = self._out_dtype
+        if result_dtype == out_dtype:
+            return lambda inputs: [fn(*inputs)]
+        return lambda inputs: [fn(*inputs).astype(out_dtype)]
 
     def _broadcasts(self, ctx, x_shape, y_shape):
         """Whether the shapes broadcast (within the memory budget); False where they do not
@@ -335,6 +289,16 @@ class MatMulOp(OpKernel):
         if dtype in HALF_TYPES:
             a, b = float32_if_half(a, dtype), float32_if_half(b, dtype)
         ctx.set_output(0, matmul(ctx.xp, a, b).astype(dtype.np_dtype, copy=False))
+
+    def prepare(self, ctx):
+        a, b = ctx.inputs
+        self._check(ctx, a, b)
+        if ctx.xp is not np or self._dtype in HALF_TYPES:
+            return None
+        (ta, tb), np_dtype = self.matmul, self._dtype.np_dtype
+        return lambda inputs: [matmul(np, inputs[0].T if ta else inputs[0],
+                                      inputs[1].T if tb else inputs[1]
+                                      ).astype(np_dtype, copy=False)]
 
     def _check(self, ctx, a, b):
         for i, m in enumerate((a, b)):

@@ -38,6 +38,15 @@ class BiasAddOp(_BiasKernel):
 
     def compute(self, ctx):
         value, bias = ctx.input(0), ctx.input(1)
+        ctx.set_output(0, add_bias(ctx.xp, value, bias, self._channel(value, bias)))
+
+    def prepare(self, ctx):
+        value, bias = ctx.inputs
+        channel = self._channel(value, bias)
+        return None if ctx.xp is not np else lambda inputs: [add_bias(np, *inputs, channel)]
+
+    def _channel(self, value, bias):
+        """The channel dim of `value`, once the shapes are checked as TF checks them."""
         _check_at_least_2d(value)
         if bias.ndim != 1:
             raise InvalidArgumentError(f"Biases must be 1D: {shape_str(bias.shape)}")
@@ -46,7 +55,7 @@ class BiasAddOp(_BiasKernel):
             raise InvalidArgumentError(
                 "Must provide as many biases as the last dimension of the input tensor: "
                 f"{shape_str(bias.shape)} vs. {shape_str(value.shape)}")
-        ctx.set_output(0, add_bias(ctx.xp, value, bias, channel))
+        return channel
 
 
 @register_kernel("BiasAddGrad", DEVICES,

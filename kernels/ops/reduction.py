@@ -130,6 +130,24 @@ class ReductionOp(OpKernel):
             y = self.reduce(ctx.xp, x, self._dtype, kept.axes)
         ctx.set_output(0, y.astype(self._np_dtype, copy=False))
 
+    prepared_values = (1,)
+
+    def prepare(self, ctx):
+        """compute's CPU paths for these axes, checked at once."""
+        x, axes_t = ctx.inputs
+        kept = self._kept_axes(x.shape, axes_t)
+        if ctx.xp is not np:
+            return None
+        np_dtype = self._np_dtype
+        if self._acc is not None:
+            def call(inputs):
+                y = self.accumulate(inputs[0], kept)
+                return [y.astype(np_dtype, copy=False) if type(y) is np.ndarray
+                        else np.asarray(y, np_dtype)]
+            return call
+        dtype, axes = self._dtype, kept.axes
+        return lambda inputs: [np.asarray(self.reduce(np, inputs[0], dtype, axes), np_dtype)]
+
     def _kept_axes(self, shape, axes_t):
         """The checked axes and what follows from them for this input shape."""
         axes = reduction_axes(axes_t, len(shape))

@@ -107,10 +107,14 @@ def compiled_cpu(xp, array, *others, dtypes=COMPILED_FLOATS, min_size=COMPILED_M
     """Whether a compiled CPU loop takes `array` (and same-shaped `others`): NumPy, compiled
     loops usable here, at least `min_size` elements, C-contiguous, of one of `dtypes`
     (None: any)."""
-    return (xp is np and compiled.usable() and array.size >= min_size
-            and (dtypes is None or array.dtype in dtypes)
-            and all(a.flags.c_contiguous and a.shape == array.shape
-                    for a in (array, *others)))
+    if not (xp is np and array.size >= min_size and array.flags.c_contiguous
+            and (dtypes is None or array.dtype in dtypes) and compiled.usable()):
+        return False
+    shape = array.shape
+    for other in others:
+        if not (other.flags.c_contiguous and other.shape == shape):
+            return False
+    return True
 
 
 UINT_OF_SIZE = {8: np.uint64, 4: np.uint32, 2: np.uint16}   # a float's bits, by itemsize
@@ -299,9 +303,9 @@ def compiled_elementwise(name, like, *arguments, parallel_from=PARALLEL_MIN_SIZE
     arrays among ``arguments`` as flat views (scalars as they are), then the output's; on
     one thread below ``parallel_from`` elements."""
     out = np.empty_like(like) if out is None else out
-    getattr(loops("elementwise", single=like.size < parallel_from), name)(
-        *(a.reshape(-1) if isinstance(a, np.ndarray) else a for a in arguments),
-        out.reshape(-1))
+    flat = [a.reshape(-1) if isinstance(a, np.ndarray) else a for a in arguments]
+    getattr(loops("elementwise", single=like.size < parallel_from), name)(*flat,
+                                                                         out.reshape(-1))
     return out
 
 

@@ -1,0 +1,155 @@
+"""Prepared calls (``OpKernel.prepare``, run by ``steps.HostKernelStep``): a host step
+whose kernel prepares runs the call prepared for its inputs' signature, which gives
+compute's values bit for bit, raises compute's errors naming the node, and is prepared
+again when the inputs' shapes, a value input's bytes or the memory budget change."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import graphops as gp
+from graphops.kernels.ops.array import ReshapeOp
+from graphops.kernels.ops.math import MatMulOp
+from graphops.registry import OpKernel, errors
+from graphops.registry.kernel_registry import prepares
+from graphops.runtime import steps
+from graphops.runtime.config import memory_budget
+
+PREPARED_TYPES = {"AddV2", "Mul", "Less", "Reshape", "Transpose", "MatMul", "BatchMatMulV2",
+                  "BiasAdd", "Softmax", "Mean", "Sum", "Max", "Tanh", "Erfc"}
+
+
+def _graph(dtype):
+    """Nodes of each prepared kernel over x [a, b, c] and y [c], fetched one by one so no
+    fusion takes them."""
+    x = gp.placeholder(dtype, [None, None, None], name="x")
+    y = gp.placeholder(dtype, [None], name="y")
+    shape = gp.shape(x)
+    flat = gp.reshape(x, gp.stack([shape[0] * shape[1], shape[2]]))
+    square = gp.matmul(flat, flat, transpose_b=True)
+    fetches = {
+        "add": gp.raw_ops.AddV2(x=x, y=y), "mul": gp.raw_ops.Mul(x=x, y=x),
+        "less": gp.raw_ops.Less(x=x, y=y),
+        "transpose": gp.transpose(x, [2, 0, 1]), "matmul": square,
+        "batch_matmul": gp.raw_ops.BatchMatMulV2(x=x, y=gp.transpose(x, [0, 2, 1])),
+        "bias_add": gp.nn.bias_add(x, y), "softmax": gp.nn.softmax(x),
+        "mean": gp.reduce_mean(x, axis=[0, 2]), "sum": gp.reduce_sum(x, axis=1),
+        "max": gp.reduce_max(x, axis=-1, keepdims=True),
+        "tanh": gp.raw_ops.Tanh(x=x), "erfc": gp.raw_ops.Erfc(x=x)}
+    return x, y, fetches
+
+
+def _run(fetches, feeds, prepared, monkeypatch):
+    """The fetches' values, one Session.run each, with prepared calls on or off; with them
+    on, the op types whose steps ran a prepared call."""
+    ran = set()
+    real = steps.HostKernelStep._prepared_call
+
+    def recording(step, inputs):
+        call = real(step, inputs)
+        if call is not None:
+            ran.add(step.op.type)
+        return call
+    with monkeypatch.context() as patch:
+        patch.setattr(steps.HostKernelStep, "_prepared_call", recording)
+        if not prepared:
+            patch.setattr(steps, "prepares", lambda kernel_class: False)
+        with gp.Session() as sess:
+            values = {name: [sess.run(t, feed) for feed in feeds]
+                      for name, t in fetches.items()}
+    return values, ran
+
+
+@settings(max_examples=25, deadline=None)
+@given(a=st.integers(1, 3), b=st.integers(1, 4), c=st.integers(1, 5),
+       dtype=st.sampled_from([np.float32, np.float64]), seed=st.integers(0, 2**16))
+def test_prepared_calls_give_computes_bits(a, b, c, dtype, seed):
+    rng = np.random.default_rng(seed)
+    values = rng.standard_normal((2, a, b, c)).astype(dtype) * 4
+    values[0].flat[rng.integers(values[0].size)] = np.nan
+    bias = rng.standard_normal(c).astype(dtype)
+    with pytest.MonkeyPatch.context() as monkeypatch, gp.Graph().as_default():
+        x, y, fetches = _graph(gp.as_dtype(dtype))
+        # two runs of one shape, then another shape: prepared, reused, prepared again
+        feeds = [{x: values[0], y: bias}, {x: values[1], y: bias},
+                 {x: values[0][:, :1], y: bias}]
+        got, ran = _run(fetches, feeds, True, monkeypatch)
+        want, none = _run(fetches, feeds, False, monkeypatch)
+    assert ran == PREPARED_TYPES and not none
+    for name in fetches:
+        for g, w in zip(got[name], want[name]):
+            assert g.dtype == w.dtype and g.shape == w.shape, name
+            np.testing.assert_array_equal(g, w, err_msg=name)
+
+
+def test_integer_and_bool_operands_keep_their_types():
+    with gp.Graph().as_default():
+        x = gp.placeholder(gp.int32, [None], name="x")
+        total = gp.raw_ops.AddV2(x=x, y=x)
+        equal = gp.raw_ops.Equal(x=x, y=total)
+        with gp.Session() as sess:
+            for _ in range(2):
+                s, e = sess.run([total, equal], {x: np.array([0, 2**30, -3], np.int32)})
+    np.testing.assert_array_equal(s, np.array([0, -2**31, -6], np.int32))
+    np.testing.assert_array_equal(e, [True, False, False])
+
+
+def test_a_new_value_input_prepares_again():
+    with gp.Graph().as_default():
+        x = gp.placeholder(gp.float32, [6], name="x")
+        sizes = gp.placeholder(gp.int32, [2], name="sizes")
+        out = gp.reshape(x, sizes, name="reshape")
+        values = np.arange(6, dtype=np.float32)
+        with gp.Session() as sess:
+            shapes = [sess.run(out, {x: values, sizes: s}).shape
+                      for s in ([2, 3], [2, 3], [3, 2], [-1, 1])]
+            with pytest.raises(errors.InvalidArgumentError) as caught:
+                sess.run(out, {x: values, sizes: [4, 2]})
+            with pytest.raises(errors.InvalidArgumentError):   # it kept nothing
+                sess.run(out, {x: values, sizes: [4, 2]})
+            again = sess.run(out, {x: values, sizes: [3, 2]})
+    assert shapes == [(2, 3), (2, 3), (3, 2), (6, 1)]
+    np.testing.assert_array_equal(again, values.reshape(3, 2))
+    message = str(caught.value)
+    assert ("Input to reshape is a tensor with 6 values, but the requested shape has 8"
+            in message)
+    assert "Node: 'reshape' (op: Reshape" in message
+
+
+def test_a_prepare_raises_computes_error_naming_the_node():
+    with gp.Graph().as_default():
+        a = gp.placeholder(gp.float32, [None, None], name="a")
+        product = gp.matmul(a, a, name="product")
+        with gp.Session() as sess:
+            sess.run(product, {a: np.ones((2, 2), np.float32)})
+            with pytest.raises(errors.InvalidArgumentError) as caught:
+                sess.run(product, {a: np.ones((2, 3), np.float32)})
+    assert "Matrix size-incompatible: In[0]: [2,3], In[1]: [2,3]" in str(caught.value)
+    assert "Node: 'product' (op: MatMul" in str(caught.value)
+
+
+def test_a_new_memory_budget_prepares_again():
+    with gp.Graph().as_default():
+        x = gp.placeholder(gp.float32, [None, 1], name="x")
+        y = gp.placeholder(gp.float32, [1, None], name="y")
+        outer = gp.raw_ops.AddV2(x=x, y=y, name="outer")
+        feed = {x: np.ones((64, 1), np.float32), y: np.ones((1, 64), np.float32)}
+        with gp.Session() as sess:
+            assert sess.run(outer, feed).shape == (64, 64)
+            with memory_budget(1024), pytest.raises(errors.ResourceExhaustedError) as caught:
+                sess.run(outer, feed)
+            assert sess.run(outer, feed).shape == (64, 64)
+    assert "'outer'" in str(caught.value)
+
+
+class _Doubling(ReshapeOp):
+    """A kernel overriding compute alone: never prepared, so its compute runs."""
+
+    def compute(self, ctx):
+        ctx.set_output(0, ctx.input(0).reshape(ctx.input(1)) * 2)
+
+
+def test_only_a_class_defining_prepare_with_its_compute_prepares():
+    assert prepares(ReshapeOp) and prepares(MatMulOp)
+    assert not prepares(OpKernel) and not prepares(_Doubling)
+    assert not prepares(type("Renamed", (_Doubling,), {}))
