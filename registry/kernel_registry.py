@@ -236,11 +236,13 @@ _RUN_CANCELLED = contextvars.ContextVar("run_cancelled", default=None)
 
 def prepares(kernel_class):
     """Whether steps may call `kernel_class.prepare`: it defines one together with the
-    `compute` it stands for (the class, or the same ancestor, defines both)."""
+    `compute` it stands for and the `prepared_values` its calls depend on (the class, or
+    the same ancestor, defines all three; OpKernel's default of none may stand)."""
     def owner(name):
         return next(c for c in kernel_class.__mro__ if name in c.__dict__)
     prepare = owner("prepare")
-    return prepare is not OpKernel and prepare is owner("compute")
+    return (prepare is not OpKernel and prepare is owner("compute")
+            and owner("prepared_values") in (prepare, OpKernel))
 
 
 @contextlib.contextmanager
@@ -422,9 +424,11 @@ class OpKernel:
         `prepared_values` names: the same bytes) under the same memory budget; None where
         `compute` runs instead (the default). It runs compute's checks at once, raising what
         compute raises, and keeps only what those inputs' shapes decide, so a host step of
-        few values skips the context, the checks and `set_output`'s. A class defining
-        `compute` without `prepare` is never prepared (a subclass's compute stays in
-        force)."""
+        few values skips the context, the checks and `set_output`'s. The call gets NumPy
+        arrays (never a subclass) under the plan's `np.errstate(all="ignore")`, and must
+        return arrays of the output types (its first outputs are checked). A class defining
+        `compute` or `prepared_values` without `prepare` is never prepared (a subclass's
+        compute stays in force)."""
         return None
 
     def checked_once(self, key, check):

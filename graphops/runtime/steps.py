@@ -6,6 +6,8 @@ TF1 variable reference (`DerefStep`) and the check that a tensor has the shape i
 was specialised to (`ShapeGuardStep`). A step frees the slots it read last (``frees``).
 """
 
+import numpy as np
+
 from graphops.runtime import devices
 from graphops.runtime.kernel_call import (compute, dereference, error_cause, node_error,
                                           unexpected_error_class, unset_output)
@@ -19,6 +21,20 @@ def raise_node_error(exc, op, device, inputs):
     """Raises `exc` as the error of graph node `op` (see `kernel_call.node_error`)."""
     raise node_error(exc, op.name, op.type, device.name, inputs, getattr(op, "traceback", ()),
                      op=op, node_def=getattr(op, "node_def", None)) from error_cause(exc)
+
+
+def _checked(outputs, construction):
+    """A prepared call's outputs, refused (InternalError) unless they are NumPy arrays of
+    the node's output types, as many: what `set_output` would otherwise have made sure
+    of."""
+    expected = construction.np_output_dtypes
+    if len(outputs) != len(expected) or any(
+            type(value) is not np.ndarray or value.dtype != dtype
+            for value, dtype in zip(outputs, expected)):
+        got = [(type(value).__name__, str(getattr(value, "dtype", None))) for value in outputs]
+        raise InternalError(f"The prepared call of the {construction.op_type} kernel gave "
+                            f"{got}, not arrays of {[str(d) for d in expected]}")
+    return outputs
 
 
 def kernel_step(kernel, construction, op, device, ins, outs):
@@ -69,13 +85,8 @@ class HostKernelStep(KernelStep):
 
     def __call__(self, buf):
         inputs = [buf[i] for i in self.ins]
-        call = self._prepared_call(inputs) if self.prepares else None
-        if call is not None:
-            try:
-                outputs = call(inputs)
-            except Exception as exc:
-                raise_node_error(exc, self.op, self.device, inputs)
-        else:
+        outputs = self._prepared_outputs(inputs) if self.prepares else None
+        if outputs is None:
             ctx = OpKernelContext(self.construction, inputs)
             try:
                 self.kernel.compute(ctx)
@@ -90,10 +101,11 @@ class HostKernelStep(KernelStep):
         for slot in self.frees:
             buf[slot] = None
 
-    def _prepared_call(self, inputs):
-        """The kernel's prepared call for the inputs' signature, prepared when it differs
-        from the last run's (a prepare that raises keeps nothing); None: compute runs."""
-        kernel, values = self.kernel, self.kernel.prepared_values
+    def _prepared_outputs(self, inputs):
+        """The outputs of the kernel's call prepared for the inputs' signature; None where
+        compute runs. A new signature prepares, and its first outputs are checked (arrays
+        of the declared types); a prepare or first call that raises keeps nothing."""
+        values = self.kernel.prepared_values
         try:
             key = ([x.shape for x in inputs],
                    [inputs[k].tobytes() for k in values] if values else None,
@@ -101,13 +113,16 @@ class HostKernelStep(KernelStep):
         except AttributeError:      # an input that is no array (a handle, a list)
             return None
         last = self.prepared
-        if last is None or last[0] != key:
-            try:
-                call = kernel.prepare(OpKernelContext(self.construction, inputs))
-            except Exception as exc:
-                raise_node_error(exc, self.op, self.device, inputs)
-            last = self.prepared = (key, call)
-        return last[1]
+        try:
+            if last is not None and last[0] == key:
+                call = last[1]
+                return None if call is None else call(inputs)
+            call = self.kernel.prepare(OpKernelContext(self.construction, inputs))
+            outputs = None if call is None else _checked(call(inputs), self.construction)
+        except Exception as exc:
+            raise_node_error(exc, self.op, self.device, inputs)
+        self.prepared = (key, call)
+        return outputs
 
     def _unset(self, outputs, inputs):
         k = next(k for k, value in enumerate(outputs) if value is None)

@@ -141,6 +141,14 @@ class _ActivationKernel(OpKernel):
         y = type(self).fn(ctx.xp, *inputs, self)
         ctx.set_output(0, y.astype(self.dtype.np_dtype, copy=False))
 
+    def prepare(self, ctx):
+        inputs = ctx.inputs
+        if (ctx.xp is not np or self.dtype in HALF_TYPES or inputs[0].ndim == 0
+                or len(inputs) == 2 and inputs[0].shape != inputs[1].shape):
+            return None
+        fn, np_dtype = type(self).fn, self.dtype.np_dtype
+        return lambda inputs: [fn(np, *inputs, self).astype(np_dtype, copy=False)]
+
 
 _FORMULAS = {
     "Relu6": _relu6, "Elu": _elu, "Selu": _selu, "LeakyRelu": _leaky_relu,
@@ -166,12 +174,19 @@ class ReluOp(OpKernel):
     elementwise = "relu"
 
     def compute(self, ctx):
-        x = ctx.input(0)
-        if compiled_cpu(ctx.xp, x):
-            y = compiled_elementwise("relu", x, x)
-        else:
-            y = ctx.xp.maximum(x.dtype.type(0), x)    # zero first: a tie gives x (-0)
-        ctx.set_output(0, y)
+        ctx.set_output(0, self._relu(ctx.xp, ctx.input(0)))
+
+    def prepare(self, ctx):
+        if ctx.xp is not np or ctx.input(0).ndim == 0:
+            return None
+        relu = self._relu
+        return lambda inputs: [relu(np, inputs[0])]
+
+    @staticmethod
+    def _relu(xp, x):
+        if compiled_cpu(xp, x):
+            return compiled_elementwise("relu", x, x)
+        return xp.maximum(x.dtype.type(0), x)    # zero first: a tie gives x (-0)
 
 
 def numpy_softmax(x, log=False):

@@ -136,6 +136,21 @@ class FillOp(OpKernel):
             out = xp.full(shape, value.reshape(()), dtype=value.dtype)
         ctx.set_output(0, out)
 
+    prepared_values = (0,)
+
+    def prepare(self, ctx):
+        dims, value = ctx.inputs
+        shape = self._shape(ctx, dims, value)
+        if ctx.xp is not np:
+            return None
+
+        def call(inputs):
+            value = inputs[1]
+            out = np.empty(shape, value.dtype)
+            out.fill(value.reshape(()))
+            return [out]
+        return call
+
     @staticmethod
     def _shape(ctx, dims, value):
         if dims.ndim > 1:
@@ -202,6 +217,7 @@ class ReshapeOp(OpKernel):
     prepared_values = (1,)
 
     def prepare(self, ctx):
+        """The reshape to the checked target shape."""
         x, sizes = ctx.inputs
         shape = self._target(ctx, x, sizes)
         return lambda inputs: [inputs[0].reshape(shape)]
@@ -269,6 +285,7 @@ class TransposeOp(OpKernel):
     prepared_values = (1,)
 
     def prepare(self, ctx):
+        """The transpose by the checked axes."""
         x, perm = ctx.inputs
         axes = self._axes(x, perm)
         return None if ctx.xp is not np else lambda inputs: [np.transpose(inputs[0], axes)]
@@ -309,6 +326,10 @@ class SqueezeOp(OpKernel):
         x = ctx.inputs[0]
         ctx.set_output(0, x.reshape(self.checked_once(x.shape, lambda: self._squeezed(x.shape))))
 
+    def prepare(self, ctx):
+        shape = self._squeezed(ctx.inputs[0].shape)
+        return lambda inputs: [inputs[0].reshape(shape)]
+
     def _squeezed(self, in_shape):
         rank, axes = len(in_shape), set()
         for axis in self._axes:
@@ -337,6 +358,13 @@ class ExpandDimsOp(OpKernel):
         shape = self.checked_once((x.shape, dim.shape, dim.tobytes()),
                                   lambda: self._expanded(x.shape, dim))
         ctx.set_output(0, x.reshape(shape))
+
+    prepared_values = (1,)
+
+    def prepare(self, ctx):
+        x, dim = ctx.inputs
+        shape = self._expanded(x.shape, dim)
+        return lambda inputs: [inputs[0].reshape(shape)]
 
     @staticmethod
     def _expanded(shape, dim):
@@ -378,6 +406,15 @@ class PackOp(OpKernel):
         ctx.set_output(0, ctx.xp.concatenate([value.reshape(expanded) for value in values],
                                              axis=axis))
 
+    def prepare(self, ctx):
+        shapes = tuple([value.shape for value in ctx.inputs])
+        axis = self._checked_axis(shapes)
+        if ctx.xp is not np:
+            return None
+        expanded = shapes[0][:axis] + (1,) + shapes[0][axis:]
+        return lambda inputs: [np.concatenate([value.reshape(expanded) for value in inputs],
+                                              axis=axis)]
+
     def _checked_axis(self, shapes):
         first = shapes[0]
         axis = pack_axis(self._axis, len(first) + 1)
@@ -399,6 +436,15 @@ class ConcatV2Op(OpKernel):
         key = (tuple([value.shape for value in values]), axis_t.shape, axis_t.tobytes())
         axis = self.checked_once(key, lambda: self._checked_axis(values, axis_t))
         ctx.set_output(0, ctx.xp.concatenate(values, axis=axis))
+
+    prepared_values = (-1,)       # the axis, after the values
+
+    def prepare(self, ctx):
+        values, axis_t = ctx.inputs[:-1], ctx.inputs[-1]
+        axis = self._checked_axis(values, axis_t)
+        if ctx.xp is not np:
+            return None
+        return lambda inputs: [np.concatenate(inputs[:-1], axis=axis)]
 
     @staticmethod
     def _checked_axis(values, axis_t):

@@ -42,7 +42,7 @@ def float32_if_half(x, dtype):
 # unary
 
 class UnaryOp(OpKernel):
-    """y = f(x) element-wise; `fn(xp, x)` comes from the `_UNARY` table."""
+    """y = f(x) element-wise; `fn(xp, x)` comes from `unary_formulas.UNARY`."""
 
     fn = None
 
@@ -120,24 +120,20 @@ class BinaryOp(OpKernel):
         ctx.set_output(0, z)
 
     def prepare(self, ctx):
-        """The ufunc itself (with the cast to the output type where it gives another), once
-        the shapes broadcast to an array of at least one dim (a 0-d one comes back from
-        NumPy as a scalar, which `set_output` turns into an array)."""
+        """compute's call, once the shapes broadcast to an array of at least one dim (a 0-d
+        one comes back from NumPy as a scalar, which `set_output` turns into an array)."""
         x, y = ctx.inputs
-        fn = self._fn
-        if ctx.xp is not np or not isinstance(fn, np.ufunc) or x.ndim == y.ndim == 0:
+        if ctx.xp is not np or x.ndim == y.ndim == 0:
             return None
         if x.shape != y.shape and x.size != 1 and y.size != 1 and not self._broadcasts(
                 ctx, x.shape, y.shape):
             return None
-        try:
-            result_dtype = fn.resolve_dtypes((x.dtype, y.dtype, None))[-1]
-        except TypeError:           # no loop for these types: compute says so
-            return None
-        out_dtype = self._out_dtype
-        if result_dtype == out_dtype:
-            return lambda inputs: [fn(*inputs)]
-        return lambda inputs: [fn(*inputs).astype(out_dtype)]
+        fn, out_dtype = self._fn, self._out_dtype
+
+        def call(inputs):
+            z = fn(*inputs)
+            return [z if z.dtype == out_dtype else z.astype(out_dtype)]
+        return call
 
     def _broadcasts(self, ctx, x_shape, y_shape):
         """Whether the shapes broadcast (within the memory budget); False where they do not
@@ -291,11 +287,12 @@ class MatMulOp(OpKernel):
         ctx.set_output(0, matmul(ctx.xp, a, b).astype(dtype.np_dtype, copy=False))
 
     def prepare(self, ctx):
+        """The product of the (transposed) operands, cast as compute casts it."""
         a, b = ctx.inputs
         self._check(ctx, a, b)
         if ctx.xp is not np or self._dtype in HALF_TYPES:
             return None
-        (ta, tb), np_dtype = self.matmul, self._dtype.np_dtype
+        ta, tb, np_dtype = self._ta, self._tb, self._dtype.np_dtype
         return lambda inputs: [matmul(np, inputs[0].T if ta else inputs[0],
                                       inputs[1].T if tb else inputs[1]
                                       ).astype(np_dtype, copy=False)]
@@ -354,6 +351,17 @@ class CastOp(OpKernel):
             x = xp.where(xp.isnan(x), x, (x.view(view) & mask).view(x.dtype))
         with np.errstate(all="ignore"):
             ctx.set_output(0, astype(xp, x, self._dst.np_dtype, copy=True))
+
+    def prepare(self, ctx):
+        """The cast itself (steps run with NumPy's warnings off), but a truncating one."""
+        if ctx.xp is not np or self._truncate_bits:
+            return None
+        if self._src == self._dst:
+            return lambda inputs: [inputs[0]]
+        real = self._src.is_complex and not self._dst.is_complex
+        dtype = self._dst.np_dtype
+        return lambda inputs: [astype(np, inputs[0].real if real else inputs[0], dtype,
+                                      copy=True)]
 
 
 # -----------------------------------------------------------------------------
@@ -430,9 +438,7 @@ class UnaryGradientOp(OpKernel):
 
     def compute(self, ctx):
         y, dy = ctx.inputs
-        if y.size != dy.size:
-            raise InvalidArgumentError("The two arguments to a cwise op must have same number "
-                                       f"of elements, got {y.size} and {dy.size}")
+        self._check_sizes(y, dy)
         dtype = ctx.output_dtype(0)
         if dy.shape != y.shape:
             dy = dy.reshape(y.shape)
@@ -440,6 +446,24 @@ class UnaryGradientOp(OpKernel):
             y, dy = float32_if_half(y, dtype), float32_if_half(dy, dtype)
         z = type(self).fn(ctx.xp, y, dy)
         ctx.set_output(0, z.astype(dtype.np_dtype, copy=False))
+
+    def prepare(self, ctx):
+        y, dy = ctx.inputs
+        self._check_sizes(y, dy)
+        dtype = ctx.output_dtype(0)
+        if ctx.xp is not np or dtype in HALF_TYPES or y.ndim == 0:
+            return None
+        fn, shape, np_dtype = type(self).fn, y.shape, dtype.np_dtype
+        if dy.shape != shape:
+            return lambda inputs: [fn(np, inputs[0], inputs[1].reshape(shape)
+                                      ).astype(np_dtype, copy=False)]
+        return lambda inputs: [fn(np, *inputs).astype(np_dtype, copy=False)]
+
+    @staticmethod
+    def _check_sizes(y, dy):
+        if y.size != dy.size:
+            raise InvalidArgumentError("The two arguments to a cwise op must have same number "
+                                       f"of elements, got {y.size} and {dy.size}")
 
 
 for _name, _fn in _UNARY_GRADIENTS.items():

@@ -41,6 +41,7 @@ class BiasAddOp(_BiasKernel):
         ctx.set_output(0, add_bias(ctx.xp, value, bias, self._channel(value, bias)))
 
     def prepare(self, ctx):
+        """`add_bias` along the checked channel dim."""
         value, bias = ctx.inputs
         channel = self._channel(value, bias)
         return None if ctx.xp is not np else lambda inputs: [add_bias(np, *inputs, channel)]

@@ -15,27 +15,43 @@ from graphops.registry.kernel_registry import prepares
 from graphops.runtime import steps
 from graphops.runtime.config import memory_budget
 
-PREPARED_TYPES = {"AddV2", "Mul", "Less", "Reshape", "Transpose", "MatMul", "BatchMatMulV2",
-                  "BiasAdd", "Softmax", "Mean", "Sum", "Max", "Tanh", "Erfc"}
+PREPARED_TYPES = {"AddV2", "Mul", "Less", "SquaredDifference", "Reshape", "Transpose",
+                  "MatMul", "BatchMatMulV2", "BiasAdd", "Softmax", "Mean", "Sum", "Max", "Tanh",
+                  "Erfc", "RsqrtGrad", "Relu", "Relu6", "ReluGrad", "Cast", "Squeeze",
+                  "ExpandDims", "Pack", "ConcatV2", "Fill", "LogSoftmax"}
 
 
 def _graph(dtype):
-    """Nodes of each prepared kernel over x [a, b, c] and y [c], fetched one by one so no
-    fusion takes them."""
+    """Nodes of each prepared kernel over x [a, b, c], y [c] and z [b], fetched one by one
+    so no fusion takes them."""
     x = gp.placeholder(dtype, [None, None, None], name="x")
     y = gp.placeholder(dtype, [None], name="y")
+    z = gp.placeholder(dtype, [None], name="z")
     shape = gp.shape(x)
     flat = gp.reshape(x, gp.stack([shape[0] * shape[1], shape[2]]))
-    square = gp.matmul(flat, flat, transpose_b=True)
+    mm, bmm = gp.raw_ops.MatMul, gp.raw_ops.BatchMatMulV2
     fetches = {
         "add": gp.raw_ops.AddV2(x=x, y=y), "mul": gp.raw_ops.Mul(x=x, y=x),
         "less": gp.raw_ops.Less(x=x, y=y),
-        "transpose": gp.transpose(x, [2, 0, 1]), "matmul": square,
-        "batch_matmul": gp.raw_ops.BatchMatMulV2(x=x, y=gp.transpose(x, [0, 2, 1])),
-        "bias_add": gp.nn.bias_add(x, y), "softmax": gp.nn.softmax(x),
+        "transpose": gp.transpose(x, [2, 0, 1]),
+        "matmul": mm(a=flat, b=flat, transpose_b=True),
+        "matmul_ta": mm(a=flat, b=flat, transpose_a=True),
+        "batch_matmul": bmm(x=x, y=gp.transpose(x, [0, 2, 1])),
+        "batch_matmul_adj": bmm(x=x, y=x, adj_x=True),
+        "bias_add": gp.nn.bias_add(x, y), "bias_add_nchw": gp.nn.bias_add(x, z, "NCHW"),
+        "softmax": gp.nn.softmax(x), "log_softmax": gp.nn.log_softmax(x),
         "mean": gp.reduce_mean(x, axis=[0, 2]), "sum": gp.reduce_sum(x, axis=1),
+        "sum_all": gp.reduce_sum(x), "mean_kept": gp.reduce_mean(x, [1], keepdims=True),
         "max": gp.reduce_max(x, axis=-1, keepdims=True),
-        "tanh": gp.raw_ops.Tanh(x=x), "erfc": gp.raw_ops.Erfc(x=x)}
+        "tanh": gp.raw_ops.Tanh(x=x), "erfc": gp.raw_ops.Erfc(x=x),
+        "squared_difference": gp.raw_ops.SquaredDifference(x=x, y=y),
+        "rsqrt_grad": gp.raw_ops.RsqrtGrad(y=x, dy=gp.raw_ops.Tanh(x=x)),
+        "relu": gp.raw_ops.Relu(features=x), "relu6": gp.raw_ops.Relu6(features=x),
+        "relu_grad": gp.raw_ops.ReluGrad(gradients=y * 2.0, features=y),
+        "cast": gp.cast(x, gp.int32 if dtype == gp.float64 else gp.float16),
+        "squeeze": gp.squeeze(gp.raw_ops.Max(input=x, axis=[1], keep_dims=True), [1]),
+        "expand_dims": gp.expand_dims(x, -2), "pack": gp.stack([x, x, x], axis=1),
+        "concat": gp.concat([x, x], axis=-1), "fill": gp.fill(shape, y[0])}
     return x, y, fetches
 
 
@@ -43,15 +59,15 @@ def _run(fetches, feeds, prepared, monkeypatch):
     """The fetches' values, one Session.run each, with prepared calls on or off; with them
     on, the op types whose steps ran a prepared call."""
     ran = set()
-    real = steps.HostKernelStep._prepared_call
+    real = steps.HostKernelStep._prepared_outputs
 
     def recording(step, inputs):
-        call = real(step, inputs)
-        if call is not None:
+        outputs = real(step, inputs)
+        if outputs is not None:
             ran.add(step.op.type)
-        return call
+        return outputs
     with monkeypatch.context() as patch:
-        patch.setattr(steps.HostKernelStep, "_prepared_call", recording)
+        patch.setattr(steps.HostKernelStep, "_prepared_outputs", recording)
         if not prepared:
             patch.setattr(steps, "prepares", lambda kernel_class: False)
         with gp.Session() as sess:
@@ -70,16 +86,60 @@ def test_prepared_calls_give_computes_bits(a, b, c, dtype, seed):
     bias = rng.standard_normal(c).astype(dtype)
     with pytest.MonkeyPatch.context() as monkeypatch, gp.Graph().as_default():
         x, y, fetches = _graph(gp.as_dtype(dtype))
+        z = gp.get_default_graph().get_tensor_by_name("z:0")
         # two runs of one shape, then another shape: prepared, reused, prepared again
-        feeds = [{x: values[0], y: bias}, {x: values[1], y: bias},
-                 {x: values[0][:, :1], y: bias}]
+        feeds = [{x: values[0], y: bias, z: values[1][0, :, 0]},
+                 {x: values[1], y: bias, z: values[0][0, :, 0]},
+                 {x: values[0][:, :1], y: bias, z: values[1][0, :1, 0]}]
         got, ran = _run(fetches, feeds, True, monkeypatch)
         want, none = _run(fetches, feeds, False, monkeypatch)
     assert ran == PREPARED_TYPES and not none
     for name in fetches:
         for g, w in zip(got[name], want[name]):
-            assert g.dtype == w.dtype and g.shape == w.shape, name
+            assert type(g) is type(w) and g.dtype == w.dtype and g.shape == w.shape, name
             np.testing.assert_array_equal(g, w, err_msg=name)
+
+
+def test_empty_operands_give_computes_values(monkeypatch):
+    with gp.Graph().as_default():
+        x = gp.placeholder(gp.float32, [None, None], name="x")
+        fetches = {"add": x + 1.0, "matmul": gp.matmul(x, x, transpose_a=True),
+                   "sum": gp.reduce_sum(x, axis=0), "softmax": gp.nn.softmax(x),
+                   "reshape": gp.reshape(x, [-1, 2]), "concat": gp.concat([x, x], 0),
+                   "pack": gp.stack([x, x])}
+        feeds = [{x: np.zeros((0, 2), np.float32)}] * 2
+        got, _ = _run(fetches, feeds, True, monkeypatch)
+        want, _ = _run(fetches, feeds, False, monkeypatch)
+    for name in fetches:
+        for g, w in zip(got[name], want[name]):
+            assert g.dtype == w.dtype and g.shape == w.shape, name
+
+
+def test_a_signature_prepares_once_until_it_changes(monkeypatch):
+    calls = []
+    real = ReshapeOp.prepare
+    monkeypatch.setattr(ReshapeOp, "prepare",
+                        lambda kernel, ctx: calls.append(ctx.inputs[0].shape) or real(kernel, ctx))
+    with gp.Graph().as_default():
+        x = gp.placeholder(gp.float32, [None], name="x")
+        out = gp.reshape(x, [-1, 2])
+        with gp.Session() as sess:
+            for n in (4, 4, 4, 6, 6, 4):
+                assert sess.run(out, {x: np.zeros(n, np.float32)}).shape == (n // 2, 2)
+    assert calls == [(4,), (6,), (4,)]
+
+
+def test_a_call_giving_no_array_of_the_output_type_is_an_internal_error(monkeypatch):
+    monkeypatch.setattr(ReshapeOp, "prepare",
+                        lambda kernel, ctx: lambda inputs: [inputs[0].astype(np.float64)])
+    with gp.Graph().as_default():
+        x = gp.placeholder(gp.float32, [None], name="x")
+        out = gp.reshape(x, [-1, 2], name="reshape")
+        with gp.Session() as sess, pytest.raises(errors.InternalError) as caught:
+            sess.run(out, {x: np.zeros(4, np.float32)})
+    assert "The prepared call of the Reshape kernel gave [('ndarray', 'float64')]" in str(
+        caught.value)
+    assert "Node: 'reshape'" in str(caught.value)
 
 
 def test_integer_and_bool_operands_keep_their_types():
@@ -90,8 +150,24 @@ def test_integer_and_bool_operands_keep_their_types():
         with gp.Session() as sess:
             for _ in range(2):
                 s, e = sess.run([total, equal], {x: np.array([0, 2**30, -3], np.int32)})
+    assert s.dtype == np.int32 and e.dtype == np.bool_
     np.testing.assert_array_equal(s, np.array([0, -2**31, -6], np.int32))
     np.testing.assert_array_equal(e, [True, False, False])
+
+
+def test_a_prepared_call_raises_computes_error_naming_the_node():
+    """An integer division by zero: the prepared call (its shapes seen before) raises."""
+    with gp.Graph().as_default():
+        x = gp.placeholder(gp.int32, [None], name="x")
+        y = gp.placeholder(gp.int32, [None], name="y")
+        quotient = gp.raw_ops.FloorDiv(x=x, y=y, name="quotient")
+        with gp.Session() as sess:
+            first = sess.run(quotient, {x: [7, -7], y: [2, 2]})
+            with pytest.raises(errors.InvalidArgumentError) as caught:
+                sess.run(quotient, {x: [7, -7], y: [2, 0]})
+    np.testing.assert_array_equal(first, [3, -4])
+    assert "Integer division by zero" in str(caught.value)
+    assert "Node: 'quotient' (op: FloorDiv" in str(caught.value)
 
 
 def test_a_new_value_input_prepares_again():
@@ -153,3 +229,4 @@ def test_only_a_class_defining_prepare_with_its_compute_prepares():
     assert prepares(ReshapeOp) and prepares(MatMulOp)
     assert not prepares(OpKernel) and not prepares(_Doubling)
     assert not prepares(type("Renamed", (_Doubling,), {}))
+    assert not prepares(type("NoValues", (ReshapeOp,), {"prepared_values": ()}))
