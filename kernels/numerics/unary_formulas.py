@@ -49,35 +49,28 @@ def _round(xp, x):
     return x if x.dtype.kind in "iu" else xp.round(x)
 
 
+def _xp_function(name):
+    """The formula that calls ``xp.<name>(x)``."""
+    return lambda xp, x: getattr(xp, name)(x)
+
+
+# the ops that are one xp function of the same meaning
+_XP_FUNCTIONS = {
+    "Neg": "negative", "Sqrt": "sqrt", "Exp": "exp", "Log": "log", "Tanh": "tanh",
+    "Abs": "abs", "Floor": "floor", "Ceil": "ceil", "Sin": "sin", "Cos": "cos",
+    "Tan": "tan", "Asin": "arcsin", "Acos": "arccos", "Atan": "arctan", "Sinh": "sinh",
+    "Cosh": "cosh", "Asinh": "arcsinh", "Acosh": "arccosh", "Atanh": "arctanh",
+    "Log1p": "log1p", "Expm1": "expm1"}
+
 UNARY = {
-    "Neg": lambda xp, x: xp.negative(x),
+    **{op: _xp_function(name) for op, name in _XP_FUNCTIONS.items()},
     "Square": lambda xp, x: xp.multiply(x, x),
-    "Sqrt": lambda xp, x: xp.sqrt(x),
     "Rsqrt": lambda xp, x: 1 / xp.sqrt(x),
-    "Exp": lambda xp, x: xp.exp(x),
-    "Log": lambda xp, x: xp.log(x),
-    "Tanh": lambda xp, x: xp.tanh(x),
     "Sigmoid": sigmoid,
-    "Abs": lambda xp, x: xp.abs(x),
     "Sign": _sign,
     "Reciprocal": _reciprocal,
     "Inv": _reciprocal,
-    "Floor": lambda xp, x: xp.floor(x),
-    "Ceil": lambda xp, x: xp.ceil(x),
     "Round": _round,
-    "Sin": lambda xp, x: xp.sin(x),
-    "Cos": lambda xp, x: xp.cos(x),
-    "Tan": lambda xp, x: xp.tan(x),
-    "Asin": lambda xp, x: xp.arcsin(x),
-    "Acos": lambda xp, x: xp.arccos(x),
-    "Atan": lambda xp, x: xp.arctan(x),
-    "Sinh": lambda xp, x: xp.sinh(x),
-    "Cosh": lambda xp, x: xp.cosh(x),
-    "Asinh": lambda xp, x: xp.arcsinh(x),
-    "Acosh": lambda xp, x: xp.arccosh(x),
-    "Atanh": lambda xp, x: xp.arctanh(x),
-    "Log1p": lambda xp, x: xp.log1p(x),
-    "Expm1": lambda xp, x: xp.expm1(x),
     "Erf": erf,
     "Erfc": erfc,
 }

@@ -200,6 +200,11 @@ class RankOp(OpKernel):
         ctx.set_output(0, np.asarray(ctx.input(0).ndim, dtype=np.int32))
 
 
+def reshaping_to(shape):
+    """The prepared call of a kernel whose output 0 is input 0 in the checked `shape`."""
+    return lambda inputs: [inputs[0].reshape(shape)]
+
+
 @register_kernel("Reshape", DEVICES, host_memory=("shape",))
 class ReshapeOp(OpKernel):
     """The output shape is kept for the last (input shape, sizes) seen: repeats of it skip
@@ -220,7 +225,7 @@ class ReshapeOp(OpKernel):
         """The reshape to the checked target shape."""
         x, sizes = ctx.inputs
         shape = self._target(ctx, x, sizes)
-        return lambda inputs: [inputs[0].reshape(shape)]
+        return reshaping_to(shape)
 
     @staticmethod
     def _target(ctx, x, sizes):
@@ -328,7 +333,7 @@ class SqueezeOp(OpKernel):
 
     def prepare(self, ctx):
         shape = self._squeezed(ctx.inputs[0].shape)
-        return lambda inputs: [inputs[0].reshape(shape)]
+        return reshaping_to(shape)
 
     def _squeezed(self, in_shape):
         rank, axes = len(in_shape), set()
@@ -364,7 +369,7 @@ class ExpandDimsOp(OpKernel):
     def prepare(self, ctx):
         x, dim = ctx.inputs
         shape = self._expanded(x.shape, dim)
-        return lambda inputs: [inputs[0].reshape(shape)]
+        return reshaping_to(shape)
 
     @staticmethod
     def _expanded(shape, dim):

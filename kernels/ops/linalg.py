@@ -85,8 +85,8 @@ class BatchMatMulOp(OpKernel):
             return None
         adj_x, adj_y = self._adj_x, self._adj_y
         if adj_x or adj_y:
-            return lambda inputs: [matmul(np, inputs[0].swapaxes(-1, -2) if adj_x else inputs[0],
-                                          inputs[1].swapaxes(-1, -2) if adj_y else inputs[1])]
+            return lambda inputs: [matmul(np, _adjoint(np, inputs[0]) if adj_x else inputs[0],
+                                          _adjoint(np, inputs[1]) if adj_y else inputs[1])]
         return lambda inputs: [matmul(np, *inputs)]
 
     def _check(self, ctx, x, y):

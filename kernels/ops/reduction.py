@@ -122,9 +122,7 @@ class ReductionOp(OpKernel):
         kept = self.checked_once((x.shape, axes_t.tobytes(), axes_t.shape),
                                  lambda: self._kept_axes(x.shape, axes_t))
         if self._acc is not None and type(x) is np.ndarray:
-            y = self.accumulate(x, kept)
-            ctx.set_output(0, y.astype(self._np_dtype, copy=False) if type(y) is np.ndarray
-                           else np.asarray(y, self._np_dtype))
+            ctx.set_output(0, self._accumulated(x, kept))
             return
         with np.errstate(all="ignore"):
             y = self.reduce(ctx.xp, x, self._dtype, kept.axes)
@@ -138,15 +136,16 @@ class ReductionOp(OpKernel):
         kept = self._kept_axes(x.shape, axes_t)
         if ctx.xp is not np:
             return None
-        np_dtype = self._np_dtype
         if self._acc is not None:
-            def call(inputs):
-                y = self.accumulate(inputs[0], kept)
-                return [y.astype(np_dtype, copy=False) if type(y) is np.ndarray
-                        else np.asarray(y, np_dtype)]
-            return call
-        dtype, axes = self._dtype, kept.axes
+            return lambda inputs: [self._accumulated(inputs[0], kept)]
+        dtype, axes, np_dtype = self._dtype, kept.axes, self._np_dtype
         return lambda inputs: [np.asarray(self.reduce(np, inputs[0], dtype, axes), np_dtype)]
+
+    def _accumulated(self, x, kept):
+        """`accumulate`'s result as an array of the output type."""
+        y = self.accumulate(x, kept)
+        return (y.astype(self._np_dtype, copy=False) if type(y) is np.ndarray
+                else np.asarray(y, self._np_dtype))
 
     def _kept_axes(self, shape, axes_t):
         """The checked axes and what follows from them for this input shape."""
