@@ -37,6 +37,23 @@ def _checked(outputs, construction):
     return outputs
 
 
+def _signature(inputs, values):
+    """What a prepared call depends on: the inputs' shapes, the bytes of inputs ``values``
+    (indices) and the memory budget; None where an input is no array (a handle, a list)."""
+    try:
+        count = len(inputs)
+        if count == 2:                  # the common counts without a list comprehension
+            shapes = (inputs[0].shape, inputs[1].shape)
+        elif count == 1:
+            shapes = (inputs[0].shape,)
+        else:
+            shapes = tuple([x.shape for x in inputs])
+        return (shapes, [inputs[k].tobytes() for k in values] if values else None,
+                get_memory_budget())
+    except AttributeError:
+        return None
+
+
 def kernel_step(kernel, construction, op, device, ins, outs):
     """The step running one node's kernel: the lean `HostKernelStep` where the device needs
     no activation (the CPU)."""
@@ -58,15 +75,18 @@ class KernelStep:
         return self.ins
 
     def __call__(self, buf):
-        inputs = [buf[i] for i in self.ins]
-        try:
-            outputs = compute(self.kernel, self.construction, inputs, self.device)
-        except Exception as exc:
-            raise_node_error(exc, self.op, self.device, inputs)
+        outputs = self.run([buf[i] for i in self.ins])
         for k, slot in self.outs:
             buf[slot] = outputs[k]
         for slot in self.frees:
             buf[slot] = None
+
+    def run(self, inputs):
+        """The node's outputs for ``inputs``; an error names the node."""
+        try:
+            return compute(self.kernel, self.construction, inputs, self.device)
+        except Exception as exc:
+            raise_node_error(exc, self.op, self.device, inputs)
 
 
 class HostKernelStep(KernelStep):
@@ -85,6 +105,21 @@ class HostKernelStep(KernelStep):
 
     def __call__(self, buf):
         inputs = [buf[i] for i in self.ins]
+        last = self.prepared
+        if last is not None and last[1] is not None and last[0] == _signature(
+                inputs, self.kernel.prepared_values):          # the hot path, inlined
+            try:
+                outputs = last[1](inputs)
+            except Exception as exc:
+                raise_node_error(exc, self.op, self.device, inputs)
+        else:
+            outputs = self.run(inputs)
+        for k, slot in self.outs:
+            buf[slot] = outputs[k]
+        for slot in self.frees:
+            buf[slot] = None
+
+    def run(self, inputs):
         outputs = self._prepared_outputs(inputs) if self.prepares else None
         if outputs is None:
             ctx = OpKernelContext(self.construction, inputs)
@@ -96,21 +131,14 @@ class HostKernelStep(KernelStep):
             for value in outputs:
                 if value is None:
                     self._unset(outputs, inputs)
-        for k, slot in self.outs:
-            buf[slot] = outputs[k]
-        for slot in self.frees:
-            buf[slot] = None
+        return outputs
 
     def _prepared_outputs(self, inputs):
         """The outputs of the kernel's call prepared for the inputs' signature; None where
         compute runs. A new signature prepares, and its first outputs are checked (arrays
         of the declared types); a prepare or first call that raises keeps nothing."""
-        values = self.kernel.prepared_values
-        try:
-            key = ([x.shape for x in inputs],
-                   [inputs[k].tobytes() for k in values] if values else None,
-                   get_memory_budget())
-        except AttributeError:      # an input that is no array (a handle, a list)
+        key = _signature(inputs, self.kernel.prepared_values)
+        if key is None:
             return None
         last = self.prepared
         try:
@@ -131,22 +159,21 @@ class HostKernelStep(KernelStep):
 
 
 class FusedStep(KernelStep):
-    """A step running fused nodes (its kernel: a chain or cluster) in place of the last,
-    with the nodes' own kernels at hand (``members``: their ``(construction, kernel)``)."""
+    """A step running fused nodes (its kernel: a chain, cluster or block, whose ``ops``
+    they are) in place of the last, with each node's own step at hand to run where the
+    fused pass does not (``members``, made from their ``(construction, kernel)``: on the
+    host, steps whose kernels run their prepared calls)."""
 
     __slots__ = ("members",)
 
     def __init__(self, fused, members, construction, op, device, ins, outs):
         super().__init__(fused, construction, op, device, ins, outs)
-        self.members = members
+        self.members = [kernel_step(kernel, member_construction, member, device, (), ())
+                        for (member_construction, kernel), member in zip(members, fused.ops)]
 
     def _run_member(self, m, inputs):
         """Output 0 of member m's kernel on ``inputs``; an error names the member."""
-        construction, kernel = self.members[m]
-        try:
-            return compute(kernel, construction, inputs, self.device)[0]
-        except Exception as exc:
-            raise_node_error(exc, self.kernel.ops[m], self.device, inputs)
+        return self.members[m].run(inputs)[0]
 
 
 class ChainStep(FusedStep):
@@ -165,18 +192,14 @@ class ChainStep(FusedStep):
                 raise_node_error(exc, self.op, self.device, values)
         else:
             value = values[0]
-            for (op, index, operand, _), (construction, kernel) in zip(chain.parts,
-                                                                      self.members):
+            for (_, index, operand, _), member in zip(chain.parts, self.members):
                 if isinstance(operand, tuple):          # a fused conv's other inputs
                     inputs = [value] + [values[i] for i in operand]
                 else:
                     operand = values[operand] if isinstance(operand, int) else operand
                     inputs = ([value] if operand is None
                               else [operand, value] if index else [value, operand])
-                try:
-                    value = compute(kernel, construction, inputs, self.device)[0]
-                except Exception as exc:
-                    raise_node_error(exc, op, self.device, inputs)
+                value = member.run(inputs)[0]
         for _, slot in self.outs:
             buf[slot] = value
         for slot in self.frees:
@@ -185,8 +208,8 @@ class ChainStep(FusedStep):
     def _run_first(self, inputs, epilogue):
         """Output 0 of the chain's first node's kernel on ``inputs``, given ``epilogue``
         (``fusion.ConvChain``: the conv applies the rest of the chain as it writes)."""
-        construction, kernel = self.members[0]
-        return compute(kernel, construction, inputs, self.device, epilogue)[0]
+        first = self.members[0]
+        return compute(first.kernel, first.construction, inputs, self.device, epilogue)[0]
 
 
 class ClusterStep(FusedStep):
@@ -202,8 +225,7 @@ class ClusterStep(FusedStep):
         recipe = cluster.recipe(values)
         if recipe is not None:
             try:
-                outputs = recipe.run(cluster, values, self._run_host_member,
-                                     self._run_members)
+                outputs = recipe.run(cluster, values, self._run_member, self._run_members)
             except OpError:              # a member's kernel failed, naming its node
                 raise
             except Exception as exc:
@@ -218,22 +240,8 @@ class ClusterStep(FusedStep):
     def _run_members(self, values):
         """The cluster's outputs from the members' kernels, one after the other."""
         cluster = self.kernel
-        results = cluster.run_members(range(len(cluster.ops)), values, self._run_host_member)
+        results = cluster.run_members(range(len(cluster.ops)), values, self._run_member)
         return [results[m] for m in cluster.outputs]
-
-    def _run_host_member(self, m, inputs):
-        """Output 0 of member m's kernel on ``inputs``, called as `HostKernelStep` calls its
-        own (a cluster's nodes are host nodes): where the kernels run, the step costs little
-        more than the members' own steps; an error names the member."""
-        construction, kernel = self.members[m]
-        ctx = OpKernelContext(construction, inputs)
-        try:
-            kernel.compute(ctx)
-        except Exception as exc:
-            raise_node_error(exc, self.kernel.ops[m], self.device, inputs)
-        if ctx.outputs[0] is None:
-            raise_node_error(unset_output(0), self.kernel.ops[m], self.device, inputs)
-        return ctx.outputs[0]
 
 
 class BlockStep(FusedStep):

@@ -1,7 +1,8 @@
 """Prepared calls (``OpKernel.prepare``, run by ``steps.HostKernelStep``): a host step
 whose kernel prepares runs the call prepared for its inputs' signature, which gives
 compute's values bit for bit, raises compute's errors naming the node, and is prepared
-again when the inputs' shapes, a value input's bytes or the memory budget change."""
+again when the inputs' shapes, a value input's bytes or the memory budget change; the
+members of a fused step (a cluster, a chain) run theirs where the fused pass does not."""
 
 import numpy as np
 import pytest
@@ -12,8 +13,9 @@ from graphops.kernels.ops.array import ReshapeOp
 from graphops.kernels.ops.math import MatMulOp
 from graphops.registry import OpKernel, errors
 from graphops.registry.kernel_registry import prepares
-from graphops.runtime import steps
+from graphops.runtime import elementwise_clusters, fusion, steps
 from graphops.runtime.config import memory_budget
+from tests.op_runners import plan_kernel_steps
 
 PREPARED_TYPES = {"AddV2", "Mul", "Less", "SquaredDifference", "Reshape", "Transpose",
                   "MatMul", "BatchMatMulV2", "BiasAdd", "Softmax", "Mean", "Sum", "Max", "Tanh",
@@ -230,3 +232,64 @@ def test_only_a_class_defining_prepare_with_its_compute_prepares():
     assert not prepares(OpKernel) and not prepares(_Doubling)
     assert not prepares(type("Renamed", (_Doubling,), {}))
     assert not prepares(type("NoValues", (ReshapeOp,), {"prepared_values": ()}))
+
+
+def _fused_members_run(fetch, feeds, monkeypatch):
+    """The fetch's values over ``feeds`` and, per op type, how often a step's
+    `_prepared_outputs` prepared and how often it reused a call (a fused step's members
+    run through it on every run, where the fused pass does not)."""
+    counts = {}
+    real = steps.HostKernelStep._prepared_outputs
+
+    def recording(step, inputs):
+        before = step.prepared
+        outputs = real(step, inputs)
+        if outputs is not None:
+            made, reused = counts.setdefault(step.op.type, [0, 0])
+            counts[step.op.type] = [made + 1, reused] if step.prepared is not before \
+                else [made, reused + 1]
+        return outputs
+    monkeypatch.setattr(steps.HostKernelStep, "_prepared_outputs", recording)
+    with gp.Session() as sess:
+        values = [sess.run(fetch, feed) for feed in feeds]
+    return values, counts
+
+
+def test_a_clusters_members_run_their_prepared_calls(monkeypatch):
+    """A cluster whose signature runs its members' kernels runs each member's prepared
+    call, prepared once per signature."""
+    monkeypatch.setattr(elementwise_clusters, "_prior", lambda *args: ("kernels", "kernels"))
+    with gp.Graph().as_default():
+        x = gp.placeholder(gp.float32, [None, 4], name="x")
+        b = gp.placeholder(gp.float32, [4], name="b")
+        out = gp.abs(gp.maximum(x, b) - x)
+        assert [type(s) for s in plan_kernel_steps([out], [x, b])] == [steps.ClusterStep]
+        rng = np.random.default_rng(3)
+        feeds = [{x: rng.standard_normal((rows, 4)).astype(np.float32),
+                  b: rng.standard_normal(4).astype(np.float32)} for rows in (2, 2, 2, 5)]
+        values, counts = _fused_members_run(out, feeds, monkeypatch)
+    assert counts == {"Maximum": [2, 2], "Sub": [2, 2], "Abs": [2, 2]}
+    for got, feed in zip(values, feeds):
+        np.testing.assert_array_equal(got, np.abs(np.maximum(feed[x], feed[b]) - feed[x]))
+
+
+def test_a_chains_members_run_their_prepared_calls(monkeypatch):
+    """A chain whose fused pass does not take its values runs its nodes' prepared calls,
+    and a failing one names its node."""
+    monkeypatch.setattr(fusion.Chain, "accepts", lambda chain, values: False)
+    with gp.Graph().as_default():
+        x = gp.placeholder(gp.float32, [None, 3], name="x")
+        scale = np.float32([0.5, 2.0, -1.0])
+        out = gp.nn.relu(x * scale + np.float32([1.0, -1.0, 0.25]))
+        assert [type(s) for s in plan_kernel_steps([out], [x])] == [steps.ChainStep]
+        feeds = [{x: np.full((rows, 3), value, np.float32)}
+                 for rows, value in ((1, 1.5), (1, -2.0), (4, 0.5))]
+        values, counts = _fused_members_run(out, feeds, monkeypatch)
+        with gp.Session() as sess, memory_budget(16), \
+                pytest.raises(errors.ResourceExhaustedError) as caught:
+            sess.run(out, {x: np.ones((4, 3), np.float32)})
+    assert counts == {"Mul": [2, 1], "AddV2": [2, 1], "Relu": [2, 1]}
+    for got, feed in zip(values, feeds):
+        np.testing.assert_array_equal(
+            got, np.maximum(feed[x] * scale + np.float32([1.0, -1.0, 0.25]), 0))
+    assert "(op: Mul" in str(caught.value)
