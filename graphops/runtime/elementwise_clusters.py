@@ -126,8 +126,10 @@ class Recipe:
     one-thread compiled function for sizes under ``PARALLEL_MIN_SIZE_COMPUTE``, which needs
     no thread settings; None: the parallel one), ``outputs`` (per cluster output:
     ``("program", k)`` or ``("member", m)``), ``prior`` (the estimate's way: "program" or
-    "kernels"), ``path`` (the way chosen; None while the two are timed) and ``times``
-    (seconds of each way's runs while timed)."""
+    "kernels"), ``path`` (the way chosen; None while the two are timed), ``times``
+    (seconds of each way's runs while timed) and ``calls`` (the members' calls prepared
+    for this signature, once their kernels have run it; None before, or where one has
+    none)."""
 
     @staticmethod
     def make(cluster, input_shapes, budget):
@@ -173,22 +175,24 @@ class Recipe:
                           for m in cluster.outputs]
         recipe.out_shape = (len(exported),) + full
         recipe.padding = FUSED_MAX_INPUTS - len(recipe.sources)
+        recipe.calls = None
         return recipe
 
     def run(self, cluster, values, run_member, run_members):
         """The cluster's output values for input ``values`` the way chosen, or while the
         ways are timed the next to time; ``run_member(m, inputs)`` runs member m's kernel,
-        ``run_members(values)`` the cluster's outputs by every member's."""
+        ``run_members(values, recipe)`` the cluster's outputs by every member's (keeping
+        in ``calls`` what it may reuse for this signature)."""
         if self.path == "program":
             return self._program(cluster, values, run_member)
         if self.path == "kernels":
-            return run_members(values)
+            return run_members(values, self)
         times = self.times                  # the two in turn, the estimate's way first
         way = "program" if len(times["program"]) < len(times["kernels"]) + (
             self.prior == "program") else "kernels"
         start = _clock()
         outputs = (self._program(cluster, values, run_member) if way == "program"
-                   else run_members(values))
+                   else run_members(values, self))
         times[way].append(_clock() - start)
         if min(len(t) for t in times.values()) >= WARM_UPS + TRIALS:
             self.path = _faster(times, self.prior)

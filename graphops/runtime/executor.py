@@ -51,12 +51,14 @@ class Plan:
     signature, at most MAX_SHAPE_SIGNATURES of them): each folds those nodes and the shape
     arithmetic behind them (``shape_folding``)."""
 
-    __slots__ = ("steps", "num_slots", "feed_slots", "fetch_slots", "ops", "placements",
-                 "device_feeds", "constants", "specialize", "by_shapes", "initial")
+    __slots__ = ("steps", "calls", "num_slots", "feed_slots", "fetch_slots", "ops",
+                 "placements", "device_feeds", "constants", "specialize", "by_shapes",
+                 "initial")
 
     def __init__(self, steps, num_slots, feed_slots, fetch_slots, ops, placements,
                  device_feeds, constants, specialize=None):
         self.steps, self.num_slots = steps, num_slots
+        self.calls = [step.__call__ for step in steps]   # bound: no lookup per step and run
         self.feed_slots, self.fetch_slots = feed_slots, fetch_slots
         self.ops, self.placements = ops, placements
         self.device_feeds = device_feeds   # per feed: its readers all copy it to one device
@@ -108,13 +110,13 @@ class Plan:
                 value = devices.to_host(value)
             buf[slot] = value
         if cancelled is None:
-            for step in self.steps:
-                step(buf)
+            for call in self.calls:
+                call(buf)
         else:
-            for step in self.steps:
+            for call in self.calls:
                 if cancelled():
                     raise CancelledError("The Session was closed while this run was in progress.")
-                step(buf)
+                call(buf)
         return [buf[slot] for slot in self.fetch_slots]
 
     def reordered(self, feed_order, fetch_order):

@@ -237,10 +237,32 @@ class ClusterStep(FusedStep):
         for slot in self.frees:
             buf[slot] = None
 
-    def _run_members(self, values):
-        """The cluster's outputs from the members' kernels, one after the other."""
+    def _run_members(self, values, recipe=None):
+        """The cluster's outputs from the members' kernels, one after the other: by their
+        steps, or for a ``recipe``'s signature by the calls they prepared for it (every
+        member's input shapes follow from the signature), kept in the recipe after its
+        first run of them."""
         cluster = self.kernel
+        calls = None if recipe is None else recipe.calls
+        if calls is not None:
+            return self._called(calls, values)
         results = cluster.run_members(range(len(cluster.ops)), values, self._run_member)
+        if recipe is not None:
+            prepared = [member.prepared for member in self.members]
+            if all(last is not None and last[1] is not None for last in prepared):
+                recipe.calls = [last[1] for last in prepared]
+        return [results[m] for m in cluster.outputs]
+
+    def _called(self, calls, values):
+        """The cluster's outputs by the members' prepared ``calls``; an error names the
+        member."""
+        cluster, results = self.kernel, []
+        for m, refs in enumerate(cluster.operands):
+            inputs = [values[i] if where == "input" else results[i] for where, i in refs]
+            try:
+                results.append(calls[m](inputs)[0])
+            except Exception as exc:
+                raise_node_error(exc, cluster.ops[m], self.device, inputs)
         return [results[m] for m in cluster.outputs]
 
 

@@ -256,9 +256,13 @@ def _fused_members_run(fetch, feeds, monkeypatch):
 
 
 def test_a_clusters_members_run_their_prepared_calls(monkeypatch):
-    """A cluster whose signature runs its members' kernels runs each member's prepared
-    call, prepared once per signature."""
+    """A cluster whose signature runs its members' kernels runs them by their steps the
+    first time, each preparing its call, then by those calls, kept in the recipe."""
     monkeypatch.setattr(elementwise_clusters, "_prior", lambda *args: ("kernels", "kernels"))
+    called, real_called = [], steps.ClusterStep._called
+    monkeypatch.setattr(steps.ClusterStep, "_called",
+                        lambda step, calls, values: called.append(len(calls))
+                        or real_called(step, calls, values))
     with gp.Graph().as_default():
         x = gp.placeholder(gp.float32, [None, 4], name="x")
         b = gp.placeholder(gp.float32, [4], name="b")
@@ -268,7 +272,7 @@ def test_a_clusters_members_run_their_prepared_calls(monkeypatch):
         feeds = [{x: rng.standard_normal((rows, 4)).astype(np.float32),
                   b: rng.standard_normal(4).astype(np.float32)} for rows in (2, 2, 2, 5)]
         values, counts = _fused_members_run(out, feeds, monkeypatch)
-    assert counts == {"Maximum": [2, 2], "Sub": [2, 2], "Abs": [2, 2]}
+    assert counts == {"Maximum": [2, 0], "Sub": [2, 0], "Abs": [2, 0]} and called == [3, 3]
     for got, feed in zip(values, feeds):
         np.testing.assert_array_equal(got, np.abs(np.maximum(feed[x], feed[b]) - feed[x]))
 
