@@ -49,7 +49,8 @@ class Plan:
     A plan whose shape nodes (Shape, Size, ...) read shapes its feeds decide specialises to
     the feeds' shapes (``specialize(shapes)``: the plan for them, built on first sight of a
     signature, at most MAX_SHAPE_SIGNATURES of them): each folds those nodes and the shape
-    arithmetic behind them (``shape_folding``)."""
+    arithmetic behind them (``shape_folding``). A run calls the steps' ``__call__`` bound
+    when the plan was made (``calls``): a step class patched later changes later plans."""
 
     __slots__ = ("steps", "calls", "num_slots", "feed_slots", "fetch_slots", "ops",
                  "placements", "device_feeds", "constants", "specialize", "by_shapes",

@@ -120,6 +120,8 @@ class HostKernelStep(KernelStep):
             buf[slot] = None
 
     def run(self, inputs):
+        """The node's outputs for ``inputs``: by the call prepared for their signature,
+        else by compute; an error names the node."""
         outputs = self._prepared_outputs(inputs) if self.prepares else None
         if outputs is None:
             ctx = OpKernelContext(self.construction, inputs)
@@ -246,12 +248,29 @@ class ClusterStep(FusedStep):
         calls = None if recipe is None else recipe.calls
         if calls is not None:
             return self._called(calls, values)
-        results = cluster.run_members(range(len(cluster.ops)), values, self._run_member)
-        if recipe is not None:
-            prepared = [member.prepared for member in self.members]
-            if all(last is not None and last[1] is not None for last in prepared):
-                recipe.calls = [last[1] for last in prepared]
+        if recipe is None:
+            results = cluster.run_members(range(len(cluster.ops)), values, self._run_member)
+            return [results[m] for m in cluster.outputs]
+        kept = []
+
+        def run_member(m, inputs):
+            value = self._run_member(m, inputs)
+            kept.append(self._prepared_call(m, inputs))
+            return value
+        results = cluster.run_members(range(len(cluster.ops)), values, run_member)
+        if None not in kept:
+            recipe.calls = kept
         return [results[m] for m in cluster.outputs]
+
+    def _prepared_call(self, m, inputs):
+        """Member m's call prepared for ``inputs`` (its key checked: a run of another
+        signature in another thread may have replaced it since); None where it has none,
+        or where its call depends on values, which a recipe's signature does not hold."""
+        member = self.members[m]
+        last = getattr(member, "prepared", None)      # (a device step keeps none)
+        if last is None or last[1] is None or member.kernel.prepared_values:
+            return None
+        return last[1] if last[0] == _signature(inputs, ()) else None
 
     def _called(self, calls, values):
         """The cluster's outputs by the members' prepared ``calls``; an error names the

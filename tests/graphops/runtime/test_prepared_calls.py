@@ -270,9 +270,10 @@ def test_a_clusters_members_run_their_prepared_calls(monkeypatch):
         assert [type(s) for s in plan_kernel_steps([out], [x, b])] == [steps.ClusterStep]
         rng = np.random.default_rng(3)
         feeds = [{x: rng.standard_normal((rows, 4)).astype(np.float32),
-                  b: rng.standard_normal(4).astype(np.float32)} for rows in (2, 2, 2, 5)]
+                  b: rng.standard_normal(4).astype(np.float32)} for rows in (2, 2, 2, 5, 5, 2)]
         values, counts = _fused_members_run(out, feeds, monkeypatch)
-    assert counts == {"Maximum": [2, 0], "Sub": [2, 0], "Abs": [2, 0]} and called == [3, 3]
+    assert counts == {"Maximum": [2, 0], "Sub": [2, 0], "Abs": [2, 0]}
+    assert called == [3, 3, 3, 3]        # each signature's recipe keeps its own calls
     for got, feed in zip(values, feeds):
         np.testing.assert_array_equal(got, np.abs(np.maximum(feed[x], feed[b]) - feed[x]))
 
@@ -297,3 +298,34 @@ def test_a_chains_members_run_their_prepared_calls(monkeypatch):
         np.testing.assert_array_equal(
             got, np.maximum(feed[x] * scale + np.float32([1.0, -1.0, 0.25]), 0))
     assert "(op: Mul" in str(caught.value)
+
+
+def test_a_cluster_keeps_no_call_another_signature_replaced(monkeypatch):
+    """Another run of a member (another thread's, here run right after this one's) may
+    replace its call with one for its own signature before the cluster keeps it: the
+    recipe keeps only calls whose keys are its own (a BiasAdd's call over rank 2 adds
+    along the wrong axis of a rank-3 value)."""
+    monkeypatch.setattr(elementwise_clusters, "_prior", lambda *args: ("kernels", "kernels"))
+    real = steps.HostKernelStep.run
+    interleave = [True]
+
+    def run(step, inputs):
+        outputs = real(step, inputs)
+        if interleave[0] and step.op.type == "BiasAdd" and inputs[0].ndim == 3:
+            interleave[0] = False
+            real(step, [np.ones((4, 4), np.float32), inputs[1]])
+        return outputs
+    monkeypatch.setattr(steps.HostKernelStep, "run", run)
+    with gp.Graph().as_default():
+        x = gp.placeholder(gp.float32, None, name="x")
+        b = gp.placeholder(gp.float32, [4], name="b")
+        out = gp.abs(gp.nn.bias_add(x, b) - x * 2.0) * x
+        assert [type(s) for s in plan_kernel_steps([out], [x, b])] == [steps.ClusterStep]
+        x_value = np.random.default_rng(0).standard_normal((2, 4, 4)).astype(np.float32)
+        b_value = np.arange(4, dtype=np.float32) * 10
+        with gp.Session() as sess:
+            got = [sess.run(out, {x: x_value, b: b_value}) for _ in range(3)]
+    assert not interleave[0]
+    want = np.abs((x_value + b_value) - x_value * 2.0) * x_value
+    for value in got:
+        np.testing.assert_array_equal(value, want)
