@@ -22,7 +22,7 @@ import threading
 import numpy as np
 
 from graphops.registry.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
-from graphops.registry.kernel_registry import OpKernel, register_kernel
+from graphops.registry.kernel_registry import OpKernel, OpKernelContext, register_kernel
 from graphops.registry.resources import ResourceHandle
 from graphops.registry.tensor_shape import shape_str
 
@@ -171,25 +171,29 @@ class VarFinder:
         self._last = (None, (), ())     # (construction, handles, Vars) of the last run
 
     def __call__(self, ctx):
-        construction, handles, variables = self._last
-        if construction is ctx.construction:
-            inputs, lookup = ctx.inputs, construction.resources.lookup
-            try:
-                if len(handles) == 1:       # the common case, without a loop
-                    value, handle = inputs[0], handles[0]
-                    if (type(value) is np.ndarray and value[()] is handle
-                            and lookup(handle.name) is variables[0]):
-                        return variables
-                    return self._find(ctx)
-                for value, handle, var in zip(inputs, handles, variables):
-                    if (type(value) is not np.ndarray or value[()] is not handle
-                            or lookup(handle.name) is not var):
-                        break
-                else:
+        return self.known(ctx.construction, ctx.inputs) or self._find(ctx)
+
+    def known(self, construction, inputs):
+        """The Vars found last, where the kernel (`construction`) is the same and `inputs`
+        carry the same handles, which the ResourceMgr still maps to them; else None."""
+        last_construction, handles, variables = self._last
+        if last_construction is not construction:
+            return None
+        lookup = construction.resources.lookup
+        try:
+            if len(handles) == 1:       # the common case, without a loop
+                value, handle = inputs[0], handles[0]
+                if (type(value) is np.ndarray and value[()] is handle
+                        and lookup(handle.name) is variables[0]):
                     return variables
-            except NotFoundError:
-                pass
-        return self._find(ctx)
+                return None
+            for value, handle, var in zip(inputs, handles, variables):
+                if (type(value) is not np.ndarray or value[()] is not handle
+                        or lookup(handle.name) is not var):
+                    return None
+        except NotFoundError:
+            return None
+        return variables
 
     def _find(self, ctx):
         variables = tuple(lookup_var(ctx, i) for i in range(self.count))
@@ -282,6 +286,20 @@ class ReadVariableOpKernel(OpKernel):
 
     def compute(self, ctx):
         ctx.set_output(0, self.find(ctx)[0].ref_value())
+
+    def prepare(self, ctx):
+        """compute's lookup and checks at once, then a read of the Var found while the
+        handle and the ResourceMgr's entry stay the same (else compute's lookup again)."""
+        if ctx.xp is not np:
+            return None
+        find, construction = self.find, ctx.construction
+        find(ctx)
+
+        def read(inputs):
+            variables = find.known(construction, inputs) or find(
+                OpKernelContext(construction, inputs))
+            return [variables[0].ref_value()]
+        return read
 
 
 @register_kernel("AssignVariableOp", _DEVICES)

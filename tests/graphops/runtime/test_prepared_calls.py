@@ -11,6 +11,7 @@ from hypothesis import given, settings, strategies as st
 import graphops as gp
 from graphops.kernels.ops.array import ReshapeOp
 from graphops.kernels.ops.math import MatMulOp
+from graphops.kernels.ops.state import ReadVariableOpKernel
 from graphops.registry import OpKernel, errors
 from graphops.registry.kernel_registry import prepares
 from graphops.runtime import elementwise_clusters, fusion, steps
@@ -329,3 +330,31 @@ def test_a_cluster_keeps_no_call_another_signature_replaced(monkeypatch):
     want = np.abs((x_value + b_value) - x_value * 2.0) * x_value
     for value in got:
         np.testing.assert_array_equal(value, want)
+
+
+def test_a_variable_read_prepares_once_and_follows_its_variable(monkeypatch):
+    """A ReadVariableOp prepares once and its call reads the value each assign left,
+    fails as compute does once the variable is gone and finds it made anew."""
+    calls = []
+    real = ReadVariableOpKernel.prepare
+    monkeypatch.setattr(ReadVariableOpKernel, "prepare",
+                        lambda kernel, ctx: calls.append(kernel.node_name) or real(kernel, ctx))
+    with gp.Graph().as_default():
+        v = gp.Variable(np.zeros(3, np.float32), name="v")
+        read = gp.raw_ops.ReadVariableOp(resource=v.handle, dtype=gp.float32, name="read")
+        bump = v.assign_add(np.ones(3, np.float32))
+        with gp.Session() as sess:
+            sess.run(v.initializer)
+            seen = []
+            for _ in range(3):
+                seen.append(sess.run(read))
+                sess.run(bump)
+            sess._resources.clear()                     # the variable is gone
+            with pytest.raises(errors.FailedPreconditionError) as caught:
+                sess.run(read)
+            sess.run(v.initializer)                     # and made anew
+            seen.append(sess.run(read))
+    assert [value.tolist() for value in seen] == [[0] * 3, [1] * 3, [2] * 3, [0] * 3]
+    assert "Attempting to use uninitialized value v" in str(caught.value)
+    assert "Node: 'read' (op: ReadVariableOp" in str(caught.value)
+    assert calls.count("read") == 1
