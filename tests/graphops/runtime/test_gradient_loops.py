@@ -93,9 +93,17 @@ def test_a_trained_recurrence_runs_its_three_loops_compiled(n, batch, width, see
 
 
 def _counting_reads(monkeypatch):
-    reads, compute = [], state.ReadVariableOpKernel.compute
-    monkeypatch.setattr(state.ReadVariableOpKernel, "compute",
+    """The node names of the ReadVariableOp runs from now on, by compute or by the call
+    prepare made."""
+    kernel = state.ReadVariableOpKernel
+    reads, compute, prepare = [], kernel.compute, kernel.prepare
+
+    def counted_prepare(self, ctx):
+        call = prepare(self, ctx)
+        return call and (lambda inputs: reads.append(self.node_name) or call(inputs))
+    monkeypatch.setattr(kernel, "compute",
                         lambda self, ctx: reads.append(self.node_name) or compute(self, ctx))
+    monkeypatch.setattr(kernel, "prepare", counted_prepare)
     return reads
 
 
