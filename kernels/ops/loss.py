@@ -9,8 +9,11 @@ and the labels themselves only to write the message.
 
 import numpy as np
 
+from graphops.kernels import compiled
+from graphops.kernels.compiled import loops
 from graphops.kernels.ops.activations import numpy_softmax
-from graphops.kernels.support.kernel_util import COMPILED_FLOATS, DEVICES, host_copy, softmax
+from graphops.kernels.support.kernel_util import (COMPILED_FLOATS, DEVICES,
+                                                  PARALLEL_MIN_SIZE_COMPUTE, host_copy, softmax)
 from graphops.kernels.ops.math import broadcast_shape
 from graphops.registry import dtypes
 from graphops.registry.errors import InvalidArgumentError
@@ -31,9 +34,9 @@ def _log_softmax(xp, logits):
 @register_kernel("SparseSoftmaxCrossEntropyWithLogits", DEVICES,
                  type_constraints={"T": _FLOATS, "Tlabels": [dtypes.int32, dtypes.int64]})
 class SparseSoftmaxCrossEntropyWithLogitsKernel(OpKernel):
-    """float32 and float64 logits on the CPU skip the float32 copy and the final casts and
-    pick each row's label by its flat index (the row offsets kept for the last logits
-    shape)."""
+    """float32 and float64 logits on the CPU skip the float32 copy and the final casts:
+    prepared, one compiled pass over the rows; computed, NumPy's passes picking each row's
+    label by its flat index (the row offsets kept for the last logits shape)."""
 
     def __init__(self, ctx):
         super().__init__(ctx)
@@ -41,6 +44,56 @@ class SparseSoftmaxCrossEntropyWithLogitsKernel(OpKernel):
 
     def compute(self, ctx):
         logits, labels, xp = ctx.input(0), ctx.input(1), ctx.xp
+        self._check_shapes(logits, labels)
+        batch, classes = logits.shape
+        self._check_labels(labels, classes)
+        if (type(logits) is np.ndarray and logits.dtype in COMPILED_FLOATS and batch
+                and logits.flags.c_contiguous):     # flat views of the results below
+            offsets = self.checked_once(logits.shape,     # each row's first flat index
+                                        lambda: np.arange(0, batch * classes, classes))
+            loss, backprop = _numpy_pass(logits, labels, offsets)
+            ctx.set_output(0, loss)
+            ctx.set_output(1, backprop)
+            return
+        log_probs, rows = _log_softmax(xp, logits), xp.arange(batch)
+        backprop = xp.exp(log_probs)
+        backprop[rows, labels] -= 1
+        ctx.set_output(0, (-log_probs[rows, labels]).astype(logits.dtype))
+        ctx.set_output(1, backprop.astype(logits.dtype))
+
+    def prepare(self, ctx):
+        """The compiled pass (`compiled/cross_entropy.py`) for host float32 or float64
+        logits of at least one row and one class, after compute's shape checks."""
+        logits, labels = ctx.inputs
+        self._check_shapes(logits, labels)
+        if (ctx.xp is not np or logits.dtype not in COMPILED_FLOATS or not logits.size
+                or not compiled.usable()):
+            return None
+        shape, (batch, classes) = logits.shape, logits.shape
+        offsets = np.arange(0, batch * classes, classes)
+        single = logits.size < PARALLEL_MIN_SIZE_COMPUTE
+
+        def call(inputs):
+            logits, labels = inputs
+            logits = np.ascontiguousarray(logits)
+            if not compiled.usable():         # (in a child forked since)
+                self._check_labels(labels, classes)
+                return _numpy_pass(logits, labels, offsets)
+            loss, backprop = np.empty(batch, logits.dtype), np.empty(shape, logits.dtype)
+            bad = loops("cross_entropy", chunk=1, single=single).sparse_rows(
+                logits, labels, loss, backprop)
+            if bad >= 0:
+                _raise_bad_label(labels, classes)
+            return [loss, backprop]
+        return call
+
+    def _check_labels(self, labels, classes):
+        if labels.size and labels.view(self._unsigned).max() >= classes:    # or < 0
+            _raise_bad_label(labels, classes)
+
+    @staticmethod
+    def _check_shapes(logits, labels):
+        """TF's checks of the logits' and labels' shapes."""
         if logits.ndim != 2:
             raise InvalidArgumentError(
                 f"logits must be 2-D, but got shape {shape_str(logits.shape)}")
@@ -51,33 +104,29 @@ class SparseSoftmaxCrossEntropyWithLogitsKernel(OpKernel):
             raise InvalidArgumentError(
                 "logits and labels must have the same first dimension, got logits shape "
                 f"{shape_str(logits.shape)} and labels shape {shape_str(labels.shape)}")
-        batch, classes = logits.shape
-        if batch > 0 and classes == 0:
+        if logits.shape[0] > 0 and logits.shape[1] == 0:
             raise InvalidArgumentError(
                 f"Must have at least one class, but got logits shape {shape_str(logits.shape)}")
-        if labels.size and labels.view(self._unsigned).max() >= classes:    # or < 0
-            values = host_copy(labels)
-            bad = values[(values < 0) | (values >= classes)]
-            raise InvalidArgumentError(
-                f"Received a label value of {bad[0]} which is outside the valid range "
-                f"of [0, {classes}).  Label values: {' '.join(str(v) for v in values)}")
-        if (type(logits) is np.ndarray and logits.dtype in COMPILED_FLOATS and batch
-                and logits.flags.c_contiguous):     # flat views of the results below
-            offsets = self.checked_once(logits.shape,     # each row's first flat index
-                                        lambda: np.arange(0, batch * classes, classes))
-            log_probs = numpy_softmax(logits, log=True)
-            picked = offsets + labels
-            backprop = np.exp(log_probs)
-            backprop.reshape(-1)[picked] -= 1
-            loss = log_probs.reshape(-1)[picked]
-            ctx.set_output(0, np.negative(loss, out=loss))
-            ctx.set_output(1, backprop)
-            return
-        log_probs, rows = _log_softmax(xp, logits), xp.arange(batch)
-        backprop = xp.exp(log_probs)
-        backprop[rows, labels] -= 1
-        ctx.set_output(0, (-log_probs[rows, labels]).astype(logits.dtype))
-        ctx.set_output(1, backprop.astype(logits.dtype))
+
+
+def _numpy_pass(logits, labels, offsets):
+    """[loss, backprop] of C-contiguous float32 or float64 `logits` by NumPy's passes, each
+    row's label picked by its flat index (`offsets`: each row's first)."""
+    log_probs = numpy_softmax(logits, log=True)
+    picked = offsets + labels
+    backprop = np.exp(log_probs)
+    backprop.reshape(-1)[picked] -= 1
+    loss = log_probs.reshape(-1)[picked]
+    return [np.negative(loss, out=loss), backprop]
+
+
+def _raise_bad_label(labels, classes):
+    """TF's error for labels outside [0, classes), quoting every label."""
+    values = host_copy(labels)
+    bad = values[(values < 0) | (values >= classes)]
+    raise InvalidArgumentError(
+        f"Received a label value of {bad[0]} which is outside the valid range "
+        f"of [0, {classes}).  Label values: {' '.join(str(v) for v in values)}")
 
 
 @register_kernel("SoftmaxCrossEntropyWithLogits", DEVICES, type_constraints={"T": _FLOATS})

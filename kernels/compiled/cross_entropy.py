@@ -1,0 +1,36 @@
+"""Sparse softmax cross-entropy in one pass per row (numba): each row's log-softmax, its
+loss at the label and the backprop (softmax less one at the label), as
+`kernels.ops.loss` computes them with NumPy's passes (the same formula in the logits'
+type: x - max - log(sum(exp(x - max))))."""
+
+import numpy as np
+from numba import njit, prange
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def sparse_rows(logits, labels, loss, backprop):
+    """Fills `loss` [batch] and `backprop` [batch, classes] from C-contiguous `logits`
+    [batch, classes] (classes >= 1) and `labels` [batch]. Returns the index of the first
+    label outside [0, classes), having filled nothing meaningful, or -1."""
+    batch, classes = logits.shape
+    for i in range(batch):
+        if labels[i] < 0 or labels[i] >= classes:
+            return i
+    for i in prange(batch):
+        row, out = logits[i], backprop[i]
+        top = row[0]
+        for j in range(1, classes):
+            if row[j] > top:
+                top = row[j]
+        total = row[0] - row[0]              # zero of the logits' type
+        for j in range(classes):
+            shifted = row[j] - top
+            out[j] = shifted
+            total += np.exp(shifted)
+        log_total = np.log(total)
+        for j in range(classes):
+            out[j] = np.exp(out[j] - log_total)
+        label = labels[i]
+        loss[i] = log_total - (row[label] - top)
+        out[label] -= 1
+    return -1
