@@ -230,6 +230,30 @@ def test_run_time_operands_of_known_shape_fuse_too(monkeypatch):
         assert err.value.op.name == "bias"
 
 
+def test_a_small_chain_runs_its_nodes_and_a_large_one_the_fused_pass(monkeypatch):
+    """Below ``CHAIN_MIN_SIZE`` values x goes through the nodes' own (prepared) calls, from
+    it through the one fused pass; a variable's bias, then Relu, gives relu(x + b) both
+    ways, and a value met again takes the same way again."""
+    rng = np.random.default_rng(8)
+    x = gp.placeholder(gp.float32, [None, 16])
+    b = gp.Variable(rng.standard_normal(16).astype(np.float32))
+    out = gp.nn.relu(x + b)
+    assert _step_types([out], [x]) == ["ReadVariableOp", "Relu"]     # the chain: Relu's
+    passes = []
+    monkeypatch.setattr(fusion, "channel_chain",
+                        lambda *args, chain=fusion.channel_chain, **kw:
+                        passes.append(args[0].size) or chain(*args, **kw))
+    below, at = (rng.standard_normal((rows, 16)).astype(np.float32)
+                 for rows in (fusion.CHAIN_MIN_SIZE // 16 - 1, fusion.CHAIN_MIN_SIZE // 16))
+    with gp.Session() as sess:
+        sess.run(b.initializer)
+        bias = sess.run(b)
+        for value in (below, at, below, at):
+            np.testing.assert_array_equal(sess.run(out, {x: value}),
+                                          np.maximum(value + bias, 0))
+    assert passes == [fusion.CHAIN_MIN_SIZE] * 2
+
+
 def test_a_node_joins_one_chain_at_most(monkeypatch):
     """B = c1 + a, both run-time tensors: B ends the first chain (three stages), so the
     chain through a stops before it; every value is the unfused plan's."""
