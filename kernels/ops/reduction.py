@@ -110,6 +110,9 @@ class ReductionOp(OpKernel):
     names run through its `accumulate(x, kept)` instead: NumPy's reduction called
     directly, a few microseconds less per call."""
 
+    sums = False       # whether `accumulate` is `total` (divided by the count: `averages`)
+    averages = False
+
     def __init__(self, ctx):
         super().__init__(ctx)
         self._keep_dims = ctx.get_attr("keep_dims")
@@ -137,9 +140,30 @@ class ReductionOp(OpKernel):
         if ctx.xp is not np:
             return None
         if self._acc is not None:
+            if self.sums and x.size < COLUMN_SUM_MIN_SIZE:
+                return self._small_sum_call(kept)
             return lambda inputs: [self._accumulated(inputs[0], kept)]
         dtype, axes, np_dtype = self._dtype, kept.axes, self._np_dtype
         return lambda inputs: [np.asarray(self.reduce(np, inputs[0], dtype, axes), np_dtype)]
+
+    def _small_sum_call(self, kept):
+        """The prepared call of a sum (a mean: divided by the count) of fewer values than
+        the column sums take: `total`'s one NumPy reduction, called directly."""
+        shape, axes, acc, np_dtype = kept.shape, kept.axes, self._acc, self._np_dtype
+        form_shape, form_axes = kept.form or (None, axes)
+        count = kept.count if self.averages else None
+        reduce = np.add.reduce
+
+        def call(inputs):
+            x = inputs[0]
+            if form_shape is not None and x.flags.c_contiguous:
+                y = reduce(x.reshape(form_shape), axis=form_axes, dtype=acc)
+            else:
+                y = reduce(x, axis=axes, dtype=acc)
+            if count is not None:
+                y = y / count                 # an empty mean is 0 / 0 = nan
+            return [np.asarray(y, np_dtype).reshape(shape)]
+        return call
 
     def _accumulated(self, x, kept):
         """`accumulate`'s result as an array of the output type."""
@@ -203,6 +227,7 @@ class SumOp(ReductionOp):
     on the CPU in float16 as TF's CPU kernel (`half_sums`)."""
 
     reduction = "sum"
+    sums = True
 
     @staticmethod
     def accumulator(dtype):
@@ -224,7 +249,7 @@ class MeanOp(ReductionOp):
     mean divides the float16 sum by the count as a float16, as TF's CPU kernel: from 65520
     values on the count is inf and the mean 0."""
 
-    averages = True
+    sums = averages = True
 
     @staticmethod
     def accumulator(dtype):
