@@ -1,6 +1,5 @@
 """Kernel classes and their registry: TF's REGISTER_KERNEL_BUILDER and kernel selection."""
 
-import contextlib
 import contextvars
 import threading
 from dataclasses import dataclass, field
@@ -245,15 +244,25 @@ def prepares(kernel_class):
             and owner("prepared_values") in (prepare, OpKernel))
 
 
-@contextlib.contextmanager
 def cancellation(cancelled):
     """Within the block, kernels' `ctx.cancelled()` asks `cancelled()` (None: never
     cancelled): a plan's run sets it, so a kernel that waits can stop when the run stops."""
-    token = _RUN_CANCELLED.set(cancelled)
-    try:
-        yield
-    finally:
-        _RUN_CANCELLED.reset(token)
+    return _Cancellation(cancelled)
+
+
+class _Cancellation:
+    """`cancellation`'s context, a class rather than a generator: every run enters one."""
+
+    __slots__ = ("cancelled", "token")
+
+    def __init__(self, cancelled):
+        self.cancelled = cancelled
+
+    def __enter__(self):
+        self.token = _RUN_CANCELLED.set(self.cancelled)
+
+    def __exit__(self, *exc_info):
+        _RUN_CANCELLED.reset(self.token)
 
 
 class OpKernelContext:

@@ -31,6 +31,8 @@ from graphops.registry.resources import ResourceMgr
 
 _tensor_key = executor.tensor_key
 _default_sessions = DefaultStack()
+_FETCH_LEAVES = (Tensor, Operation, str)
+HANDLERS_KEPT = 64      # fetch structures a Session keeps its FetchHandler for
 
 
 def get_default_session():
@@ -145,6 +147,19 @@ class FetchHandler:
                                        f"Tensor. ({_text(e)})") from None
 
 
+def _fetch_cache_key(fetches):
+    """A key for `fetches` that is a tensor, an operation or a name, or a list or tuple of
+    them (what a training loop passes run after run), by their identities; None for any
+    other structure."""
+    kind = type(fetches)
+    if kind is list or kind is tuple:
+        for fetch in fetches:
+            if type(fetch) not in _FETCH_LEAVES:
+                return None
+        return kind, tuple(map(id, fetches))
+    return (kind, id(fetches)) if kind in _FETCH_LEAVES else None
+
+
 def _text(exc):
     return str(exc.args[0]) if exc.args else str(exc)
 
@@ -181,6 +196,8 @@ def _is_complex(value):
 
 def convert_feed(tensor, value, key):
     """A fed value as the NumPy array the kernels see, with TF's checks and messages."""
+    if type(value) is np.ndarray and value.dtype == tensor.dtype.np_dtype:
+        return _checked_shape(tensor, value)         # what np.asarray below would give
     if isinstance(value, (Tensor, Operation)) or hasattr(value, "_as_graph_element"):
         raise TypeError(
             "The value of a feed cannot be a tf.Tensor object. Acceptable feed values include "
@@ -326,6 +343,7 @@ class Session:
         self._plans = {}          # (feed keys, fetch keys, target ids) in caller order -> Plan
         self._sorted_plans = {}   # the same, each part sorted -> Plan
         self._kernels = {}        # (op id, Device) -> (construction, kernel)
+        self._handlers = {}       # `_fetch_cache_key` -> (FetchHandler, the fetches)
         self._state = None        # (graph.version, device table version) the caches are for
         self._closed = False
         self._idle = threading.Condition(threading.Lock())   # guards _closed and _running
@@ -351,7 +369,7 @@ class Session:
         """Runs what `fetches` needs and returns their values in the same structure."""
         me = self._begin()
         try:
-            handler = FetchHandler(self._graph, fetches)
+            handler = self._fetch_handler(fetches)
             feeds, values = self._feeds(feed_dict) if feed_dict else ((), ())
             plan = self._plan(feeds, handler.tensors, handler.targets)
             results = self._run_plan(plan, values, options)
@@ -359,6 +377,22 @@ class Session:
             self._end(me)
         keep = not self._fetch_to_host
         return handler.build([fetched_value(v, keep) for v in results])
+
+    def _fetch_handler(self, fetches):
+        """The FetchHandler of `fetches`, kept for those `_fetch_cache_key` keys (with the
+        fetches themselves, so that their identities stay theirs): a graph's elements and
+        names never change."""
+        key = _fetch_cache_key(fetches)
+        if key is None:
+            return FetchHandler(self._graph, fetches)
+        kept = self._handlers.get(key)
+        if kept is None:
+            handler = FetchHandler(self._graph, fetches)
+            if len(self._handlers) >= HANDLERS_KEPT:
+                self._handlers.clear()
+            kept = self._handlers[key] = (handler, fetches if key[0] is not list
+                                          else tuple(fetches))
+        return kept[0]
 
     def make_callable(self, fetches, feed_list=None, accept_options=False):
         """A function of the `feed_list` values returning the fetches, planned once."""
@@ -505,6 +539,7 @@ class Session:
             self._plans.clear()
             self._sorted_plans.clear()
             self._kernels.clear()
+            self._handlers.clear()
             self._resources.clear()
 
     def as_default(self):

@@ -122,6 +122,34 @@ def test_bad_fetches(fresh, fetch, cls, message):
     assert str(info.value).startswith(message) or message in str(info.value)
 
 
+def test_a_fetch_list_met_again_reuses_its_handler(fresh, monkeypatch):
+    """A tensor, a name, or a list or tuple of them is flattened once per Session (the same
+    elements again: the same FetchHandler); a changed list, another structure, or a name
+    that did not resolve yet is handled anew, and every run gives its own structure."""
+    from graphops.client import session as session_module
+    made = []
+    original = session_module.FetchHandler.__init__
+    monkeypatch.setattr(session_module.FetchHandler, "__init__",
+                        lambda self, graph, fetches: made.append(
+                            list(fetches) if isinstance(fetches, list) else fetches) or
+                        original(self, graph, fetches))
+    c = gp.constant(3.0, name="c")
+    fetches = [c, "c:0"]
+    with Session() as sess:
+        first = sess.run(fetches)
+        fetches.append(c.op)
+        assert sess.run(fetches) == [3.0, 3.0, None] and sess.run(fetches) is not first
+        assert sess.run(tuple(fetches[:2])) == (3.0, 3.0)
+        assert sess.run([c, "c:0"]) == first == [3.0, 3.0]
+        assert sess.run({"c": c}) == {"c": 3.0} == sess.run({"c": c})
+        with pytest.raises(ValueError, match="'later:0' refers to a Tensor which does not"):
+            sess.run("later:0")
+        gp.constant(4.0, name="later")
+        assert sess.run("later:0") == 4.0 and sess.run("later:0") == 4.0
+    assert [len(f) if isinstance(f, (list, tuple, dict)) else f for f in made] == [
+        2, 3, 2, 1, 1, "later:0", "later:0"]
+
+
 def test_fetch_from_another_graph(fresh):
     other = gp.Graph()
     with other.as_default():
