@@ -111,6 +111,12 @@ class ZerosLikeOp(OpKernel):
         else:
             ctx.set_output(0, ctx.xp.zeros_like(x))
 
+    def prepare(self, ctx):
+        """`np.zeros_like` itself, for host values of a numeric or bool type."""
+        if ctx.xp is not np or ctx.output_dtype(0) in (dtypes.variant, dtypes.string):
+            return None
+        return lambda inputs: [np.zeros_like(inputs[0])]
+
 
 @register_kernel("OnesLike", DEVICES, type_constraints={"T": computable_types("OnesLike")})
 class OnesLikeOp(OpKernel):
@@ -118,6 +124,10 @@ class OnesLikeOp(OpKernel):
 
     def compute(self, ctx):
         ctx.set_output(0, ctx.xp.ones_like(ctx.input(0)))
+
+    def prepare(self, ctx):
+        """`np.ones_like` itself, for host values."""
+        return (lambda inputs: [np.ones_like(inputs[0])]) if ctx.xp is np else None
 
 
 @register_kernel("Fill", DEVICES, host_memory=("dims",))

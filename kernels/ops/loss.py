@@ -34,9 +34,9 @@ def _log_softmax(xp, logits):
 @register_kernel("SparseSoftmaxCrossEntropyWithLogits", DEVICES,
                  type_constraints={"T": _FLOATS, "Tlabels": [dtypes.int32, dtypes.int64]})
 class SparseSoftmaxCrossEntropyWithLogitsKernel(OpKernel):
-    """float32 and float64 logits on the CPU skip the float32 copy and the final casts:
-    prepared, one compiled pass over the rows; computed, NumPy's passes picking each row's
-    label by its flat index (the row offsets kept for the last logits shape)."""
+    """float32 and float64 logits on the CPU skip the float32 copy and the final casts: one
+    compiled pass over the rows, computed or prepared alike (so eager ops and Session runs
+    give the same bits)."""
 
     def __init__(self, ctx):
         super().__init__(ctx)
@@ -46,15 +46,12 @@ class SparseSoftmaxCrossEntropyWithLogitsKernel(OpKernel):
         logits, labels, xp = ctx.input(0), ctx.input(1), ctx.xp
         self._check_shapes(logits, labels)
         batch, classes = logits.shape
-        self._check_labels(labels, classes)
-        if (type(logits) is np.ndarray and logits.dtype in COMPILED_FLOATS and batch
-                and logits.flags.c_contiguous):     # flat views of the results below
-            offsets = self.checked_once(logits.shape,     # each row's first flat index
-                                        lambda: np.arange(0, batch * classes, classes))
-            loss, backprop = _numpy_pass(logits, labels, offsets)
+        if type(logits) is np.ndarray and logits.dtype in COMPILED_FLOATS and batch and classes:
+            loss, backprop = self._host_outputs(np.ascontiguousarray(logits), labels)
             ctx.set_output(0, loss)
             ctx.set_output(1, backprop)
             return
+        self._check_labels(labels, classes)
         log_probs, rows = _log_softmax(xp, logits), xp.arange(batch)
         backprop = xp.exp(log_probs)
         backprop[rows, labels] -= 1
@@ -62,30 +59,28 @@ class SparseSoftmaxCrossEntropyWithLogitsKernel(OpKernel):
         ctx.set_output(1, backprop.astype(logits.dtype))
 
     def prepare(self, ctx):
-        """The compiled pass (`compiled/cross_entropy.py`) for host float32 or float64
-        logits of at least one row and one class, after compute's shape checks."""
+        """compute's host path, for float32 or float64 logits of at least one row and one
+        class, after compute's shape checks."""
         logits, labels = ctx.inputs
         self._check_shapes(logits, labels)
-        if (ctx.xp is not np or logits.dtype not in COMPILED_FLOATS or not logits.size
-                or not compiled.usable()):
+        if ctx.xp is not np or logits.dtype not in COMPILED_FLOATS or not logits.size:
             return None
-        shape, (batch, classes) = logits.shape, logits.shape
-        offsets = np.arange(0, batch * classes, classes)
-        single = logits.size < PARALLEL_MIN_SIZE_COMPUTE
+        return lambda inputs: self._host_outputs(np.ascontiguousarray(inputs[0]), inputs[1])
 
-        def call(inputs):
-            logits, labels = inputs
-            logits = np.ascontiguousarray(logits)
-            if not compiled.usable():         # (in a child forked since)
-                self._check_labels(labels, classes)
-                return _numpy_pass(logits, labels, offsets)
-            loss, backprop = np.empty(batch, logits.dtype), np.empty(shape, logits.dtype)
-            bad = loops("cross_entropy", chunk=1, single=single).sparse_rows(
-                logits, labels, loss, backprop)
-            if bad >= 0:
-                _raise_bad_label(labels, classes)
-            return [loss, backprop]
-        return call
+    def _host_outputs(self, logits, labels):
+        """[loss, backprop] of C-contiguous float32 or float64 `logits` of at least one row
+        and class: the compiled pass over the rows (`compiled/cross_entropy.py`), or in a
+        child forked after numba loaded, NumPy's passes."""
+        batch, classes = logits.shape
+        if not compiled.usable():
+            self._check_labels(labels, classes)
+            return _numpy_pass(logits, labels, np.arange(0, batch * classes, classes))
+        loss, backprop = np.empty(batch, logits.dtype), np.empty(logits.shape, logits.dtype)
+        single = logits.size < PARALLEL_MIN_SIZE_COMPUTE
+        if loops("cross_entropy", chunk=1, single=single).sparse_rows(
+                logits, labels, loss, backprop) >= 0:
+            _raise_bad_label(labels, classes)
+        return [loss, backprop]
 
     def _check_labels(self, labels, classes):
         if labels.size and labels.view(self._unsigned).max() >= classes:    # or < 0

@@ -1,7 +1,7 @@
-"""SparseSoftmaxCrossEntropyWithLogits' prepared compiled pass (compiled/cross_entropy.py):
-the loss and backprop of a slow float64 reference on any shape, the same values run after
-run and through NumPy's passes (compute), views that are not contiguous, and TF's label
-error on a later run, naming the node."""
+"""SparseSoftmaxCrossEntropyWithLogits' compiled pass over the rows
+(compiled/cross_entropy.py): the loss and backprop of a slow float64 reference on any shape,
+the same bits run after run and eagerly, near NumPy's passes, views that are not contiguous,
+and TF's label error on a later run, naming the node."""
 
 import numpy as np
 import pytest
@@ -56,28 +56,23 @@ def test_matches_a_float64_reference_run_after_run(batch, classes, scale, dtype,
         np.testing.assert_array_equal(repeated, got)
 
 
-def test_the_pass_agrees_with_numpys_passes_and_takes_views():
-    """compute (NumPy's passes) and the prepared pass give the same values within a few
-    ulps, for a transposed view too; non-finite logits give NaN rows as NumPy's do."""
+def test_eager_and_session_runs_give_the_same_bits_near_numpys_passes():
+    """An eager op (compute) and a Session's runs (the prepared call) give the same bits,
+    for a transposed view too, within a few ulps of NumPy's passes (what a child forked
+    after numba loaded runs); non-finite logits give NaN rows as NumPy's passes do."""
     rng = np.random.default_rng(3)
     logits = rng.standard_normal((17, 9)).astype(np.float32)
     logits[4, 2], logits[9, :] = np.nan, -np.inf
     labels = rng.integers(0, 9, 17).astype(np.int64)
     view = np.ascontiguousarray(logits.T).T
-    kernel = loss_kernels.SparseSoftmaxCrossEntropyWithLogitsKernel
     sess, run = _runner(np.float32, np.int64, 9)
     with sess, np.errstate(invalid="ignore"):
-        prepared = run(logits, labels)
-        assert run(view, labels)[0].tobytes() == prepared[0].tobytes()
-    original = kernel.prepare
-    try:
-        kernel.prepare = lambda self, ctx: None
-        sess, run = _runner(np.float32, np.int64, 9)
-        with sess, np.errstate(invalid="ignore"):
-            computed = run(logits, labels)
-    finally:
-        kernel.prepare = original
-    for got, want in zip(prepared, computed):
+        prepared, again = run(logits, labels), run(view, labels)
+    with np.errstate(invalid="ignore"):
+        eager = gp.raw_ops.SparseSoftmaxCrossEntropyWithLogits(features=logits, labels=labels)
+        numpy_passes = loss_kernels._numpy_pass(logits, labels, np.arange(0, 17 * 9, 9))
+    for got, repeated, computed, want in zip(prepared, again, eager, numpy_passes):
+        assert got.tobytes() == repeated.tobytes() == np.asarray(computed).tobytes()
         assert np.array_equal(np.isnan(got), np.isnan(want))
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
     assert np.isnan(prepared[0][[4, 9]]).all() and np.isnan(prepared[1][[4, 9]]).all()

@@ -21,7 +21,8 @@ from tests.op_runners import plan_kernel_steps
 PREPARED_TYPES = {"AddV2", "Mul", "Less", "SquaredDifference", "Reshape", "Transpose",
                   "MatMul", "BatchMatMulV2", "BiasAdd", "Softmax", "Mean", "Sum", "Max", "Tanh",
                   "Erfc", "RsqrtGrad", "Relu", "Relu6", "ReluGrad", "Cast", "Squeeze",
-                  "ExpandDims", "Pack", "ConcatV2", "Fill", "LogSoftmax"}
+                  "ExpandDims", "Pack", "ConcatV2", "Fill", "LogSoftmax", "ZerosLike",
+                  "OnesLike", "SparseSoftmaxCrossEntropyWithLogits"}
 
 
 def _graph(dtype):
@@ -33,6 +34,9 @@ def _graph(dtype):
     shape = gp.shape(x)
     flat = gp.reshape(x, gp.stack([shape[0] * shape[1], shape[2]]))
     mm, bmm = gp.raw_ops.MatMul, gp.raw_ops.BatchMatMulV2
+    xent = gp.raw_ops.SparseSoftmaxCrossEntropyWithLogits(
+        features=flat, labels=gp.raw_ops.ArgMin(input=flat, dimension=1))
+    distinct = gp.raw_ops.Unique(x=y).y
     fetches = {
         "add": gp.raw_ops.AddV2(x=x, y=y), "mul": gp.raw_ops.Mul(x=x, y=x),
         "less": gp.raw_ops.Less(x=x, y=y),
@@ -54,7 +58,11 @@ def _graph(dtype):
         "cast": gp.cast(x, gp.int32 if dtype == gp.float64 else gp.float16),
         "squeeze": gp.squeeze(gp.raw_ops.Max(input=x, axis=[1], keep_dims=True), [1]),
         "expand_dims": gp.expand_dims(x, -2), "pack": gp.stack([x, x, x], axis=1),
-        "concat": gp.concat([x, x], axis=-1), "fill": gp.fill(shape, y[0])}
+        "concat": gp.concat([x, x], axis=-1), "fill": gp.fill(shape, y[0]),
+        # (of a value whose shape no shape function knows: not folded)
+        "zeros_like": gp.raw_ops.ZerosLike(x=distinct),
+        "ones_like": gp.raw_ops.OnesLike(x=distinct),
+        "xent_loss": xent[0], "xent_backprop": xent[1]}
     return x, y, fetches
 
 
