@@ -65,7 +65,7 @@ from graphops.runtime import elementwise_clusters, squeeze_excite
 FUSED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 MAX_STAGES = 3
 # a Chain's x from which its fused pass runs: below it the nodes' prepared calls cost less
-# (x [32, 16] plus a variable's bias, then Relu: 12 us by the nodes, 42 by the pass)
+# than the pass's arguments (a run-time operand's tiles made anew each run among them)
 CHAIN_MIN_SIZE = 1 << 12
 ARITHMETIC = ("mul", "add", "sub")      # the chain_stage kinds channel_chain applies
 CHECKED_SHAPES = 64    # operand shapes a ConvChain keeps its shape checks' answers for

@@ -1,7 +1,8 @@
-"""Sparse softmax cross-entropy in one pass per row (numba): each row's log-softmax, its
-loss at the label and the backprop (softmax less one at the label), as
-`kernels.ops.loss` computes them with NumPy's passes (the same formula in the logits'
-type: x - max - log(sum(exp(x - max))))."""
+"""Sparse softmax cross-entropy in one pass per row (numba): each row's log-softmax
+(x - max - log(sum(exp(x - max)))), its loss at the label and the backprop (softmax less
+one at the label), what `kernels.ops.loss` computes on the host. The sum of the exps and
+what follows from it are float64 (a long row of float32 logits then loses no accuracy to
+the order of its additions), each result rounded once to the logits' type."""
 
 import numpy as np
 from numba import njit, prange
@@ -22,15 +23,15 @@ def sparse_rows(logits, labels, loss, backprop):
         for j in range(1, classes):
             if row[j] > top:
                 top = row[j]
-        total = row[0] - row[0]              # zero of the logits' type
+        total = 0.0
         for j in range(classes):
             shifted = row[j] - top
             out[j] = shifted
             total += np.exp(shifted)
         log_total = np.log(total)
         for j in range(classes):
-            out[j] = np.exp(out[j] - log_total)
+            out[j] = np.exp(np.float64(out[j]) - log_total)
         label = labels[i]
-        loss[i] = log_total - (row[label] - top)
+        loss[i] = log_total - np.float64(row[label] - top)
         out[label] -= 1
     return -1

@@ -112,7 +112,7 @@ class ZerosLikeOp(OpKernel):
             ctx.set_output(0, ctx.xp.zeros_like(x))
 
     def prepare(self, ctx):
-        """`np.zeros_like` itself, for host values of a numeric or bool type."""
+        """`np.zeros_like` itself, for host values of any type but variants and strings."""
         if ctx.xp is not np or ctx.output_dtype(0) in (dtypes.variant, dtypes.string):
             return None
         return lambda inputs: [np.zeros_like(inputs[0])]

@@ -10,7 +10,7 @@ and the labels themselves only to write the message.
 import numpy as np
 
 from graphops.kernels import compiled
-from graphops.kernels.compiled import loops
+from graphops.kernels.compiled import ELEMENT_CHUNK, loops
 from graphops.kernels.ops.activations import numpy_softmax
 from graphops.kernels.support.kernel_util import (COMPILED_FLOATS, DEVICES,
                                                   PARALLEL_MIN_SIZE_COMPUTE, host_copy, softmax)
@@ -77,7 +77,8 @@ class SparseSoftmaxCrossEntropyWithLogitsKernel(OpKernel):
             return _numpy_pass(logits, labels, np.arange(0, batch * classes, classes))
         loss, backprop = np.empty(batch, logits.dtype), np.empty(logits.shape, logits.dtype)
         single = logits.size < PARALLEL_MIN_SIZE_COMPUTE
-        if loops("cross_entropy", chunk=1, single=single).sparse_rows(
+        rows = max(1, ELEMENT_CHUNK // classes)       # a thread's rows at a time
+        if loops("cross_entropy", chunk=rows, single=single).sparse_rows(
                 logits, labels, loss, backprop) >= 0:
             _raise_bad_label(labels, classes)
         return [loss, backprop]

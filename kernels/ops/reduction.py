@@ -110,8 +110,8 @@ class ReductionOp(OpKernel):
     names run through its `accumulate(x, kept)` instead: NumPy's reduction called
     directly, a few microseconds less per call."""
 
-    sums = False       # whether `accumulate` is `total` (divided by the count: `averages`)
-    averages = False
+    sums = False       # whether `accumulate` is `total` (a mean's, OpKernel.averages: divided
+                       # by the count)
 
     def __init__(self, ctx):
         super().__init__(ctx)

@@ -78,6 +78,20 @@ def test_eager_and_session_runs_give_the_same_bits_near_numpys_passes():
     assert np.isnan(prepared[0][[4, 9]]).all() and np.isnan(prepared[1][[4, 9]]).all()
 
 
+def test_a_long_row_of_float32_logits_keeps_its_accuracy():
+    """30,000 classes (a vocabulary): the float64 sum of the exps keeps the loss within
+    float32 rounding of the float64 reference."""
+    rng = np.random.default_rng(11)
+    logits = (rng.standard_normal((2, 30000)) * 4).astype(np.float32)
+    labels = np.int32([7, 29999])
+    sess, run = _runner(np.float32, np.int32, 30000)
+    with sess:
+        loss, backprop = run(logits, labels)
+    want_loss, want_backprop = _reference(logits, labels)
+    np.testing.assert_allclose(loss, want_loss, rtol=2e-7)
+    np.testing.assert_allclose(backprop, want_backprop, rtol=1e-6, atol=1e-12)
+
+
 @pytest.mark.parametrize("bad", [5, -1])
 def test_a_label_out_of_range_on_a_later_run_is_tfs_error(bad):
     sess, run = _runner(np.float32, np.int32, 5)

@@ -7,6 +7,7 @@ import pytest
 
 import graphops as gp
 from graphops.runtime import elementwise_clusters, fusion
+from graphops.runtime.fusion import CHAIN_MIN_SIZE
 from graphops.kernels.conv_algorithms import dense as conv_dense
 from graphops.kernels.ops import conv as conv_kernels
 from graphops.kernels.support.kernel_util import (PARALLEL_MIN_SIZE, PARALLEL_MIN_SIZE_COMPUTE,
@@ -18,9 +19,11 @@ from tests.op_runners import plan_kernel_steps
 @pytest.fixture(autouse=True)
 def graph():
     """A default graph; the nodes no chain takes stay steps of their own (the clusters
-    they would form are test_elementwise_clusters.py's)."""
+    they would form are test_elementwise_clusters.py's), and a chain takes its fused pass
+    at any size (``CHAIN_MIN_SIZE`` is the small-and-large test's)."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(elementwise_clusters, "find_clusters", lambda fusion: {})
+        patch.setattr(fusion, "CHAIN_MIN_SIZE", 0)
         g = gp.Graph()
         with g.as_default():
             yield g
@@ -231,9 +234,9 @@ def test_run_time_operands_of_known_shape_fuse_too(monkeypatch):
 
 
 def test_a_small_chain_runs_its_nodes_and_a_large_one_the_fused_pass(monkeypatch):
-    """Below ``CHAIN_MIN_SIZE`` values x goes through the nodes' own (prepared) calls, from
-    it through the one fused pass; a variable's bias, then Relu, gives relu(x + b) both
-    ways, and a value met again takes the same way again."""
+    """Below ``CHAIN_MIN_SIZE`` values x goes through the nodes' prepared calls, from it
+    through the fused pass: relu(x + a variable's bias) both ways, each way kept."""
+    monkeypatch.setattr(fusion, "CHAIN_MIN_SIZE", CHAIN_MIN_SIZE)
     rng = np.random.default_rng(8)
     x = gp.placeholder(gp.float32, [None, 16])
     b = gp.Variable(rng.standard_normal(16).astype(np.float32))
@@ -244,14 +247,14 @@ def test_a_small_chain_runs_its_nodes_and_a_large_one_the_fused_pass(monkeypatch
                         lambda *args, chain=fusion.channel_chain, **kw:
                         passes.append(args[0].size) or chain(*args, **kw))
     below, at = (rng.standard_normal((rows, 16)).astype(np.float32)
-                 for rows in (fusion.CHAIN_MIN_SIZE // 16 - 1, fusion.CHAIN_MIN_SIZE // 16))
+                 for rows in (CHAIN_MIN_SIZE // 16 - 1, CHAIN_MIN_SIZE // 16))
     with gp.Session() as sess:
         sess.run(b.initializer)
         bias = sess.run(b)
         for value in (below, at, below, at):
             np.testing.assert_array_equal(sess.run(out, {x: value}),
                                           np.maximum(value + bias, 0))
-    assert passes == [fusion.CHAIN_MIN_SIZE] * 2
+    assert passes == [CHAIN_MIN_SIZE] * 2
 
 
 def test_a_node_joins_one_chain_at_most(monkeypatch):
