@@ -74,7 +74,7 @@ class SparseSoftmaxCrossEntropyWithLogitsKernel(OpKernel):
         batch, classes = logits.shape
         if not compiled.usable():
             self._check_labels(labels, classes)
-            return _numpy_pass(logits, labels, np.arange(0, batch * classes, classes))
+            return _numpy_pass(logits, labels)
         loss, backprop = np.empty(batch, logits.dtype), np.empty(logits.shape, logits.dtype)
         single = logits.size < PARALLEL_MIN_SIZE_COMPUTE
         rows = max(1, ELEMENT_CHUNK // classes)       # a thread's rows at a time
@@ -105,11 +105,12 @@ class SparseSoftmaxCrossEntropyWithLogitsKernel(OpKernel):
                 f"Must have at least one class, but got logits shape {shape_str(logits.shape)}")
 
 
-def _numpy_pass(logits, labels, offsets):
+def _numpy_pass(logits, labels):
     """[loss, backprop] of C-contiguous float32 or float64 `logits` by NumPy's passes, each
-    row's label picked by its flat index (`offsets`: each row's first)."""
+    row's label picked by its flat index."""
+    batch, classes = logits.shape
     log_probs = numpy_softmax(logits, log=True)
-    picked = offsets + labels
+    picked = np.arange(0, batch * classes, classes) + labels
     backprop = np.exp(log_probs)
     backprop.reshape(-1)[picked] -= 1
     loss = log_probs.reshape(-1)[picked]

@@ -70,7 +70,7 @@ def test_eager_and_session_runs_give_the_same_bits_near_numpys_passes():
         prepared, again = run(logits, labels), run(view, labels)
     with np.errstate(invalid="ignore"):
         eager = gp.raw_ops.SparseSoftmaxCrossEntropyWithLogits(features=logits, labels=labels)
-        numpy_passes = loss_kernels._numpy_pass(logits, labels, np.arange(0, 17 * 9, 9))
+        numpy_passes = loss_kernels._numpy_pass(logits, labels)
     for got, repeated, computed, want in zip(prepared, again, eager, numpy_passes):
         assert got.tobytes() == repeated.tobytes() == np.asarray(computed).tobytes()
         assert np.array_equal(np.isnan(got), np.isnan(want))
