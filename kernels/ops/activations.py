@@ -10,10 +10,13 @@ constants (alpha, Selu's scales) are first rounded to the op's type, as TF's
 import ml_dtypes
 import numpy as np
 
+from graphops.kernels import compiled
+from graphops.kernels.compiled import ELEMENT_CHUNK, loops
 from graphops.kernels.ops.math import float32_if_half, HALF_TYPES
-from graphops.kernels.support.kernel_util import (COMPILED_MIN_SIZE, compiled_cpu,
-                                                  compiled_elementwise, computable_types,
-                                                  DEVICES, softmax, where)
+from graphops.kernels.support.kernel_util import (COMPILED_FLOATS, COMPILED_MIN_SIZE,
+                                                  compiled_cpu, compiled_elementwise,
+                                                  computable_types, DEVICES,
+                                                  PARALLEL_MIN_SIZE_COMPUTE, softmax, where)
 from graphops.registry import dtypes
 from graphops.registry.errors import InvalidArgumentError
 from graphops.registry.kernel_registry import OpKernel, register_kernel
@@ -202,6 +205,26 @@ def numpy_softmax(x, log=False):
     return shifted
 
 
+COMPILED_MAX_CLASSES = 32     # longer rows: NumPy's vectorised passes are faster
+
+
+def host_softmax(x, log=False):
+    """The softmax (log-softmax with `log`) over the last axis of a non-empty NumPy `x` of
+    at least one dim: float32 and float64 rows of up to `COMPILED_MAX_CLASSES` values in
+    one compiled pass (`compiled/cross_entropy.py`; each of NumPy's reductions calls its
+    inner loop once per row), the rest, and a child forked after numba loaded, by
+    `numpy_softmax`."""
+    if (x.dtype not in COMPILED_FLOATS or x.shape[-1] > COMPILED_MAX_CLASSES
+            or not compiled.usable()):
+        return numpy_softmax(x, log)
+    rows = np.ascontiguousarray(x).reshape(-1, x.shape[-1])
+    out = np.empty(x.shape, x.dtype)
+    chunk = max(1, ELEMENT_CHUNK // rows.shape[1])        # a thread's rows at a time
+    loops("cross_entropy", chunk=chunk, single=x.size < PARALLEL_MIN_SIZE_COMPUTE
+          ).softmax_rows(rows, out.reshape(rows.shape), log)
+    return out
+
+
 @register_kernel("Softmax", DEVICES, type_constraints={"T": computable_types("Softmax")})
 class SoftmaxOp(OpKernel):
     """exp(x - max) / sum over the last dim (`log`: its log, LogSoftmax's kernel); half
@@ -218,20 +241,20 @@ class SoftmaxOp(OpKernel):
             ctx.set_output(0, logits)
             return
         if type(logits) is np.ndarray and dtype not in HALF_TYPES:
-            ctx.set_output(0, numpy_softmax(logits, self.log))
+            ctx.set_output(0, host_softmax(logits, self.log))
             return
         y = softmax(ctx.xp, float32_if_half(logits, dtype), self.log)
         ctx.set_output(0, y.astype(dtype.np_dtype, copy=False))
 
     def prepare(self, ctx):
-        """`numpy_softmax` itself, for host logits of at least one dim and value and of no
+        """`host_softmax` itself, for host logits of at least one dim and value and of no
         half type (compute's check and its other cases stay with compute)."""
         logits = ctx.input(0)
         if (ctx.xp is not np or logits.ndim < 1 or logits.size == 0
                 or ctx.output_dtype(0) in HALF_TYPES):
             return None
         log = self.log
-        return lambda inputs: [numpy_softmax(inputs[0], log)]
+        return lambda inputs: [host_softmax(inputs[0], log)]
 
 
 @register_kernel("LogSoftmax", DEVICES, type_constraints={"T": computable_types("LogSoftmax")})

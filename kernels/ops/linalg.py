@@ -13,7 +13,7 @@ import numpy as np
 
 from graphops.kernels.support.kernel_util import DEVICES, computable_types
 from graphops.kernels.support.parallelism import matmul
-from graphops.kernels.ops.math import broadcast_shape, float32_if_half
+from graphops.kernels.ops.math import HALF_TYPES, broadcast_shape, float32_if_half
 from graphops.registry import dtypes
 from graphops.registry.errors import FailedPreconditionError, InvalidArgumentError
 from graphops.registry.kernel_registry import OpKernel, register_kernel
@@ -151,6 +151,19 @@ class EinsumOp(OpKernel):
         if diagonal is not None:            # repeated output labels: a diagonal embedding
             result = _embed_diagonal(xp, result, *diagonal)
         ctx.set_output(0, result.astype(dtype.np_dtype, copy=False))
+
+    def prepare(self, ctx):
+        """The batched product itself (`_as_matmul`), for two host operands of the output
+        type (no half type) whose ellipsis dims, if any, are already the broadcast ones,
+        and that need no diagonal."""
+        operands, dtype = list(ctx.inputs), ctx.output_dtype(0)
+        broadcasts, _, plan, diagonal = self._plan(ctx, operands)
+        if (ctx.xp is not np or plan is None or diagonal is not None or dtype in HALF_TYPES
+                or any(b is not None and not b[0] == b[1] == x.shape
+                       for b, x in zip(broadcasts, operands))
+                or any(x.dtype != dtype.np_dtype for x in operands)):
+            return None
+        return lambda inputs: [_as_matmul(np, plan, *inputs)]
 
     def _plan(self, ctx, operands):
         """What a run on operands of these shapes does, checked as TF checks them: per

@@ -22,7 +22,7 @@ PREPARED_TYPES = {"AddV2", "Mul", "Less", "SquaredDifference", "Reshape", "Trans
                   "MatMul", "BatchMatMulV2", "BiasAdd", "Softmax", "Mean", "Sum", "Max", "Tanh",
                   "Erfc", "RsqrtGrad", "Relu", "Relu6", "ReluGrad", "Cast", "Squeeze",
                   "ExpandDims", "Pack", "ConcatV2", "Fill", "LogSoftmax", "ZerosLike",
-                  "OnesLike", "SparseSoftmaxCrossEntropyWithLogits"}
+                  "OnesLike", "SparseSoftmaxCrossEntropyWithLogits", "Einsum"}
 
 
 def _graph(dtype):
@@ -62,7 +62,9 @@ def _graph(dtype):
         # (of a value whose shape no shape function knows: not folded)
         "zeros_like": gp.raw_ops.ZerosLike(x=distinct),
         "ones_like": gp.raw_ops.OnesLike(x=distinct),
-        "xent_loss": xent[0], "xent_backprop": xent[1]}
+        "xent_loss": xent[0], "xent_backprop": xent[1],
+        "einsum": gp.einsum("abc,adc->acbd", x, x),
+        "einsum_ellipsis": gp.einsum("...ij,...jk->...ik", x, gp.transpose(x, [0, 2, 1]))}
     return x, y, fetches
 
 
