@@ -19,7 +19,7 @@ import numpy as np
 
 from graphops.kernels import compiled
 from graphops.kernels.numerics.png_encoder import encode_png
-from graphops.kernels.support.kernel_util import DEVICES
+from graphops.kernels.support.kernel_util import DEVICES, object_scalar
 from graphops.registry.errors import InvalidArgumentError
 from graphops.registry.kernel_registry import OpKernel, register_kernel
 from graphops.registry.tensor_shape import shape_str
@@ -43,13 +43,14 @@ _SAFE = 1e150     # values within +-this: no sum of squares of fewer than 1e8 ov
 
 
 def histogram_fields(values, node_name):
-    """The HistogramProto fields (dict) TF encodes for `values`; NaN or infinity is TF's
-    error naming the node. float32 and float64 take the compiled pass (others are read as
-    float64 first); NumPy's operations serve where compiled loops cannot run."""
+    """The HistogramProto fields (dict) TF encodes for `values`, the kept buckets' limits
+    and counts as float64 arrays; NaN or infinity is TF's error naming the node. float32
+    and float64 take the compiled pass (others are read as float64 first); NumPy's
+    operations serve where compiled loops cannot run."""
     flat = values.reshape(-1)
     if not flat.size:
         return {"min": DBL_MAX, "max": -DBL_MAX, "num": 0.0, "sum": 0.0, "sum_squares": 0.0,
-                "bucket_limit": [DBL_MAX], "bucket": [0.0]}
+                "bucket_limit": np.array([DBL_MAX]), "bucket": np.zeros(1)}
     if flat.dtype not in (np.float32, np.float64):
         flat = flat.astype(np.float64)
     if not compiled.usable():
@@ -61,8 +62,8 @@ def histogram_fields(values, node_name):
     if bad >= 0:
         _raise_non_finite(flat[bad], node_name)
     return {"min": low, "max": high, "num": float(flat.size), "sum": total,
-            "sum_squares": squares, "bucket_limit": kept_limits[:kept].tolist(),
-            "bucket": kept_counts[:kept].tolist()}
+            "sum_squares": squares, "bucket_limit": kept_limits[:kept],
+            "bucket": kept_counts[:kept]}
 
 
 def _raise_non_finite(value, node_name):
@@ -91,13 +92,14 @@ def _numpy_histogram_fields(flat, node_name):
         with np.errstate(over="ignore", invalid="ignore"):   # sums may overflow, as TF's
             total, squares = _sums(flat)
     return {"min": low, "max": high, "num": float(flat.size), "sum": total,
-            "sum_squares": squares, "bucket_limit": BUCKET_LIMITS.take(kept).tolist(),
-            "bucket": counts.take(kept).astype(np.float64).tolist()}
+            "sum_squares": squares, "bucket_limit": BUCKET_LIMITS.take(kept),
+            "bucket": counts.take(kept).astype(np.float64)}
 
 
 def _sums(flat):
-    """The sum and the sum of squares, added in order as TF adds them."""
-    return float(flat.cumsum()[-1]), float((flat * flat).cumsum()[-1])
+    """The sum and the sum of squares, added in order as TF adds them, from +0.0 (a sum of
+    -0.0 alone is +0.0, which adding +0.0 at the end gives without changing any other)."""
+    return float(flat.cumsum()[-1]) + 0.0, float((flat * flat).cumsum()[-1])
 
 
 def _summary_pb2():
@@ -141,9 +143,7 @@ def _summary_string(data, tags):
         if len(_made) >= 256:
             _made.clear()
         _made[data] = tags
-    out = np.empty((), dtype=object)
-    out[()] = data
-    return out
+    return object_scalar(data)
 
 
 def _require_scalar(tensor, what):
@@ -161,16 +161,63 @@ class ScalarSummaryOp(OpKernel):
             raise InvalidArgumentError(
                 f"tags and values are not the same shape: {shape_str(tags.shape)} != "
                 f"{shape_str(values.shape)}{single}")
-        summary = _summary_pb2().Summary()
-        floats = np.asarray(values).reshape(-1)
-        if floats.dtype != np.float32:
-            with np.errstate(over="ignore"):
-                floats = floats.astype(np.float32)
-        names = (_tag(tags[()]),) if tags.ndim == 0 else \
-            tuple(_tag(tag) for tag in tags.reshape(-1))
-        for name, value in zip(names, floats.tolist()):
-            summary.value.add(tag=name, simple_value=value)
-        ctx.set_output(0, _summary_string(summary.SerializeToString(), names))
+        ctx.set_output(0, _scalar_summary(tags, values))
+
+    def prepare(self, ctx):
+        """For a 0-d tag and value: protobuf's encoding of the tag's Summary with the value
+        1.0, its last four bytes (the float's) replaced by the value's, the encoding made
+        again when the tag changes. A +0.0 value (proto3 leaves it out) or a NaN (protobuf
+        quiets a signalling one) runs compute's encoding."""
+        if ctx.input(0).ndim or ctx.input(1).ndim:
+            return None
+        made = [(None, None, None)]    # (the tag's value, its name, the encoding less 4 bytes)
+
+        def call(inputs):
+            tags, values = inputs
+            tag = tags[()]
+            _, name, template = entry = made[0]        # (one read: other threads replace it)
+            if tag is not entry[0]:
+                name = _tag(tag)
+                template = _scalar_template(name)
+                made[0] = tag, name, template
+            value = values if values.dtype == np.float32 else _as_float32(values)
+            bits = value.tobytes()
+            if template is None or bits == _ZERO_BITS or value != value:
+                return [_scalar_summary(tags, values)]
+            return [_summary_string(template + bits, (name,))]
+        return call
+
+
+_ZERO_BITS = bytes(4)
+
+
+def _as_float32(values):
+    with np.errstate(over="ignore"):
+        return values.astype(np.float32)
+
+
+def _scalar_summary(tags, values):
+    """ScalarSummary's output for `tags` and `values` of one shape."""
+    summary = _summary_pb2().Summary()
+    floats = np.asarray(values).reshape(-1)
+    if floats.dtype != np.float32:
+        floats = _as_float32(floats)
+    names = (_tag(tags[()]),) if tags.ndim == 0 else \
+        tuple(_tag(tag) for tag in tags.reshape(-1))
+    for name, value in zip(names, floats.tolist()):
+        summary.value.add(tag=name, simple_value=value)
+    return _summary_string(summary.SerializeToString(), names)
+
+
+def _scalar_template(name):
+    """The encoding of a Summary of one value tagged `name` less the value's four bytes
+    (float32, last), or None where protobuf's encoding does not end in the host's bytes
+    of 1.0 (protobuf's are little-endian)."""
+    pb2 = _summary_pb2()
+    one = np.float32(1)
+    data = pb2.Summary(value=[pb2.Summary.Value(tag=name, simple_value=float(one))]
+                       ).SerializeToString()
+    return data[:-4] if data.endswith(one.tobytes()) else None
 
 
 class HistogramSummaryOp(OpKernel):
@@ -179,13 +226,75 @@ class HistogramSummaryOp(OpKernel):
     def compute(self, ctx):
         tag, values = ctx.input(0), ctx.input(1)
         _require_scalar(tag, "tags")
-        fields = histogram_fields(np.asarray(values), self.node_name)
-        summary_pb2 = _summary_pb2()
         name = _tag(tag[()])
-        value = summary_pb2.Summary.Value(tag=name,
-                                          histo=summary_pb2.HistogramProto(**fields))
-        ctx.set_output(0, _summary_string(
-            summary_pb2.Summary(value=[value]).SerializeToString(), (name,)))
+        ctx.set_output(0, self._summary(name, _tag_field(name), np.asarray(values)))
+
+    def prepare(self, ctx):
+        """compute for a 0-d tag, its name and encoding kept while the tag's value is the
+        same object."""
+        if ctx.input(0).ndim:
+            return None
+        made = [(None, None, None)]         # (the tag's value, its name, its encoding)
+
+        def call(inputs):
+            tag = inputs[0][()]
+            _, name, tag_field = entry = made[0]       # (one read: other threads replace it)
+            if tag is not entry[0]:
+                name = _tag(tag)
+                tag_field = _tag_field(name)
+                made[0] = tag, name, tag_field
+            return [self._summary(name, tag_field, inputs[1])]
+        return call
+
+    def _summary(self, name, tag_field, values):
+        """The output for a value tagged `name` (`tag_field`: its encoding): a Summary
+        of the histogram of `values`, encoded as protobuf encodes it (`_histogram_proto`)."""
+        fields = histogram_fields(values, self.node_name)
+        value = tag_field + _length_delimited(_HISTO_FIELD, _histogram_proto(fields))
+        return _summary_string(_length_delimited(_VALUE_FIELD, value), (name,))
+
+
+# Field numbers (proto/summary.proto): Summary.value, Value.histo, HistogramProto's buckets
+_VALUE_FIELD, _HISTO_FIELD, _LIMITS_FIELD, _COUNTS_FIELD = 1, 5, 6, 7
+_HISTOGRAM_SCALARS = ("min", "max", "num", "sum", "sum_squares")
+
+
+def _tag_field(name):
+    """protobuf's encoding of a Summary.Value holding only the tag `name`."""
+    return _summary_pb2().Summary.Value(tag=name).SerializeToString()
+
+
+def _histogram_proto(fields):
+    """The HistogramProto of `histogram_fields`' `fields`, encoded as protobuf encodes it:
+    its scalars by protobuf, then the two packed repeated doubles (fields 6 and 7, in the
+    order of their numbers, as protobuf writes them) from the arrays' bytes, protobuf's
+    conversion of a list of floats costing far more."""
+    scalars = _summary_pb2().HistogramProto(**{k: fields[k] for k in _HISTOGRAM_SCALARS})
+    return scalars.SerializeToString() + _packed_doubles(
+        _LIMITS_FIELD, fields["bucket_limit"]) + _packed_doubles(_COUNTS_FIELD, fields["bucket"])
+
+
+def _packed_doubles(number, values):
+    """A packed repeated double field: nothing when empty, else its key, byte length and
+    the values as little-endian float64."""
+    if not values.size:
+        return b""
+    return _length_delimited(number, values.astype("<f8", copy=False).tobytes())
+
+
+def _length_delimited(number, payload):
+    """Field `number` of wire type 2 (bytes, a message, a packed list) holding `payload`."""
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
+def _varint(n):
+    """The base-128 varint of n >= 0, low groups first."""
+    out = bytearray()
+    while n > 0x7F:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
 
 
 class TensorSummaryV2Op(OpKernel):
@@ -225,23 +334,31 @@ class MergeSummaryOp(OpKernel):
     Summary has them."""
 
     def compute(self, ctx):
-        pieces, seen = [], set()
-        for tensor in ctx.inputs:
-            for serialized in tensor.reshape(-1).tolist() if tensor.ndim else (tensor[()],):
-                data = serialized if type(serialized) is bytes else \
-                    _as_bytes(serialized, "inputs")
-                tags = _made.get(data)
-                if tags is None:
-                    data, tags = _parsed(data)
-                for tag in tags:
-                    if tag and tag in seen:
-                        raise InvalidArgumentError(
-                            f"Duplicate tag {tag} found in summary inputs ")
-                    seen.add(tag)
-                pieces.append(data)
-        out = np.empty((), dtype=object)   # (not remembered: a merged summary is seldom
-        out[()] = b"".join(pieces)         # merged again, and would be parsed then)
-        ctx.set_output(0, out)
+        ctx.set_output(0, _merged([serialized for tensor in ctx.inputs for serialized in (
+            tensor.reshape(-1).tolist() if tensor.ndim else (tensor[()],))]))
+
+    def prepare(self, ctx):
+        """compute for inputs that are all scalars."""
+        if any(tensor.ndim for tensor in ctx.inputs):
+            return None
+        return lambda inputs: [_merged([tensor[()] for tensor in inputs])]
+
+
+def _merged(summaries):
+    """MergeSummary's output for its inputs' serialized Summaries, in order."""
+    pieces, seen = [], set()
+    for serialized in summaries:
+        data = serialized if type(serialized) is bytes else _as_bytes(serialized, "inputs")
+        tags = _made.get(data)
+        if tags is None:
+            data, tags = _parsed(data)
+        for tag in tags:
+            if tag and tag in seen:
+                raise InvalidArgumentError(f"Duplicate tag {tag} found in summary inputs ")
+            seen.add(tag)
+        pieces.append(data)
+    # (not remembered: a merged summary is seldom merged again, and would be parsed then)
+    return object_scalar(b"".join(pieces))
 
 
 def _parsed(data):

@@ -18,7 +18,7 @@ import numpy as np
 from graphops.kernels.numerics.unary_formulas import sigmoid, UNARY
 from graphops.kernels.support.parallelism import matmul
 from graphops.kernels.support.kernel_util import (astype, broadcast_shape, computable_types,
-                                                  DEVICES, UINT_OF_SIZE)
+                                                  DEVICES, object_scalar, UINT_OF_SIZE)
 from graphops.kernels.support.tensor_list import add_variants
 from graphops.registry import dtypes, errors
 from graphops.registry.errors import InvalidArgumentError, UnimplementedError
@@ -54,11 +54,14 @@ class UnaryOp(OpKernel):
         ctx.set_output(0, y.astype(dtype.np_dtype, copy=False))
 
     def prepare(self, ctx):
-        """`fn` and the cast, for inputs of at least one dim and of no half type."""
+        """`fn` and the cast, for inputs of no half type (a 0-d result, which NumPy gives
+        as a scalar, made an array as `set_output` makes it)."""
         dtype = ctx.output_dtype(0)
-        if ctx.xp is not np or dtype in HALF_TYPES or ctx.input(0).ndim == 0:
+        if ctx.xp is not np or dtype in HALF_TYPES:
             return None
         fn, np_dtype = type(self).fn, dtype.np_dtype
+        if ctx.input(0).ndim == 0:
+            return lambda inputs: [np.asarray(fn(np, inputs[0]).astype(np_dtype, copy=False))]
         return lambda inputs: [fn(np, inputs[0]).astype(np_dtype, copy=False)]
 
 
@@ -115,23 +118,27 @@ class BinaryOp(OpKernel):
             ctx.set_output(0, ctx.xp.asarray(self.op_type == "NotEqual"))
             return
         z = self._fn(x, y)
-        if z.dtype != self._out_dtype:
+        if type(z) is not np.ndarray and self._out_dtype == object:    # 0-d strings' sum
+            z = object_scalar(z)
+        elif z.dtype != self._out_dtype:
             z = z.astype(self._out_dtype)
         ctx.set_output(0, z)
 
     def prepare(self, ctx):
-        """compute's call, once the shapes broadcast to an array of at least one dim (a 0-d
-        one comes back from NumPy as a scalar, which `set_output` turns into an array)."""
+        """compute's call, once the shapes broadcast (a 0-d result, which NumPy gives as a
+        scalar, made an array as `set_output` makes it)."""
         x, y = ctx.inputs
-        if ctx.xp is not np or x.ndim == y.ndim == 0:
+        if ctx.xp is not np:
             return None
         if x.shape != y.shape and x.size != 1 and y.size != 1 and not self._broadcasts(
                 ctx, x.shape, y.shape):
             return None
-        fn, out_dtype = self._fn, self._out_dtype
+        fn, out_dtype, scalar = self._fn, self._out_dtype, x.ndim == y.ndim == 0
+        if scalar and out_dtype == object:
+            return None
 
         def call(inputs):
-            z = fn(*inputs)
+            z = np.asarray(fn(*inputs)) if scalar else fn(*inputs)
             return [z if z.dtype == out_dtype else z.astype(out_dtype)]
         return call
 
@@ -451,9 +458,12 @@ class UnaryGradientOp(OpKernel):
         y, dy = ctx.inputs
         self._check_sizes(y, dy)
         dtype = ctx.output_dtype(0)
-        if ctx.xp is not np or dtype in HALF_TYPES or y.ndim == 0:
+        if ctx.xp is not np or dtype in HALF_TYPES:
             return None
         fn, shape, np_dtype = type(self).fn, y.shape, dtype.np_dtype
+        if y.ndim == 0:                  # (NumPy's scalar made an array, as set_output does)
+            return lambda inputs: [np.asarray(fn(np, inputs[0], inputs[1].reshape(shape)
+                                                 ).astype(np_dtype, copy=False))]
         if dy.shape != shape:
             return lambda inputs: [fn(np, inputs[0], inputs[1].reshape(shape)
                                       ).astype(np_dtype, copy=False)]

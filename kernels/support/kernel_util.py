@@ -320,6 +320,14 @@ def softmax(xp, x, log=False):
     return e / xp.sum(e, axis=-1, keepdims=True)
 
 
+def object_scalar(value):
+    """A 0-d object array holding `value` (a string, a variant): `np.asarray` would make a
+    bytes value a fixed-width array, dropping its trailing NUL bytes."""
+    out = np.empty((), dtype=object)
+    out[()] = value
+    return out
+
+
 def zero_value(dtype):
     """The fill a padding adds for `dtype`: 0, or the empty string for strings."""
     return b"" if dtype == dtypes.string else 0

@@ -22,7 +22,8 @@ PREPARED_TYPES = {"AddV2", "Mul", "Less", "SquaredDifference", "Reshape", "Trans
                   "MatMul", "BatchMatMulV2", "BiasAdd", "Softmax", "Mean", "Sum", "Max", "Tanh",
                   "Erfc", "RsqrtGrad", "Relu", "Relu6", "ReluGrad", "Cast", "Squeeze",
                   "ExpandDims", "Pack", "ConcatV2", "Fill", "LogSoftmax", "ZerosLike",
-                  "OnesLike", "SparseSoftmaxCrossEntropyWithLogits", "Einsum"}
+                  "OnesLike", "SparseSoftmaxCrossEntropyWithLogits", "Einsum", "Sqrt",
+                  "DivNoNan", "TanhGrad", "Min"}
 
 
 def _graph(dtype):
@@ -37,6 +38,7 @@ def _graph(dtype):
     xent = gp.raw_ops.SparseSoftmaxCrossEntropyWithLogits(
         features=flat, labels=gp.raw_ops.ArgMin(input=flat, dimension=1))
     distinct = gp.raw_ops.Unique(x=y).y
+    total = gp.reduce_sum(x)
     fetches = {
         "add": gp.raw_ops.AddV2(x=x, y=y), "mul": gp.raw_ops.Mul(x=x, y=x),
         "less": gp.raw_ops.Less(x=x, y=y),
@@ -64,7 +66,11 @@ def _graph(dtype):
         "ones_like": gp.raw_ops.OnesLike(x=distinct),
         "xent_loss": xent[0], "xent_backprop": xent[1],
         "einsum": gp.einsum("abc,adc->acbd", x, x),
-        "einsum_ellipsis": gp.einsum("...ij,...jk->...ik", x, gp.transpose(x, [0, 2, 1]))}
+        "einsum_ellipsis": gp.einsum("...ij,...jk->...ik", x, gp.transpose(x, [0, 2, 1])),
+        # 0-d values: NumPy's scalars made arrays
+        "sqrt_0d": gp.raw_ops.Sqrt(x=total * total), "add_0d": total + gp.reduce_max(x),
+        "div_no_nan_0d": gp.raw_ops.DivNoNan(x=total, y=gp.reduce_min(x) * 0.0),
+        "tanh_grad_0d": gp.raw_ops.TanhGrad(y=total, dy=gp.reduce_mean(x))}
     return x, y, fetches
 
 
@@ -368,3 +374,14 @@ def test_a_variable_read_prepares_once_and_follows_its_variable(monkeypatch):
     assert "Attempting to use uninitialized value v" in str(caught.value)
     assert "Node: 'read' (op: ReadVariableOp" in str(caught.value)
     assert calls.count("read") == 1
+
+
+def test_a_sum_of_0d_strings_keeps_its_nul_bytes():
+    """np.add of two 0-d strings gives Python bytes: the output holds them as they are."""
+    want = b"ab\x00c\x00"
+    assert np.asarray(gp.raw_ops.Add(x=b"ab\x00", y=b"c\x00")).item() == want
+    with gp.Graph().as_default():
+        x = gp.placeholder(gp.string, [], name="x")
+        total = gp.raw_ops.Add(x=x, y=gp.constant(b"c\x00"))
+        with gp.Session() as sess:
+            assert [sess.run(total, {x: b"ab\x00"}) for _ in range(3)] == [want] * 3
