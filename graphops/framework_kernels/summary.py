@@ -250,13 +250,29 @@ class HistogramSummaryOp(OpKernel):
         """The output for a value tagged `name` (`tag_field`: its encoding): a Summary
         of the histogram of `values`, encoded as protobuf encodes it (`_histogram_proto`)."""
         fields = histogram_fields(values, self.node_name)
-        value = tag_field + _length_delimited(_HISTO_FIELD, _histogram_proto(fields))
-        return _summary_string(_length_delimited(_VALUE_FIELD, value), (name,))
+        value = tag_field + _length_delimited(_HISTO_KEY, _histogram_proto(fields))
+        return _summary_string(_length_delimited(_VALUE_KEY, value), (name,))
 
 
-# Field numbers (proto/summary.proto): Summary.value, Value.histo, HistogramProto's buckets
-_VALUE_FIELD, _HISTO_FIELD, _LIMITS_FIELD, _COUNTS_FIELD = 1, 5, 6, 7
+def _varint(n):
+    """The base-128 varint of n >= 0, low groups first."""
+    out = bytearray()
+    while n > 0x7F:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _key(number):
+    """The key of field `number` of wire type 2 (bytes, a message, a packed list)."""
+    return _varint(number << 3 | 2)
+
+
+# The keys of Summary.value, Value.histo and HistogramProto's buckets (proto/summary.proto)
+_VALUE_KEY, _HISTO_KEY, _LIMITS_KEY, _COUNTS_KEY = (_key(n) for n in (1, 5, 6, 7))
 _HISTOGRAM_SCALARS = ("min", "max", "num", "sum", "sum_squares")
+_ONE_BYTE_VARINTS = [bytes((n,)) for n in range(0x80)]
 
 
 def _tag_field(name):
@@ -271,30 +287,21 @@ def _histogram_proto(fields):
     conversion of a list of floats costing far more."""
     scalars = _summary_pb2().HistogramProto(**{k: fields[k] for k in _HISTOGRAM_SCALARS})
     return scalars.SerializeToString() + _packed_doubles(
-        _LIMITS_FIELD, fields["bucket_limit"]) + _packed_doubles(_COUNTS_FIELD, fields["bucket"])
+        _LIMITS_KEY, fields["bucket_limit"]) + _packed_doubles(_COUNTS_KEY, fields["bucket"])
 
 
-def _packed_doubles(number, values):
-    """A packed repeated double field: nothing when empty, else its key, byte length and
+def _packed_doubles(key, values):
+    """A packed repeated double field: nothing when empty, else its `key`, byte length and
     the values as little-endian float64."""
     if not values.size:
         return b""
-    return _length_delimited(number, values.astype("<f8", copy=False).tobytes())
+    return _length_delimited(key, values.astype("<f8", copy=False).tobytes())
 
 
-def _length_delimited(number, payload):
-    """Field `number` of wire type 2 (bytes, a message, a packed list) holding `payload`."""
-    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
-
-
-def _varint(n):
-    """The base-128 varint of n >= 0, low groups first."""
-    out = bytearray()
-    while n > 0x7F:
-        out.append(n & 0x7F | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
+def _length_delimited(key, payload):
+    """A field of wire type 2 (its `key`) holding `payload`."""
+    size = len(payload)
+    return key + (_ONE_BYTE_VARINTS[size] if size < 0x80 else _varint(size)) + payload
 
 
 class TensorSummaryV2Op(OpKernel):
