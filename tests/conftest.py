@@ -80,7 +80,7 @@ COMPILED_LOOP_MODULES = (
     "test_kernel_repeats", "test_normalization_ops", "test_parallelism", "test_random_ops",
     "test_everyday_array_ops", "test_variable_reads", "test_fused_elementwise",
     "test_loop_program", "test_summary_histogram", "test_channel_chain",
-    "test_compiled_select", "test_sparse_xent_pass", "test_softmax_pass", "test_training_prepared",
+    "test_compiled_select", "test_sparse_xent_pass", "test_softmax_pass",
 )
 
 

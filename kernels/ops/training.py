@@ -20,7 +20,7 @@ from graphops.kernels.ops.state_ref import set_output_ref
 from graphops.kernels.support.kernel_util import host_copy
 from graphops.registry import dtypes
 from graphops.registry.errors import InvalidArgumentError
-from graphops.registry.kernel_registry import OpKernel, OpKernelContext, register_kernel
+from graphops.registry.kernel_registry import OpKernel, register_kernel
 from graphops.registry.op_defs.training import ADAGRAD_DA, UPDATES, op_name
 from graphops.registry.tensor_shape import shape_str
 
@@ -151,32 +151,16 @@ class _ApplyKernel(OpKernel):
 
     def compute(self, ctx):
         variables = self._variables(ctx)
-        if not (self.unchecked and self._dense_unchecked(ctx.xp, ctx.inputs, variables)):
+        if not (self.unchecked and self._dense_unchecked(ctx, variables)):
             self._compute_checked(ctx, variables)
         if self.ref:
             set_output_ref(ctx, 0, variables[0])
 
-    def prepare(self, ctx):
-        """compute for a dense update of resource variables on the host: the Vars found
-        as `VarFinder` finds them, then `_dense_unchecked` (its checks failing: compute's
-        checked path, which raises TF's error)."""
-        if self.ref or not self.unchecked or ctx.xp is not np:
-            return None
-        find, construction = self.find, ctx.construction
-        find(ctx)
-
-        def call(inputs):
-            variables = find.known(construction, inputs)
-            if variables is None or not self._dense_unchecked(np, inputs, variables):
-                self.compute(OpKernelContext(construction, inputs))
-            return []
-        return call
-
-    def _dense_unchecked(self, xp, inputs, variables):
+    def _dense_unchecked(self, ctx, variables):
         """The dense update where every check passes (NumPy scalars of T, every shape the
         variable's), in the fewest steps; False, having updated nothing, where one fails,
         for `_compute_checked` to raise TF's error in TF's order."""
-        kind, scalars = self.scalar_type, {}
+        inputs, kind, scalars = ctx.inputs, self.scalar_type, {}
         for name, i in self.scalar_at:
             value = inputs[i][()]
             if type(value) is not kind:
@@ -192,7 +176,7 @@ class _ApplyKernel(OpKernel):
             for value in stored:
                 if value.shape != shape:
                     return False
-            self.update(xp, stored, scalars, grad, self.attrs)
+            self.update(ctx.xp, stored, scalars, grad, self.attrs)
         finally:
             for lock in locks:
                 lock.release()
