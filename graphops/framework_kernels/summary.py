@@ -166,8 +166,8 @@ class ScalarSummaryOp(OpKernel):
     def prepare(self, ctx):
         """For a 0-d tag and value: protobuf's encoding of the tag's Summary with the value
         1.0, its last four bytes (the float's) replaced by the value's, the encoding made
-        again when the tag changes. A +0.0 value (proto3 leaves it out) or a NaN (protobuf
-        quiets a signalling one) runs compute's encoding."""
+        again when the tag changes (`simple_value` is a oneof member: written whatever its
+        value). A NaN, whose signalling bit protobuf quiets, runs compute's encoding."""
         if ctx.input(0).ndim or ctx.input(1).ndim:
             return None
         made = [(None, None, None)]    # (the tag's value, its name, the encoding less 4 bytes)
@@ -182,13 +182,10 @@ class ScalarSummaryOp(OpKernel):
                 made[0] = tag, name, template
             value = values if values.dtype == np.float32 else _as_float32(values)
             bits = value.tobytes()
-            if template is None or bits == _ZERO_BITS or value != value:
+            if template is None or value != value:
                 return [_scalar_summary(tags, values)]
             return [_summary_string(template + bits, (name,))]
         return call
-
-
-_ZERO_BITS = bytes(4)
 
 
 def _as_float32(values):
